@@ -1,0 +1,136 @@
+// Role: what tracecorn knows about one guest architecture, as data plus a few
+// per-engine hooks. Only arch/ knows architectures: the Linux layer, the recorder
+// and the formats read these tables and never switch on an architecture.
+// Adding an architecture = one new file here (see x86_64.cpp) plus one line in
+// registry.cpp; no other code changes.
+// Invariants: every ArchInfo is a constant with static storage; register tables
+// list each register once; `registers[i].uc_id` are valid Unicorn ids for `uc_arch`.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string_view>
+
+#include <capstone/capstone.h>
+#include <unicorn/unicorn.h>
+
+#include "arch/linux_syscall_ids.h"
+#include "recorder/support/expected.h"
+
+namespace tracecorn::arch {
+
+inline constexpr int kNoDwarfNumber = -1;
+
+struct RegisterInfo {
+  int uc_id;              // Unicorn register id
+  std::string_view name;  // canonical lower-case name ("rax", "xmm0")
+  std::uint8_t size;      // bytes
+  int dwarf;              // DWARF register number, kNoDwarfNumber if none
+};
+
+// How a guest enters the kernel and where arguments live.
+struct SyscallAbi {
+  int number_reg;
+  std::array<int, 6> arg_regs;
+  int return_reg;
+  std::string_view trap_instruction;  // "syscall", "svc #0", ...
+};
+
+// Per-format identifiers (filled as each format lands; empty/zero = the format has no id).
+struct FormatIds {
+  std::string_view ucir_arch;        // UCIR header arch string ("x86_64")
+  std::uint64_t bap_architecture;    // bap-frames frame_architecture
+  std::uint64_t bap_machine;         // BFD mach number
+  std::uint32_t bintrace_magic;      // binary trace v1.0 machine magic ('x641')
+};
+
+// The layout of `struct stat` that the guest kernel ABI uses.
+enum class StatLayout : std::uint8_t { kX86_64, kGeneric64 };
+
+// Linux's address-space layout for a process of this architecture (no ASLR, as
+// `setarch -R` gives), so that runs are reproducible.
+struct AddressSpaceLayout {
+  std::uint64_t stack_top;     // first byte above the initial stack
+  std::uint64_t stack_size;    // bytes mapped for the main stack
+  std::uint64_t mmap_top;      // mmap allocates top-down below this
+  std::uint64_t et_dyn_base;   // load address of a position-independent main program
+  std::uint64_t lowest_mmap;   // mmap never returns an address below this
+};
+
+// Per-engine support an architecture installs on a uc_engine: CPU state that
+// Linux programs rely on, and the trap into the kernel. Owned by whoever owns
+// the engine; must be destroyed before the engine is closed. Not thread safe:
+// one instance per engine, used on the emulation thread only.
+class GuestCpu {
+ public:
+  using SyscallCallback = void (*)(void* user) noexcept;
+
+  virtual ~GuestCpu() = default;
+
+  // Installs the hook that calls `callback(user)` at every kernel entry. Inside
+  // the callback, `trap_pc()` is the address of the trapping instruction.
+  virtual Status install_syscall_trap(SyscallCallback callback, void* user) = 0;
+
+  // Address of the instruction that trapped into the kernel (convention shared by
+  // the syscall layer and the unwinder: frame 0 of a syscall is the trap instruction).
+  virtual std::uint64_t trap_pc() const = 0;
+
+  // Makes the guest resume at `pc` when the current syscall callback returns.
+  virtual void resume_at(std::uint64_t pc) = 0;
+
+  // Register side effects of the kernel entry/exit path (x86-64: rcx = return
+  // address, r11 = rflags). Called once per syscall, before the callback returns.
+  virtual void apply_kernel_exit_effects() = 0;
+
+  // The AT_HWCAP value Linux would give this CPU.
+  virtual std::uint64_t hwcap() const = 0;
+
+  // Sets the thread pointer (TLS base) the way the kernel does for this arch.
+  virtual Status set_thread_pointer(std::uint64_t value) = 0;
+  virtual std::uint64_t thread_pointer() const = 0;
+
+  // The host signal the kernel would send for CPU exception `interrupt_number`
+  // (as Unicorn's UC_HOOK_INTR reports it), or 0 when it is not a fault.
+  virtual int signal_for_interrupt(std::uint32_t interrupt_number) const = 0;
+};
+
+struct ArchInfo {
+  std::string_view name;          // "x86_64"
+  uc_arch unicorn_arch;
+  uc_mode unicorn_mode;
+  cs_arch capstone_arch;
+  cs_mode capstone_mode;
+  std::uint16_t elf_machine;      // EM_*
+  bool elf_64bit;
+  bool little_endian;
+  std::string_view platform;      // AT_PLATFORM string
+  std::span<const RegisterInfo> registers;
+  int pc_reg;
+  int sp_reg;
+  int fp_reg;
+  SyscallAbi syscall_abi;
+  StatLayout stat_layout;
+  AddressSpaceLayout layout;
+  FormatIds format_ids;
+
+  // Maps this architecture's syscall number to the neutral id (SyscallId::unknown if none).
+  SyscallId (*syscall_id)(std::uint64_t number);
+  // Creates the per-engine support; sets the CPU state Linux gives a new process.
+  Expected<std::unique_ptr<GuestCpu>> (*make_guest_cpu)(uc_engine* engine);
+
+  // Finds a register by canonical name; nullptr if this architecture has none.
+  const RegisterInfo* find_register(std::string_view register_name) const;
+};
+
+// The architecture an ELF header names, or nullptr when tracecorn does not support it.
+const ArchInfo* find_arch_for_elf(std::uint16_t elf_machine, bool is_64bit, bool little_endian);
+
+// Every supported architecture.
+std::span<const ArchInfo* const> all_archs();
+
+// Defined by each architecture's file.
+const ArchInfo& x86_64_arch();
+
+}  // namespace tracecorn::arch

@@ -1,0 +1,474 @@
+// Role: everything tracecorn knows about x86-64 guests: Unicorn arch/mode, the
+// register table with DWARF numbers (System V psABI, figure 3.36), the Linux
+// syscall ABI and numbering, the no-ASLR address-space layout, the ids each
+// trace format uses, and the CPU set-up that Debian's Unicorn 2.0.1 needs before
+// glibc programs run (see ../shared/notes/unicorn-2.0.1.md).
+// Invariant: nothing outside arch/ names an x86 register or syscall number.
+#include <algorithm>
+#include <csignal>
+#include <cstring>
+
+#include <unicorn/x86.h>
+
+#include "arch/arch.h"
+
+namespace tracecorn::arch {
+namespace {
+
+constexpr RegisterInfo kRegisters[] = {
+    {UC_X86_REG_RAX, "rax", 8, 0},     {UC_X86_REG_RDX, "rdx", 8, 1},
+    {UC_X86_REG_RCX, "rcx", 8, 2},     {UC_X86_REG_RBX, "rbx", 8, 3},
+    {UC_X86_REG_RSI, "rsi", 8, 4},     {UC_X86_REG_RDI, "rdi", 8, 5},
+    {UC_X86_REG_RBP, "rbp", 8, 6},     {UC_X86_REG_RSP, "rsp", 8, 7},
+    {UC_X86_REG_R8, "r8", 8, 8},       {UC_X86_REG_R9, "r9", 8, 9},
+    {UC_X86_REG_R10, "r10", 8, 10},    {UC_X86_REG_R11, "r11", 8, 11},
+    {UC_X86_REG_R12, "r12", 8, 12},    {UC_X86_REG_R13, "r13", 8, 13},
+    {UC_X86_REG_R14, "r14", 8, 14},    {UC_X86_REG_R15, "r15", 8, 15},
+    {UC_X86_REG_RIP, "rip", 8, 16},
+    {UC_X86_REG_XMM0, "xmm0", 16, 17}, {UC_X86_REG_XMM1, "xmm1", 16, 18},
+    {UC_X86_REG_XMM2, "xmm2", 16, 19}, {UC_X86_REG_XMM3, "xmm3", 16, 20},
+    {UC_X86_REG_XMM4, "xmm4", 16, 21}, {UC_X86_REG_XMM5, "xmm5", 16, 22},
+    {UC_X86_REG_XMM6, "xmm6", 16, 23}, {UC_X86_REG_XMM7, "xmm7", 16, 24},
+    {UC_X86_REG_XMM8, "xmm8", 16, 25}, {UC_X86_REG_XMM9, "xmm9", 16, 26},
+    {UC_X86_REG_XMM10, "xmm10", 16, 27}, {UC_X86_REG_XMM11, "xmm11", 16, 28},
+    {UC_X86_REG_XMM12, "xmm12", 16, 29}, {UC_X86_REG_XMM13, "xmm13", 16, 30},
+    {UC_X86_REG_XMM14, "xmm14", 16, 31}, {UC_X86_REG_XMM15, "xmm15", 16, 32},
+    {UC_X86_REG_ST0, "st0", 10, 33},   {UC_X86_REG_ST1, "st1", 10, 34},
+    {UC_X86_REG_ST2, "st2", 10, 35},   {UC_X86_REG_ST3, "st3", 10, 36},
+    {UC_X86_REG_ST4, "st4", 10, 37},   {UC_X86_REG_ST5, "st5", 10, 38},
+    {UC_X86_REG_ST6, "st6", 10, 39},   {UC_X86_REG_ST7, "st7", 10, 40},
+    {UC_X86_REG_EFLAGS, "rflags", 8, 49},
+    {UC_X86_REG_ES, "es", 2, 50},      {UC_X86_REG_CS, "cs", 2, 51},
+    {UC_X86_REG_SS, "ss", 2, 52},      {UC_X86_REG_DS, "ds", 2, 53},
+    {UC_X86_REG_FS, "fs", 2, 54},      {UC_X86_REG_GS, "gs", 2, 55},
+    {UC_X86_REG_FS_BASE, "fs_base", 8, 58}, {UC_X86_REG_GS_BASE, "gs_base", 8, 59},
+    {UC_X86_REG_MXCSR, "mxcsr", 4, 64}, {UC_X86_REG_FPCW, "fpcw", 2, 65},
+    {UC_X86_REG_FPSW, "fpsw", 2, 66},  {UC_X86_REG_FPTAG, "fptag", 2, kNoDwarfNumber},
+};
+
+struct SyscallNumber {
+  std::uint16_t number;
+  SyscallId id;
+};
+
+// From the kernel's arch/x86/entry/syscalls/syscall_64.tbl.
+constexpr SyscallNumber kSyscallNumbers[] = {
+    {0, SyscallId::read},
+    {1, SyscallId::write},
+    {2, SyscallId::open},
+    {3, SyscallId::close},
+    {4, SyscallId::stat},
+    {5, SyscallId::fstat},
+    {6, SyscallId::lstat},
+    {7, SyscallId::poll},
+    {8, SyscallId::lseek},
+    {9, SyscallId::mmap},
+    {10, SyscallId::mprotect},
+    {11, SyscallId::munmap},
+    {12, SyscallId::brk},
+    {13, SyscallId::rt_sigaction},
+    {14, SyscallId::rt_sigprocmask},
+    {15, SyscallId::rt_sigreturn},
+    {16, SyscallId::ioctl},
+    {17, SyscallId::pread64},
+    {18, SyscallId::pwrite64},
+    {19, SyscallId::readv},
+    {20, SyscallId::writev},
+    {21, SyscallId::access},
+    {22, SyscallId::pipe},
+    {23, SyscallId::select},
+    {24, SyscallId::sched_yield},
+    {25, SyscallId::mremap},
+    {26, SyscallId::msync},
+    {27, SyscallId::mincore},
+    {28, SyscallId::madvise},
+    {32, SyscallId::dup},
+    {33, SyscallId::dup2},
+    {34, SyscallId::pause},
+    {35, SyscallId::nanosleep},
+    {36, SyscallId::getitimer},
+    {37, SyscallId::alarm},
+    {38, SyscallId::setitimer},
+    {39, SyscallId::getpid},
+    {40, SyscallId::sendfile},
+    {41, SyscallId::socket},
+    {42, SyscallId::connect},
+    {43, SyscallId::accept},
+    {44, SyscallId::sendto},
+    {45, SyscallId::recvfrom},
+    {46, SyscallId::sendmsg},
+    {47, SyscallId::recvmsg},
+    {48, SyscallId::shutdown},
+    {49, SyscallId::bind},
+    {50, SyscallId::listen},
+    {51, SyscallId::getsockname},
+    {52, SyscallId::getpeername},
+    {53, SyscallId::socketpair},
+    {54, SyscallId::setsockopt},
+    {55, SyscallId::getsockopt},
+    {56, SyscallId::clone},
+    {57, SyscallId::fork},
+    {58, SyscallId::vfork},
+    {59, SyscallId::execve},
+    {60, SyscallId::exit},
+    {61, SyscallId::wait4},
+    {62, SyscallId::kill},
+    {63, SyscallId::uname},
+    {72, SyscallId::fcntl},
+    {73, SyscallId::flock},
+    {74, SyscallId::fsync},
+    {75, SyscallId::fdatasync},
+    {76, SyscallId::truncate},
+    {77, SyscallId::ftruncate},
+    {78, SyscallId::getdents},
+    {79, SyscallId::getcwd},
+    {80, SyscallId::chdir},
+    {81, SyscallId::fchdir},
+    {82, SyscallId::rename},
+    {83, SyscallId::mkdir},
+    {84, SyscallId::rmdir},
+    {85, SyscallId::creat},
+    {86, SyscallId::link},
+    {87, SyscallId::unlink},
+    {88, SyscallId::symlink},
+    {89, SyscallId::readlink},
+    {90, SyscallId::chmod},
+    {91, SyscallId::fchmod},
+    {92, SyscallId::chown},
+    {93, SyscallId::fchown},
+    {94, SyscallId::lchown},
+    {95, SyscallId::umask},
+    {96, SyscallId::gettimeofday},
+    {97, SyscallId::getrlimit},
+    {98, SyscallId::getrusage},
+    {99, SyscallId::sysinfo},
+    {100, SyscallId::times},
+    {102, SyscallId::getuid},
+    {104, SyscallId::getgid},
+    {105, SyscallId::setuid},
+    {106, SyscallId::setgid},
+    {107, SyscallId::geteuid},
+    {108, SyscallId::getegid},
+    {109, SyscallId::setpgid},
+    {110, SyscallId::getppid},
+    {111, SyscallId::getpgrp},
+    {112, SyscallId::setsid},
+    {115, SyscallId::getgroups},
+    {116, SyscallId::setgroups},
+    {121, SyscallId::getpgid},
+    {124, SyscallId::getsid},
+    {131, SyscallId::sigaltstack},
+    {137, SyscallId::statfs},
+    {138, SyscallId::fstatfs},
+    {157, SyscallId::prctl},
+    {158, SyscallId::arch_prctl},
+    {160, SyscallId::setrlimit},
+    {162, SyscallId::sync},
+    {186, SyscallId::gettid},
+    {191, SyscallId::getxattr},
+    {192, SyscallId::lgetxattr},
+    {193, SyscallId::fgetxattr},
+    {194, SyscallId::listxattr},
+    {195, SyscallId::llistxattr},
+    {201, SyscallId::time},
+    {202, SyscallId::futex},
+    {203, SyscallId::sched_setaffinity},
+    {204, SyscallId::sched_getaffinity},
+    {217, SyscallId::getdents64},
+    {218, SyscallId::set_tid_address},
+    {221, SyscallId::fadvise64},
+    {227, SyscallId::clock_settime},
+    {228, SyscallId::clock_gettime},
+    {229, SyscallId::clock_getres},
+    {230, SyscallId::clock_nanosleep},
+    {231, SyscallId::exit_group},
+    {234, SyscallId::tgkill},
+    {235, SyscallId::utimes},
+    {257, SyscallId::openat},
+    {258, SyscallId::mkdirat},
+    {260, SyscallId::fchownat},
+    {261, SyscallId::futimesat},
+    {262, SyscallId::newfstatat},
+    {263, SyscallId::unlinkat},
+    {264, SyscallId::renameat},
+    {265, SyscallId::linkat},
+    {266, SyscallId::symlinkat},
+    {267, SyscallId::readlinkat},
+    {268, SyscallId::fchmodat},
+    {269, SyscallId::faccessat},
+    {270, SyscallId::pselect6},
+    {271, SyscallId::ppoll},
+    {273, SyscallId::set_robust_list},
+    {274, SyscallId::get_robust_list},
+    {280, SyscallId::utimensat},
+    {285, SyscallId::fallocate},
+    {292, SyscallId::dup3},
+    {293, SyscallId::pipe2},
+    {302, SyscallId::prlimit64},
+    {316, SyscallId::renameat2},
+    {318, SyscallId::getrandom},
+    {319, SyscallId::memfd_create},
+    {332, SyscallId::statx},
+    {334, SyscallId::rseq},
+    {439, SyscallId::faccessat2},
+    {326, SyscallId::copy_file_range},
+    {295, SyscallId::preadv},
+    {296, SyscallId::pwritev},
+    {200, SyscallId::tkill},
+    {118, SyscallId::getresuid},
+    {120, SyscallId::getresgid},
+    {143, SyscallId::sched_getparam},
+    {145, SyscallId::sched_getscheduler},
+    {149, SyscallId::mlock},
+    {150, SyscallId::munlock},
+    {291, SyscallId::epoll_create1},
+    {290, SyscallId::eventfd2},
+    {436, SyscallId::close_range},
+    {437, SyscallId::openat2},
+    {324, SyscallId::membarrier},
+    {219, SyscallId::restart_syscall},
+    {205, SyscallId::set_thread_area},
+    {211, SyscallId::get_thread_area},
+    {452, SyscallId::fchmodat2},
+};
+
+constexpr std::uint16_t kMaxSyscallNumber = 512;
+
+struct SyscallTable {
+  std::array<SyscallId, kMaxSyscallNumber> by_number{};
+  constexpr SyscallTable() {
+    by_number.fill(SyscallId::unknown);
+    for (const auto& entry : kSyscallNumbers) by_number[entry.number] = entry.id;
+  }
+};
+constexpr SyscallTable kSyscallTable;
+
+SyscallId x86_64_syscall_id(std::uint64_t number) {
+  return number < kMaxSyscallNumber ? kSyscallTable.by_number[number] : SyscallId::unknown;
+}
+
+// CPUID bits (Intel SDM vol. 2A, table 3-8 and 3-10).
+constexpr std::uint32_t kLeaf1EdxFpu = 1u << 0;
+constexpr std::uint32_t kLeaf1EdxTsc = 1u << 4;
+constexpr std::uint32_t kLeaf1EdxMmx = 1u << 23;
+constexpr std::uint32_t kLeaf1EcxPclmul = 1u << 1;
+constexpr std::uint32_t kLeaf1EcxFma = 1u << 12;
+constexpr std::uint32_t kLeaf1EcxMovbe = 1u << 22;
+constexpr std::uint32_t kLeaf1EcxPopcnt = 1u << 23;
+constexpr std::uint32_t kLeaf1EcxXsave = 1u << 26;
+constexpr std::uint32_t kLeaf1EcxOsxsave = 1u << 27;
+constexpr std::uint32_t kLeaf1EcxAvx = 1u << 28;
+constexpr std::uint32_t kLeaf1EcxF16c = 1u << 29;
+constexpr std::uint32_t kLeaf1EcxRdrand = 1u << 30;
+// Leaf 7 EBX: AVX2 (5), AVX-512 family (16,17,21,26,27,28,30,31), RDSEED (18), SHA (29).
+constexpr std::uint32_t kLeaf7EbxRejected = (1u << 5) | (1u << 16) | (1u << 17) | (1u << 18) |
+                                            (1u << 21) | (1u << 26) | (1u << 27) | (1u << 28) |
+                                            (1u << 29) | (1u << 30) | (1u << 31);
+
+// The x86-64 CPU as a Linux process sees it, on top of Unicorn 2.0.1.
+//
+// Workarounds, each from ../shared/notes/unicorn-2.0.1.md:
+// - CPUID: 2.0.1's leaf 1 lacks FPU/TSC/MMX (upstream #1787, fixed in 2.1.0), so
+//   glibc's ld.so rejects the CPU ("ISA level is lower than required"). We answer
+//   CPUID from a second, private engine running the real instruction, then add
+//   FPU|TSC|MMX and hide what 2.0.1 cannot execute (XSAVE/OSXSAVE -> xgetbv is
+//   rejected; AVX computes wrong results, #1074/#917; POPCNT, MOVBE, RDRAND,
+//   PCLMULQDQ, SHA, RDSEED are rejected by the translator).
+// - CR4 = 0x600 (OSFXSR|OSXMMEXCPT), else fxsave/fxrstor skip the XMM registers.
+// - FPCW = 0x37f and MXCSR = 0x1f80 as Linux starts a process.
+// - The syscall hook sees RIP at the `syscall` instruction and Unicorn adds 2
+//   after the hook returns (#1048); rcx/r11 are not set as the kernel sets them.
+class X86_64GuestCpu final : public GuestCpu {
+ public:
+  explicit X86_64GuestCpu(uc_engine* engine) : engine_(engine) {}
+  ~X86_64GuestCpu() override {
+    if (cpuid_hook_) uc_hook_del(engine_, cpuid_hook_);
+    if (syscall_hook_) uc_hook_del(engine_, syscall_hook_);
+    if (probe_) uc_close(probe_);
+  }
+  X86_64GuestCpu(const X86_64GuestCpu&) = delete;
+  X86_64GuestCpu& operator=(const X86_64GuestCpu&) = delete;
+
+  Status init() {
+    if (uc_open(UC_ARCH_X86, UC_MODE_64, &probe_) != UC_ERR_OK)
+      return make_error(ErrorCode::kEmulator, "cannot open the CPUID probe engine");
+    static constexpr std::uint8_t kCpuidInstruction[] = {0x0f, 0xa2};
+    if (uc_mem_map(probe_, kProbeCode, 0x1000, UC_PROT_ALL) != UC_ERR_OK ||
+        uc_mem_write(probe_, kProbeCode, kCpuidInstruction, sizeof kCpuidInstruction) != UC_ERR_OK)
+      return make_error(ErrorCode::kEmulator, "cannot set up the CPUID probe engine");
+
+    std::uint64_t cr4 = 0x600, fpcw = 0x37f, mxcsr = 0x1f80;
+    if (uc_reg_write(engine_, UC_X86_REG_CR4, &cr4) != UC_ERR_OK ||
+        uc_reg_write(engine_, UC_X86_REG_FPCW, &fpcw) != UC_ERR_OK ||
+        uc_reg_write(engine_, UC_X86_REG_MXCSR, &mxcsr) != UC_ERR_OK)
+      return make_error(ErrorCode::kEmulator, "cannot set CR4/FPCW/MXCSR");
+
+    if (uc_hook_add(engine_, &cpuid_hook_, UC_HOOK_INSN, reinterpret_cast<void*>(&on_cpuid), this, 1,
+                    0, UC_X86_INS_CPUID) != UC_ERR_OK)
+      return make_error(ErrorCode::kEmulator, "cannot hook CPUID");
+    std::array<std::uint32_t, 4> leaf1 = query(1, 0);
+    hwcap_ = leaf1[3];
+    return ok_status();
+  }
+
+  Status install_syscall_trap(SyscallCallback callback, void* user) override {
+    syscall_callback_ = callback;
+    syscall_user_ = user;
+    if (uc_hook_add(engine_, &syscall_hook_, UC_HOOK_INSN, reinterpret_cast<void*>(&on_syscall), this,
+                    1, 0, UC_X86_INS_SYSCALL) != UC_ERR_OK)
+      return make_error(ErrorCode::kEmulator, "cannot hook the syscall instruction");
+    return ok_status();
+  }
+
+  std::uint64_t trap_pc() const override {
+    std::uint64_t rip = 0;
+    uc_reg_read(engine_, UC_X86_REG_RIP, &rip);
+    return rip;
+  }
+
+  void resume_at(std::uint64_t pc) override {
+    // Unicorn adds the 2 bytes of `syscall` after the hook returns (#1048).
+    std::uint64_t adjusted = pc - kSyscallLength;
+    uc_reg_write(engine_, UC_X86_REG_RIP, &adjusted);
+  }
+
+  void apply_kernel_exit_effects() override {
+    // The kernel's syscall path leaves rcx = address after `syscall`, r11 = rflags.
+    std::uint64_t rip = 0, rflags = 0;
+    uc_reg_read(engine_, UC_X86_REG_RIP, &rip);
+    uc_reg_read(engine_, UC_X86_REG_EFLAGS, &rflags);
+    std::uint64_t return_address = rip + kSyscallLength;
+    uc_reg_write(engine_, UC_X86_REG_RCX, &return_address);
+    uc_reg_write(engine_, UC_X86_REG_R11, &rflags);
+  }
+
+  std::uint64_t hwcap() const override { return hwcap_; }
+
+  std::uint64_t thread_pointer() const override {
+    std::uint64_t value = 0;
+    uc_reg_read(engine_, UC_X86_REG_FS_BASE, &value);
+    return value;
+  }
+
+  int signal_for_interrupt(std::uint32_t interrupt_number) const override {
+    // Linux's x86 trap handlers (arch/x86/kernel/traps.c).
+    switch (interrupt_number) {
+      case 0: case 16: case 19: return SIGFPE;   // #DE, #MF, #XM
+      case 1: case 3: return SIGTRAP;            // #DB, int3
+      case 6: return SIGILL;                     // #UD
+      case 7: return SIGFPE;                     // #NM without FPU
+      case 17: return SIGBUS;                    // #AC
+      default: return SIGSEGV;                   // #GP, #PF, #SS, int N, into, bound
+    }
+  }
+
+  Status set_thread_pointer(std::uint64_t value) override {
+    if (uc_reg_write(engine_, UC_X86_REG_FS_BASE, &value) != UC_ERR_OK)
+      return make_error(ErrorCode::kEmulator, "cannot write FS_BASE");
+    return ok_status();
+  }
+
+ private:
+  static constexpr std::uint64_t kProbeCode = 0x1000;
+  static constexpr std::uint64_t kSyscallLength = 2;
+
+  // Runs the real CPUID of Unicorn on the probe engine, then applies the fixes above.
+  std::array<std::uint32_t, 4> query(std::uint32_t leaf, std::uint32_t subleaf) noexcept {
+    std::uint64_t eax = leaf, ecx = subleaf, zero = 0;
+    uc_reg_write(probe_, UC_X86_REG_RAX, &eax);
+    uc_reg_write(probe_, UC_X86_REG_RCX, &ecx);
+    uc_reg_write(probe_, UC_X86_REG_RBX, &zero);
+    uc_reg_write(probe_, UC_X86_REG_RDX, &zero);
+    std::array<std::uint32_t, 4> out{};  // eax, ebx, ecx, edx
+    if (uc_emu_start(probe_, kProbeCode, kProbeCode + 2, 0, 1) != UC_ERR_OK) return out;
+    const int regs[4] = {UC_X86_REG_EAX, UC_X86_REG_EBX, UC_X86_REG_ECX, UC_X86_REG_EDX};
+    for (int i = 0; i < 4; ++i) uc_reg_read(probe_, regs[i], &out[static_cast<std::size_t>(i)]);
+    if (leaf == 1) {
+      out[3] |= kLeaf1EdxFpu | kLeaf1EdxTsc | kLeaf1EdxMmx;
+      out[2] &= ~(kLeaf1EcxPclmul | kLeaf1EcxFma | kLeaf1EcxMovbe | kLeaf1EcxPopcnt |
+                  kLeaf1EcxXsave | kLeaf1EcxOsxsave | kLeaf1EcxAvx | kLeaf1EcxF16c |
+                  kLeaf1EcxRdrand);
+    } else if (leaf == 7 && subleaf == 0) {
+      out[1] &= ~kLeaf7EbxRejected;
+      out[2] = 0;  // AVX-512 VBMI etc.
+      out[3] = 0;
+    } else if (leaf == 0xd) {
+      out = {};  // no XSAVE state components
+    }
+    return out;
+  }
+
+  static int on_cpuid(uc_engine* engine, void* user) noexcept {
+    auto* self = static_cast<X86_64GuestCpu*>(user);
+    std::uint64_t rax = 0, rcx = 0;
+    uc_reg_read(engine, UC_X86_REG_RAX, &rax);
+    uc_reg_read(engine, UC_X86_REG_RCX, &rcx);
+    const auto values = self->query(static_cast<std::uint32_t>(rax), static_cast<std::uint32_t>(rcx));
+    const int regs[4] = {UC_X86_REG_RAX, UC_X86_REG_RBX, UC_X86_REG_RCX, UC_X86_REG_RDX};
+    for (int i = 0; i < 4; ++i) {
+      std::uint64_t value = values[static_cast<std::size_t>(i)];
+      uc_reg_write(engine, regs[i], &value);
+    }
+    return 1;  // skip Unicorn's own CPUID
+  }
+
+  static void on_syscall(uc_engine*, void* user) noexcept {
+    auto* self = static_cast<X86_64GuestCpu*>(user);
+    self->syscall_callback_(self->syscall_user_);
+  }
+
+  uc_engine* engine_;
+  uc_engine* probe_ = nullptr;
+  uc_hook cpuid_hook_ = 0;
+  uc_hook syscall_hook_ = 0;
+  SyscallCallback syscall_callback_ = nullptr;
+  void* syscall_user_ = nullptr;
+  std::uint64_t hwcap_ = 0;
+};
+
+Expected<std::unique_ptr<GuestCpu>> make_x86_64_guest_cpu(uc_engine* engine) {
+  auto cpu = std::make_unique<X86_64GuestCpu>(engine);
+  if (auto status = cpu->init(); !status) return status.error();
+  return std::unique_ptr<GuestCpu>(std::move(cpu));
+}
+
+constexpr std::uint16_t kEmX86_64 = 62;
+
+}  // namespace
+
+const ArchInfo& x86_64_arch() {
+  static const ArchInfo kInfo{
+      .name = "x86_64",
+      .unicorn_arch = UC_ARCH_X86,
+      .unicorn_mode = UC_MODE_64,
+      .capstone_arch = CS_ARCH_X86,
+      .capstone_mode = CS_MODE_64,
+      .elf_machine = kEmX86_64,
+      .elf_64bit = true,
+      .little_endian = true,
+      .platform = "x86_64",
+      .registers = kRegisters,
+      .pc_reg = UC_X86_REG_RIP,
+      .sp_reg = UC_X86_REG_RSP,
+      .fp_reg = UC_X86_REG_RBP,
+      .syscall_abi = {.number_reg = UC_X86_REG_RAX,
+                      .arg_regs = {UC_X86_REG_RDI, UC_X86_REG_RSI, UC_X86_REG_RDX, UC_X86_REG_R10,
+                                   UC_X86_REG_R8, UC_X86_REG_R9},
+                      .return_reg = UC_X86_REG_RAX,
+                      .trap_instruction = "syscall"},
+      .stat_layout = StatLayout::kX86_64,
+      // Linux x86-64 with 47-bit user space and randomisation off.
+      .layout = {.stack_top = 0x7ffffffff000,
+                 .stack_size = 8ull << 20,
+                 .mmap_top = 0x7ffff7fff000,
+                 .et_dyn_base = 0x555555554000,
+                 .lowest_mmap = 0x10000},
+      .format_ids = {.ucir_arch = "x86_64", .bap_architecture = 9, .bap_machine = 64,
+                     .bintrace_magic = 0x31343678},
+      .syscall_id = &x86_64_syscall_id,
+      .make_guest_cpu = &make_x86_64_guest_cpu,
+  };
+  return kInfo;
+}
+
+}  // namespace tracecorn::arch

@@ -1,0 +1,53 @@
+// Role: implementation of InstructionCounter (see instruction_counter.h).
+#include "recorder/engine/instruction_counter.h"
+
+#include <vector>
+
+namespace tracecorn::engine {
+
+Expected<std::unique_ptr<InstructionCounter>> InstructionCounter::attach(uc_engine* engine, const arch::ArchInfo& arch) {
+  std::unique_ptr<InstructionCounter> counter(new InstructionCounter());
+  counter->engine_ = engine;
+  if (cs_open(arch.capstone_arch, arch.capstone_mode, &counter->capstone_) != CS_ERR_OK)
+    return make_error(ErrorCode::kEmulator, "cs_open failed");
+  if (uc_hook_add(engine, &counter->hook_, UC_HOOK_BLOCK, reinterpret_cast<void*>(&on_block), counter.get(), 1, 0) !=
+      UC_ERR_OK)
+    return make_error(ErrorCode::kEmulator, "cannot add the block hook");
+  return counter;
+}
+
+InstructionCounter::~InstructionCounter() {
+  if (hook_) uc_hook_del(engine_, hook_);
+  if (capstone_) cs_close(&capstone_);
+}
+
+std::uint32_t InstructionCounter::decode_count(std::uint64_t address, std::uint32_t size) noexcept {
+  std::uint8_t bytes[4096];
+  if (size == 0 || size > sizeof bytes || uc_mem_read(engine_, address, bytes, size) != UC_ERR_OK) return 1;
+  std::uint32_t count = 0;
+  const std::uint8_t* code = bytes;
+  std::size_t remaining = size;
+  std::uint64_t pc = address;
+  cs_insn* insn = cs_malloc(capstone_);
+  while (remaining > 0 && cs_disasm_iter(capstone_, &code, &remaining, &pc, insn)) ++count;
+  cs_free(insn, 1);
+  return count ? count : 1;
+}
+
+void InstructionCounter::on_block(uc_engine*, std::uint64_t address, std::uint32_t size, void* user) noexcept {
+  auto* self = static_cast<InstructionCounter*>(user);
+  ++self->blocks_;
+  const std::uint64_t key = address ^ (static_cast<std::uint64_t>(size) << 48);
+  auto it = self->counts_.find(key);
+  if (it == self->counts_.end()) {
+    try {
+      it = self->counts_.emplace(key, self->decode_count(address, size)).first;
+    } catch (...) {
+      self->instructions_ += self->decode_count(address, size);
+      return;
+    }
+  }
+  self->instructions_ += it->second;
+}
+
+}  // namespace tracecorn::engine

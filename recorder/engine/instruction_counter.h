@@ -1,0 +1,47 @@
+// Role: counts the guest instructions a uc_engine executes, cheaply: one block
+// hook, with each block's instruction count decoded once by Capstone and cached
+// (Unicorn 2.0.1 gives no per-block count to a block hook; a code hook would cost
+// ~3.3 ns per instruction against ~2.6 ns per block here).
+// Who calls it: whoever owns the engine, on the emulation thread. Not thread safe.
+// Invariant: the hook is removed in the destructor, so the counter must not
+// outlive the engine.
+#pragma once
+
+#include <cstdint>
+#include <unordered_map>
+
+#include <capstone/capstone.h>
+#include <unicorn/unicorn.h>
+
+#include "arch/arch.h"
+#include "recorder/support/expected.h"
+
+namespace tracecorn::engine {
+
+class InstructionCounter {
+ public:
+  // Attaches to `engine` (not owned). Fails if Capstone or the hook cannot be set up.
+  static Expected<std::unique_ptr<InstructionCounter>> attach(uc_engine* engine, const arch::ArchInfo& arch);
+  ~InstructionCounter();
+  InstructionCounter(const InstructionCounter&) = delete;
+  InstructionCounter& operator=(const InstructionCounter&) = delete;
+
+  std::uint64_t instructions() const { return instructions_; }
+  std::uint64_t blocks() const { return blocks_; }
+
+ private:
+  InstructionCounter() = default;
+  static void on_block(uc_engine* engine, std::uint64_t address, std::uint32_t size, void* user) noexcept;
+  std::uint32_t decode_count(std::uint64_t address, std::uint32_t size) noexcept;
+
+  uc_engine* engine_ = nullptr;
+  csh capstone_ = 0;
+  uc_hook hook_ = 0;
+  std::uint64_t instructions_ = 0;
+  std::uint64_t blocks_ = 0;
+  // Keyed by block address and size; a rewritten block at the same place keeps
+  // its count only if its size is unchanged (good enough for a summary figure).
+  std::unordered_map<std::uint64_t, std::uint32_t> counts_;
+};
+
+}  // namespace tracecorn::engine

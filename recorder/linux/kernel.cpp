@@ -1,0 +1,148 @@
+// Role: the syscall entry path of the emulated kernel: decode the trap, dispatch
+// to a family, write the result, log and notify. See kernel.h for invariants.
+#include "recorder/linux/kernel.h"
+
+#include <cerrno>
+#include <climits>
+#include <csignal>
+#include <cstring>
+
+namespace tracecorn::linux_layer {
+
+using arch::SyscallId;
+
+Kernel::Kernel(uc_engine* engine, const arch::ArchInfo& arch, arch::GuestCpu& cpu, GuestFs fs,
+               const ProcessConfig& config)
+    : engine_(engine), arch_(arch), cpu_(cpu), memory_(engine, arch.layout), fs_(std::move(fs)), config_(config) {}
+
+void Kernel::on_trap() noexcept {
+  try {
+    std::uint64_t number = 0;
+    SyscallArgs args{};
+    uc_reg_read(engine_, arch_.syscall_abi.number_reg, &number);
+    for (std::size_t i = 0; i < 6; ++i) uc_reg_read(engine_, arch_.syscall_abi.arg_regs[i], &args[i]);
+    const SyscallId id = arch_.syscall_id(number);
+    ++syscall_count_;
+    const std::int64_t result = dispatch(id, number, args);
+    if (!termination_.ended) {
+      const auto value = static_cast<std::uint64_t>(result);
+      uc_reg_write(engine_, arch_.syscall_abi.return_reg, &value);
+      cpu_.apply_kernel_exit_effects();
+    }
+    if (config_.syscall_log) log_syscall(id, number, args, result);
+    if (observer_) observer_->on_syscall(number, id, args, result);
+  } catch (const std::exception& error) {
+    termination_ = Termination{true, true, 0, SIGSYS, std::string("internal error in a syscall: ") + error.what()};
+    uc_emu_stop(engine_);
+  } catch (...) {
+    termination_ = Termination{true, true, 0, SIGSYS, "internal error in a syscall"};
+    uc_emu_stop(engine_);
+  }
+}
+
+std::int64_t Kernel::dispatch(SyscallId id, std::uint64_t number, const SyscallArgs& a) {
+  if (auto result = file_syscall(id, a)) return *result;
+  if (auto result = memory_syscall(id, a)) return *result;
+  if (auto result = process_syscall(id, a)) return *result;
+  if (auto result = time_syscall(id, a)) return *result;
+  const std::string name = id == SyscallId::unknown ? "syscall " + std::to_string(number)
+                                                     : std::string(arch::syscall_name(id)) + " (" +
+                                                           std::to_string(number) + ")";
+  note_once("unsupported " + name + ": returning ENOSYS");
+  return -ENOSYS;
+}
+
+std::optional<std::string> Kernel::read_path(std::uint64_t address, int& error) const {
+  if (address == 0) {
+    error = EFAULT;
+    return std::nullopt;
+  }
+  auto text = memory_.read_string(address, PATH_MAX);
+  if (!text) {
+    error = memory_.is_mapped(address, 1) ? ENAMETOOLONG : EFAULT;
+    return std::nullopt;
+  }
+  error = 0;
+  return text;
+}
+
+bool Kernel::copy_out(std::uint64_t address, const void* data, std::size_t size) {
+  return memory_.write(address, std::span(static_cast<const std::uint8_t*>(data), size));
+}
+
+bool Kernel::copy_in(std::uint64_t address, void* data, std::size_t size) const {
+  return memory_.read(address, std::span(static_cast<std::uint8_t*>(data), size));
+}
+
+void Kernel::end_with_exit(int code) {
+  termination_ = Termination{true, false, code & 0xff, 0, "exited with status " + std::to_string(code & 0xff)};
+  uc_emu_stop(engine_);
+}
+
+void Kernel::end_with_signal(int signal, std::string description) {
+  termination_ = Termination{true, true, 0, signal, std::move(description)};
+  uc_emu_stop(engine_);
+}
+
+void Kernel::note_once(const std::string& what) {
+  if (!noted_.insert(what).second || !config_.diagnostics) return;
+  std::fprintf(config_.diagnostics, "tracecorn: %s\n", what.c_str());
+}
+
+namespace {
+
+// Index of the path argument of syscalls that take one, for the log; -1 if none.
+int path_argument(SyscallId id) {
+  switch (id) {
+    case SyscallId::open: case SyscallId::stat: case SyscallId::lstat: case SyscallId::access:
+    case SyscallId::readlink: case SyscallId::execve: case SyscallId::unlink: case SyscallId::mkdir:
+    case SyscallId::rmdir: case SyscallId::chdir: case SyscallId::rename: case SyscallId::creat:
+    case SyscallId::chmod: case SyscallId::truncate: case SyscallId::statfs: case SyscallId::getxattr:
+    case SyscallId::lgetxattr: case SyscallId::listxattr: case SyscallId::llistxattr: case SyscallId::symlink:
+    case SyscallId::link: case SyscallId::chown: case SyscallId::lchown: case SyscallId::utimes:
+      return 0;
+    case SyscallId::openat: case SyscallId::newfstatat: case SyscallId::statx: case SyscallId::faccessat:
+    case SyscallId::faccessat2: case SyscallId::readlinkat: case SyscallId::unlinkat: case SyscallId::mkdirat:
+    case SyscallId::renameat: case SyscallId::renameat2: case SyscallId::fchmodat: case SyscallId::fchownat:
+    case SyscallId::utimensat: case SyscallId::linkat: case SyscallId::openat2:
+      return 1;
+    default:
+      return -1;
+  }
+}
+
+}  // namespace
+
+void Kernel::log_syscall(SyscallId id, std::uint64_t number, const SyscallArgs& a, std::int64_t result) {
+  std::string line = id == SyscallId::unknown ? "syscall_" + std::to_string(number) : std::string(arch::syscall_name(id));
+  line += '(';
+  const int path_index = path_argument(id);
+  for (int i = 0; i < 6; ++i) {
+    if (i) line += ", ";
+    if (i == path_index && a[i]) {
+      if (auto text = memory_.read_string(a[i], 512)) {
+        line += '"' + *text + '"';
+        continue;
+      }
+    }
+    char buffer[24];
+    std::snprintf(buffer, sizeof buffer, "0x%llx", static_cast<unsigned long long>(a[i]));
+    line += buffer;
+  }
+  line += ") = ";
+  if (termination_.ended && (id == SyscallId::exit || id == SyscallId::exit_group || termination_.by_signal)) {
+    line += '?';
+  } else if (result < 0 && result > -4096) {
+    const char* name = strerrorname_np(static_cast<int>(-result));
+    line += std::to_string(result) + " " + (name ? name : "E?");
+  } else if (result > 0xffff) {
+    char buffer[24];
+    std::snprintf(buffer, sizeof buffer, "0x%llx", static_cast<unsigned long long>(result));
+    line += buffer;
+  } else {
+    line += std::to_string(result);
+  }
+  std::fprintf(config_.syscall_log, "%s\n", line.c_str());
+}
+
+}  // namespace tracecorn::linux_layer

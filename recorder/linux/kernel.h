@@ -1,0 +1,137 @@
+// Role: the emulated Linux kernel of one single-threaded guest process: its
+// address space, file system view, program break, signal dispositions and exit
+// state, and the syscall handlers, one file per family:
+//   syscalls_file.cpp     descriptors, paths, stat, directories, ioctl
+//   syscalls_memory.cpp   brk, mmap, munmap, mprotect, mremap, madvise
+//   syscalls_process.cpp  ids, exit, signals, limits, uname, TLS, futex
+//   syscalls_time.cpp     clocks, sleeps, getrandom
+// Who calls it: the architecture's trap hook (GuestCpu), on the emulation thread,
+// inside Unicorn's callback: nothing here may throw past on_trap().
+// Invariants: a handler returns the guest's return value (negative errno on
+// failure) and never leaves guest memory half-written on EFAULT of its inputs;
+// errno values are host values, which equal the guest's on every architecture
+// supported so far (x86-64); an architecture with other numbers (mips) adds a
+// translation in arch/ and one call in Kernel::on_trap.
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <unicorn/unicorn.h>
+
+#include "arch/arch.h"
+#include "recorder/linux/guest_fs.h"
+#include "recorder/linux/guest_memory.h"
+#include "recorder/linux/linux_process.h"
+
+namespace tracecorn::linux_layer {
+
+using SyscallArgs = std::uint64_t[6];
+
+struct Termination {
+  bool ended = false;
+  bool by_signal = false;
+  int exit_code = 0;
+  int signal = 0;  // host signal number
+  std::string description;
+};
+
+class Kernel {
+ public:
+  Kernel(uc_engine* engine, const arch::ArchInfo& arch, arch::GuestCpu& cpu, GuestFs fs,
+         const ProcessConfig& config);
+
+  GuestMemory& memory() { return memory_; }
+  GuestFs& fs() { return fs_; }
+  void set_program_break(std::uint64_t start) { brk_start_ = brk_current_ = start; }
+  void set_observer(SyscallObserver* observer) { observer_ = observer; }
+
+  // The trap hook: reads the syscall from the registers, runs it, writes the
+  // result. Stops the engine when the process ends. Never throws.
+  void on_trap() noexcept;
+
+  const Termination& termination() const { return termination_; }
+  std::uint64_t syscall_count() const { return syscall_count_; }
+
+ private:
+  std::int64_t dispatch(arch::SyscallId id, std::uint64_t number, const SyscallArgs& a);
+  // Each family answers the ids it implements; nullopt means "not mine".
+  std::optional<std::int64_t> file_syscall(arch::SyscallId id, const SyscallArgs& a);
+  std::optional<std::int64_t> memory_syscall(arch::SyscallId id, const SyscallArgs& a);
+  std::optional<std::int64_t> process_syscall(arch::SyscallId id, const SyscallArgs& a);
+  std::optional<std::int64_t> time_syscall(arch::SyscallId id, const SyscallArgs& a);
+
+  // File family helpers (syscalls_file.cpp).
+  std::int64_t do_openat(int dirfd, std::uint64_t path_address, int flags, int mode);
+  std::int64_t do_read(int fd, std::uint64_t buffer, std::uint64_t count, std::optional<std::int64_t> offset);
+  std::int64_t do_write(int fd, std::uint64_t buffer, std::uint64_t count, std::optional<std::int64_t> offset);
+  std::int64_t do_vector_io(int fd, std::uint64_t iov, std::uint64_t count, bool is_write,
+                            std::optional<std::int64_t> offset);
+  std::int64_t do_fstatat(int dirfd, std::uint64_t path_address, std::uint64_t stat_address, int flags);
+  std::int64_t do_statx(const SyscallArgs& a);
+  std::int64_t do_readlinkat(int dirfd, std::uint64_t path_address, std::uint64_t buffer, std::uint64_t size);
+  std::int64_t do_faccessat(int dirfd, std::uint64_t path_address, int mode, int flags);
+  std::int64_t do_getdents64(int fd, std::uint64_t buffer, std::uint64_t size);
+  std::int64_t do_fcntl(int fd, int command, std::uint64_t argument);
+  std::int64_t do_ioctl(int fd, std::uint64_t request, std::uint64_t argument);
+  std::int64_t do_pipe(std::uint64_t fds_address, int flags);
+  std::int64_t do_path_op(arch::SyscallId id, const SyscallArgs& a);
+  std::int64_t do_sendfile(int out_fd, int in_fd, std::uint64_t offset_address, std::uint64_t count);
+  std::int64_t do_poll(std::uint64_t fds_address, std::uint64_t count, int timeout_ms);
+
+  // Memory family helpers (syscalls_memory.cpp).
+  std::int64_t do_brk(std::uint64_t address);
+  std::int64_t do_mmap(std::uint64_t address, std::uint64_t length, int prot, int flags, int fd,
+                       std::uint64_t offset);
+  std::int64_t do_mremap(std::uint64_t old_address, std::uint64_t old_size, std::uint64_t new_size, int flags,
+                         std::uint64_t new_address);
+
+  // Process family helpers (syscalls_process.cpp).
+  std::int64_t do_kill_self(int signal, const char* how);
+  std::int64_t do_rt_sigaction(int signal, std::uint64_t action, std::uint64_t old_action, std::uint64_t size);
+  std::int64_t do_rt_sigprocmask(int how, std::uint64_t set, std::uint64_t old_set, std::uint64_t size);
+  std::int64_t do_prlimit(int resource, std::uint64_t new_limit, std::uint64_t old_limit);
+  std::int64_t do_futex(const SyscallArgs& a);
+  std::int64_t do_prctl(const SyscallArgs& a);
+  // Applies the default action of `signal` (terminate or ignore); returns 0.
+  std::int64_t act_on_signal(int signal);
+
+  // Shared helpers.
+  // Reads a path argument; sets `error` (positive errno) on failure.
+  std::optional<std::string> read_path(std::uint64_t address, int& error) const;
+  // Copies host bytes to the guest; false on EFAULT.
+  bool copy_out(std::uint64_t address, const void* data, std::size_t size);
+  bool copy_in(std::uint64_t address, void* data, std::size_t size) const;
+  void end_with_exit(int code);
+  void end_with_signal(int signal, std::string description);
+  void note_once(const std::string& what);
+  void log_syscall(arch::SyscallId id, std::uint64_t number, const SyscallArgs& a, std::int64_t result);
+
+  uc_engine* engine_;
+  const arch::ArchInfo& arch_;
+  arch::GuestCpu& cpu_;
+  GuestMemory memory_;
+  GuestFs fs_;
+  const ProcessConfig& config_;
+  SyscallObserver* observer_ = nullptr;
+
+  std::uint64_t brk_start_ = 0;
+  std::uint64_t brk_current_ = 0;
+  std::uint64_t clear_child_tid_ = 0;
+  std::uint64_t signal_actions_[65][4] = {};  // guest sigaction records, kept but not delivered yet
+  std::uint64_t signal_mask_ = 0;
+  std::uint64_t pending_signals_ = 0;       // raised while blocked; acted on when unblocked
+  std::optional<std::uint64_t> rlimits_[16][2];  // limits the guest set (not applied to the host)
+  char thread_name_[16] = {};
+  int umask_ = 022;
+  std::uint64_t syscall_count_ = 0;
+  Termination termination_;
+  std::set<std::string> noted_;
+  std::vector<std::uint8_t> scratch_;  // reused I/O buffer
+};
+
+}  // namespace tracecorn::linux_layer

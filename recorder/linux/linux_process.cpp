@@ -1,0 +1,249 @@
+// Role: LinuxProcess: wires the ELF file, the architecture, the engine, the
+// kernel and the loader together, and runs the guest (see linux_process.h).
+// Faults: memory faults are caught by a UC_HOOK_MEM_*_INVALID hook (address and
+// kind recorded) and CPU exceptions by UC_HOOK_INTR; the run then ends as the
+// kernel would end it: killed by SIGSEGV/SIGILL/SIGFPE..., exit status 128+signal.
+#include "recorder/linux/linux_process.h"
+
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <climits>
+#include <csignal>
+#include <cstring>
+
+#include "recorder/elf/elf_file.h"
+#include "recorder/linux/kernel.h"
+#include "recorder/linux/loader.h"
+
+namespace tracecorn::linux_layer {
+namespace {
+
+// What the fault hooks saw; read after uc_emu_start returns.
+struct FaultRecord {
+  bool seen = false;
+  int signal = 0;
+  std::uint64_t address = 0;
+  std::uint64_t pc = 0;
+  std::string what;
+};
+
+const char* access_name(uc_mem_type type) {
+  switch (type) {
+    case UC_MEM_READ_UNMAPPED: return "read of unmapped memory";
+    case UC_MEM_WRITE_UNMAPPED: return "write to unmapped memory";
+    case UC_MEM_FETCH_UNMAPPED: return "execution of unmapped memory";
+    case UC_MEM_READ_PROT: return "read of protected memory";
+    case UC_MEM_WRITE_PROT: return "write to read-only memory";
+    case UC_MEM_FETCH_PROT: return "execution of non-executable memory";
+    default: return "invalid memory access";
+  }
+}
+
+std::string hex(std::uint64_t value) {
+  char buffer[24];
+  std::snprintf(buffer, sizeof buffer, "0x%llx", static_cast<unsigned long long>(value));
+  return buffer;
+}
+
+}  // namespace
+
+// Hook state that must outlive the hooks: owned by the process, freed after them.
+struct LinuxProcessHooks {
+  FaultRecord fault;
+  arch::GuestCpu* cpu = nullptr;
+  uc_hook memory_hook = 0;
+  uc_hook interrupt_hook = 0;
+
+  static bool on_invalid_memory(uc_engine* engine, uc_mem_type type, std::uint64_t address, int, std::int64_t,
+                                void* user) noexcept {
+    auto* self = static_cast<LinuxProcessHooks*>(user);
+    if (!self->fault.seen) {
+      self->fault.seen = true;
+      self->fault.signal = SIGSEGV;
+      self->fault.address = address;
+      self->fault.what = access_name(type);
+      (void)engine;
+    }
+    return false;  // let the access fail: uc_emu_start returns the error
+  }
+
+  static void on_interrupt(uc_engine* engine, std::uint32_t number, void* user) noexcept {
+    auto* self = static_cast<LinuxProcessHooks*>(user);
+    if (!self->fault.seen) {
+      self->fault.seen = true;
+      self->fault.signal = self->cpu->signal_for_interrupt(number);
+      self->fault.what = "CPU exception " + std::to_string(number);
+    }
+    uc_emu_stop(engine);
+  }
+};
+
+int RunOutcome::host_exit_status() const {
+  switch (kind) {
+    case Kind::kExited: return exit_code & 0xff;
+    case Kind::kSignaled: return 128 + signal;
+    case Kind::kInstructionLimit: case Kind::kTimeout: return 124;
+    case Kind::kEmulatorError: return 125;
+  }
+  return 125;
+}
+
+Expected<std::unique_ptr<LinuxProcess>> LinuxProcess::create(ProcessConfig config) {
+  struct stat info {};
+  if (::stat(config.program.c_str(), &info) != 0)
+    return make_error(errno == ENOENT ? ErrorCode::kNotFound : ErrorCode::kIo, std::strerror(errno), config.program);
+  if (S_ISDIR(info.st_mode)) return make_error(ErrorCode::kInvalidArgument, "is a directory", config.program);
+
+  auto program = elf::ElfFile::load(config.program);
+  if (!program) return program.error();
+  const arch::ArchInfo* arch =
+      arch::find_arch_for_elf(program->machine(), program->is_64bit(), program->little_endian());
+  if (!arch) {
+    std::string supported;
+    for (const auto* known : arch::all_archs()) supported += (supported.empty() ? "" : ", ") + std::string(known->name);
+    return make_error(ErrorCode::kUnsupported,
+                      "ELF machine " + std::to_string(program->machine()) + (program->is_64bit() ? " (64-bit, " : " (32-bit, ") +
+                          (program->little_endian() ? "little endian)" : "big endian)") +
+                          " is not supported; supported: " + supported,
+                      config.program, 18);
+  }
+
+  std::unique_ptr<LinuxProcess> process(new LinuxProcess());
+  process->arch_ = arch;
+  if (config.argv.empty()) config.argv.push_back(config.program);
+  process->config_ = std::move(config);
+  const ProcessConfig& cfg = process->config_;
+
+  if (const uc_err err = uc_open(arch->unicorn_arch, arch->unicorn_mode, &process->engine_); err != UC_ERR_OK)
+    return make_error(ErrorCode::kEmulator, std::string("uc_open: ") + uc_strerror(err));
+  auto cpu = arch->make_guest_cpu(process->engine_);
+  if (!cpu) return cpu.error();
+  process->cpu_ = std::move(*cpu);
+
+  char resolved[PATH_MAX];
+  std::string exe_path = ::realpath(cfg.program.c_str(), resolved) ? resolved : cfg.program;
+  auto fs = GuestFs::create(cfg.rootfs, exe_path);
+  if (!fs) return fs.error();
+  if (fs->has_rootfs())
+    if (auto view = fs->guest_view_of_host_path(exe_path)) exe_path = *view;
+  process->kernel_ = std::make_unique<Kernel>(process->engine_, *arch, *process->cpu_, std::move(*fs), cfg);
+
+  Kernel* kernel = process->kernel_.get();
+  auto trap = [](void* user) noexcept { static_cast<Kernel*>(user)->on_trap(); };
+  if (auto status = process->cpu_->install_syscall_trap(trap, kernel); !status) return status.error();
+
+  StackInputs inputs;
+  inputs.argv = cfg.argv;
+  inputs.envp = cfg.envp;
+  inputs.execfn = cfg.program;
+  if (::getrandom(inputs.random.data(), inputs.random.size(), 0) != static_cast<ssize_t>(inputs.random.size()))
+    return make_error(ErrorCode::kIo, "getrandom failed for AT_RANDOM");
+  inputs.hwcap = process->cpu_->hwcap();
+  inputs.uid = ::getuid();
+  inputs.euid = ::geteuid();
+  inputs.gid = ::getgid();
+  inputs.egid = ::getegid();
+  auto start = load_program(kernel->memory(), kernel->fs(), *arch, *program, inputs);
+  if (!start) return start.error();
+  kernel->set_program_break(start->brk_start);
+  process->entry_pc_ = start->pc;
+  std::uint64_t sp = start->stack_pointer;
+  if (uc_reg_write(process->engine_, arch->sp_reg, &sp) != UC_ERR_OK)
+    return make_error(ErrorCode::kEmulator, "cannot set the stack pointer");
+
+  auto hooks = std::make_unique<LinuxProcessHooks>();
+  hooks->cpu = process->cpu_.get();
+  if (uc_hook_add(process->engine_, &hooks->memory_hook, UC_HOOK_MEM_INVALID,
+                  reinterpret_cast<void*>(&LinuxProcessHooks::on_invalid_memory), hooks.get(), 1, 0) != UC_ERR_OK ||
+      uc_hook_add(process->engine_, &hooks->interrupt_hook, UC_HOOK_INTR,
+                  reinterpret_cast<void*>(&LinuxProcessHooks::on_interrupt), hooks.get(), 1, 0) != UC_ERR_OK)
+    return make_error(ErrorCode::kEmulator, "cannot install the fault hooks");
+  process->hooks_ = std::move(hooks);
+  return process;
+}
+
+LinuxProcess::~LinuxProcess() {
+  if (engine_ && hooks_) {
+    uc_hook_del(engine_, hooks_->memory_hook);
+    uc_hook_del(engine_, hooks_->interrupt_hook);
+  }
+  kernel_.reset();
+  cpu_.reset();
+  if (engine_) uc_close(engine_);
+}
+
+std::uint64_t LinuxProcess::syscall_count() const { return kernel_->syscall_count(); }
+
+void LinuxProcess::set_syscall_observer(SyscallObserver* observer) { kernel_->set_observer(observer); }
+
+RunOutcome LinuxProcess::run() {
+  RunOutcome outcome;
+  const auto started = std::chrono::steady_clock::now();
+  const std::uint64_t timeout_us = static_cast<std::uint64_t>(config_.timeout.count());
+  const uc_err err = uc_emu_start(engine_, entry_pc_, UINT64_MAX, timeout_us, config_.max_instructions);
+  const auto elapsed = std::chrono::steady_clock::now() - started;
+  std::uint64_t pc = 0;
+  uc_reg_read(engine_, arch_->pc_reg, &pc);
+  outcome.pc = pc;
+
+  const Termination& end = kernel_->termination();
+  const FaultRecord& fault = hooks_->fault;
+  if (end.ended) {
+    outcome.kind = end.by_signal ? RunOutcome::Kind::kSignaled : RunOutcome::Kind::kExited;
+    outcome.exit_code = end.exit_code;
+    outcome.signal = end.signal;
+    outcome.description = end.description;
+    return outcome;
+  }
+  if (fault.seen) {
+    outcome.kind = RunOutcome::Kind::kSignaled;
+    outcome.signal = fault.signal;
+    outcome.fault_address = fault.address;
+    outcome.description = std::string("killed by ") + sigabbrev_np(fault.signal) + ": " + fault.what +
+                          (fault.address ? " at address " + hex(fault.address) : "") + ", pc " + hex(pc);
+    return outcome;
+  }
+  switch (err) {
+    case UC_ERR_OK:
+      break;
+    case UC_ERR_INSN_INVALID:
+      outcome.kind = RunOutcome::Kind::kSignaled;
+      outcome.signal = SIGILL;
+      outcome.description = "killed by SIGILL: invalid or unsupported instruction at pc " + hex(pc);
+      return outcome;
+    case UC_ERR_READ_UNMAPPED: case UC_ERR_WRITE_UNMAPPED: case UC_ERR_FETCH_UNMAPPED:
+    case UC_ERR_READ_PROT: case UC_ERR_WRITE_PROT: case UC_ERR_FETCH_PROT:
+    case UC_ERR_READ_UNALIGNED: case UC_ERR_WRITE_UNALIGNED: case UC_ERR_FETCH_UNALIGNED:
+    case UC_ERR_EXCEPTION:
+      outcome.kind = RunOutcome::Kind::kSignaled;
+      outcome.signal = SIGSEGV;
+      outcome.description = std::string("killed by SIGSEGV: ") + uc_strerror(err) + " at pc " + hex(pc);
+      return outcome;
+    default:
+      outcome.kind = RunOutcome::Kind::kEmulatorError;
+      outcome.description = std::string("emulator error: ") + uc_strerror(err) + " at pc " + hex(pc);
+      return outcome;
+  }
+  // Unicorn returned without an exit: a limit, or an instruction that halts it.
+  if (timeout_us && elapsed >= config_.timeout) {
+    outcome.kind = RunOutcome::Kind::kTimeout;
+    outcome.description = "stopped: --timeout reached at pc " + hex(pc);
+    return outcome;
+  }
+  if (config_.max_instructions) {
+    outcome.kind = RunOutcome::Kind::kInstructionLimit;
+    outcome.description = "stopped: --max-insns " + std::to_string(config_.max_instructions) + " reached at pc " + hex(pc);
+    return outcome;
+  }
+  // `hlt` (glibc's last resort in abort) and other privileged instructions end
+  // emulation in Unicorn; in a Linux process they raise #GP, that is SIGSEGV.
+  outcome.kind = RunOutcome::Kind::kSignaled;
+  outcome.signal = SIGSEGV;
+  outcome.description = "killed by SIGSEGV: privileged instruction (hlt) at pc " + hex(pc);
+  return outcome;
+}
+
+}  // namespace tracecorn::linux_layer

@@ -1,0 +1,302 @@
+// Role: the process family of syscalls for one single-threaded guest: identity
+// (pids, uids), exit, signals raised at itself, signal dispositions and masks
+// (kept; handlers are not delivered yet), resource limits, uname, TLS, futex,
+// and the refusals (fork, exec, network) that end in a clear note.
+// Signals: a signal the guest raises at itself takes its default action when it
+// is not blocked (terminate: the run ends as "killed by signal N"); a blocked one
+// stays pending until rt_sigprocmask unblocks it, which is how glibc's abort()
+// and raise() deliver SIGABRT.
+#include <sched.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/sysinfo.h>
+#include <sys/times.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+
+#include "recorder/linux/kernel.h"
+
+namespace tracecorn::linux_layer {
+
+using arch::SyscallId;
+
+namespace {
+
+constexpr int kMaxSignal = 64;
+constexpr std::uint64_t kSigsetSize = 8;
+constexpr std::uint64_t kSigDefault = 0, kSigIgnore = 1;
+
+std::uint64_t signal_bit(int signal) { return 1ull << (signal - 1); }
+
+bool default_action_is_ignore(int signal) {
+  return signal == SIGCHLD || signal == SIGCONT || signal == SIGURG || signal == SIGWINCH ||
+         signal == SIGSTOP || signal == SIGTSTP || signal == SIGTTIN || signal == SIGTTOU;
+}
+
+std::int64_t host_result(long result) { return result < 0 ? -errno : result; }
+
+}  // namespace
+
+std::int64_t Kernel::act_on_signal(int signal) {
+  const std::uint64_t handler = signal_actions_[signal][0];
+  if (handler == kSigIgnore) return 0;
+  if (handler != kSigDefault)
+    note_once("signal " + std::to_string(signal) + " has a handler, which tracecorn does not deliver yet: "
+              "applying the default action");
+  if (default_action_is_ignore(signal)) return 0;
+  end_with_signal(signal, std::string("killed by ") + sigabbrev_np(signal) + " (raised by the program)");
+  return 0;
+}
+
+std::int64_t Kernel::do_kill_self(int signal, const char* how) {
+  (void)how;
+  if (signal < 0 || signal > kMaxSignal) return -EINVAL;
+  if (signal == 0) return 0;
+  if (signal != SIGKILL && signal != SIGSTOP && (signal_mask_ & signal_bit(signal))) {
+    pending_signals_ |= signal_bit(signal);
+    return 0;
+  }
+  return act_on_signal(signal);
+}
+
+std::int64_t Kernel::do_rt_sigaction(int signal, std::uint64_t action, std::uint64_t old_action, std::uint64_t size) {
+  if (size != kSigsetSize || signal < 1 || signal > kMaxSignal) return -EINVAL;
+  if (action && (signal == SIGKILL || signal == SIGSTOP)) return -EINVAL;
+  std::uint64_t incoming[4] = {};
+  if (action && !copy_in(action, incoming, sizeof incoming)) return -EFAULT;
+  if (old_action && !copy_out(old_action, signal_actions_[signal], sizeof signal_actions_[signal])) return -EFAULT;
+  if (action) std::memcpy(signal_actions_[signal], incoming, sizeof incoming);
+  return 0;
+}
+
+std::int64_t Kernel::do_rt_sigprocmask(int how, std::uint64_t set, std::uint64_t old_set, std::uint64_t size) {
+  if (size != kSigsetSize) return -EINVAL;
+  std::uint64_t incoming = 0;
+  if (set && !copy_in(set, &incoming, sizeof incoming)) return -EFAULT;
+  if (old_set && !copy_out(old_set, &signal_mask_, sizeof signal_mask_)) return -EFAULT;
+  if (!set) return 0;
+  switch (how) {
+    case SIG_BLOCK: signal_mask_ |= incoming; break;
+    case SIG_UNBLOCK: signal_mask_ &= ~incoming; break;
+    case SIG_SETMASK: signal_mask_ = incoming; break;
+    default: return -EINVAL;
+  }
+  signal_mask_ &= ~(signal_bit(SIGKILL) | signal_bit(SIGSTOP));
+  // Pending signals that are now unblocked are delivered, lowest first.
+  while (const std::uint64_t deliverable = pending_signals_ & ~signal_mask_) {
+    const int signal = __builtin_ctzll(deliverable) + 1;
+    pending_signals_ &= ~signal_bit(signal);
+    act_on_signal(signal);
+    if (termination_.ended) break;
+  }
+  return 0;
+}
+
+std::int64_t Kernel::do_prlimit(int resource, std::uint64_t new_limit, std::uint64_t old_limit) {
+  if (resource < 0 || resource >= RLIM_NLIMITS || resource >= 16) return -EINVAL;
+  std::uint64_t incoming[2] = {};
+  if (new_limit && !copy_in(new_limit, incoming, sizeof incoming)) return -EFAULT;
+  if (new_limit && incoming[0] > incoming[1]) return -EINVAL;
+  if (old_limit) {
+    std::uint64_t current[2];
+    if (rlimits_[resource][0]) {
+      current[0] = *rlimits_[resource][0];
+      current[1] = *rlimits_[resource][1];
+    } else {
+      struct rlimit host {};
+      if (::getrlimit(static_cast<__rlimit_resource>(resource), &host) != 0) return -errno;
+      current[0] = host.rlim_cur;
+      current[1] = host.rlim_max;
+    }
+    if (!copy_out(old_limit, current, sizeof current)) return -EFAULT;
+  }
+  if (new_limit) {
+    rlimits_[resource][0] = incoming[0];
+    rlimits_[resource][1] = incoming[1];
+  }
+  return 0;
+}
+
+std::int64_t Kernel::do_futex(const SyscallArgs& a) {
+  constexpr int kFutexCommandMask = 0x7f & ~0x80;  // strip FUTEX_PRIVATE_FLAG (128) and CLOCK_REALTIME (256)
+  const int command = static_cast<int>(a[1]) & kFutexCommandMask & 0x7f;
+  switch (command) {
+    case 0:  // FUTEX_WAIT
+    case 9: {  // FUTEX_WAIT_BITSET
+      std::uint32_t value = 0;
+      if (!copy_in(a[0], &value, sizeof value)) return -EFAULT;
+      if (value != static_cast<std::uint32_t>(a[2])) return -EAGAIN;
+      if (a[3]) return -ETIMEDOUT;  // nobody else can wake a single thread
+      note_once("futex wait with no other thread to wake it: returning EINTR");
+      return -EINTR;
+    }
+    case 1: case 10: return 0;  // FUTEX_WAKE, FUTEX_WAKE_BITSET: no waiters
+    default:
+      note_once("futex operation " + std::to_string(command) + " is not supported: returning ENOSYS");
+      return -ENOSYS;
+  }
+}
+
+std::int64_t Kernel::do_prctl(const SyscallArgs& a) {
+  switch (static_cast<int>(a[0])) {
+    case 15: {  // PR_SET_NAME
+      char name[16] = {};
+      auto text = memory_.read_string(a[1], 4096);
+      if (!text) return -EFAULT;
+      std::strncpy(name, text->c_str(), 15);
+      std::memcpy(thread_name_, name, sizeof name);
+      return 0;
+    }
+    case 16:  // PR_GET_NAME
+      return copy_out(a[1], thread_name_, sizeof thread_name_) ? 0 : -EFAULT;
+    case 1: case 2:   // PR_SET_PDEATHSIG, PR_GET_PDEATHSIG
+    case 3: case 4:   // PR_GET_DUMPABLE, PR_SET_DUMPABLE
+    case 38: case 39: // PR_SET_NO_NEW_PRIVS, PR_GET_NO_NEW_PRIVS
+      return 0;
+    default:
+      note_once("prctl option " + std::to_string(a[0]) + " is not supported: returning EINVAL");
+      return -EINVAL;
+  }
+}
+
+std::optional<std::int64_t> Kernel::process_syscall(SyscallId id, const SyscallArgs& a) {
+  const std::int64_t own_pid = ::getpid();
+  switch (id) {
+    case SyscallId::getpid: case SyscallId::gettid: return own_pid;
+    case SyscallId::getppid: return ::getppid();
+    case SyscallId::getuid: return ::getuid();
+    case SyscallId::geteuid: return ::geteuid();
+    case SyscallId::getgid: return ::getgid();
+    case SyscallId::getegid: return ::getegid();
+    case SyscallId::getpgrp: return ::getpgrp();
+    case SyscallId::getpgid: return host_result(::getpgid(static_cast<pid_t>(a[0])));
+    case SyscallId::getsid: return host_result(::getsid(static_cast<pid_t>(a[0])));
+    case SyscallId::getresuid: case SyscallId::getresgid: {
+      std::uint32_t ids[3];
+      if (id == SyscallId::getresuid) {
+        uid_t r, e, s;
+        ::getresuid(&r, &e, &s);
+        ids[0] = r, ids[1] = e, ids[2] = s;
+      } else {
+        gid_t r, e, s;
+        ::getresgid(&r, &e, &s);
+        ids[0] = r, ids[1] = e, ids[2] = s;
+      }
+      for (int i = 0; i < 3; ++i)
+        if (!copy_out(a[static_cast<std::size_t>(i)], &ids[i], sizeof ids[i])) return -EFAULT;
+      return 0;
+    }
+    case SyscallId::getgroups: {
+      const int size = static_cast<int>(a[0]);
+      if (size < 0) return -EINVAL;
+      std::vector<gid_t> groups(static_cast<std::size_t>(size));
+      const int count = ::getgroups(size, groups.data());
+      if (count < 0) return -errno;
+      if (size && !copy_out(a[1], groups.data(), static_cast<std::size_t>(count) * sizeof(gid_t))) return -EFAULT;
+      return count;
+    }
+    case SyscallId::setuid: case SyscallId::setgid: {
+      // Only "changes" to the current id succeed: tracecorn never changes its own identity.
+      const std::uint64_t current = id == SyscallId::setuid ? ::geteuid() : ::getegid();
+      return static_cast<std::uint32_t>(a[0]) == current ? 0 : -EPERM;
+    }
+    case SyscallId::setpgid: case SyscallId::setsid: case SyscallId::setgroups: return -EPERM;
+    case SyscallId::exit: case SyscallId::exit_group:
+      end_with_exit(static_cast<int>(a[0]));
+      return 0;
+    case SyscallId::kill:
+      if (static_cast<std::int64_t>(a[0]) == own_pid || a[0] == 0) return do_kill_self(static_cast<int>(a[1]), "kill");
+      return -EPERM;
+    case SyscallId::tgkill:
+      if (static_cast<std::int64_t>(a[0]) != own_pid || static_cast<std::int64_t>(a[1]) != own_pid) return -ESRCH;
+      return do_kill_self(static_cast<int>(a[2]), "tgkill");
+    case SyscallId::tkill:
+      if (static_cast<std::int64_t>(a[0]) != own_pid) return -ESRCH;
+      return do_kill_self(static_cast<int>(a[1]), "tkill");
+    case SyscallId::rt_sigaction: return do_rt_sigaction(static_cast<int>(a[0]), a[1], a[2], a[3]);
+    case SyscallId::rt_sigprocmask: return do_rt_sigprocmask(static_cast<int>(a[0]), a[1], a[2], a[3]);
+    case SyscallId::sigaltstack: {
+      if (a[1]) {
+        const std::uint64_t disabled[3] = {0, 2 /* SS_DISABLE */, 0};
+        if (!copy_out(a[1], disabled, sizeof disabled)) return -EFAULT;
+      }
+      return 0;
+    }
+    case SyscallId::arch_prctl: {
+      constexpr std::uint64_t kArchSetFs = 0x1002, kArchGetFs = 0x1003;
+      if (a[0] == kArchSetFs) return cpu_.set_thread_pointer(a[1]) ? 0 : -EINVAL;
+      if (a[0] == kArchGetFs) {
+        const std::uint64_t value = cpu_.thread_pointer();
+        return copy_out(a[1], &value, sizeof value) ? 0 : -EFAULT;
+      }
+      return -EINVAL;
+    }
+    case SyscallId::set_tid_address: clear_child_tid_ = a[0]; return own_pid;
+    case SyscallId::set_robust_list: return a[1] == 24 ? 0 : -EINVAL;
+    case SyscallId::rseq: return -ENOSYS;  // glibc then runs without restartable sequences
+    case SyscallId::prlimit64:
+      if (a[0] != 0 && static_cast<std::int64_t>(a[0]) != own_pid) return -EPERM;
+      return do_prlimit(static_cast<int>(a[1]), a[2], a[3]);
+    case SyscallId::getrlimit: return do_prlimit(static_cast<int>(a[0]), 0, a[1]);
+    case SyscallId::setrlimit: return do_prlimit(static_cast<int>(a[0]), a[1], 0);
+    case SyscallId::uname: {
+      struct utsname name {};
+      if (::uname(&name) != 0) return -errno;
+      std::memset(name.machine, 0, sizeof name.machine);
+      std::memcpy(name.machine, arch_.platform.data(), std::min(arch_.platform.size(), sizeof name.machine - 1));
+      return copy_out(a[0], &name, sizeof name) ? 0 : -EFAULT;
+    }
+    case SyscallId::sysinfo: {
+      struct sysinfo info {};
+      if (::sysinfo(&info) != 0) return -errno;
+      return copy_out(a[0], &info, sizeof info) ? 0 : -EFAULT;
+    }
+    case SyscallId::getrusage: {
+      struct rusage usage {};
+      if (::getrusage(static_cast<int>(a[0]), &usage) != 0) return -errno;
+      return copy_out(a[1], &usage, sizeof usage) ? 0 : -EFAULT;
+    }
+    case SyscallId::times: {
+      struct tms buffer {};
+      const clock_t ticks = ::times(&buffer);
+      if (a[0] && !copy_out(a[0], &buffer, sizeof buffer)) return -EFAULT;
+      return ticks;
+    }
+    case SyscallId::prctl: return do_prctl(a);
+    case SyscallId::sched_getaffinity: {
+      const std::uint64_t size = std::min<std::uint64_t>(a[1], 1024);
+      std::vector<std::uint8_t> mask(size);
+      const long written = syscall(SYS_sched_getaffinity, 0, size, mask.data());
+      if (written < 0) return -errno;
+      return copy_out(a[2], mask.data(), static_cast<std::size_t>(written)) ? written : -EFAULT;
+    }
+    case SyscallId::sched_setaffinity: case SyscallId::sched_yield: case SyscallId::sched_getparam:
+    case SyscallId::sched_getscheduler:
+      return 0;
+    case SyscallId::futex: return do_futex(a);
+    case SyscallId::wait4: return -ECHILD;
+    case SyscallId::clone: case SyscallId::fork: case SyscallId::vfork: case SyscallId::execve:
+      note_once(std::string(arch::syscall_name(id)) + " is refused: tracecorn runs one process with one thread");
+      return -ENOSYS;
+    case SyscallId::socket: case SyscallId::connect: case SyscallId::accept: case SyscallId::bind:
+    case SyscallId::listen: case SyscallId::sendto: case SyscallId::recvfrom: case SyscallId::socketpair:
+    case SyscallId::sendmsg: case SyscallId::recvmsg:
+      note_once(std::string("network syscall ") + std::string(arch::syscall_name(id)) + " is refused: EACCES");
+      return -EACCES;
+    case SyscallId::alarm: case SyscallId::setitimer: case SyscallId::getitimer:
+      note_once(std::string(arch::syscall_name(id)) + ": timers do not fire yet");
+      return 0;
+    case SyscallId::pause:
+      note_once("pause with no signal that could end it: returning EINTR");
+      return -EINTR;
+    case SyscallId::membarrier: return 0;
+    default:
+      return std::nullopt;
+  }
+}
+
+}  // namespace tracecorn::linux_layer

@@ -1,0 +1,68 @@
+// Role: the time family (clocks and sleeps; there is no vDSO, so every time call
+// is a real syscall) and getrandom. Values come from the host as they are.
+#include <sys/random.h>
+#include <sys/time.h>
+
+#include <cerrno>
+#include <ctime>
+
+#include "recorder/linux/kernel.h"
+
+namespace tracecorn::linux_layer {
+
+using arch::SyscallId;
+
+std::optional<std::int64_t> Kernel::time_syscall(SyscallId id, const SyscallArgs& a) {
+  switch (id) {
+    case SyscallId::clock_gettime: case SyscallId::clock_getres: {
+      struct timespec value {};
+      const int result = id == SyscallId::clock_gettime ? ::clock_gettime(static_cast<clockid_t>(a[0]), &value)
+                                                        : ::clock_getres(static_cast<clockid_t>(a[0]), &value);
+      if (result != 0) return -errno;
+      if (a[1] && !copy_out(a[1], &value, sizeof value)) return -EFAULT;
+      return 0;
+    }
+    case SyscallId::gettimeofday: {
+      struct timeval value {};
+      ::gettimeofday(&value, nullptr);
+      if (a[0] && !copy_out(a[0], &value, sizeof value)) return -EFAULT;
+      if (a[1]) {
+        const std::uint32_t zone[2] = {0, 0};
+        if (!copy_out(a[1], zone, sizeof zone)) return -EFAULT;
+      }
+      return 0;
+    }
+    case SyscallId::time: {
+      const std::int64_t now = ::time(nullptr);
+      if (a[0] && !copy_out(a[0], &now, sizeof now)) return -EFAULT;
+      return now;
+    }
+    case SyscallId::nanosleep: case SyscallId::clock_nanosleep: {
+      const bool is_clock = id == SyscallId::clock_nanosleep;
+      struct timespec request {}, remaining {};
+      if (!copy_in(is_clock ? a[2] : a[0], &request, sizeof request)) return -EFAULT;
+      if (request.tv_nsec < 0 || request.tv_nsec >= 1000000000 || request.tv_sec < 0) return -EINVAL;
+      const int result = is_clock ? ::clock_nanosleep(static_cast<clockid_t>(a[0]), static_cast<int>(a[1]), &request,
+                                                      &remaining)
+                                  : (::nanosleep(&request, &remaining) == 0 ? 0 : errno);
+      if (result != 0) {
+        const std::uint64_t remaining_address = is_clock ? a[3] : a[1];
+        if (result == EINTR && remaining_address) copy_out(remaining_address, &remaining, sizeof remaining);
+        return -result;
+      }
+      return 0;
+    }
+    case SyscallId::getrandom: {
+      const std::size_t length = static_cast<std::size_t>(std::min<std::uint64_t>(a[1], 1u << 20));
+      std::vector<std::uint8_t> bytes(length);
+      const ssize_t got = ::getrandom(bytes.data(), length, static_cast<unsigned>(a[2]));
+      if (got < 0) return -errno;
+      if (!copy_out(a[0], bytes.data(), static_cast<std::size_t>(got))) return -EFAULT;
+      return got;
+    }
+    default:
+      return std::nullopt;
+  }
+}
+
+}  // namespace tracecorn::linux_layer

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Role: install what tracecorn needs to build and test, from Debian 12 packages.
+# Invariant: idempotent; when every package is already installed it does nothing
+# (no apt-get update, no network).
+set -euo pipefail
+
+packages=(
+  # build
+  build-essential cmake ninja-build pkg-config clang
+  # libraries tracecorn links against
+  libunicorn-dev libcapstone-dev libprotobuf-dev protobuf-compiler libzstd-dev
+  doctest-dev libcli11-dev libfmt-dev
+  # references the tests compare against (nobody here wrote them)
+  busybox-static qemu-user-static gdb binutils coreutils
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q '^install ok installed$'; then
+    missing+=("$p")
+  fi
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+
+echo "setup: installing ${missing[*]}" >&2
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO=sudo; fi
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

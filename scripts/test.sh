@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Role: the README's second command, and what CI runs (.ci/run). Installs what is
+# missing, builds with g++ (warnings are errors), checks that the library and CLI
+# also build warning-clean with clang 14, and runs the whole suite through ctest.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+bash scripts/build.sh
+# clang 14: the library and the CLI only (the tests build once, with g++).
+CC=clang CXX=clang++ cmake -S . -B build-clang -G Ninja -DTRACECORN_WERROR=ON >/dev/null
+cmake --build build-clang -j "$(nproc)" --target tracecorn unit_tests
+cd build
+ctest --output-on-failure -j "$(nproc)" --timeout 300

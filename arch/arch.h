@@ -94,6 +94,14 @@ class GuestCpu {
   // The host signal the kernel would send for CPU exception `interrupt_number`
   // (as Unicorn's UC_HOOK_INTR reports it), or 0 when it is not a fault.
   virtual int signal_for_interrupt(std::uint32_t interrupt_number) const = 0;
+
+  // The address of the instruction that made the memory access to `fault_address`,
+  // given the pc Unicorn reports after a memory fault. Unicorn 2.0.1 reports the
+  // start of the translation block, not the instruction (upstream #1323, #2040);
+  // an architecture that can find the instruction (by decoding the block and
+  // evaluating its memory operands) returns it, else `reported_pc`.
+  virtual std::uint64_t locate_faulting_instruction(std::uint64_t reported_pc,
+                                                    std::uint64_t fault_address) const = 0;
 };
 
 struct ArchInfo {

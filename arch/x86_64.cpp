@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <csignal>
 #include <cstring>
+#include <optional>
 
 #include <unicorn/x86.h>
 
@@ -282,6 +283,7 @@ class X86_64GuestCpu final : public GuestCpu {
  public:
   explicit X86_64GuestCpu(uc_engine* engine) : engine_(engine) {}
   ~X86_64GuestCpu() override {
+    if (capstone_) cs_close(&capstone_);
     if (cpuid_hook_) uc_hook_del(engine_, cpuid_hook_);
     if (syscall_hook_) uc_hook_del(engine_, syscall_hook_);
     if (probe_) uc_close(probe_);
@@ -308,6 +310,9 @@ class X86_64GuestCpu final : public GuestCpu {
       return make_error(ErrorCode::kEmulator, "cannot hook CPUID");
     std::array<std::uint32_t, 4> leaf1 = query(1, 0);
     hwcap_ = leaf1[3];
+    if (cs_open(CS_ARCH_X86, CS_MODE_64, &capstone_) != CS_ERR_OK ||
+        cs_option(capstone_, CS_OPT_DETAIL, CS_OPT_ON) != CS_ERR_OK)
+      return make_error(ErrorCode::kEmulator, "cannot open Capstone for x86-64");
     return ok_status();
   }
 
@@ -350,6 +355,34 @@ class X86_64GuestCpu final : public GuestCpu {
     return value;
   }
 
+  // Decodes the block from `reported_pc` and returns the first instruction whose
+  // memory operand (explicit, or the implicit stack and string accesses) covers
+  // `fault_address`, evaluated with the current registers: TCG writes guest
+  // registers back before every guest memory access, so they hold the values the
+  // faulting instruction saw. A fetch fault reports the fetched address itself.
+  std::uint64_t locate_faulting_instruction(std::uint64_t reported_pc, std::uint64_t fault_address) const override {
+    if (fault_address == trap_pc_candidate(reported_pc)) return reported_pc;
+    std::uint8_t code[512];
+    std::size_t size = sizeof code;
+    while (size > 0 && uc_mem_read(engine_, reported_pc, code, size) != UC_ERR_OK) size /= 2;
+    if (size == 0) return fault_address;  // the block itself is not readable: a fetch fault
+    const std::uint8_t* cursor = code;
+    std::uint64_t address = reported_pc;
+    cs_insn* insn = cs_malloc(capstone_);
+    std::uint64_t found = reported_pc;
+    for (int count = 0; count < 64 && cs_disasm_iter(capstone_, &cursor, &size, &address, insn); ++count) {
+      if (touches(*insn, fault_address)) {
+        found = insn->address;
+        break;
+      }
+      if (cs_insn_group(capstone_, insn, CS_GRP_JUMP) || cs_insn_group(capstone_, insn, CS_GRP_CALL) ||
+          cs_insn_group(capstone_, insn, CS_GRP_RET))
+        break;  // a block ends here
+    }
+    cs_free(insn, 1);
+    return found;
+  }
+
   int signal_for_interrupt(std::uint32_t interrupt_number) const override {
     // Linux's x86 trap handlers (arch/x86/kernel/traps.c).
     switch (interrupt_number) {
@@ -370,6 +403,59 @@ class X86_64GuestCpu final : public GuestCpu {
 
  private:
   static constexpr std::uint64_t kProbeCode = 0x1000;
+
+  static std::uint64_t trap_pc_candidate(std::uint64_t pc) { return pc; }
+
+  // The value of a Capstone register, through our register table (by name).
+  std::optional<std::uint64_t> register_value(unsigned capstone_register) const {
+    if (capstone_register == X86_REG_INVALID) return 0;
+    const char* name = cs_reg_name(capstone_, capstone_register);
+    if (!name) return std::nullopt;
+    for (const auto& reg : kRegisters)
+      if (reg.name == name && reg.size == 8) {
+        std::uint64_t value = 0;
+        uc_reg_read(engine_, reg.uc_id, &value);
+        return value;
+      }
+    return std::nullopt;
+  }
+
+  bool touches(const cs_insn& insn, std::uint64_t fault_address) const {
+    const cs_x86& x86 = insn.detail->x86;
+    auto covers = [&](std::uint64_t start, std::uint64_t length) {
+      return fault_address >= start && fault_address - start < std::max<std::uint64_t>(length, 1);
+    };
+    for (std::uint8_t i = 0; i < x86.op_count; ++i) {
+      const cs_x86_op& op = x86.operands[i];
+      if (op.type != X86_OP_MEM) continue;
+      std::uint64_t effective = static_cast<std::uint64_t>(op.mem.disp);
+      if (op.mem.base == X86_REG_RIP) {
+        effective += insn.address + insn.size;
+      } else {
+        auto base = register_value(op.mem.base);
+        auto index = register_value(op.mem.index);
+        if (!base || !index) continue;
+        effective += *base + *index * static_cast<std::uint64_t>(op.mem.scale);
+      }
+      if (op.mem.segment == X86_REG_FS) effective += thread_pointer();
+      if (covers(effective, op.size)) return true;
+    }
+    // Implicit accesses: the stack (push, call, pop, ret...) and string instructions.
+    const auto rsp = register_value(X86_REG_RSP).value_or(0);
+    if (cs_insn_group(capstone_, &insn, CS_GRP_CALL) || insn.id == X86_INS_PUSH || insn.id == X86_INS_PUSHFQ)
+      if (covers(rsp - 8, 8)) return true;
+    if (cs_insn_group(capstone_, &insn, CS_GRP_RET) || insn.id == X86_INS_POP || insn.id == X86_INS_POPFQ ||
+        insn.id == X86_INS_LEAVE)
+      if (covers(rsp, 8) || (insn.id == X86_INS_LEAVE && covers(register_value(X86_REG_RBP).value_or(0), 8)))
+        return true;
+    for (const unsigned reg : {X86_REG_RSI, X86_REG_RDI}) {
+      const bool string_op = x86.prefix[0] == X86_PREFIX_REP || x86.prefix[0] == X86_PREFIX_REPNE ||
+                             (insn.id >= X86_INS_MOVSB && insn.id <= X86_INS_MOVSW) ||
+                             (insn.id >= X86_INS_STOSB && insn.id <= X86_INS_STOSW);
+      if (string_op && covers(register_value(reg).value_or(0), 8)) return true;
+    }
+    return false;
+  }
   static constexpr std::uint64_t kSyscallLength = 2;
 
   // Runs the real CPUID of Unicorn on the probe engine, then applies the fixes above.
@@ -419,6 +505,7 @@ class X86_64GuestCpu final : public GuestCpu {
 
   uc_engine* engine_;
   uc_engine* probe_ = nullptr;
+  csh capstone_ = 0;
   uc_hook cpuid_hook_ = 0;
   uc_hook syscall_hook_ = 0;
   SyscallCallback syscall_callback_ = nullptr;

@@ -51,7 +51,7 @@ Expected<ElfFile> ElfFile::parse(std::span<const std::uint8_t> bytes, std::strin
   if (data != 1 && data != 2) return fail(ErrorCode::kBadFormat, "bad ELF byte order", 5);
 
   ElfFile file;
-  file.source_ = std::move(source);
+  file.source_ = source;
   file.bytes_ = bytes;
   file.is_64bit_ = elf_class == 2;
   file.little_endian_ = data == 1;

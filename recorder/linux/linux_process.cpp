@@ -199,11 +199,13 @@ RunOutcome LinuxProcess::run() {
     return outcome;
   }
   if (fault.seen) {
+    if (fault.signal == SIGSEGV) pc = cpu_->locate_faulting_instruction(pc, fault.address);
+    outcome.pc = pc;
     outcome.kind = RunOutcome::Kind::kSignaled;
     outcome.signal = fault.signal;
     outcome.fault_address = fault.address;
-    outcome.description = std::string("killed by ") + sigabbrev_np(fault.signal) + ": " + fault.what +
-                          (fault.address ? " at address " + hex(fault.address) : "") + ", pc " + hex(pc);
+    outcome.description = std::string("killed by SIG") + sigabbrev_np(fault.signal) + ": " + fault.what +
+                          (fault.signal == SIGSEGV ? " at address " + hex(fault.address) : "") + ", pc " + hex(pc);
     return outcome;
   }
   switch (err) {

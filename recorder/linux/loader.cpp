@@ -139,9 +139,20 @@ Expected<StartInfo> load_program(GuestMemory& memory, GuestFs& fs, const arch::A
   const auto& layout = arch.layout;
   StartInfo start;
 
-  // Main program: ET_EXEC at its own addresses, ET_DYN at the fixed PIE base.
-  const std::uint64_t bias =
-      program.type() == elf::kEtDyn ? layout.et_dyn_base - program.load_start(kPageSize) : 0;
+  // Main program: ET_EXEC at its own addresses; ET_DYN with an interpreter at the
+  // fixed PIE base (ELF_ET_DYN_BASE); ET_DYN without one (static-pie, or ld.so run
+  // directly) top-down in the mmap area, as binfmt_elf places it (load_bias 0, then
+  // mmap chooses).
+  std::uint64_t bias = 0;
+  if (program.type() == elf::kEtDyn) {
+    if (program.interpreter()) {
+      bias = layout.et_dyn_base - program.load_start(kPageSize);
+    } else {
+      auto base = memory.find_free(program.load_end(kPageSize) - program.load_start(kPageSize));
+      if (!base) return make_error(ErrorCode::kLimit, "no room for the program", program.source());
+      bias = *base - program.load_start(kPageSize);
+    }
+  }
   auto image = map_image(memory, program, bias);
   if (!image) return image.error();
   start.program = *image;

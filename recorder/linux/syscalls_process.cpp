@@ -48,7 +48,7 @@ std::int64_t Kernel::act_on_signal(int signal) {
     note_once("signal " + std::to_string(signal) + " has a handler, which tracecorn does not deliver yet: "
               "applying the default action");
   if (default_action_is_ignore(signal)) return 0;
-  end_with_signal(signal, std::string("killed by ") + sigabbrev_np(signal) + " (raised by the program)");
+  end_with_signal(signal, std::string("killed by SIG") + sigabbrev_np(signal) + " (raised by the program)");
   return 0;
 }
 

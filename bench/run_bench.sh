@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# Role: end-to-end speed of tracecorn against native execution and against
+# qemu-user on one CPU-bound workload: busybox sha256sum of a 16 MiB file.
+# Not part of ctest; run by hand (or CI, for the record):
+#   bench/run_bench.sh [TRACECORN_BINARY]      default build/recorder/cli/tracecorn
+# Environment: BUSYBOX (default /bin/busybox), QEMU (default
+# /usr/bin/qemu-x86_64-static), BENCH_MIB (input size, default 16).
+#
+# Invariants: the input is generated before and outside the timed part and is
+# deterministic (no /dev/urandom), so runs on different days hash the same
+# bytes; each configuration runs once, wall clock, output to a pipe; the three
+# digests must agree, else the figures are printed but the script exits 1;
+# the machine (nproc, CPU model, kernel) and the git commit are printed beside
+# the figures, as bench/README.md asks.
+set -euo pipefail
+
+repo_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+tracecorn=${1:-$repo_root/build/recorder/cli/tracecorn}
+busybox=${BUSYBOX:-/bin/busybox}
+qemu=${QEMU:-/usr/bin/qemu-x86_64-static}
+mib=${BENCH_MIB:-16}
+
+for tool in "$tracecorn" "$busybox" "$qemu"; do
+  if [ ! -x "$tool" ]; then
+    echo "run_bench: $tool is missing or not executable" >&2
+    exit 2
+  fi
+done
+
+workdir=$(mktemp -d "${TMPDIR:-/tmp}/tracecorn-bench-XXXXXX")
+trap 'rm -rf "$workdir"' EXIT
+input=$workdir/input.bin
+
+# --- input (not timed) --------------------------------------------------------
+# 16 MiB of a repeating 64-byte line: sha256 costs the same whatever the bytes.
+# (yes dies of SIGPIPE when head has enough, hence the `|| true` and the size check.)
+yes 'tracecorn benchmark input, a line of exactly sixty-four bytes.' |
+  head -c $((mib * 1024 * 1024)) >"$input" || true
+if [ "$(stat -c %s "$input")" -ne $((mib * 1024 * 1024)) ]; then
+  echo "run_bench: could not create the ${mib} MiB input" >&2
+  exit 2
+fi
+
+# Runs "$@" once with stdout captured; sets `seconds` and `digest`.
+time_one() {
+  local start end out
+  start=$EPOCHREALTIME
+  out=$("$@")
+  end=$EPOCHREALTIME
+  seconds=$(awk -v a="$start" -v b="$end" 'BEGIN { printf "%.3f", b - a }')
+  digest=${out%% *}
+}
+
+time_one "$busybox" sha256sum "$input"
+native_s=$seconds native_digest=$digest
+time_one "$qemu" "$busybox" sha256sum "$input"
+qemu_s=$seconds qemu_digest=$digest
+time_one "$tracecorn" run -- "$busybox" sha256sum "$input"
+tracecorn_s=$seconds tracecorn_digest=$digest
+
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "inf" }'; }
+
+# --- report -----------------------------------------------------------------
+commit=$(git -C "$repo_root" rev-parse --short HEAD 2>/dev/null || echo "none")
+if [ -n "$(git -C "$repo_root" status --porcelain 2>/dev/null | head -1)" ]; then commit="$commit (dirty tree)"; fi
+cpu=$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)
+
+echo "workload: busybox sha256sum of a ${mib} MiB file (one run each, wall clock)"
+echo "machine:  $(nproc) cores, ${cpu:-unknown CPU}, kernel $(uname -r)"
+echo "commit:   $commit"
+echo "qemu:     $("$qemu" --version | head -1)"
+printf '%-10s %8s s\n' native "$native_s" qemu "$qemu_s" tracecorn "$tracecorn_s"
+echo "ratio tracecorn/native: $(ratio "$tracecorn_s" "$native_s")x"
+echo "ratio tracecorn/qemu:   $(ratio "$tracecorn_s" "$qemu_s")x"
+
+if [ "$native_digest" != "$qemu_digest" ] || [ "$native_digest" != "$tracecorn_digest" ]; then
+  echo "run_bench: digests differ: native $native_digest, qemu $qemu_digest, tracecorn $tracecorn_digest" >&2
+  exit 1
+fi

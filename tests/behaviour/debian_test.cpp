@@ -1,0 +1,92 @@
+// Role: Debian's own dynamically linked coreutils (/bin/true, /bin/echo,
+// /usr/bin/sha256sum, /bin/ls, /usr/bin/sort) as guests: they exercise the
+// dynamic loader, libc's startup and a real program's syscalls; each is run
+// natively and under tracecorn with the same argv, environment and stdin.
+//
+// Invariants: inputs are small (GNU sort only starts threads for inputs of
+// 128Ki lines or more, so every run here is single threaded); LC_ALL=C, so no
+// locale files are read; `ls -l` output is made stable by fixed mtimes, TZ=UTC
+// and an explicit --time-style.
+#include <string>
+#include <vector>
+
+#include "fixtures.h"
+#include "harness.h"
+
+namespace tracecorn::behaviour {
+namespace {
+
+ProcessSpec program(std::vector<std::string> argv, std::string stdin_data = "") {
+  ProcessSpec spec;
+  spec.argv = std::move(argv);
+  spec.env = base_env();
+  spec.stdin_data = std::move(stdin_data);
+  spec.cwd = "/";
+  spec.timeout = run_timeout();
+  return spec;
+}
+
+void require_tools(const std::string& binary) {
+  const std::string missing = missing_executable(binary, "part of Debian's coreutils") +
+                              missing_executable(paths().tracecorn, "build the tracecorn target");
+  REQUIRE_MESSAGE(missing.empty(), missing);
+}
+
+}  // namespace
+
+TEST_CASE("Debian: /bin/true") {
+  require_tools("/bin/true");
+  TRACECORN_CHECK_SAME_BEHAVIOUR(program({"/bin/true"}));
+  TRACECORN_CHECK_SAME_BEHAVIOUR(program({"/bin/true", "ignored", "arguments"}));
+  TRACECORN_CHECK_SAME_BEHAVIOUR(program({"/bin/true", "--version"}));
+}
+
+TEST_CASE("Debian: /bin/echo") {
+  require_tools("/bin/echo");
+  TRACECORN_CHECK_SAME_BEHAVIOUR(program({"/bin/echo", "hello", "world"}));
+  TRACECORN_CHECK_SAME_BEHAVIOUR(program({"/bin/echo", "-n", "no newline"}));
+  TRACECORN_CHECK_SAME_BEHAVIOUR(program({"/bin/echo", "-e", "a\\tb\\x41\\0101"}));
+}
+
+TEST_CASE("Debian: /usr/bin/sha256sum") {
+  require_tools("/usr/bin/sha256sum");
+  TempDir dir("debian-sha256sum");
+  write_file(dir / "payload", payload(256 * 1024));
+  write_file(dir / "text", sample_text());
+  TRACECORN_CHECK_SAME_BEHAVIOUR(program({"/usr/bin/sha256sum", dir / "payload", dir / "text"}));
+  TRACECORN_CHECK_SAME_BEHAVIOUR(program({"/usr/bin/sha256sum"}, payload(64 * 1024)));
+  TRACECORN_CHECK_SAME_BEHAVIOUR(program({"/usr/bin/sha256sum", dir / "missing"}));  // status 1
+  // --check reads a list back and opens each file named in it.
+  ProcessSpec make_sums = program({"/usr/bin/sha256sum", "payload", "text"});
+  make_sums.cwd = dir.path();
+  const ProcessResult sums = run_process(make_sums);
+  REQUIRE_MESSAGE(sums.status == 0, sums.describe_status() << "\n" << sums.err);
+  write_file(dir / "SUMS", sums.out);
+  ProcessSpec check = program({"/usr/bin/sha256sum", "--check", "SUMS"});
+  check.cwd = dir.path();
+  TRACECORN_CHECK_SAME_BEHAVIOUR(check);
+}
+
+TEST_CASE("Debian: /bin/ls of a prepared directory") {
+  require_tools("/bin/ls");
+  TempDir dir("debian-ls");
+  prepare_listing_dir(dir.path());
+  TRACECORN_CHECK_SAME_BEHAVIOUR(program({"/bin/ls", dir.path()}));
+  TRACECORN_CHECK_SAME_BEHAVIOUR(program({"/bin/ls", "-1aF", dir.path()}));
+  TRACECORN_CHECK_SAME_BEHAVIOUR(
+      program({"/bin/ls", "-ln", "--time-style=+%Y-%m-%d %H:%M:%S", dir.path(), dir / "beta"}));
+  TRACECORN_CHECK_SAME_BEHAVIOUR(program({"/bin/ls", "-R", dir.path()}));
+  TRACECORN_CHECK_SAME_BEHAVIOUR(program({"/bin/ls", dir / "missing"}));  // status 2
+}
+
+TEST_CASE("Debian: /usr/bin/sort") {
+  require_tools("/usr/bin/sort");
+  TempDir dir("debian-sort");
+  write_file(dir / "text", sample_text());
+  TRACECORN_CHECK_SAME_BEHAVIOUR(program({"/usr/bin/sort"}, sample_text()));
+  TRACECORN_CHECK_SAME_BEHAVIOUR(program({"/usr/bin/sort", "-n", dir / "text"}));
+  TRACECORN_CHECK_SAME_BEHAVIOUR(program({"/usr/bin/sort", "-r", "-u", dir / "text"}));
+  TRACECORN_CHECK_SAME_BEHAVIOUR(program({"/usr/bin/sort", "-t", ",", "-k", "2,2n"}, "x,3\ny,1\nz,2\n"));
+}
+
+}  // namespace tracecorn::behaviour

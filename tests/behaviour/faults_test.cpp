@@ -1,0 +1,55 @@
+// Role: a guest that faults is reported as the kernel and a debugger see it:
+// the pc and the address on tracecorn's "killed by SIGSEGV" line must equal
+// the $pc and $_siginfo address gdb reports for the same binary run natively
+// (gdb disables ASLR, so PIE binaries load at 0x555555554000 there too, as in
+// tracecorn). The reference is gdb, not our own decoder.
+#include <regex>
+#include <string>
+
+#include "harness.h"
+
+namespace tracecorn::behaviour {
+namespace {
+
+struct FaultReport {
+  std::string pc;
+  std::string address;
+};
+
+FaultReport gdb_fault(const std::string& binary) {
+  ProcessSpec gdb;
+  gdb.argv = {"/usr/bin/gdb", "-nx", "-batch", "-ex", "run", "-ex", "printf \"pc=%#lx\\n\", $pc", "-ex",
+              "printf \"addr=%#lx\\n\", $_siginfo._sifields._sigfault.si_addr", binary};
+  gdb.env = base_env();
+  const ProcessResult result = run_process(gdb);
+  std::smatch pc, address;
+  REQUIRE_MESSAGE(std::regex_search(result.out, pc, std::regex("pc=(0x[0-9a-f]+)")), result.out << result.err);
+  REQUIRE_MESSAGE(std::regex_search(result.out, address, std::regex("addr=(0x[0-9a-f]+|0)")), result.out);
+  return {pc[1], address[1]};
+}
+
+}  // namespace
+
+TEST_CASE("Faults: the pc and address of a segfault match gdb's on the native run") {
+  const std::string missing = missing_executable("/usr/bin/gdb", "apt-get install gdb");
+  REQUIRE_MESSAGE(missing.empty(), missing);
+  for (const auto& variant : variants()) {
+    CAPTURE(variant);
+    const std::string binary = paths().samples_binary + "/" + variant + "/segfault";
+    const FaultReport expected = gdb_fault(binary);
+    ProcessSpec spec;
+    spec.argv = {binary};
+    spec.env = base_env();
+    const ProcessResult emulated = run_process(under_tracecorn(spec));
+    CHECK(emulated.status == 139);
+    std::smatch line;
+    REQUIRE_MESSAGE(std::regex_search(emulated.err, line,
+                                      std::regex("tracecorn: killed by SIGSEGV: .* at address (0x[0-9a-f]+), pc "
+                                                 "(0x[0-9a-f]+)")),
+                    emulated.err);
+    CHECK(std::stoull(line[1], nullptr, 16) == std::stoull(expected.address, nullptr, 16));
+    CHECK(std::stoull(line[2], nullptr, 16) == std::stoull(expected.pc, nullptr, 16));
+  }
+}
+
+}  // namespace tracecorn::behaviour

@@ -1,0 +1,150 @@
+// Role: checks that tracecorn makes the same syscalls, in the same order, as
+// qemu-user does for the same guest: for each sample marked "strace: yes"
+// (see samples/README.md), static and dynamic variants, the names from
+// `qemu-x86_64-static -strace -D LOG` must equal the names from
+// `tracecorn run --syscall-log LOG --`.
+//
+// Why qemu: it is an independent user-mode emulator of the same guest code,
+// so where the two disagree one of them answered a syscall differently and
+// the guest took another path. Known, justified differences are listed in
+// kIgnoredSyscalls below, plus one narrower rule for ld.so's scratch mmap
+// (drop_loader_scratch_mmaps, with its evidence).
+//
+// Invariants: both runs get the same argv, environment and stdin, and each its
+// own fresh {tmp} directory; only names are compared (arguments and results
+// hold addresses and fds that legitimately differ).
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "harness.h"
+#include "sample_spec.h"
+#include "syscall_log.h"
+
+namespace tracecorn::behaviour {
+namespace {
+
+struct IgnoredSyscall {
+  std::string_view name;
+  std::string_view reason;  // why the two emulators may legitimately differ here
+};
+
+// THE list of known differences between qemu -strace and tracecorn
+// --syscall-log. Each entry drops every call of that name from both sequences.
+// Keep it short; each entry needs a reason (and evidence where there is one).
+const std::vector<IgnoredSyscall> kIgnoredSyscalls = {
+    // {"name", "reason"},
+};
+
+// The variants compared: the two ends of the loader spectrum.
+const std::vector<std::string> kStraceVariants = {"static", "dynamic"};
+
+// The one difference that is not a whole syscall name: ld.so's minimal malloc
+// takes its first blocks from the rest of ld.so's last data page and mmaps an
+// anonymous read-write block when they do not fit. How much it needs depends on
+// the glibc-hwcaps levels the CPU advertises (x86-64-v2/v3/v4 search paths), and
+// qemu's CPU, the host CPU and tracecorn's CPUID (baseline, see arch/x86_64.cpp)
+// differ there: native and qemu make that mmap at different points, tracecorn
+// (fewer levels) needs none. So anonymous read-write mmaps of at most 64 KiB with
+// no address hint, before the first mprotect (ld.so's RELRO, after loading), are
+// dropped from both logs. Evidence: `strace` of the native run shows the mmap
+// right after brk(NULL); qemu 7.2 shows it after libc's newfstatat.
+std::string drop_loader_scratch_mmaps(const std::string& log, bool is_qemu) {
+  std::istringstream lines(log);
+  std::string line, kept;
+  bool loading = true;
+  while (std::getline(lines, line)) {
+    if (line.find("mprotect(") != std::string::npos) loading = false;
+    bool drop = false;
+    if (loading) {
+      std::size_t size = 0;
+      char tail[64] = {};
+      if (is_qemu) {
+        const auto at = line.find(" mmap(NULL,");
+        drop = at != std::string::npos &&
+               std::sscanf(line.c_str() + at, " mmap(NULL,%zu,%63[^)]", &size, tail) == 2 &&
+               std::string(tail) == "PROT_READ|PROT_WRITE,MAP_PRIVATE|MAP_ANONYMOUS,-1,0" && size <= 65536;
+      } else {
+        drop = std::sscanf(line.c_str(), "mmap(0x0, %zx, 0x3, 0x22, %63[^)]", &size, tail) == 2 && size <= 65536;
+      }
+    }
+    if (!drop) kept += line + "\n";
+  }
+  return kept;
+}
+
+std::string read_whole_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+std::string join_lines(const std::vector<std::string>& names) {
+  std::string text;
+  for (const auto& n : names) {
+    bool ignored = false;
+    for (const auto& i : kIgnoredSyscalls) ignored |= n == i.name;
+    if (!ignored) text += n + "\n";
+  }
+  return text;
+}
+
+void compare_with_qemu(const SampleSpec& sample, const std::string& variant) {
+  const std::string binary = paths().samples_binary + "/" + variant + "/" + sample.name;
+  const std::string missing = missing_executable(binary, "build the guest_samples target") +
+                              missing_executable(paths().qemu, "apt-get install qemu-user-static") +
+                              missing_executable(paths().tracecorn, "build the tracecorn target");
+  REQUIRE_MESSAGE(missing.empty(), missing);
+
+  TempDir qemu_dir(sample.name + "-qemu"), tracecorn_dir(sample.name + "-strace");
+  TempDir logs("syscall-logs");
+  const std::string qemu_log = logs / "qemu.log", tracecorn_log = logs / "tracecorn.log";
+
+  ProcessSpec qemu = sample.process(binary, qemu_dir.path());
+  qemu.argv.insert(qemu.argv.begin(), {paths().qemu, "-strace", "-D", qemu_log});
+  const ProcessResult qemu_run = run_process(qemu);
+  const bool qemu_ran = qemu_run.spawn_error.empty() && !qemu_run.timed_out;
+  REQUIRE_MESSAGE(qemu_ran, "qemu did not run: " << qemu_run.describe_status());
+
+  const ProcessSpec traced =
+      under_tracecorn(sample.process(binary, tracecorn_dir.path()), {"--syscall-log", tracecorn_log});
+  const ProcessResult traced_run = run_process(traced);
+  CHECK_MESSAGE(traced_run.status == qemu_run.status,
+                "exit status differs: qemu " << qemu_run.describe_status() << ", tracecorn "
+                                             << traced_run.describe_status() << "\n"
+                                             << printable(traced_run.err));
+
+  const auto qemu_names = parse_qemu_strace(drop_loader_scratch_mmaps(read_whole_file(qemu_log), true));
+  const auto tracecorn_names =
+      parse_tracecorn_syscall_log(drop_loader_scratch_mmaps(read_whole_file(tracecorn_log), false));
+  REQUIRE_MESSAGE(qemu_names.size() >= 3, "qemu's strace log has too few syscalls; has its format changed?\n"
+                                              << printable(read_whole_file(qemu_log)));
+  const std::string diff = describe_difference("qemu -strace syscalls", join_lines(qemu_names),
+                                               "tracecorn --syscall-log syscalls", join_lines(tracecorn_names));
+  CHECK_MESSAGE(diff.empty(), "syscall sequences differ for " << quote_command(traced.argv) << "\n"
+                                                              << "(ignored names are listed in kIgnoredSyscalls)\n"
+                                                              << diff);
+}
+
+void compare_all_marked(const std::string& variant) {
+  std::vector<std::string> errors;
+  const auto samples = discover_samples(paths().samples_source, errors);
+  int marked = 0;
+  for (const auto& sample : samples) {
+    if (!sample.strace) continue;
+    marked++;
+    SUBCASE(sample.name.c_str()) { compare_with_qemu(sample, variant); }
+  }
+  REQUIRE_MESSAGE(marked > 0, "no sample in " << paths().samples_source << " says 'strace: yes'");
+}
+
+}  // namespace
+
+TEST_CASE("Strace: static") { compare_all_marked(kStraceVariants[0]); }
+TEST_CASE("Strace: dynamic") { compare_all_marked(kStraceVariants[1]); }
+
+}  // namespace tracecorn::behaviour

@@ -120,6 +120,14 @@ TEST_CASE("Cli: --env, --unset-env and --clear-env shape the guest's environment
   CHECK(cleared.out == "ONLY=1\n");
 }
 
+TEST_CASE("Cli: an unknown syscall is named once on stderr and answered ENOSYS") {
+  const ProcessResult result = run_process(tracecorn_run({}, {paths().samples_binary + "/static/unknown_syscall"}));
+  CHECK(result.status == 0);
+  CHECK(count_tracecorn_lines(result.err) == 1);
+  CHECK_MESSAGE(contains(result.err, "tracecorn: unsupported syscall 1000: returning ENOSYS"), result.err);
+  CHECK(contains(result.out, "still running"));
+}
+
 TEST_CASE("Cli: bad programs get one clear error line and a distinct status") {
   TempDir dir("bad-input");
   const ProcessResult missing = run_process(tracecorn_run({}, {dir / "no-such-program"}));

@@ -3,6 +3,7 @@
 // Invariants: output before the abort is flushed explicitly (abort does not
 // flush stdio in glibc >= 2.27).
 // Directives (see samples/README.md):
+// strace: yes
 // exit: 134
 #include <stdio.h>
 #include <stdlib.h>

@@ -5,6 +5,7 @@
 // not depend on the CPU, on ASLR or on the time; pointers are printed as
 // facts ("nonzero", "is _start"), never as numbers.
 // Directives (see samples/README.md):
+// strace: yes
 // args: alpha "beta gamma" '' --delta=1
 // env: SAMPLE_GREETING=hello world
 // env: SAMPLE_EMPTY=

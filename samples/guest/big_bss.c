@@ -3,6 +3,7 @@
 // Invariants: touches a few places (first byte, page boundaries, the middle,
 // the last byte), checks they read zero before being written, prints sums.
 // Directives (see samples/README.md):
+// strace: yes
 // (none)
 #include <stddef.h>
 #include <stdio.h>

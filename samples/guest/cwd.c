@@ -5,6 +5,7 @@
 // never absolute paths (the directory name differs between runs); leaves the
 // directory empty; exit status 0, or 1 with a "FAIL" line.
 // Directives (see samples/README.md):
+// strace: yes
 // args: {tmp}
 #include <errno.h>
 #include <fcntl.h>

@@ -4,6 +4,7 @@
 // Invariants: prints flags as yes/no facts and descriptor numbers only where
 // POSIX fixes them (lowest free number); exit status 0.
 // Directives (see samples/README.md):
+// strace: yes
 // (none)
 #define _GNU_SOURCE
 #include <errno.h>

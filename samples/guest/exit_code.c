@@ -2,6 +2,7 @@
 // order of registration, flushes stdio, and the status reaches the parent.
 // Invariants: exit status is 42; the handlers print in order "second, first".
 // Directives (see samples/README.md):
+// strace: yes
 // exit: 42
 #include <stdio.h>
 #include <stdlib.h>

@@ -6,6 +6,7 @@
 // digits, because glibc picks their implementation by CPUID (FMA or not) and
 // those may legitimately differ in the last bit between CPUs.
 // Directives (see samples/README.md):
+// strace: yes
 // (none)
 #include <math.h>
 #include <stdio.h>

@@ -3,6 +3,7 @@
 // Invariants: never prints random bytes, only facts about them (lengths,
 // nonzero, two draws differing); the chance of a false "no" is 2^-256.
 // Directives (see samples/README.md):
+// strace: yes
 // (none)
 #include <stdio.h>
 #include <string.h>

@@ -5,6 +5,7 @@
 // Invariants: prints checksums and yes/no facts, never addresses; removes its
 // file; exit status 0, or 1 with a "FAIL" line.
 // Directives (see samples/README.md):
+// strace: yes
 // args: {tmp}
 #define _GNU_SOURCE
 #include <errno.h>

@@ -3,6 +3,7 @@
 // Invariants: the line before the crash is flushed explicitly, so it reaches
 // stdout even though stdio buffers are lost when the process dies.
 // Directives (see samples/README.md):
+// strace: yes
 // exit: 139
 #include <stdio.h>
 

@@ -3,6 +3,7 @@
 // Invariants: output is a fixed function of the line number; the stdin
 // summary (bytes, lines, FNV-1a hash) is printed last, after all stdin is read.
 // Directives (see samples/README.md):
+// strace: yes
 // stdin: the quick brown fox jumps over the lazy dog\n
 // stdin-repeat: 2000
 #include <stdint.h>

@@ -4,6 +4,7 @@
 // lasting at least what was asked, the wall clock being after 2020 and the
 // three wall clocks agreeing; never a time value.
 // Directives (see samples/README.md):
+// strace: yes
 // (none)
 #include <stdio.h>
 #include <sys/time.h>

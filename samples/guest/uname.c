@@ -3,6 +3,7 @@
 // name legitimately differ between hosts and emulators), plus facts about the
 // others.
 // Directives (see samples/README.md):
+// strace: yes
 // (none)
 #include <stdio.h>
 #include <string.h>

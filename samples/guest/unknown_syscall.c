@@ -2,6 +2,8 @@
 // ENOSYS (natively, and from tracecorn, which also names it once on stderr),
 // and the program goes on.
 // Invariants: prints only the return values and errno names.
+// Directives (see samples/README.md):
+// strace: yes
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>

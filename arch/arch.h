@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <vector>
 #include <string_view>
 
 #include <capstone/capstone.h>
@@ -127,6 +128,22 @@ struct ArchInfo {
   SyscallId (*syscall_id)(std::uint64_t number);
   // Creates the per-engine support; sets the CPU state Linux gives a new process.
   Expected<std::unique_ptr<GuestCpu>> (*make_guest_cpu)(uc_engine* engine);
+
+  // The index in `registers` of the full register that contains Capstone register
+  // `capstone_register` (x86: al, ax, eax -> rax; ymm0 -> xmm0), or -1 when the
+  // table does not track it. Used to turn Capstone's register access lists into
+  // the registers an instruction can change.
+  int (*register_index_for_capstone)(unsigned capstone_register);
+  // Registers an instruction writes that Capstone's access list leaves out
+  // (x86: the flags of `lock cmpxchg`, from the instruction's eflags detail),
+  // appended as indices into `registers`.
+  void (*add_unlisted_writes)(const cs_insn& insn, std::vector<std::uint16_t>& written);
+
+  // How many guest memory reads and writes Unicorn reports for one execution of
+  // `insn` (decoded with detail): explicit operands plus implicit stack and
+  // string accesses, accesses wider than 8 bytes counting once per 8 bytes.
+  // Returns false when the count is not fixed (rep prefixes, fxsave...).
+  bool (*count_memory_accesses)(const cs_insn& insn, std::uint8_t& reads, std::uint8_t& writes);
 
   // Finds a register by canonical name; nullptr if this architecture has none.
   const RegisterInfo* find_register(std::string_view register_name) const;

@@ -5,7 +5,9 @@
 // glibc programs run (see ../shared/notes/unicorn-2.0.1.md).
 // Invariant: nothing outside arch/ names an x86 register or syscall number.
 #include <algorithm>
+#include <cctype>
 #include <csignal>
+#include <string>
 #include <cstring>
 #include <optional>
 
@@ -521,6 +523,162 @@ Expected<std::unique_ptr<GuestCpu>> make_x86_64_guest_cpu(uc_engine* engine) {
 
 constexpr std::uint16_t kEmX86_64 = 62;
 
+// Sub-registers and their full register, for Capstone's register names.
+struct SubRegister {
+  std::string_view name;
+  std::string_view full;
+};
+constexpr SubRegister kSubRegisters[] = {
+    {"eax", "rax"}, {"ax", "rax"}, {"al", "rax"}, {"ah", "rax"}, {"ebx", "rbx"}, {"bx", "rbx"}, {"bl", "rbx"},
+    {"bh", "rbx"}, {"ecx", "rcx"}, {"cx", "rcx"}, {"cl", "rcx"}, {"ch", "rcx"}, {"edx", "rdx"}, {"dx", "rdx"},
+    {"dl", "rdx"}, {"dh", "rdx"}, {"esi", "rsi"}, {"si", "rsi"}, {"sil", "rsi"}, {"edi", "rdi"}, {"di", "rdi"},
+    {"dil", "rdi"}, {"ebp", "rbp"}, {"bp", "rbp"}, {"bpl", "rbp"}, {"esp", "rsp"}, {"sp", "rsp"}, {"spl", "rsp"},
+    {"eip", "rip"}, {"ip", "rip"}, {"eflags", "rflags"}, {"flags", "rflags"},
+};
+
+// Capstone x86 register id -> index in kRegisters (or -1), built once from names.
+struct CapstoneRegisterMap {
+  std::array<int, X86_REG_ENDING> index{};
+  CapstoneRegisterMap() {
+    index.fill(-1);
+    csh handle = 0;
+    if (cs_open(CS_ARCH_X86, CS_MODE_64, &handle) != CS_ERR_OK) return;
+    for (unsigned id = 1; id < X86_REG_ENDING; ++id) {
+      const char* raw = cs_reg_name(handle, id);
+      if (!raw) continue;
+      std::string name = raw;
+      for (const auto& sub : kSubRegisters)
+        if (sub.name == name) name = std::string(sub.full);
+      if (name.size() == 4 && (name.rfind("ymm", 0) == 0 || name.rfind("zmm", 0) == 0)) name = "x" + name.substr(1);
+      if (name.size() == 5 && (name.rfind("ymm", 0) == 0 || name.rfind("zmm", 0) == 0)) name = "x" + name.substr(1);
+      if (name.size() >= 2 && name[0] == 'r' && (name.back() == 'd' || name.back() == 'w' || name.back() == 'b') &&
+          std::isdigit(static_cast<unsigned char>(name[1])))
+        name.pop_back();  // r8d, r8w, r8b -> r8
+      for (std::size_t i = 0; i < std::size(kRegisters); ++i)
+        if (kRegisters[i].name == name) index[id] = static_cast<int>(i);
+    }
+    cs_close(&handle);
+  }
+};
+
+int x86_64_register_index_for_capstone(unsigned capstone_register) {
+  static const CapstoneRegisterMap kMap;
+  return capstone_register < X86_REG_ENDING ? kMap.index[capstone_register] : -1;
+}
+
+void x86_64_add_unlisted_writes(const cs_insn& insn, std::vector<std::uint16_t>& written) {
+  if (!insn.detail) return;
+  // Capstone 4 omits EFLAGS from some access lists (cmpxchg); its eflags detail has them.
+  constexpr std::uint64_t kFlagWrites = X86_EFLAGS_MODIFY_AF | X86_EFLAGS_MODIFY_CF | X86_EFLAGS_MODIFY_SF |
+      X86_EFLAGS_MODIFY_ZF | X86_EFLAGS_MODIFY_PF | X86_EFLAGS_MODIFY_OF | X86_EFLAGS_MODIFY_TF |
+      X86_EFLAGS_MODIFY_IF | X86_EFLAGS_MODIFY_DF | X86_EFLAGS_MODIFY_NT | X86_EFLAGS_MODIFY_RF |
+      X86_EFLAGS_RESET_OF | X86_EFLAGS_RESET_CF | X86_EFLAGS_RESET_DF | X86_EFLAGS_RESET_IF | X86_EFLAGS_RESET_SF |
+      X86_EFLAGS_RESET_AF | X86_EFLAGS_RESET_TF | X86_EFLAGS_RESET_NT | X86_EFLAGS_RESET_PF | X86_EFLAGS_SET_CF |
+      X86_EFLAGS_SET_DF | X86_EFLAGS_SET_IF | X86_EFLAGS_UNDEFINED_OF | X86_EFLAGS_UNDEFINED_SF |
+      X86_EFLAGS_UNDEFINED_ZF | X86_EFLAGS_UNDEFINED_PF | X86_EFLAGS_UNDEFINED_AF | X86_EFLAGS_UNDEFINED_CF |
+      X86_EFLAGS_RESET_RF | X86_EFLAGS_RESET_ZF | X86_EFLAGS_SET_OF | X86_EFLAGS_SET_SF | X86_EFLAGS_SET_ZF |
+      X86_EFLAGS_SET_AF | X86_EFLAGS_SET_PF;
+  auto add = [&](std::string_view name) {
+    for (std::size_t i = 0; i < std::size(kRegisters); ++i)
+      if (kRegisters[i].name == name &&
+          std::find(written.begin(), written.end(), static_cast<std::uint16_t>(i)) == written.end())
+        written.push_back(static_cast<std::uint16_t>(i));
+  };
+  if (insn.detail->x86.eflags & kFlagWrites) add("rflags");
+  // x87: Capstone lists the status word for some x87 instructions and nothing
+  // for others (fxch, fstp st(i)), and never the stack slots an instruction
+  // pushes, pops or writes, nor the tag word. So every x87 instruction (escape
+  // opcodes 0xd8-0xdf) is taken to write all of them.
+  const std::uint8_t opcode = insn.detail->x86.opcode[0];
+  if (opcode >= 0xd8 && opcode <= 0xdf)
+    for (const char* name : {"st0", "st1", "st2", "st3", "st4", "st5", "st6", "st7", "fpsw", "fptag", "fpcw"})
+      add(name);
+  if (insn.id == X86_INS_CMPXCHG || insn.id == X86_INS_CMPXCHG8B || insn.id == X86_INS_CMPXCHG16B) add("rax");
+}
+
+bool x86_64_count_memory_accesses(const cs_insn& insn, std::uint8_t& reads, std::uint8_t& writes) {
+  reads = writes = 0;
+  if (!insn.detail) return false;
+  const cs_x86& x86 = insn.detail->x86;
+  switch (insn.id) {
+    case X86_INS_LEA: case X86_INS_NOP: case X86_INS_PREFETCH: case X86_INS_PREFETCHW: case X86_INS_PREFETCHNTA:
+    case X86_INS_PREFETCHT0: case X86_INS_PREFETCHT1: case X86_INS_PREFETCHT2: case X86_INS_CLFLUSH:
+      return true;  // an address operand that is not accessed
+    case X86_INS_FXSAVE: case X86_INS_FXRSTOR: case X86_INS_FXSAVE64: case X86_INS_FXRSTOR64: case X86_INS_XSAVE:
+    case X86_INS_XRSTOR: case X86_INS_FNSTENV: case X86_INS_FLDENV: case X86_INS_FNSAVE: case X86_INS_FRSTOR:
+      return false;
+    default:
+      break;
+  }
+  // A rep prefix makes a string instruction's count vary (F2/F3 on SSE moves such
+  // as movsd xmm, [mem] are mandatory prefixes, not repeats).
+  const bool string_instruction =
+      (insn.id >= X86_INS_MOVSB && insn.id <= X86_INS_MOVSW) || (insn.id >= X86_INS_STOSB && insn.id <= X86_INS_STOSW) ||
+      insn.id == X86_INS_LODSB || insn.id == X86_INS_LODSW || insn.id == X86_INS_LODSD || insn.id == X86_INS_LODSQ ||
+      insn.id == X86_INS_CMPSB || insn.id == X86_INS_CMPSW || insn.id == X86_INS_CMPSD || insn.id == X86_INS_CMPSQ ||
+      insn.id == X86_INS_SCASB || insn.id == X86_INS_SCASW || insn.id == X86_INS_SCASD || insn.id == X86_INS_SCASQ;
+  if (string_instruction && (x86.prefix[0] == X86_PREFIX_REP || x86.prefix[0] == X86_PREFIX_REPNE)) return false;
+  const bool read_modify_write = insn.id == X86_INS_CMPXCHG || insn.id == X86_INS_XADD || insn.id == X86_INS_XCHG;
+  auto pieces = [](std::uint8_t size) { return static_cast<std::uint8_t>(size <= 8 ? 1 : (size + 7) / 8); };
+  // Capstone 4's access flags are missing for many SSE moves (movq, movups: 0)
+  // and wrong for a few read-only instructions (test, cmp, bt: read|write).
+  const bool read_only = insn.id == X86_INS_TEST || insn.id == X86_INS_CMP || insn.id == X86_INS_BT ||
+                         insn.id == X86_INS_UCOMISS || insn.id == X86_INS_UCOMISD || insn.id == X86_INS_COMISS ||
+                         insn.id == X86_INS_COMISD || insn.id == X86_INS_PTEST;
+  bool has_vector_register = false;
+  for (std::uint8_t i = 0; i < x86.op_count; ++i) {
+    const cs_x86_op& op = x86.operands[i];
+    if (op.type == X86_OP_REG && ((op.reg >= X86_REG_XMM0 && op.reg <= X86_REG_XMM31) ||
+                                  (op.reg >= X86_REG_MM0 && op.reg <= X86_REG_MM7)))
+      has_vector_register = true;
+  }
+  // x87 memory operands: stores are told apart by the ModRM reg field (Intel SDM
+  // vol. 2, x87 opcode map); Capstone 4 marks them all as reads.
+  const std::uint8_t escape = x86.opcode[0];
+  const bool x87 = escape >= 0xd8 && escape <= 0xdf;
+  const unsigned modrm_reg = (x86.modrm >> 3) & 7;
+  const bool x87_store = x87 && ((escape == 0xd9 && (modrm_reg == 2 || modrm_reg == 3 || modrm_reg == 7)) ||
+                                 (escape == 0xdb && (modrm_reg == 1 || modrm_reg == 2 || modrm_reg == 3 || modrm_reg == 7)) ||
+                                 (escape == 0xdd && (modrm_reg == 1 || modrm_reg == 2 || modrm_reg == 3 || modrm_reg == 7)) ||
+                                 (escape == 0xdf && (modrm_reg == 1 || modrm_reg == 2 || modrm_reg == 3 || modrm_reg >= 6)));
+  for (std::uint8_t i = 0; i < x86.op_count; ++i) {
+    const cs_x86_op& op = x86.operands[i];
+    if (op.type != X86_OP_MEM) continue;
+    std::uint8_t access = op.access;
+    if (x87) access = x87_store ? CS_AC_WRITE : CS_AC_READ;
+    if (insn.id == X86_INS_STMXCSR) access = CS_AC_WRITE;  // Capstone 4 says read
+    if (access == 0) access = (i == 0 && x86.op_count > 1) ? CS_AC_WRITE : CS_AC_READ;  // Intel order: destination first
+    // A memory destination next to a vector register is an SSE/MMX store (movq, movups,
+    // pextrd...): SSE arithmetic never writes memory. Capstone 4 marks these as reads.
+    if (i == 0 && x86.op_count > 1 && !x87) {
+      for (std::uint8_t j = 1; j < x86.op_count; ++j) {
+        const cs_x86_op& other = x86.operands[j];
+        if (other.type == X86_OP_REG && ((other.reg >= X86_REG_XMM0 && other.reg <= X86_REG_XMM31) ||
+                                         (other.reg >= X86_REG_MM0 && other.reg <= X86_REG_MM7)))
+          access = CS_AC_WRITE;
+      }
+    }
+    if (read_only) access = CS_AC_READ;
+    if (read_modify_write) access = CS_AC_READ | CS_AC_WRITE;  // Capstone 4 says read only
+    if (access & CS_AC_READ) reads = static_cast<std::uint8_t>(reads + pieces(op.size));
+    if (access & CS_AC_WRITE) writes = static_cast<std::uint8_t>(writes + pieces(op.size));
+  }
+  switch (insn.id) {
+    case X86_INS_PUSH: case X86_INS_PUSHFQ: case X86_INS_CALL: ++writes; break;
+    case X86_INS_POP: case X86_INS_POPFQ: case X86_INS_RET: case X86_INS_LEAVE: ++reads; break;
+    case X86_INS_MOVSB: case X86_INS_MOVSW: case X86_INS_MOVSD: case X86_INS_MOVSQ:
+      // The string move reads [rsi] and writes [rdi]; SSE's movsd (same id) is an
+      // ordinary load or store, already counted from its operands.
+      if (!has_vector_register) {
+        if (reads == 0) ++reads;
+        if (writes == 0) ++writes;
+      }
+      break;
+    default: break;
+  }
+  return true;
+}
+
 }  // namespace
 
 const ArchInfo& x86_64_arch() {
@@ -554,6 +712,9 @@ const ArchInfo& x86_64_arch() {
                      .bintrace_magic = 0x31343678},
       .syscall_id = &x86_64_syscall_id,
       .make_guest_cpu = &make_x86_64_guest_cpu,
+      .register_index_for_capstone = &x86_64_register_index_for_capstone,
+      .add_unlisted_writes = &x86_64_add_unlisted_writes,
+      .count_memory_accesses = &x86_64_count_memory_accesses,
   };
   return kInfo;
 }

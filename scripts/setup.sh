@@ -12,6 +12,8 @@ packages=(
   doctest-dev libcli11-dev libfmt-dev
   # references the tests compare against (nobody here wrote them)
   busybox-static qemu-user-static gdb binutils coreutils
+  # peers that bench/peers_bench.sh times (not needed to build or test)
+  python3-unicorn valgrind
 )
 
 missing=()

@@ -9,5 +9,6 @@ bash scripts/build.sh
 # clang 14: the library and the CLI only (the tests build once, with g++).
 CC=clang CXX=clang++ cmake -S . -B build-clang -G Ninja -DTRACECORN_WERROR=ON >/dev/null
 cmake --build build-clang -j "$(nproc)" --target tracecorn unit_tests
+bash scripts/tsan.sh  # the SPSC ring's tests under ThreadSanitizer (clang)
 cd build
 ctest --output-on-failure -j "$(nproc)" --timeout 300

@@ -1,6 +1,7 @@
 // Role: the `tracecorn` command line. Parses options (CLI11) and drives the
 // library; nothing below the CLI parses options.
 //   tracecorn run [options] -- PROGRAM [ARGS...]
+//   tracecorn record [options] [-o FILE] [--format text] [--level L] -- PROGRAM [ARGS...]
 // Exit status: the guest's own status (128+signal when it is killed), 124 when a
 // --max-insns/--timeout limit stops it, 125 for tracecorn's own errors, 126 when
 // the program cannot be run (not an ELF, unsupported architecture), 127 when it
@@ -16,6 +17,9 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include "formats/text/text_writer.h"
+#include "recorder/cli/process_recording.h"
+#include "recorder/core/recorder.h"
 #include "recorder/engine/instruction_counter.h"
 #include "recorder/linux/linux_process.h"
 
@@ -40,6 +44,30 @@ struct RunOptions {
   bool stats = false;
   std::string syscall_log;
 };
+
+struct RecordOptions {
+  std::string output = "-";
+  std::string format = "text";
+  std::string level = "blocks";
+  std::size_t ring_mib = 64;
+  bool flight_recorder = false;
+  bool only_main = false;
+  std::string range;
+  std::string start_at;
+  std::string stop_at;
+  std::uint64_t stop_after = 0;
+};
+
+// Parses "0x401000" or "4198400"; throws CLI::ValidationError naming the option.
+std::uint64_t parse_address(const std::string& text, const char* option) {
+  try {
+    std::size_t used = 0;
+    const std::uint64_t value = std::stoull(text, &used, 0);
+    if (used == text.size()) return value;
+  } catch (const std::exception&) {
+  }
+  throw CLI::ValidationError(option, "not an address: " + text);
+}
 
 // Finds PROGRAM the way a shell would: as given when it contains a slash, else in $PATH.
 std::string find_program(const std::string& name) {
@@ -74,8 +102,20 @@ std::vector<std::string> guest_environment(const RunOptions& options) {
   return env;
 }
 
-int run_command(const RunOptions& options) {
+int exit_status_for(const tracecorn::Error& error) {
+  switch (error.code) {
+    case ErrorCode::kNotFound: return kExitNotFound;
+    case ErrorCode::kBadFormat: case ErrorCode::kTruncated: case ErrorCode::kUnsupported:
+    case ErrorCode::kInvalidArgument:
+      return kExitCannotRun;
+    default: return kExitToolError;
+  }
+}
+
+// Runs the guest; with `record`, records it. Returns the exit status.
+int run_command(const RunOptions& options, const RecordOptions* record) {
   namespace linux = tracecorn::linux_layer;
+  namespace core = tracecorn::core;
   linux::ProcessConfig config;
   config.program = find_program(options.command.front());
   config.argv = options.command;
@@ -95,20 +135,13 @@ int run_command(const RunOptions& options) {
   }
 
   const auto started = std::chrono::steady_clock::now();
-  auto process = linux::LinuxProcess::create(std::move(config));
+  auto process = linux::LinuxProcess::create(config);
   if (!process) {
-    const auto& error = process.error();
-    fmt::print(stderr, "tracecorn: {}\n", error.to_string());
-    switch (error.code) {
-      case ErrorCode::kNotFound: return kExitNotFound;
-      case ErrorCode::kBadFormat: case ErrorCode::kTruncated: case ErrorCode::kUnsupported:
-      case ErrorCode::kInvalidArgument:
-        return kExitCannotRun;
-      default: return kExitToolError;
-    }
+    fmt::print(stderr, "tracecorn: {}\n", process.error().to_string());
+    return exit_status_for(process.error());
   }
   std::unique_ptr<tracecorn::engine::InstructionCounter> counter;
-  if (options.stats) {
+  if (options.stats && !record) {
     auto attached = tracecorn::engine::InstructionCounter::attach((*process)->engine(), (*process)->arch());
     if (!attached) {
       fmt::print(stderr, "tracecorn: {}\n", attached.error().to_string());
@@ -117,14 +150,105 @@ int run_command(const RunOptions& options) {
     counter = std::move(*attached);
   }
 
-  const linux::RunOutcome outcome = (*process)->run();
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  // Recording: a sink for the format, a recorder on the process's engine, and the
+  // adapter that forwards the kernel's reports to it.
+  std::unique_ptr<tracecorn::events::Sink> sink;
+  std::unique_ptr<core::Recorder> recorder;
+  std::unique_ptr<tracecorn::cli::ProcessRecording> recording;
+  if (record) {
+    if (record->format != "text") {
+      fmt::print(stderr, "tracecorn: --format {}: not available yet (formats: text)\n", record->format);
+      return kExitToolError;
+    }
+    auto writer = tracecorn::formats::TextWriter::open(record->output, (*process)->arch());
+    if (!writer) {
+      fmt::print(stderr, "tracecorn: {}\n", writer.error().to_string());
+      return kExitToolError;
+    }
+    sink = std::move(*writer);
+    core::RecorderOptions recorder_options;
+    recorder_options.level = *core::parse_trace_level(record->level);
+    recorder_options.ring_bytes = record->ring_mib << 20;
+    recorder_options.policy = record->flight_recorder ? core::RingPolicy::kFlightRecorder : core::RingPolicy::kLossless;
+    if (record->only_main) {
+      const auto& main_module = (*process)->initial_modules().front();
+      recorder_options.code_range = core::AddressRange{main_module.start, main_module.end};
+    }
+    if (!record->range.empty()) {
+      const auto dash = record->range.find('-');
+      if (dash == std::string::npos) throw CLI::ValidationError("--range", "expected A-B");
+      recorder_options.code_range = core::AddressRange{parse_address(record->range.substr(0, dash), "--range"),
+                                                       parse_address(record->range.substr(dash + 1), "--range")};
+    }
+    if (!record->start_at.empty()) recorder_options.start_at = parse_address(record->start_at, "--start-at");
+    if (!record->stop_at.empty()) recorder_options.stop_at = parse_address(record->stop_at, "--stop-at");
+    recorder_options.stop_after_instructions = record->stop_after;
+    tracecorn::events::TraceInfo info;
+    info.program = config.program;
+    info.argv = config.argv;
+    auto attached = core::Recorder::attach((*process)->engine(), (*process)->arch(), recorder_options, {sink.get()},
+                                           std::move(info));
+    if (!attached) {
+      fmt::print(stderr, "tracecorn: {}\n", attached.error().to_string());
+      return kExitToolError;
+    }
+    recorder = std::move(*attached);
+    recording = std::make_unique<tracecorn::cli::ProcessRecording>(*recorder);
+    (*process)->set_observer(recording.get());
+  }
+
+  linux::RunOutcome outcome = (*process)->run();
+  if (recorder && recorder->stop_requested() && outcome.kind != linux::RunOutcome::Kind::kExited) {
+    outcome.kind = linux::RunOutcome::Kind::kStopped;
+    outcome.is_fault = false;
+    outcome.description = "stopped: the recording's stop condition was reached";
+  }
   std::fflush(stdout);
+  int status = outcome.host_exit_status();
   if (outcome.kind != linux::RunOutcome::Kind::kExited) fmt::print(stderr, "tracecorn: {}\n", outcome.description);
+  std::uint64_t instructions = counter ? counter->instructions() : 0;
+  if (recorder) {
+    (*process)->set_observer(nullptr);
+    recording->finish_run(outcome);
+    if (record->flight_recorder) {
+      const std::string error = recorder->dump(*sink);
+      if (!error.empty()) {
+        fmt::print(stderr, "tracecorn: {}\n", error);
+        status = kExitToolError;
+      }
+    }
+    const std::string error = recorder->finish();
+    if (!error.empty()) {
+      fmt::print(stderr, "tracecorn: {}\n", error);
+      status = kExitToolError;
+    }
+    const auto stats = recorder->stats();
+    instructions = stats.instructions;
+    if (stats.records_lost)
+      fmt::print(stderr, "tracecorn: {} records could not be recorded (see the gap markers)\n", stats.records_lost);
+    if (options.stats)
+      fmt::print(stderr, "tracecorn: recorded {} events in {} ring records ({} bytes, {} producer stalls, {} overwritten)\n",
+                 stats.events, stats.records, stats.ring_bytes_written, stats.producer_stalls,
+                 stats.records_overwritten);
+  }
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   if (options.stats)
-    fmt::print(stderr, "tracecorn: {} instructions, {} syscalls, {:.3f} s, exit status {}\n", counter->instructions(),
+    fmt::print(stderr, "tracecorn: {} instructions, {} syscalls, {:.3f} s, exit status {}\n", instructions,
                (*process)->syscall_count(), seconds, outcome.host_exit_status());
-  return outcome.host_exit_status();
+  return status;
+}
+
+void add_run_options(CLI::App* app, RunOptions& run) {
+  app->add_option("--max-insns", run.max_instructions, "Stop after N guest instructions (exit status 124)");
+  app->add_option("--timeout", run.timeout_seconds, "Stop after S seconds (exit status 124)")
+      ->check(CLI::NonNegativeNumber);
+  app->add_option("--rootfs", run.rootfs, "Resolve every guest path inside DIR")->check(CLI::ExistingDirectory);
+  app->add_option("--env", run.set_env, "Set NAME=VALUE in the guest's environment (repeatable)");
+  app->add_option("--unset-env", run.unset_env, "Remove NAME from the guest's environment (repeatable)");
+  app->add_flag("--clear-env", run.clear_env, "Start the guest with an empty environment");
+  app->add_flag("--stats", run.stats, "Print instructions, syscalls and time on stderr at the end");
+  app->add_option("--syscall-log", run.syscall_log, "Write one line per guest syscall to FILE");
+  app->add_option("command", run.command, "PROGRAM [ARGS...] (after --)")->required();
 }
 
 }  // namespace
@@ -134,29 +258,40 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   RunOptions run;
   CLI::App* run_app = app.add_subcommand("run", "Run a program in the emulator, with no trace");
-  run_app->add_option("--max-insns", run.max_instructions, "Stop after N guest instructions (exit status 124)");
-  run_app->add_option("--timeout", run.timeout_seconds, "Stop after S seconds (exit status 124)")
-      ->check(CLI::NonNegativeNumber);
-  run_app->add_option("--rootfs", run.rootfs, "Resolve every guest path inside DIR")->check(CLI::ExistingDirectory);
-  run_app->add_option("--env", run.set_env, "Set NAME=VALUE in the guest's environment (repeatable)");
-  run_app->add_option("--unset-env", run.unset_env, "Remove NAME from the guest's environment (repeatable)");
-  run_app->add_flag("--clear-env", run.clear_env, "Start the guest with an empty environment");
-  run_app->add_flag("--stats", run.stats, "Print instructions, syscalls and time on stderr at the end");
-  run_app->add_option("--syscall-log", run.syscall_log, "Write one line per guest syscall to FILE");
-  run_app->add_option("command", run.command, "PROGRAM [ARGS...] (after --)")->required();
+  add_run_options(run_app, run);
+
+  RunOptions record_run;
+  RecordOptions record;
+  CLI::App* record_app = app.add_subcommand("record", "Run a program in the emulator and record a trace");
+  add_run_options(record_app, record_run);
+  record_app->add_option("-o,--output", record.output, "Trace file (default: - for stdout)");
+  record_app->add_option("--format", record.format, "Trace format")->check(CLI::IsMember({"text"}));
+  record_app->add_option("--level", record.level, "blocks, insns, mem, regs or full")
+      ->check(CLI::IsMember({"blocks", "insns", "mem", "regs", "full"}));
+  record_app->add_option("--ring-mib", record.ring_mib, "Ring buffer size in MiB")->check(CLI::Range(1, 4096));
+  record_app->add_flag("--flight-recorder", record.flight_recorder,
+                       "Keep only the last --ring-mib of events and write them when the run ends");
+  record_app->add_flag("--only-main", record.only_main, "Record only the main program's code");
+  record_app->add_option("--range", record.range, "Record only code in A-B (addresses, hex with 0x)");
+  record_app->add_option("--start-at", record.start_at, "Start recording when this address first runs");
+  record_app->add_option("--stop-at", record.stop_at, "Stop the run when this address is reached");
+  record_app->add_option("--stop-after", record.stop_after, "Stop after about N recorded instructions");
 
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& error) {
     if (error.get_exit_code() != 0) {
       fmt::print(stderr, "tracecorn: {}\n", error.what());
-      std::fputs(app.help().c_str(), stderr);
       return kExitToolError;
     }
     return app.exit(error);
   }
   try {
-    if (run_app->parsed()) return run_command(run);
+    if (run_app->parsed()) return run_command(run, nullptr);
+    if (record_app->parsed()) return run_command(record_run, &record);
+  } catch (const CLI::ValidationError& error) {
+    fmt::print(stderr, "tracecorn: {}\n", error.what());
+    return kExitToolError;
   } catch (const std::exception& error) {
     fmt::print(stderr, "tracecorn: internal error: {}\n", error.what());
     return kExitToolError;

@@ -1,6 +1,8 @@
 // Role: implementation of GuestMemory (see guest_memory.h for the invariants).
 #include "recorder/linux/guest_memory.h"
 
+#include "recorder/linux/linux_process.h"
+
 #include <algorithm>
 #include <cstring>
 
@@ -32,6 +34,8 @@ Status GuestMemory::map(std::uint64_t start, std::uint64_t length, int prot, std
   if (const uc_err err = uc_mem_map(engine_, start, length, static_cast<std::uint32_t>(prot)); err != UC_ERR_OK)
     return make_error(ErrorCode::kEmulator, std::string("uc_mem_map: ") + uc_strerror(err));
   vmas_.emplace(start, Vma{start, start + length, prot, std::move(name)});
+  if (observer_)
+    observer_->on_mapping_changed(events::MappingChangeKind::kMap, start, length, static_cast<std::uint32_t>(prot));
   return ok_status();
 }
 
@@ -39,6 +43,8 @@ Status GuestMemory::unmap(std::uint64_t start, std::uint64_t length) {
   const std::uint64_t end = start + length;
   split_at(start);
   split_at(end);
+  if (observer_ && vmas_.lower_bound(start) != vmas_.end() && vmas_.lower_bound(start)->first < end)
+    observer_->on_mapping_changed(events::MappingChangeKind::kUnmap, start, length, 0);
   for (auto it = vmas_.lower_bound(start); it != vmas_.end() && it->first < end;) {
     const Vma& vma = it->second;
     if (vma.prot & kProtExec) forget_translations(vma.start, vma.end);
@@ -63,6 +69,8 @@ Status GuestMemory::protect(std::uint64_t start, std::uint64_t length, int prot)
       return make_error(ErrorCode::kEmulator, std::string("uc_mem_protect: ") + uc_strerror(err));
     vma.prot = prot;
   }
+  if (observer_)
+    observer_->on_mapping_changed(events::MappingChangeKind::kProtect, start, length, static_cast<std::uint32_t>(prot));
   return ok_status();
 }
 
@@ -109,7 +117,9 @@ bool GuestMemory::read(std::uint64_t address, std::span<std::uint8_t> out) const
 bool GuestMemory::write(std::uint64_t address, std::span<const std::uint8_t> data) {
   if (data.empty()) return true;
   if (!is_mapped(address, data.size())) return false;
-  return uc_mem_write(engine_, address, data.data(), data.size()) == UC_ERR_OK;
+  if (uc_mem_write(engine_, address, data.data(), data.size()) != UC_ERR_OK) return false;
+  if (observer_) observer_->on_memory_written(address, data);
+  return true;
 }
 
 std::optional<std::string> GuestMemory::read_string(std::uint64_t address, std::size_t max_length) const {

@@ -42,8 +42,14 @@ struct Vma {
   std::string name;       // "[stack]", "[heap]", a file path, or empty for anonymous
 };
 
+class ProcessObserver;
+
 class GuestMemory {
  public:
+  // Reports every later write(), map(), unmap() and protect() to `observer`
+  // (not owned; nullptr stops). The loader runs before one is set.
+  void set_observer(ProcessObserver* observer) { observer_ = observer; }
+
   GuestMemory(uc_engine* engine, const arch::AddressSpaceLayout& layout);
 
   // Maps [start, start+length) with `prot`, replacing whatever was there (as
@@ -90,6 +96,7 @@ class GuestMemory {
   uc_engine* engine_;
   arch::AddressSpaceLayout layout_;
   std::map<std::uint64_t, Vma> vmas_;  // keyed by start
+  ProcessObserver* observer_ = nullptr;
 };
 
 }  // namespace tracecorn::linux_layer

@@ -23,6 +23,8 @@ void Kernel::on_trap() noexcept {
     for (std::size_t i = 0; i < 6; ++i) uc_reg_read(engine_, arch_.syscall_abi.arg_regs[i], &args[i]);
     const SyscallId id = arch_.syscall_id(number);
     ++syscall_count_;
+    const std::uint64_t pc = cpu_.trap_pc();
+    if (observer_) observer_->on_syscall_enter(pc, number);
     const std::int64_t result = dispatch(id, number, args);
     if (!termination_.ended) {
       const auto value = static_cast<std::uint64_t>(result);
@@ -30,7 +32,7 @@ void Kernel::on_trap() noexcept {
       cpu_.apply_kernel_exit_effects();
     }
     if (config_.syscall_log) log_syscall(id, number, args, result);
-    if (observer_) observer_->on_syscall(number, id, args, result);
+    if (observer_) observer_->on_syscall(pc, number, id, args, result);
   } catch (const std::exception& error) {
     termination_ = Termination{true, true, 0, SIGSYS, std::string("internal error in a syscall: ") + error.what()};
     uc_emu_stop(engine_);

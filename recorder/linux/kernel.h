@@ -48,7 +48,10 @@ class Kernel {
   GuestMemory& memory() { return memory_; }
   GuestFs& fs() { return fs_; }
   void set_program_break(std::uint64_t start) { brk_start_ = brk_current_ = start; }
-  void set_observer(SyscallObserver* observer) { observer_ = observer; }
+  void set_observer(ProcessObserver* observer) {
+    observer_ = observer;
+    memory_.set_observer(observer);
+  }
 
   // The trap hook: reads the syscall from the registers, runs it, writes the
   // result. Stops the engine when the process ends. Never throws.
@@ -117,7 +120,7 @@ class Kernel {
   GuestMemory memory_;
   GuestFs fs_;
   const ProcessConfig& config_;
-  SyscallObserver* observer_ = nullptr;
+  ProcessObserver* observer_ = nullptr;
 
   std::uint64_t brk_start_ = 0;
   std::uint64_t brk_current_ = 0;

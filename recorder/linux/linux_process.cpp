@@ -85,7 +85,7 @@ int RunOutcome::host_exit_status() const {
   switch (kind) {
     case Kind::kExited: return exit_code & 0xff;
     case Kind::kSignaled: return 128 + signal;
-    case Kind::kInstructionLimit: case Kind::kTimeout: return 124;
+    case Kind::kInstructionLimit: case Kind::kTimeout: case Kind::kStopped: return 124;
     case Kind::kEmulatorError: return 125;
   }
   return 125;
@@ -149,6 +149,10 @@ Expected<std::unique_ptr<LinuxProcess>> LinuxProcess::create(ProcessConfig confi
   auto start = load_program(kernel->memory(), kernel->fs(), *arch, *program, inputs);
   if (!start) return start.error();
   kernel->set_program_break(start->brk_start);
+  process->images_.push_back({start->program.start, start->program.end, start->program.load_bias, start->program.path});
+  if (start->interpreter)
+    process->images_.push_back({start->interpreter->start, start->interpreter->end, start->interpreter->load_bias,
+                                start->interpreter->path});
   process->entry_pc_ = start->pc;
   std::uint64_t sp = start->stack_pointer;
   if (uc_reg_write(process->engine_, arch->sp_reg, &sp) != UC_ERR_OK)
@@ -177,7 +181,11 @@ LinuxProcess::~LinuxProcess() {
 
 std::uint64_t LinuxProcess::syscall_count() const { return kernel_->syscall_count(); }
 
-void LinuxProcess::set_syscall_observer(SyscallObserver* observer) { kernel_->set_observer(observer); }
+void LinuxProcess::set_observer(ProcessObserver* observer) {
+  kernel_->set_observer(observer);
+  if (observer)
+    for (const auto& image : images_) observer->on_module_loaded(image.start, image.end, image.bias, image.path);
+}
 
 RunOutcome LinuxProcess::run() {
   RunOutcome outcome;
@@ -202,6 +210,7 @@ RunOutcome LinuxProcess::run() {
     if (fault.signal == SIGSEGV) pc = cpu_->locate_faulting_instruction(pc, fault.address);
     outcome.pc = pc;
     outcome.kind = RunOutcome::Kind::kSignaled;
+    outcome.is_fault = true;
     outcome.signal = fault.signal;
     outcome.fault_address = fault.address;
     outcome.description = std::string("killed by SIG") + sigabbrev_np(fault.signal) + ": " + fault.what +
@@ -213,6 +222,7 @@ RunOutcome LinuxProcess::run() {
       break;
     case UC_ERR_INSN_INVALID:
       outcome.kind = RunOutcome::Kind::kSignaled;
+      outcome.is_fault = true;
       outcome.signal = SIGILL;
       outcome.description = "killed by SIGILL: invalid or unsupported instruction at pc " + hex(pc);
       return outcome;
@@ -221,6 +231,7 @@ RunOutcome LinuxProcess::run() {
     case UC_ERR_READ_UNALIGNED: case UC_ERR_WRITE_UNALIGNED: case UC_ERR_FETCH_UNALIGNED:
     case UC_ERR_EXCEPTION:
       outcome.kind = RunOutcome::Kind::kSignaled;
+      outcome.is_fault = true;
       outcome.signal = SIGSEGV;
       outcome.description = std::string("killed by SIGSEGV: ") + uc_strerror(err) + " at pc " + hex(pc);
       return outcome;
@@ -243,6 +254,7 @@ RunOutcome LinuxProcess::run() {
   // `hlt` (glibc's last resort in abort) and other privileged instructions end
   // emulation in Unicorn; in a Linux process they raise #GP, that is SIGSEGV.
   outcome.kind = RunOutcome::Kind::kSignaled;
+  outcome.is_fault = true;
   outcome.signal = SIGSEGV;
   outcome.description = "killed by SIGSEGV: privileged instruction (hlt) at pc " + hex(pc);
   return outcome;

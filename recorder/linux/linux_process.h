@@ -11,12 +11,15 @@
 #include <cstdint>
 #include <cstdio>
 #include <memory>
+#include <span>
+#include <string_view>
 #include <string>
 #include <vector>
 
 #include <unicorn/unicorn.h>
 
 #include "arch/arch.h"
+#include "recorder/events/event.h"
 #include "recorder/support/expected.h"
 
 namespace tracecorn::linux_layer {
@@ -40,25 +43,41 @@ struct RunOutcome {
     kInstructionLimit,  // --max-insns reached
     kTimeout,           // --timeout reached
     kEmulatorError,     // Unicorn failed in a way no guest action explains
+    kStopped,           // stopped on request (a recorder's --stop-at / --stop-after)
   };
   Kind kind = Kind::kExited;
   int exit_code = 0;
   int signal = 0;                   // host signal number
   std::uint64_t pc = 0;             // where the guest stopped
   std::uint64_t fault_address = 0;  // for memory faults
+  bool is_fault = false;            // killed by a CPU fault (not by a signal it raised)
   std::string description;          // one line, for the user
 
   // The status a shell would see for a native run: code, or 128 + signal;
-  // 124 for a limit reached, 125 for an emulator error.
+  // 124 for a limit reached or a requested stop, 125 for an emulator error.
   int host_exit_status() const;
 };
 
-// Notified of every syscall after the kernel side has run (the recorder uses it).
-class SyscallObserver {
+// Told what the process does, for recording (the recorder's adapter in the CLI
+// implements it). Called on the emulation thread, inside Unicorn's syscall hook
+// for the syscall-related calls: implementations must not throw.
+class ProcessObserver {
  public:
-  virtual ~SyscallObserver() = default;
-  virtual void on_syscall(std::uint64_t number, arch::SyscallId id, const std::uint64_t (&args)[6],
-                          std::int64_t result) noexcept = 0;
+  virtual ~ProcessObserver() = default;
+  // Before the kernel side of a syscall runs.
+  virtual void on_syscall_enter(std::uint64_t pc, std::uint64_t number) noexcept = 0;
+  // The kernel wrote guest memory (read() data, a struct stat, a file mapping's contents...).
+  virtual void on_memory_written(std::uint64_t address, std::span<const std::uint8_t> bytes) noexcept = 0;
+  // The kernel mapped, unmapped or re-protected guest memory.
+  virtual void on_mapping_changed(events::MappingChangeKind kind, std::uint64_t start, std::uint64_t length,
+                                  std::uint32_t prot) noexcept = 0;
+  // After the kernel side ran; `result` is what the guest gets back.
+  virtual void on_syscall(std::uint64_t pc, std::uint64_t number, arch::SyscallId id,
+                          const std::uint64_t (&args)[6], std::int64_t result) noexcept = 0;
+  // An ELF image was mapped: the program and its interpreter at start, then every
+  // ELF file the guest maps from offset 0 (ld.so loading a library).
+  virtual void on_module_loaded(std::uint64_t start, std::uint64_t end, std::uint64_t load_bias,
+                                std::string_view path) noexcept = 0;
 };
 
 class Kernel;
@@ -77,10 +96,19 @@ class LinuxProcess {
   // Runs until the guest exits, dies, or a limit is reached. Call once.
   RunOutcome run();
 
+  struct LoadedModule {
+    std::uint64_t start, end, bias;
+    std::string path;
+  };
+  // The program (first) and its interpreter, as loaded.
+  const std::vector<LoadedModule>& initial_modules() const { return images_; }
+
   uc_engine* engine() const { return engine_; }
   const arch::ArchInfo& arch() const { return *arch_; }
   std::uint64_t syscall_count() const;
-  void set_syscall_observer(SyscallObserver* observer);
+  // Attaches an observer (not owned; nullptr detaches). The images loaded so far
+  // are reported to it at once.
+  void set_observer(ProcessObserver* observer);
 
  private:
   LinuxProcess() = default;
@@ -91,6 +119,7 @@ class LinuxProcess {
   std::unique_ptr<Kernel> kernel_;
   std::unique_ptr<LinuxProcessHooks> hooks_;
   std::uint64_t entry_pc_ = 0;
+  std::vector<LoadedModule> images_;
 };
 
 }  // namespace tracecorn::linux_layer

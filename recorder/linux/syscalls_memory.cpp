@@ -105,6 +105,11 @@ std::int64_t Kernel::do_mmap(std::uint64_t address, std::uint64_t length, int pr
       memory_.write(start + done, std::span(buffer.data(), static_cast<std::size_t>(got)));
       done += static_cast<std::uint64_t>(got);
     }
+    // An ELF file mapped from its start is a module being loaded (ld.so maps the
+    // whole image first, then its segments over it).
+    std::uint8_t magic[4] = {};
+    if (observer_ && offset == 0 && memory_.read(start, magic) && std::memcmp(magic, "\x7f" "ELF", 4) == 0)
+      observer_->on_module_loaded(start, start + size, start, name);
   }
   return static_cast<std::int64_t>(start);
 }

@@ -1,0 +1,142 @@
+// Role: implementation of the text sink (see text_writer.h).
+#include "formats/text/text_writer.h"
+
+#include <cerrno>
+#include <cstring>
+
+#include <fmt/format.h>
+
+namespace tracecorn::formats {
+
+using events::EventKind;
+
+Expected<std::unique_ptr<TextWriter>> TextWriter::open(const std::string& path, const arch::ArchInfo& arch) {
+  std::FILE* file = path == "-" ? stdout : std::fopen(path.c_str(), "w");
+  if (!file) return make_error(ErrorCode::kIo, std::string("cannot open for writing: ") + std::strerror(errno), path);
+  std::unique_ptr<TextWriter> writer(new TextWriter(file, path, arch));
+  writer->owns_file_ = path != "-";
+  if (cs_open(arch.capstone_arch, arch.capstone_mode, &writer->capstone_) != CS_ERR_OK)
+    return make_error(ErrorCode::kEmulator, "cs_open failed");
+  writer->insn_ = cs_malloc(writer->capstone_);
+  return writer;
+}
+
+TextWriter::TextWriter(std::FILE* file, std::string path, const arch::ArchInfo& arch)
+    : file_(file), path_(std::move(path)), arch_(arch) {}
+
+TextWriter::~TextWriter() {
+  if (insn_) cs_free(insn_, 1);
+  if (capstone_) cs_close(&capstone_);
+  if (file_ && owns_file_) std::fclose(file_);
+}
+
+void TextWriter::begin(const events::TraceInfo& info) {
+  fmt::print(file_, "# tracecorn text trace: arch {}, level {}, program {}\n", info.arch_name, info.level, info.program);
+}
+
+std::string TextWriter::disassemble(const events::InstructionEvent& instruction) {
+  const std::uint8_t* code = instruction.bytes.data();
+  std::size_t size = instruction.bytes.size();
+  std::uint64_t address = instruction.address.value;
+  if (!cs_disasm_iter(capstone_, &code, &size, &address, insn_)) return "(undecodable)";
+  return fmt::format("{} {}", insn_->mnemonic, insn_->op_str);
+}
+
+std::string TextWriter::register_list(std::span<const events::RegisterValue> values) const {
+  std::string text;
+  for (const auto& value : values) {
+    const auto& info = arch_.registers[value.index];
+    text += fmt::format(" {}=0x", info.name);
+    for (int i = value.size - 1; i >= 0; --i) {
+      if (value.size > 8 || i < 8) text += fmt::format("{:02x}", value.bytes[static_cast<std::size_t>(i)]);
+    }
+  }
+  return text;
+}
+
+void TextWriter::on_event(const events::Event& event) {
+  const std::uint64_t seq = event.sequence.value;
+  switch (event.kind) {
+    case EventKind::kBlock: {
+      const auto& block = std::get<events::BlockEvent>(event.payload);
+      fmt::print(file_, "#{} block {:#x} size {} insns {}\n", seq, block.address.value, block.size,
+                 block.instruction_count);
+      break;
+    }
+    case EventKind::kInstruction: {
+      const auto& insn = std::get<events::InstructionEvent>(event.payload);
+      fmt::print(file_, "#{} insn {:#x} {}\n", seq, insn.address.value, disassemble(insn));
+      break;
+    }
+    case EventKind::kMemoryRead:
+    case EventKind::kMemoryWrite: {
+      const auto& memory = std::get<events::MemoryEvent>(event.payload);
+      fmt::print(file_, "#{} {} {:#x} [{}] = {:#x}{}\n", seq, event.kind == EventKind::kMemoryRead ? "read" : "write",
+                 memory.address.value, memory.size, memory.value,
+                 memory.pc_known ? fmt::format(" pc {:#x}", memory.pc.value) : std::string(" pc ?"));
+      break;
+    }
+    case EventKind::kRegisters: {
+      const auto& registers = std::get<events::RegistersEvent>(event.payload);
+      fmt::print(file_, "#{} regs {:#x}{}\n", seq, registers.pc.value, register_list(registers.changes));
+      break;
+    }
+    case EventKind::kSyscall: {
+      const auto& call = std::get<events::SyscallEvent>(event.payload);
+      fmt::print(file_, "#{} syscall {:#x} {}({:#x}, {:#x}, {:#x}, {:#x}, {:#x}, {:#x}) = {}\n", seq, call.pc.value,
+                 call.name, call.args[0], call.args[1], call.args[2], call.args[3], call.args[4], call.args[5],
+                 call.result);
+      for (const auto& write : call.memory_writes)
+        fmt::print(file_, "    wrote {:#x} [{} bytes]\n", write.address.value, write.bytes.size());
+      for (const auto& change : call.mapping_changes) {
+        const char* what = change.kind == events::MappingChangeKind::kMap     ? "map"
+                           : change.kind == events::MappingChangeKind::kUnmap ? "unmap"
+                                                                              : "protect";
+        fmt::print(file_, "    {} {:#x}-{:#x} prot {}\n", what, change.start.value, change.start.value + change.length,
+                   change.prot);
+      }
+      if (!call.register_changes.empty()) fmt::print(file_, "    regs{}\n", register_list(call.register_changes));
+      if (!call.call_stack.empty()) {
+        std::string stack;
+        for (const auto pc : call.call_stack) stack += fmt::format(" {:#x}", pc);
+        fmt::print(file_, "    stack{}\n", stack);
+      }
+      break;
+    }
+    case EventKind::kFault: {
+      const auto& fault = std::get<events::FaultEvent>(event.payload);
+      fmt::print(file_, "#{} fault pc {:#x} address {:#x} signal {}: {}\n", seq, fault.pc.value, fault.address.value,
+                 fault.signal, fault.description);
+      break;
+    }
+    case EventKind::kModuleLoad: {
+      const auto& module = std::get<events::ModuleLoadEvent>(event.payload);
+      fmt::print(file_, "#{} module {:#x}-{:#x} bias {:#x} {}\n", seq, module.start.value, module.end.value,
+                 module.load_bias, module.path);
+      break;
+    }
+    case EventKind::kExit: {
+      const auto& exit = std::get<events::ExitEvent>(event.payload);
+      if (exit.by_signal)
+        fmt::print(file_, "#{} exit signal {}\n", seq, exit.signal);
+      else
+        fmt::print(file_, "#{} exit status {}\n", seq, exit.code);
+      break;
+    }
+    case EventKind::kGap: {
+      const auto& gap = std::get<events::GapEvent>(event.payload);
+      fmt::print(file_, "#{} gap {} events lost: {}\n", seq, gap.lost_events, gap.reason);
+      break;
+    }
+  }
+}
+
+std::string TextWriter::end(const events::TraceSummary& summary) {
+  fmt::print(file_, "# end: {} events, {} instructions, {} lost{}\n", summary.events, summary.instructions,
+             summary.lost_events, summary.interrupted ? ", interrupted" : "");
+  const bool failed = std::ferror(file_) != 0 || std::fflush(file_) != 0;
+  if (failed) return path_ + ": write error: " + std::strerror(errno);
+  return "";
+}
+
+}  // namespace tracecorn::formats

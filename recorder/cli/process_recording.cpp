@@ -1,0 +1,39 @@
+// Role: implementation of ProcessRecording (see process_recording.h).
+#include "recorder/cli/process_recording.h"
+
+namespace tracecorn::cli {
+
+void ProcessRecording::on_syscall_enter(std::uint64_t, std::uint64_t) noexcept {
+  in_syscall_ = true;
+  recorder_.syscall_enter();
+}
+
+void ProcessRecording::on_memory_written(std::uint64_t address, std::span<const std::uint8_t> bytes) noexcept {
+  if (in_syscall_) recorder_.syscall_memory_written(address, bytes);
+}
+
+void ProcessRecording::on_mapping_changed(events::MappingChangeKind kind, std::uint64_t start, std::uint64_t length,
+                                          std::uint32_t prot) noexcept {
+  if (in_syscall_) recorder_.syscall_mapping_changed(kind, start, length, prot);
+}
+
+void ProcessRecording::on_syscall(std::uint64_t pc, std::uint64_t number, arch::SyscallId, const std::uint64_t (&args)[6],
+                                  std::int64_t result) noexcept {
+  in_syscall_ = false;
+  recorder_.syscall_exit(pc, number, args, result);
+}
+
+void ProcessRecording::on_module_loaded(std::uint64_t start, std::uint64_t end, std::uint64_t load_bias,
+                                        std::string_view path) noexcept {
+  recorder_.module_loaded(start, end, load_bias, path);
+}
+
+void ProcessRecording::finish_run(const linux_layer::RunOutcome& outcome) noexcept {
+  using Kind = linux_layer::RunOutcome::Kind;
+  if (outcome.is_fault)
+    recorder_.fault(outcome.pc, outcome.fault_address, static_cast<std::uint32_t>(outcome.signal), outcome.description);
+  if (outcome.kind == Kind::kExited || outcome.kind == Kind::kSignaled)
+    recorder_.exited(outcome.kind == Kind::kSignaled, outcome.exit_code, outcome.signal);
+}
+
+}  // namespace tracecorn::cli

@@ -1,0 +1,90 @@
+// Role: implementation of BlockDecoder and BlockCache (see block_cache.h).
+#include "recorder/core/block_cache.h"
+
+#include <algorithm>
+
+namespace tracecorn::core {
+
+Expected<std::unique_ptr<BlockDecoder>> BlockDecoder::create(const arch::ArchInfo& arch) {
+  std::unique_ptr<BlockDecoder> decoder(new BlockDecoder(arch));
+  if (cs_open(arch.capstone_arch, arch.capstone_mode, &decoder->handle_) != CS_ERR_OK)
+    return make_error(ErrorCode::kEmulator, "cs_open failed for " + std::string(arch.name));
+  cs_option(decoder->handle_, CS_OPT_DETAIL, CS_OPT_ON);
+  return decoder;
+}
+
+BlockDecoder::~BlockDecoder() {
+  if (handle_) cs_close(&handle_);
+}
+
+DecodedBlock BlockDecoder::decode(std::uint64_t address, std::span<const std::uint8_t> bytes, bool with_registers) const {
+  DecodedBlock block;
+  block.address = address;
+  block.size = static_cast<std::uint32_t>(bytes.size());
+  block.bytes.assign(bytes.begin(), bytes.end());
+  cs_insn* insn = cs_malloc(handle_);
+  const std::uint8_t* cursor = block.bytes.data();
+  std::size_t remaining = block.bytes.size();
+  std::uint64_t pc = address;
+  while (remaining > 0) {
+    if (!cs_disasm_iter(handle_, &cursor, &remaining, &pc, insn)) {
+      // Undecodable bytes: one pseudo-instruction covers the rest, so counts stay honest.
+      block.instructions.push_back({pc, static_cast<std::uint8_t>(std::min<std::size_t>(remaining, 255)),
+                                    static_cast<std::uint8_t>(pc - address), {}});
+      break;
+    }
+    DecodedInstruction decoded;
+    decoded.address = insn->address;
+    decoded.size = static_cast<std::uint8_t>(insn->size);
+    decoded.offset = static_cast<std::uint8_t>(std::min<std::uint64_t>(insn->address - address, 255));
+    if (with_registers) {
+      cs_regs read{}, written{};
+      std::uint8_t read_count = 0, written_count = 0;
+      if (cs_regs_access(handle_, insn, read, &read_count, written, &written_count) == CS_ERR_OK) {
+        for (std::uint8_t i = 0; i < written_count; ++i) {
+          const int index = arch_.register_index_for_capstone(written[i]);
+          if (index < 0) continue;
+          const auto value = static_cast<std::uint16_t>(index);
+          if (std::find(decoded.written_registers.begin(), decoded.written_registers.end(), value) ==
+              decoded.written_registers.end())
+            decoded.written_registers.push_back(value);
+        }
+      }
+      arch_.add_unlisted_writes(*insn, decoded.written_registers);
+    }
+    decoded.memory_count_fixed = arch_.count_memory_accesses(*insn, decoded.memory_reads, decoded.memory_writes);
+    block.instructions.push_back(std::move(decoded));
+  }
+  cs_free(insn, 1);
+  return block;
+}
+
+namespace {
+// Blocks are identified by address and size: Unicorn may translate a shorter
+// block at the same address (after a fault, or at a page boundary).
+std::uint64_t block_key(std::uint64_t address, std::uint32_t size) {
+  return address ^ (static_cast<std::uint64_t>(size) << 48);
+}
+}  // namespace
+
+const DecodedBlock* BlockCache::find(std::uint64_t address, std::uint32_t size) const {
+  auto it = blocks_.find(block_key(address, size));
+  if (it == blocks_.end() || it->second->address != address || it->second->size != size) return nullptr;
+  return it->second.get();
+}
+
+const DecodedBlock* BlockCache::insert(DecodedBlock block) {
+  auto owned = std::make_unique<DecodedBlock>(std::move(block));
+  const DecodedBlock* pointer = owned.get();
+  blocks_[block_key(pointer->address, pointer->size)] = std::move(owned);
+  return pointer;
+}
+
+void BlockCache::forget_range(std::uint64_t start, std::uint64_t end) {
+  std::erase_if(blocks_, [&](const auto& entry) {
+    const DecodedBlock& block = *entry.second;
+    return block.address < end && block.address + block.size > start;
+  });
+}
+
+}  // namespace tracecorn::core

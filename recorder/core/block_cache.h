@@ -1,0 +1,83 @@
+// Role: the recorder's knowledge of translated blocks: each block the guest
+// enters is read from guest memory and decoded with Capstone once, and the
+// result (instruction boundaries, the registers each instruction can change,
+// the memory accesses it makes) is cached by address.
+// Who uses it: the recorder's hooks on the emulation thread (producer side) and
+// the event assembler (decoding block records back into instruction events).
+// Not thread safe: the producer and the consumer each keep their own cache; the
+// producer's definitions travel to the consumer through the ring.
+// Invariants: a cached block is never changed; blocks are dropped (forget_range)
+// when the guest unmaps or rewrites code, so a stale decode is never reused.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <unordered_map>
+#include <vector>
+
+#include <capstone/capstone.h>
+
+#include "arch/arch.h"
+#include "recorder/support/expected.h"
+
+namespace tracecorn::core {
+
+struct DecodedInstruction {
+  std::uint64_t address = 0;
+  std::uint8_t size = 0;
+  std::uint8_t offset = 0;  // bytes from the block start (blocks are short; capped below)
+  // Indices into arch::ArchInfo::registers of what the instruction can write,
+  // the flags register included when it sets flags; partial writes (al, eax) are
+  // reported as their full register.
+  std::vector<std::uint16_t> written_registers;
+  // Guest memory accesses one execution makes (arch::ArchInfo::count_memory_accesses);
+  // `memory_count_fixed` false when it varies (rep prefixes...).
+  std::uint8_t memory_reads = 0;
+  std::uint8_t memory_writes = 0;
+  bool memory_count_fixed = false;
+};
+
+struct DecodedBlock {
+  std::uint64_t address = 0;
+  std::uint32_t size = 0;
+  std::vector<std::uint8_t> bytes;
+  std::vector<DecodedInstruction> instructions;
+};
+
+class BlockDecoder {
+ public:
+  static Expected<std::unique_ptr<BlockDecoder>> create(const arch::ArchInfo& arch);
+  ~BlockDecoder();
+  BlockDecoder(const BlockDecoder&) = delete;
+  BlockDecoder& operator=(const BlockDecoder&) = delete;
+
+  // Decodes `bytes` as the block at `address`. With `with_registers`, fills
+  // written_registers (costs Capstone detail mode).
+  DecodedBlock decode(std::uint64_t address, std::span<const std::uint8_t> bytes, bool with_registers) const;
+
+ private:
+  explicit BlockDecoder(const arch::ArchInfo& arch) : arch_(arch) {}
+  const arch::ArchInfo& arch_;
+  csh handle_ = 0;
+};
+
+// Address -> decoded block, with a one-entry fast path for loops.
+class BlockCache {
+ public:
+  const DecodedBlock* find(std::uint64_t address, std::uint32_t size) const;
+  const DecodedBlock* insert(DecodedBlock block);
+  void forget_range(std::uint64_t start, std::uint64_t end);
+  std::size_t size() const { return blocks_.size(); }
+  // Every cached block (for a flight-recorder dump).
+  std::vector<std::pair<std::uint64_t, const DecodedBlock*>> all() const {
+    std::vector<std::pair<std::uint64_t, const DecodedBlock*>> out;
+    for (const auto& [key, block] : blocks_) out.emplace_back(key, block.get());
+    return out;
+  }
+
+ private:
+  std::unordered_map<std::uint64_t, std::unique_ptr<DecodedBlock>> blocks_;
+};
+
+}  // namespace tracecorn::core

@@ -1,0 +1,290 @@
+// Role: implementation of EventAssembler (see event_assembler.h for the rules).
+#include "recorder/core/event_assembler.h"
+
+#include <algorithm>
+
+#include "recorder/core/ring_records.h"
+
+namespace tracecorn::core {
+
+using events::EventKind;
+
+EventAssembler::EventAssembler(const arch::ArchInfo& arch, const BlockDecoder& decoder, TraceLevel level,
+                               std::vector<events::Sink*> sinks)
+    : arch_(arch), decoder_(decoder), level_(level), sinks_(std::move(sinks)) {}
+
+void EventAssembler::begin(const events::TraceInfo& info) {
+  for (auto* sink : sinks_) sink->begin(info);
+}
+
+void EventAssembler::adopt_block(const DecodedBlock& block) {
+  if (!blocks_.find(block.address, block.size)) blocks_.insert(block);
+}
+
+void EventAssembler::emit(EventKind kind, events::EventPayload payload) {
+  events::Event event{events::EventSequence{next_sequence_++}, events::ThreadId{0}, kind, std::move(payload)};
+  for (auto* sink : sinks_) sink->on_event(event);
+}
+
+void EventAssembler::emit_memory(const PendingMemory& access, bool pc_known, std::uint64_t pc) {
+  events::MemoryEvent memory{events::GuestAddress{access.address}, access.size, access.value,
+                             events::GuestAddress{pc}, pc_known};
+  emit(access.write ? EventKind::kMemoryWrite : EventKind::kMemoryRead, memory);
+}
+
+void EventAssembler::flush_block(std::uint64_t stop_pc, bool inclusive) {
+  const DecodedBlock* block = pending_block_;
+  if (!block) return;
+  const bool with_instructions = level_has_instructions(level_);
+  bool attribution_broken = false;
+  auto emit_registers_for = [&](std::uint64_t pc) {
+    while (!pending_registers_.empty() && pending_registers_.front().pc == pc) {
+      const auto& changes = pending_registers_.front().values;
+      emit(EventKind::kRegisters, events::RegistersEvent{events::GuestAddress{pc}, changes});
+      pending_registers_.pop_front();
+    }
+  };
+  for (; pending_index_ < block->instructions.size(); ++pending_index_) {
+    const DecodedInstruction& insn = block->instructions[pending_index_];
+    if (stop_pc && insn.address == stop_pc && !inclusive) break;
+    if (with_instructions) {
+      events::InstructionEvent instruction{events::GuestAddress{insn.address}, insn.size,
+                                           std::span(block->bytes).subspan(insn.offset, insn.size),
+                                           static_cast<std::uint32_t>(pending_index_)};
+      emit(EventKind::kInstruction, instruction);
+    }
+    ++instructions_;
+    // Memory accesses of this instruction: by exact pc when the producer knew it,
+    // else by the instruction's fixed read/write counts, in order.
+    if (!pending_memory_.empty() && pending_memory_.front().pc != 0) {
+      while (!pending_memory_.empty() && pending_memory_.front().pc == insn.address) {
+        emit_memory(pending_memory_.front(), true, insn.address);
+        pending_memory_.pop_front();
+      }
+    } else if (!attribution_broken && !pending_memory_.empty()) {
+      const bool last_with_memory = [&] {
+        for (std::size_t j = pending_index_ + 1; j < block->instructions.size(); ++j)
+          if (block->instructions[j].memory_reads || block->instructions[j].memory_writes ||
+              !block->instructions[j].memory_count_fixed)
+            return false;
+        return true;
+      }();
+      if (!insn.memory_count_fixed) {
+        if (last_with_memory) {
+          while (!pending_memory_.empty()) {
+            emit_memory(pending_memory_.front(), true, insn.address);
+            pending_memory_.pop_front();
+          }
+        } else {
+          attribution_broken = true;
+        }
+      } else {
+        std::uint8_t reads = insn.memory_reads, writes = insn.memory_writes;
+        while ((reads || writes) && !pending_memory_.empty()) {
+          const PendingMemory& next = pending_memory_.front();
+          if (next.write ? writes == 0 : reads == 0) break;  // not this instruction's next access
+          next.write ? --writes : --reads;
+          emit_memory(next, true, insn.address);
+          pending_memory_.pop_front();
+        }
+      }
+    }
+    emit_registers_for(insn.address);
+    if (stop_pc && insn.address == stop_pc) {
+      ++pending_index_;
+      break;
+    }
+  }
+  const bool finished = pending_index_ >= block->instructions.size();
+  if (finished || attribution_broken) {
+    // Accesses that could not be tied to an instruction are kept, marked as such.
+    while (!pending_memory_.empty()) {
+      emit_memory(pending_memory_.front(), false, block->address);
+      pending_memory_.pop_front();
+    }
+  }
+  if (finished) {
+    while (!pending_registers_.empty()) {
+      const auto& front = pending_registers_.front();
+      emit(EventKind::kRegisters, events::RegistersEvent{events::GuestAddress{front.pc}, front.values});
+      pending_registers_.pop_front();
+    }
+    pending_block_ = nullptr;
+  }
+}
+
+void EventAssembler::on_record(std::span<const std::byte> record) {
+  if (record.size() < sizeof(RecordHeader)) {
+    ++malformed_;
+    return;
+  }
+  const auto header = load_record<RecordHeader>(record);
+  auto tail = [&](std::size_t fixed, std::size_t length) -> std::span<const std::uint8_t> {
+    if (record.size() < fixed + length) return {};
+    return std::span(reinterpret_cast<const std::uint8_t*>(record.data()) + fixed, length);
+  };
+  switch (header.kind) {
+    case RecordKind::kBlockDefinition: {
+      const auto definition = load_record<BlockDefinitionRecord>(record);
+      const auto bytes = tail(sizeof definition, definition.size);
+      if (bytes.size() != definition.size) break;
+      if (!blocks_.find(definition.address, definition.size))
+        blocks_.insert(decoder_.decode(definition.address, bytes, false));
+      return;
+    }
+    case RecordKind::kBlockExecuted: {
+      const auto executed = load_record<BlockExecutedRecord>(record);
+      flush_block(0, true);
+      const DecodedBlock* block = blocks_.find(executed.address, executed.size);
+      if (!block) break;
+      emit(EventKind::kBlock, events::BlockEvent{events::GuestAddress{block->address}, block->size,
+                                                 static_cast<std::uint32_t>(block->instructions.size()),
+                                                 std::span(block->bytes)});
+      if (level_ == TraceLevel::kBlocks) {
+        instructions_ += block->instructions.size();
+      } else {
+        pending_block_ = block;
+        pending_index_ = 0;
+      }
+      return;
+    }
+    case RecordKind::kMemoryRead:
+    case RecordKind::kMemoryWrite: {
+      const auto memory = load_record<MemoryRecord>(record);
+      pending_memory_.push_back({header.kind == RecordKind::kMemoryWrite, static_cast<std::uint8_t>(header.aux),
+                                 memory.address, memory.value, memory.pc});
+      if (!pending_block_) flush_block(0, true);  // no block to tie it to: emitted as unattributed below
+      if (!pending_block_) {
+        emit_memory(pending_memory_.front(), memory.pc != 0, memory.pc);
+        pending_memory_.pop_front();
+      }
+      return;
+    }
+    case RecordKind::kRegisters:
+    case RecordKind::kSyscallRegisters: {
+      const auto registers = load_record<RegistersRecord>(record);
+      std::vector<events::RegisterValue> values;
+      for (std::uint16_t i = 0; i < header.aux; ++i) {
+        const std::size_t at = sizeof registers + i * sizeof(RegisterEntry);
+        if (record.size() < at + sizeof(RegisterEntry)) break;
+        const auto entry = load_record<RegisterEntry>(record.subspan(at));
+        events::RegisterValue value;
+        value.index = entry.index;
+        value.size = entry.size;
+        std::memcpy(value.bytes.data(), entry.value, sizeof entry.value);
+        values.push_back(value);
+      }
+      if (header.kind == RecordKind::kSyscallRegisters) {
+        register_effects_.insert(register_effects_.end(), values.begin(), values.end());
+      } else if (pending_block_) {
+        pending_registers_.push_back({registers.pc, std::move(values)});
+      } else {
+        emit(EventKind::kRegisters, events::RegistersEvent{events::GuestAddress{registers.pc}, values});
+      }
+      return;
+    }
+    case RecordKind::kSyscallMemoryWrite: {
+      const auto write = load_record<SyscallMemoryWriteRecord>(record);
+      const auto bytes = tail(sizeof write, write.length);
+      if (bytes.size() != write.length) break;
+      effect_bytes_.emplace_back(bytes.begin(), bytes.end());
+      memory_effects_.push_back({events::GuestAddress{write.address}, {}});
+      return;
+    }
+    case RecordKind::kSyscallMapping: {
+      const auto mapping = load_record<SyscallMappingRecord>(record);
+      mapping_effects_.push_back({static_cast<events::MappingChangeKind>(header.aux),
+                                  events::GuestAddress{mapping.start}, mapping.length,
+                                  static_cast<std::uint32_t>(mapping.prot)});
+      return;
+    }
+    case RecordKind::kSyscall: {
+      const auto syscall = load_record<SyscallRecord>(record);
+      flush_block(syscall.pc, true);
+      std::vector<std::uint64_t> stack(header.aux);
+      const auto stack_bytes = tail(sizeof syscall, stack.size() * 8);
+      if (stack_bytes.size() == stack.size() * 8 && !stack.empty())
+        std::memcpy(stack.data(), stack_bytes.data(), stack_bytes.size());
+      for (std::size_t i = 0; i < memory_effects_.size(); ++i) memory_effects_[i].bytes = effect_bytes_[i];
+      const arch::SyscallId id = arch_.syscall_id(syscall.number);
+      const std::string name = id == arch::SyscallId::unknown ? "syscall_" + std::to_string(syscall.number)
+                                                              : std::string(arch::syscall_name(id));
+      events::SyscallEvent event;
+      event.pc = events::GuestAddress{syscall.pc};
+      event.number = syscall.number;
+      event.name = name;
+      std::copy(std::begin(syscall.args), std::end(syscall.args), std::begin(event.args));
+      event.result = syscall.result;
+      event.memory_writes = memory_effects_;
+      event.mapping_changes = mapping_effects_;
+      event.register_changes = register_effects_;
+      event.call_stack = stack;
+      emit(EventKind::kSyscall, event);
+      effect_bytes_.clear();
+      memory_effects_.clear();
+      mapping_effects_.clear();
+      register_effects_.clear();
+      return;
+    }
+    case RecordKind::kFault: {
+      const auto fault = load_record<FaultRecord>(record);
+      flush_block(fault.pc, false);
+      pending_block_ = nullptr;
+      pending_memory_.clear();
+      pending_registers_.clear();
+      const auto text = tail(sizeof fault, header.aux);
+      emit(EventKind::kFault, events::FaultEvent{events::GuestAddress{fault.pc}, events::GuestAddress{fault.address},
+                                                 static_cast<std::uint32_t>(fault.signal),
+                                                 std::string_view(reinterpret_cast<const char*>(text.data()), text.size())});
+      return;
+    }
+    case RecordKind::kModuleLoad: {
+      const auto module = load_record<ModuleLoadRecord>(record);
+      const auto path = tail(sizeof module, header.aux);
+      emit(EventKind::kModuleLoad,
+           events::ModuleLoadEvent{events::GuestAddress{module.start}, events::GuestAddress{module.end},
+                                   module.load_bias,
+                                   std::string_view(reinterpret_cast<const char*>(path.data()), path.size())});
+      return;
+    }
+    case RecordKind::kExit: {
+      const auto exit = load_record<ExitRecord>(record);
+      pending_block_ = nullptr;  // the rest of the block never ran
+      pending_memory_.clear();
+      pending_registers_.clear();
+      emit(EventKind::kExit, events::ExitEvent{header.flags == 1, static_cast<std::int32_t>(exit.code),
+                                               static_cast<std::int32_t>(exit.signal)});
+      return;
+    }
+    case RecordKind::kGap: {
+      const auto gap = load_record<GapRecord>(record);
+      note_lost(gap.lost_events, "events dropped by the recorder");
+      return;
+    }
+  }
+  ++malformed_;
+}
+
+void EventAssembler::note_lost(std::uint64_t lost_events, std::string_view reason) {
+  if (lost_events == 0) return;
+  flush_block(0, true);
+  pending_block_ = nullptr;
+  pending_memory_.clear();
+  pending_registers_.clear();
+  emit(EventKind::kGap, events::GapEvent{lost_events, reason});
+  next_sequence_ += lost_events;  // the lost events had these numbers
+  lost_ += lost_events;
+}
+
+std::string EventAssembler::end(bool interrupted) {
+  flush_block(0, true);
+  events::TraceSummary summary{next_sequence_, lost_, instructions_, interrupted};
+  std::string errors;
+  for (auto* sink : sinks_) {
+    const std::string error = sink->end(summary);
+    if (!error.empty()) errors += (errors.empty() ? "" : "; ") + error;
+  }
+  return errors;
+}
+
+}  // namespace tracecorn::core

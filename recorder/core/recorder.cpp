@@ -1,0 +1,525 @@
+// Role: implementation of the Recorder (see recorder.h): the producer hooks,
+// the ring, the drain thread and the assembler that feeds the sinks.
+//
+// Hooks per level (costs measured on Debian's Unicorn 2.0.1, see bench/):
+//   blocks, insns  UC_HOOK_BLOCK only; instructions are derived from the block's
+//                  decode by the consumer.
+//   mem            plus UC_HOOK_MEM_READ_AFTER (the loaded value; MEM_READ reports 0)
+//                  and UC_HOOK_MEM_WRITE; no instruction hook.
+//   regs           UC_HOOK_BLOCK + UC_HOOK_CODE: at each instruction, the registers
+//                  the previous instruction can write (Capstone's access list,
+//                  cached per block) are read and compared with a shadow copy.
+//   full           all of the above; memory records carry the exact pc.
+// Register changes: flags are the full rflags register, recorded when an
+// instruction writes any flag; a partial write (al, eax) is recorded as its full
+// register (rax). Registers the kernel changes at a syscall are found by
+// comparing the whole register table before and after.
+#include "recorder/core/recorder.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <thread>
+
+#include "recorder/core/block_cache.h"
+#include "recorder/core/event_assembler.h"
+#include "recorder/core/ring_records.h"
+#include "recorder/ring/spsc_ring.h"
+
+namespace tracecorn::core {
+
+class Recorder::Impl {
+ public:
+  Impl(uc_engine* engine, const arch::ArchInfo& arch, const RecorderOptions& options)
+      : engine_(engine), arch_(arch), options_(options) {}
+
+  ~Impl() { finish(false); }
+
+  Status init(std::vector<events::Sink*> sinks, events::TraceInfo info) {
+    auto producer_decoder = BlockDecoder::create(arch_);
+    if (!producer_decoder) return producer_decoder.error();
+    producer_decoder_ = std::move(*producer_decoder);
+    auto consumer_decoder = BlockDecoder::create(arch_);
+    if (!consumer_decoder) return consumer_decoder.error();
+    consumer_decoder_ = std::move(*consumer_decoder);
+
+    ring::RingOptions ring_options;
+    ring_options.capacity_bytes = options_.ring_bytes;
+    ring_options.policy = options_.policy == RingPolicy::kLossless ? ring::OverflowPolicy::kLossless
+                                                                   : ring::OverflowPolicy::kFlightRecorder;
+    auto ring = ring::SpscRing::create(ring_options);
+    if (!ring) return ring.error();
+    ring_ = std::move(*ring);
+
+    info.level = std::string(trace_level_name(options_.level));
+    info.arch_name = arch_.name;
+    info_ = std::move(info);
+    sinks_ = std::move(sinks);
+    assembler_ = std::make_unique<EventAssembler>(arch_, *consumer_decoder_, options_.level, sinks_);
+
+    shadow_.resize(arch_.registers.size());
+    read_all_registers(shadow_);
+    active_ = !options_.start_at.has_value();
+
+    const std::uint64_t begin = options_.code_range ? options_.code_range->start : 1;
+    const std::uint64_t end = options_.code_range ? options_.code_range->end - 1 : 0;
+    if (!add_hook(UC_HOOK_BLOCK, reinterpret_cast<void*>(&on_block), begin, end)) return hook_error("block");
+    if (level_has_memory(options_.level)) {
+      if (!add_hook(UC_HOOK_MEM_READ_AFTER, reinterpret_cast<void*>(&on_memory), 1, 0) ||
+          !add_hook(UC_HOOK_MEM_WRITE, reinterpret_cast<void*>(&on_memory), 1, 0))
+        return hook_error("memory");
+    }
+    if (level_has_registers(options_.level))
+      if (!add_hook(UC_HOOK_CODE, reinterpret_cast<void*>(&on_code), begin, end)) return hook_error("code");
+    if (options_.start_at)
+      if (!add_hook(UC_HOOK_CODE, reinterpret_cast<void*>(&on_start_address), *options_.start_at, *options_.start_at))
+        return hook_error("start address");
+    if (options_.stop_at)
+      if (!add_hook(UC_HOOK_CODE, reinterpret_cast<void*>(&on_stop_address), *options_.stop_at, *options_.stop_at))
+        return hook_error("stop address");
+
+    if (options_.policy == RingPolicy::kLossless) {
+      assembler_->begin(info_);
+      drain_ = std::thread([this] { drain_loop(); });
+    }
+    return ok_status();
+  }
+
+  // ---- producer: hooks (emulation thread, inside Unicorn) ----
+
+  static void on_block(uc_engine*, std::uint64_t address, std::uint32_t size, void* user) noexcept {
+    static_cast<Impl*>(user)->block(address, size);
+  }
+  static void on_code(uc_engine*, std::uint64_t address, std::uint32_t, void* user) noexcept {
+    static_cast<Impl*>(user)->instruction(address);
+  }
+  static void on_memory(uc_engine*, uc_mem_type type, std::uint64_t address, int size, std::int64_t value,
+                        void* user) noexcept {
+    static_cast<Impl*>(user)->memory(type == UC_MEM_WRITE, address, size, value);
+  }
+  static void on_start_address(uc_engine*, std::uint64_t, std::uint32_t, void* user) noexcept {
+    static_cast<Impl*>(user)->active_ = true;
+  }
+  static void on_stop_address(uc_engine* engine, std::uint64_t, std::uint32_t, void* user) noexcept {
+    static_cast<Impl*>(user)->stop_requested_ = true;
+    uc_emu_stop(engine);
+  }
+
+  void block(std::uint64_t address, std::uint32_t size) noexcept {
+    if (!active_) return;
+    flush_pending_registers();
+    const DecodedBlock* decoded = producer_blocks_.find(address, size);
+    if (!decoded) decoded = define_block(address, size);
+    if (!decoded) return;
+    current_block_ = decoded;
+    current_index_ = 0;
+    if (auto* record = reserve<BlockExecutedRecord>(RecordKind::kBlockExecuted, 0, 0)) {
+      record->address = address;
+      record->size = size;
+      record->reserved = 0;
+      ring_->commit();
+    }
+    recorded_instructions_ += decoded->instructions.size();
+    if (options_.stop_after_instructions && recorded_instructions_ >= options_.stop_after_instructions) {
+      stop_requested_ = true;
+      uc_emu_stop(engine_);
+    }
+  }
+
+  const DecodedBlock* define_block(std::uint64_t address, std::uint32_t size) noexcept {
+    try {
+      std::vector<std::uint8_t> bytes(size);
+      if (size == 0 || uc_mem_read(engine_, address, bytes.data(), size) != UC_ERR_OK) {
+        ++records_lost_;
+        return nullptr;
+      }
+      const DecodedBlock* decoded =
+          producer_blocks_.insert(producer_decoder_->decode(address, bytes, level_has_registers(options_.level)));
+      ++blocks_decoded_;
+      const std::uint32_t total = static_cast<std::uint32_t>(sizeof(BlockDefinitionRecord)) + padded8(size);
+      if (auto* record = static_cast<BlockDefinitionRecord*>(static_cast<void*>(ring_->reserve(total)))) {
+        record->header = {RecordKind::kBlockDefinition, 0, 0, 0};
+        record->address = address;
+        record->size = size;
+        record->reserved = 0;
+        std::memcpy(reinterpret_cast<std::uint8_t*>(record) + sizeof *record, bytes.data(), size);
+        ring_->commit();
+      } else {
+        ++records_lost_;
+      }
+      return decoded;
+    } catch (...) {
+      ++records_lost_;
+      return nullptr;
+    }
+  }
+
+  void instruction(std::uint64_t address) noexcept {
+    if (!active_ || !current_block_) return;
+    flush_pending_registers();
+    // Find this instruction in the current block (usually the next one).
+    const auto& list = current_block_->instructions;
+    if (current_index_ >= list.size() || list[current_index_].address != address) {
+      current_index_ = 0;
+      while (current_index_ < list.size() && list[current_index_].address != address) ++current_index_;
+      if (current_index_ >= list.size()) {
+        pending_instruction_ = nullptr;
+        current_pc_ = address;
+        return;
+      }
+    }
+    pending_instruction_ = &list[current_index_];
+    current_pc_ = address;
+    ++current_index_;
+  }
+
+  // Records the registers the last started instruction changed (regs/full levels).
+  void flush_pending_registers() noexcept {
+    const DecodedInstruction* insn = pending_instruction_;
+    pending_instruction_ = nullptr;
+    if (!insn || insn->written_registers.empty()) return;
+    RegisterEntry changed[32];
+    std::uint16_t count = 0;
+    for (const std::uint16_t index : insn->written_registers) {
+      if (count == 32) break;
+      const arch::RegisterInfo& info = arch_.registers[index];
+      std::uint8_t value[16] = {};
+      uc_reg_read(engine_, info.uc_id, value);
+      Shadow& shadow = shadow_[index];
+      if (std::memcmp(shadow.bytes, value, info.size) == 0) continue;
+      std::memcpy(shadow.bytes, value, info.size);
+      RegisterEntry& entry = changed[count++];
+      entry = RegisterEntry{};
+      entry.index = index;
+      entry.size = info.size;
+      std::memcpy(entry.value, value, info.size);
+    }
+    if (count == 0) return;
+    write_registers(RecordKind::kRegisters, insn->address, changed, count);
+  }
+
+  void write_registers(RecordKind kind, std::uint64_t pc, const RegisterEntry* entries, std::uint16_t count) noexcept {
+    const std::uint32_t total = sizeof(RegistersRecord) + count * sizeof(RegisterEntry);
+    auto* record = static_cast<RegistersRecord*>(static_cast<void*>(ring_->reserve(total)));
+    if (!record) {
+      ++records_lost_;
+      return;
+    }
+    record->header = {kind, 0, count, 0};
+    record->pc = pc;
+    std::memcpy(reinterpret_cast<std::uint8_t*>(record) + sizeof *record, entries, count * sizeof(RegisterEntry));
+    ring_->commit();
+  }
+
+  void memory(bool is_write, std::uint64_t address, int size, std::int64_t value) noexcept {
+    if (!active_) return;
+    if (options_.code_range && (current_pc_or_block() < options_.code_range->start ||
+                                current_pc_or_block() >= options_.code_range->end))
+      return;
+    if (auto* record = reserve<MemoryRecord>(is_write ? RecordKind::kMemoryWrite : RecordKind::kMemoryRead, 0,
+                                             static_cast<std::uint16_t>(size))) {
+      record->address = address;
+      record->value = static_cast<std::uint64_t>(value);
+      record->pc = level_has_registers(options_.level) ? current_pc_ : 0;
+      ring_->commit();
+    }
+  }
+
+  std::uint64_t current_pc_or_block() const {
+    if (level_has_registers(options_.level)) return current_pc_;
+    return current_block_ ? current_block_->address : 0;
+  }
+
+  template <typename T>
+  T* reserve(RecordKind kind, std::uint8_t flags, std::uint16_t aux) noexcept {
+    auto* record = static_cast<T*>(static_cast<void*>(ring_->reserve(sizeof(T))));
+    if (!record) {
+      ++records_lost_;
+      return nullptr;
+    }
+    record->header = {kind, flags, aux, 0};
+    return record;
+  }
+
+  // ---- producer: process events (emulation thread, outside the hot path) ----
+
+  void syscall_enter() noexcept {
+    flush_pending_registers();
+    if (syscall_snapshot_.size() != shadow_.size()) syscall_snapshot_.resize(shadow_.size());
+    read_all_registers(syscall_snapshot_);
+  }
+
+  void syscall_memory_written(std::uint64_t address, std::span<const std::uint8_t> bytes) noexcept {
+    const std::uint32_t chunk_limit = ring_->max_record_size() - sizeof(SyscallMemoryWriteRecord) - 8;
+    while (!bytes.empty()) {
+      const std::uint32_t chunk = static_cast<std::uint32_t>(std::min<std::size_t>(bytes.size(), chunk_limit));
+      const std::uint32_t total = sizeof(SyscallMemoryWriteRecord) + padded8(chunk);
+      auto* record = static_cast<SyscallMemoryWriteRecord*>(static_cast<void*>(ring_->reserve(total)));
+      if (!record) {
+        ++records_lost_;
+        return;
+      }
+      record->header = {RecordKind::kSyscallMemoryWrite, 0, 0, 0};
+      record->address = address;
+      record->length = chunk;
+      std::memcpy(reinterpret_cast<std::uint8_t*>(record) + sizeof *record, bytes.data(), chunk);
+      ring_->commit();
+      bytes = bytes.subspan(chunk);
+      address += chunk;
+    }
+  }
+
+  void syscall_mapping_changed(events::MappingChangeKind kind, std::uint64_t start, std::uint64_t length,
+                               std::uint32_t prot) noexcept {
+    if (kind != events::MappingChangeKind::kProtect || !(prot & 4)) forget_code(start, start + length);
+    if (auto* record = reserve<SyscallMappingRecord>(RecordKind::kSyscallMapping, 0, static_cast<std::uint16_t>(kind))) {
+      record->start = start;
+      record->length = length;
+      record->prot = prot;
+      ring_->commit();
+    }
+  }
+
+  // Code changed under us: blocks decoded there are stale.
+  void forget_code(std::uint64_t start, std::uint64_t end) noexcept {
+    try {
+      producer_blocks_.forget_range(start, end);
+    } catch (...) {
+    }
+    current_block_ = nullptr;
+    pending_instruction_ = nullptr;
+  }
+
+  void syscall_exit(std::uint64_t pc, std::uint64_t number, const std::uint64_t (&args)[6], std::int64_t result,
+                    std::span<const std::uint64_t> call_stack) noexcept {
+    // Registers the kernel changed: compare the whole table with the snapshot.
+    std::vector<Shadow>& after = syscall_after_;
+    if (after.size() != shadow_.size()) after.resize(shadow_.size());
+    read_all_registers(after);
+    RegisterEntry changed[64];
+    std::uint16_t count = 0;
+    for (std::size_t i = 0; i < after.size() && count < 64; ++i) {
+      const std::uint8_t size = arch_.registers[i].size;
+      if (i < syscall_snapshot_.size() && std::memcmp(after[i].bytes, syscall_snapshot_[i].bytes, size) == 0) continue;
+      RegisterEntry& entry = changed[count++];
+      entry = RegisterEntry{};
+      entry.index = static_cast<std::uint16_t>(i);
+      entry.size = size;
+      std::memcpy(entry.value, after[i].bytes, size);
+    }
+    shadow_ = after;
+    if (count) write_registers(RecordKind::kSyscallRegisters, pc, changed, count);
+    const std::uint16_t depth = static_cast<std::uint16_t>(std::min<std::size_t>(call_stack.size(), 256));
+    const std::uint32_t total = sizeof(SyscallRecord) + depth * 8u;
+    auto* record = static_cast<SyscallRecord*>(static_cast<void*>(ring_->reserve(total)));
+    if (!record) {
+      ++records_lost_;
+      return;
+    }
+    record->header = {RecordKind::kSyscall, 0, depth, 0};
+    record->pc = pc;
+    record->number = number;
+    record->result = result;
+    std::copy(std::begin(args), std::end(args), std::begin(record->args));
+    if (depth) std::memcpy(reinterpret_cast<std::uint8_t*>(record) + sizeof *record, call_stack.data(), depth * 8u);
+    ring_->commit();
+    ring_->publish();  // a syscall is a natural point to let the drain thread see the batch
+  }
+
+  void module_loaded(std::uint64_t start, std::uint64_t end, std::uint64_t load_bias, std::string_view path) noexcept {
+    const std::uint16_t length = static_cast<std::uint16_t>(std::min<std::size_t>(path.size(), 4096));
+    auto* record = static_cast<ModuleLoadRecord*>(
+        static_cast<void*>(ring_->reserve(sizeof(ModuleLoadRecord) + padded8(length))));
+    if (!record) {
+      ++records_lost_;
+      return;
+    }
+    record->header = {RecordKind::kModuleLoad, 0, length, 0};
+    record->start = start;
+    record->end = end;
+    record->load_bias = load_bias;
+    std::memcpy(reinterpret_cast<char*>(record) + sizeof *record, path.data(), length);
+    ring_->commit();
+  }
+
+  void fault(std::uint64_t pc, std::uint64_t address, std::uint32_t signal, std::string_view description) noexcept {
+    const std::uint16_t length = static_cast<std::uint16_t>(std::min<std::size_t>(description.size(), 1024));
+    auto* record =
+        static_cast<FaultRecord*>(static_cast<void*>(ring_->reserve(sizeof(FaultRecord) + padded8(length))));
+    if (!record) {
+      ++records_lost_;
+      return;
+    }
+    record->header = {RecordKind::kFault, 0, length, 0};
+    record->pc = pc;
+    record->address = address;
+    record->signal = signal;
+    std::memcpy(reinterpret_cast<char*>(record) + sizeof *record, description.data(), length);
+    ring_->commit();
+  }
+
+  void exited(bool by_signal, std::int32_t code, std::int32_t signal) noexcept {
+    flush_pending_registers();
+    if (auto* record = reserve<ExitRecord>(RecordKind::kExit, by_signal ? 1 : 0, 0)) {
+      record->code = code;
+      record->signal = signal;
+      ring_->commit();
+    }
+    ring_->publish();
+  }
+
+  // ---- consumer ----
+
+  void drain_loop() {
+    for (;;) {
+      const bool more = ring_->wait_for_data(std::chrono::milliseconds(50));
+      ring_->consume([this](std::span<const std::byte> record) { assembler_->on_record(record); });
+      if (!more) break;
+    }
+  }
+
+  std::string dump(events::Sink& sink) {
+    ring_->publish();
+    EventAssembler replay(arch_, *consumer_decoder_, options_.level, {&sink});
+    replay.begin(info_);
+    const auto stats = ring_->stats();
+    replay.note_lost(stats.records_overwritten, "overwritten by the flight recorder");
+    for (const auto& [key, block] : producer_definitions()) replay.adopt_block(*block);
+    ring_->for_each_retained([&](std::span<const std::byte> record) { replay.on_record(record); });
+    return replay.end(false);
+  }
+
+  std::vector<std::pair<std::uint64_t, const DecodedBlock*>> producer_definitions() const {
+    return producer_blocks_.all();
+  }
+
+  std::string finish(bool interrupted) {
+    if (finished_) return finish_error_;
+    finished_ = true;
+    for (uc_hook hook : hooks_) uc_hook_del(engine_, hook);
+    hooks_.clear();
+    if (!ring_) return finish_error_;
+    flush_pending_registers();
+    ring_->close();
+    if (drain_.joinable()) {
+      drain_.join();
+      finish_error_ = assembler_->end(interrupted);
+      events_ = assembler_->events();
+      instructions_ = assembler_->instructions();
+    }
+    return finish_error_;
+  }
+
+  RecorderStats stats() const {
+    RecorderStats result;
+    if (ring_) {
+      const auto ring_stats = ring_->stats();
+      result.records = ring_stats.records_written;
+      result.ring_bytes_written = ring_stats.bytes_written;
+      result.producer_stalls = ring_stats.producer_stalls;
+      result.records_overwritten = ring_stats.records_overwritten;
+    }
+    result.records_lost = records_lost_;
+    result.blocks_decoded = blocks_decoded_;
+    result.events = events_;
+    result.instructions = instructions_;
+    return result;
+  }
+
+  bool stop_requested() const { return stop_requested_; }
+
+ private:
+  struct Shadow {
+    std::uint8_t bytes[16] = {};
+  };
+
+  bool add_hook(int type, void* callback, std::uint64_t begin, std::uint64_t end) {
+    uc_hook hook = 0;
+    if (uc_hook_add(engine_, &hook, type, callback, this, begin, end) != UC_ERR_OK) return false;
+    hooks_.push_back(hook);
+    return true;
+  }
+  static Error hook_error(const char* what) {
+    return make_error(ErrorCode::kEmulator, std::string("cannot add the recorder's ") + what + " hook");
+  }
+  void read_all_registers(std::vector<Shadow>& out) noexcept {
+    for (std::size_t i = 0; i < arch_.registers.size() && i < out.size(); ++i) {
+      std::memset(out[i].bytes, 0, sizeof out[i].bytes);
+      uc_reg_read(engine_, arch_.registers[i].uc_id, out[i].bytes);
+    }
+  }
+
+  uc_engine* engine_;
+  const arch::ArchInfo& arch_;
+  RecorderOptions options_;
+  events::TraceInfo info_;
+  std::vector<events::Sink*> sinks_;
+  std::unique_ptr<BlockDecoder> producer_decoder_;
+  std::unique_ptr<BlockDecoder> consumer_decoder_;
+  std::unique_ptr<ring::SpscRing> ring_;
+  std::unique_ptr<EventAssembler> assembler_;
+  std::thread drain_;
+  std::vector<uc_hook> hooks_;
+
+  // Producer state (emulation thread only).
+  BlockCache producer_blocks_;
+  const DecodedBlock* current_block_ = nullptr;
+  std::size_t current_index_ = 0;
+  const DecodedInstruction* pending_instruction_ = nullptr;
+  std::uint64_t current_pc_ = 0;
+  std::vector<Shadow> shadow_;
+  std::vector<Shadow> syscall_snapshot_;
+  std::vector<Shadow> syscall_after_;
+  bool active_ = true;
+  std::uint64_t recorded_instructions_ = 0;
+  std::atomic<bool> stop_requested_{false};
+  std::atomic<std::uint64_t> records_lost_{0};
+  std::atomic<std::uint64_t> blocks_decoded_{0};
+
+  // Results (set by finish, on the emulation thread).
+  bool finished_ = false;
+  std::string finish_error_;
+  std::uint64_t events_ = 0;
+  std::uint64_t instructions_ = 0;
+};
+
+Recorder::Recorder(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Recorder::~Recorder() = default;
+
+Expected<std::unique_ptr<Recorder>> Recorder::attach(uc_engine* engine, const arch::ArchInfo& arch,
+                                                     const RecorderOptions& options, std::vector<events::Sink*> sinks,
+                                                     events::TraceInfo info) {
+  auto impl = std::make_unique<Impl>(engine, arch, options);
+  if (auto status = impl->init(std::move(sinks), std::move(info)); !status) return status.error();
+  return std::unique_ptr<Recorder>(new Recorder(std::move(impl)));
+}
+
+void Recorder::syscall_enter() noexcept { impl_->syscall_enter(); }
+void Recorder::syscall_memory_written(std::uint64_t address, std::span<const std::uint8_t> bytes) noexcept {
+  impl_->syscall_memory_written(address, bytes);
+}
+void Recorder::syscall_mapping_changed(events::MappingChangeKind kind, std::uint64_t start, std::uint64_t length,
+                                       std::uint32_t prot) noexcept {
+  impl_->syscall_mapping_changed(kind, start, length, prot);
+}
+void Recorder::syscall_exit(std::uint64_t pc, std::uint64_t number, const std::uint64_t (&args)[6], std::int64_t result,
+                            std::span<const std::uint64_t> call_stack) noexcept {
+  impl_->syscall_exit(pc, number, args, result, call_stack);
+}
+void Recorder::module_loaded(std::uint64_t start, std::uint64_t end, std::uint64_t load_bias,
+                             std::string_view path) noexcept {
+  impl_->module_loaded(start, end, load_bias, path);
+}
+void Recorder::fault(std::uint64_t pc, std::uint64_t address, std::uint32_t signal,
+                     std::string_view description) noexcept {
+  impl_->fault(pc, address, signal, description);
+}
+void Recorder::exited(bool by_signal, std::int32_t code, std::int32_t signal) noexcept {
+  impl_->exited(by_signal, code, signal);
+}
+std::string Recorder::dump(events::Sink& sink) { return impl_->dump(sink); }
+std::string Recorder::finish(bool interrupted) { return impl_->finish(interrupted); }
+RecorderStats Recorder::stats() const { return impl_->stats(); }
+bool Recorder::stop_requested() const { return impl_->stop_requested(); }
+
+}  // namespace tracecorn::core

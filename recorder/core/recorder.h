@@ -1,0 +1,110 @@
+// Role: the public recorder API. Attach a Recorder to a uc_engine the caller
+// created and owns (a fuzzer harness, or tracecorn's own Linux process), choose
+// a level, filters and a ring policy, and the recorder's hooks push compact
+// records into a single-producer single-consumer ring; a drain thread turns them
+// back into events and feeds the sinks (trace writers, the text printer).
+//
+// Threads and ownership:
+// - Every member function is called on the emulation thread (the one that runs
+//   uc_emu_start), except stats(), which any thread may call.
+// - The hooks run inside Unicorn's C callbacks: noexcept, no lock, no syscall
+//   (except when a lossless ring is full and the producer must wait), and no
+//   allocation on the hot path (a block seen for the first time is decoded and
+//   cached, which allocates once per block).
+// - The drain thread (lossless policy only) owns the sinks between attach() and
+//   finish(); the caller must not touch them in between.
+// - The engine must outlive the Recorder; finish() (or the destructor) removes
+//   every hook. Several recorders on several engines in one process are fine:
+//   there is no global state.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <unicorn/unicorn.h>
+
+#include "arch/arch.h"
+#include "recorder/core/trace_level.h"
+#include "recorder/events/event.h"
+#include "recorder/support/expected.h"
+
+namespace tracecorn::core {
+
+enum class RingPolicy : std::uint8_t {
+  kLossless,        // the emulation waits for the drain thread when the ring is full
+  kFlightRecorder,  // keep only the most recent ring_bytes of records; dump() on demand
+};
+
+struct AddressRange {
+  std::uint64_t start = 0;
+  std::uint64_t end = 0;  // exclusive
+};
+
+struct RecorderOptions {
+  TraceLevel level = TraceLevel::kBlocks;
+  std::size_t ring_bytes = 64u << 20;
+  RingPolicy policy = RingPolicy::kLossless;
+  // Only code inside this range is recorded (its blocks, instructions, memory
+  // accesses and register changes); syscalls and process events always are.
+  std::optional<AddressRange> code_range;
+  std::optional<std::uint64_t> start_at;   // recording starts when this address is first executed
+  std::optional<std::uint64_t> stop_at;    // the emulation stops when this address is reached
+  std::uint64_t stop_after_instructions = 0;  // stop after about N recorded instructions (block granularity)
+};
+
+struct RecorderStats {
+  std::uint64_t records = 0;
+  std::uint64_t ring_bytes_written = 0;
+  std::uint64_t producer_stalls = 0;
+  std::uint64_t records_overwritten = 0;
+  std::uint64_t records_lost = 0;  // could not be written (decode failure, oversize)
+  std::uint64_t blocks_decoded = 0;
+  std::uint64_t events = 0;        // events handed to sinks (after finish)
+  std::uint64_t instructions = 0;  // instructions recorded (after finish)
+};
+
+class Recorder {
+ public:
+  // Adds the hooks the level needs to `engine` and, for a lossless ring, starts
+  // the drain thread. `sinks` are not owned and must outlive finish().
+  static Expected<std::unique_ptr<Recorder>> attach(uc_engine* engine, const arch::ArchInfo& arch,
+                                                    const RecorderOptions& options, std::vector<events::Sink*> sinks,
+                                                    events::TraceInfo info);
+  ~Recorder();
+  Recorder(const Recorder&) = delete;
+  Recorder& operator=(const Recorder&) = delete;
+
+  // Process events, from whoever runs the guest (the Linux layer through the CLI,
+  // or a harness). All on the emulation thread.
+  void syscall_enter() noexcept;  // before the kernel side runs: snapshots registers
+  void syscall_memory_written(std::uint64_t address, std::span<const std::uint8_t> bytes) noexcept;
+  void syscall_mapping_changed(events::MappingChangeKind kind, std::uint64_t start, std::uint64_t length,
+                               std::uint32_t prot) noexcept;
+  void syscall_exit(std::uint64_t pc, std::uint64_t number, const std::uint64_t (&args)[6], std::int64_t result,
+                    std::span<const std::uint64_t> call_stack = {}) noexcept;
+  void module_loaded(std::uint64_t start, std::uint64_t end, std::uint64_t load_bias, std::string_view path) noexcept;
+  void fault(std::uint64_t pc, std::uint64_t address, std::uint32_t signal, std::string_view description) noexcept;
+  void exited(bool by_signal, std::int32_t code, std::int32_t signal) noexcept;
+
+  // Flight recorder: replays the retained records into `sink` (begin, events, end).
+  // Returns the sink's error, if any.
+  std::string dump(events::Sink& sink);
+
+  // Stops recording: removes the hooks, drains the ring, ends the sinks. Returns
+  // "" or the sinks' errors. Idempotent.
+  std::string finish(bool interrupted = false);
+
+  RecorderStats stats() const;
+  bool stop_requested() const;  // the recorder stopped the emulation (stop_at / instruction limit)
+
+ private:
+  class Impl;
+  explicit Recorder(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace tracecorn::core

@@ -1,0 +1,160 @@
+// Role: the records the recorder's hooks write into the ring, and nothing else:
+// in-memory layouts shared by the producer (recorder.cpp) and the consumer
+// (event_assembler.cpp), which change together. Not a file format: host byte
+// order, never written to disk as is.
+//
+// Every record starts with an 8-byte RecordHeader; payloads are 8-byte aligned.
+//
+//   +------+-------+--------+-----------+
+//   | kind | flags |  aux   | thread id |   RecordHeader (8 bytes)
+//   |  u8  |  u8   |  u16   |    u32    |
+//   +------+-------+--------+-----------+
+//   | fixed payload (per kind, below)   |
+//   | variable tail (bytes, padded to 8)|
+//
+// A block is defined once (kBlockDefinition: address, size, code bytes) before
+// its first kBlockExecuted; the consumer decodes instructions from those bytes.
+// Syscall effects (kSyscallMemoryWrite, kSyscallMapping, kSyscallRegisters) come
+// before the kSyscall record they belong to, which closes the group.
+// Invariants: records are plain data (trivially copyable); `aux` holds a count
+// or a size as each kind documents; sequence numbers are not stored: the
+// consumer counts events (see events::Event), which keeps block records 16 bytes.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <span>
+#include <type_traits>
+
+namespace tracecorn::core {
+
+enum class RecordKind : std::uint8_t {
+  kBlockDefinition = 1,
+  kBlockExecuted = 2,
+  kMemoryRead = 3,
+  kMemoryWrite = 4,
+  kRegisters = 5,
+  kSyscall = 6,
+  kSyscallMemoryWrite = 7,
+  kSyscallMapping = 8,
+  kSyscallRegisters = 9,
+  kFault = 10,
+  kModuleLoad = 11,
+  kExit = 12,
+  kGap = 13,
+};
+
+struct RecordHeader {
+  RecordKind kind;
+  std::uint8_t flags;
+  std::uint16_t aux;
+  std::uint32_t thread_id;
+};
+static_assert(sizeof(RecordHeader) == 8);
+
+// aux: unused. Tail: `size` code bytes.
+struct BlockDefinitionRecord {
+  RecordHeader header;
+  std::uint64_t address;
+  std::uint32_t size;
+  std::uint32_t reserved;
+};
+static_assert(sizeof(BlockDefinitionRecord) == 24);
+
+struct BlockExecutedRecord {
+  RecordHeader header;
+  std::uint64_t address;
+  std::uint32_t size;
+  std::uint32_t reserved;
+};
+static_assert(sizeof(BlockExecutedRecord) == 24);
+
+// aux: access size in bytes. pc: the instruction, or 0 when the producer has no
+// instruction hook (the consumer then attributes the access by decoding).
+struct MemoryRecord {
+  RecordHeader header;
+  std::uint64_t address;
+  std::uint64_t value;
+  std::uint64_t pc;
+};
+static_assert(sizeof(MemoryRecord) == 32);
+
+// aux: number of RegisterEntry that follow.
+struct RegistersRecord {
+  RecordHeader header;
+  std::uint64_t pc;
+};
+struct RegisterEntry {
+  std::uint16_t index;  // into arch::ArchInfo::registers
+  std::uint8_t size;
+  std::uint8_t reserved[5];
+  std::uint8_t value[16];
+};
+static_assert(sizeof(RegistersRecord) == 16 && sizeof(RegisterEntry) == 24);
+
+// aux: call stack depth; tail: depth u64 return addresses.
+struct SyscallRecord {
+  RecordHeader header;
+  std::uint64_t pc;
+  std::uint64_t number;
+  std::int64_t result;
+  std::uint64_t args[6];
+};
+static_assert(sizeof(SyscallRecord) == 80);
+
+// A chunk of what the kernel wrote into guest memory; tail: `length` bytes.
+struct SyscallMemoryWriteRecord {
+  RecordHeader header;
+  std::uint64_t address;
+  std::uint64_t length;
+};
+
+// aux: events::MappingChangeKind.
+struct SyscallMappingRecord {
+  RecordHeader header;
+  std::uint64_t start;
+  std::uint64_t length;
+  std::uint64_t prot;
+};
+
+// aux: description length; tail: description.
+struct FaultRecord {
+  RecordHeader header;
+  std::uint64_t pc;
+  std::uint64_t address;
+  std::uint64_t signal;
+};
+
+// aux: path length; tail: path.
+struct ModuleLoadRecord {
+  RecordHeader header;
+  std::uint64_t start;
+  std::uint64_t end;
+  std::uint64_t load_bias;
+};
+
+// flags: 1 when by signal.
+struct ExitRecord {
+  RecordHeader header;
+  std::int64_t code;
+  std::int64_t signal;
+};
+
+struct GapRecord {
+  RecordHeader header;
+  std::uint64_t lost_events;
+};
+
+static_assert(std::is_trivially_copyable_v<SyscallRecord> && std::is_trivially_copyable_v<MemoryRecord>);
+
+inline constexpr std::uint32_t padded8(std::uint64_t size) { return static_cast<std::uint32_t>((size + 7) & ~7ull); }
+
+// Reads a record struct from ring bytes (which are 8-byte aligned, so memcpy is free).
+template <typename T>
+T load_record(std::span<const std::byte> bytes) {
+  T value;
+  std::memcpy(&value, bytes.data(), sizeof(T));
+  return value;
+}
+
+}  // namespace tracecorn::core

@@ -1,0 +1,177 @@
+// Role: the event model, tracecorn's common language. The recorder's hooks and
+// the Linux layer produce events, every trace writer (a Sink) consumes them, every
+// trace reader produces them again, and replay compares them.
+// Who uses it: sinks receive `const Event&` on the drain thread (or on the
+// emulation thread for a flight-recorder dump); nothing here is thread-safe by
+// itself, and an Event (with the spans inside it) is valid only during the
+// Sink::on_event call that receives it.
+// Invariants: sequence numbers start at 0 and count every event the recorder
+// produced, including those it had to drop (a Gap event stands where they were,
+// and says how many), so sequence numbers never repeat and gaps are visible.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+namespace tracecorn::events {
+
+// Strong types for the values that are easy to mix up.
+struct GuestAddress {
+  std::uint64_t value = 0;
+  friend constexpr bool operator==(GuestAddress, GuestAddress) = default;
+  friend constexpr auto operator<=>(GuestAddress, GuestAddress) = default;
+};
+struct ThreadId {
+  std::uint32_t value = 0;
+  friend constexpr bool operator==(ThreadId, ThreadId) = default;
+};
+struct EventSequence {
+  std::uint64_t value = 0;
+  friend constexpr bool operator==(EventSequence, EventSequence) = default;
+};
+
+enum class EventKind : std::uint8_t {
+  kBlock = 1,        // a basic block was entered
+  kInstruction = 2,  // an instruction was executed (derived from its block)
+  kMemoryRead = 3,
+  kMemoryWrite = 4,
+  kRegisters = 5,    // registers an instruction changed
+  kSyscall = 6,
+  kFault = 7,
+  kModuleLoad = 8,
+  kExit = 9,
+  kGap = 10,         // events were lost here (count in GapEvent)
+};
+
+std::string_view event_kind_name(EventKind kind);
+
+struct BlockEvent {
+  GuestAddress address;
+  std::uint32_t size = 0;               // bytes
+  std::uint32_t instruction_count = 0;  // as decoded; a fault may end it early (a FaultEvent follows)
+  std::span<const std::uint8_t> bytes;  // the block's code
+};
+
+struct InstructionEvent {
+  GuestAddress address;
+  std::uint32_t size = 0;
+  std::span<const std::uint8_t> bytes;
+  std::uint32_t index_in_block = 0;
+};
+
+struct MemoryEvent {
+  GuestAddress address;
+  std::uint8_t size = 0;        // bytes, 1..8
+  std::uint64_t value = 0;      // the loaded or stored value, little-endian in its low `size` bytes
+  GuestAddress pc;              // the instruction that made the access (see `pc_known`)
+  bool pc_known = false;        // false when the access could not be tied to an instruction
+};
+
+// One register's new value; `index` is into arch::ArchInfo::registers.
+struct RegisterValue {
+  std::uint16_t index = 0;
+  std::uint8_t size = 0;                 // bytes (8 for a GPR, 16 for an XMM register...)
+  std::array<std::uint8_t, 16> bytes{};  // little endian, `size` bytes used
+  std::uint64_t as_u64() const;
+};
+
+struct RegistersEvent {
+  GuestAddress pc;  // the instruction after which these values hold
+  std::span<const RegisterValue> changes;
+};
+
+// What the kernel did to the process during a syscall.
+struct MemoryWriteEffect {
+  GuestAddress address;
+  std::span<const std::uint8_t> bytes;
+};
+enum class MappingChangeKind : std::uint8_t { kMap = 1, kUnmap = 2, kProtect = 3 };
+struct MappingEffect {
+  MappingChangeKind kind = MappingChangeKind::kMap;
+  GuestAddress start;
+  std::uint64_t length = 0;
+  std::uint32_t prot = 0;  // PROT_* bits after the change
+};
+
+struct SyscallEvent {
+  GuestAddress pc;                  // the trapping instruction
+  std::uint64_t number = 0;         // the architecture's syscall number
+  std::string_view name;            // the kernel's name ("openat"), or "syscall_N"
+  std::uint64_t args[6] = {};
+  std::int64_t result = 0;          // the value returned to the guest (negative errno on failure)
+  std::span<const MemoryWriteEffect> memory_writes;
+  std::span<const MappingEffect> mapping_changes;
+  std::span<const RegisterValue> register_changes;  // every register the kernel changed
+  std::span<const std::uint64_t> call_stack;        // return addresses, innermost first (filled by the unwinder)
+};
+
+struct FaultEvent {
+  GuestAddress pc;
+  GuestAddress address;  // the faulting memory address, when the fault is a memory access
+  std::uint32_t signal = 0;
+  std::string_view description;
+};
+
+struct ModuleLoadEvent {
+  GuestAddress start;
+  GuestAddress end;
+  std::uint64_t load_bias = 0;
+  std::string_view path;
+};
+
+struct ExitEvent {
+  bool by_signal = false;
+  std::int32_t code = 0;    // exit status when !by_signal
+  std::int32_t signal = 0;  // host signal number when by_signal
+};
+
+struct GapEvent {
+  std::uint64_t lost_events = 0;
+  std::string_view reason;
+};
+
+using EventPayload = std::variant<BlockEvent, InstructionEvent, MemoryEvent, RegistersEvent, SyscallEvent, FaultEvent,
+                                  ModuleLoadEvent, ExitEvent, GapEvent>;
+
+struct Event {
+  EventSequence sequence;
+  ThreadId thread;
+  EventKind kind = EventKind::kBlock;
+  EventPayload payload;
+};
+
+// What a trace is about, given to sinks before the first event.
+struct TraceInfo {
+  std::string_view arch_name;     // arch::ArchInfo::name
+  std::string program;            // the guest program's path, if any
+  std::vector<std::string> argv;
+  std::string level;              // "blocks", "insns", ...
+};
+
+// Totals, given to sinks after the last event.
+struct TraceSummary {
+  std::uint64_t events = 0;
+  std::uint64_t lost_events = 0;
+  std::uint64_t instructions = 0;
+  bool interrupted = false;
+};
+
+// A consumer of events: a trace writer, the text printer, a test probe.
+// Called on one thread at a time (the drain thread, or the emulation thread for
+// a flight-recorder dump); begin, then on_event for each event in sequence
+// order, then end. A sink reports its own I/O errors from end().
+class Sink {
+ public:
+  virtual ~Sink() = default;
+  virtual void begin(const TraceInfo& info) = 0;
+  virtual void on_event(const Event& event) = 0;
+  // Returns an empty string on success, else a one-line error naming the file.
+  virtual std::string end(const TraceSummary& summary) = 0;
+};
+
+}  // namespace tracecorn::events

@@ -1,0 +1,292 @@
+// Role: behaviour tests of the recorder on real guest programs from samples/:
+// register diffs against a brute-force comparison of the whole register file
+// after every instruction, memory attribution at `mem` level against the exact
+// pcs of `full`, agreement of the levels, syscall effects, the flight recorder.
+#include <doctest/doctest.h>
+
+#include <cstring>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "recorder/cli/process_recording.h"
+#include "recorder/core/recorder.h"
+#include "recorder/linux/linux_process.h"
+
+using namespace tracecorn;
+
+namespace {
+
+const std::string kSamples = TRACECORN_SAMPLES_DIR;
+
+// An event copied out of the sink call (spans are only valid during the call).
+struct StoredEvent {
+  events::EventKind kind;
+  std::uint64_t sequence = 0;
+  std::uint64_t address = 0;  // block/insn/memory address, syscall/fault pc
+  std::uint64_t pc = 0;       // memory: the attributed instruction; registers: the instruction
+  bool pc_known = false;
+  std::uint64_t value = 0;
+  std::uint64_t number = 0;
+  std::vector<events::RegisterValue> registers;
+  std::vector<std::pair<std::uint64_t, std::vector<std::uint8_t>>> memory_writes;
+};
+
+class ProbeSink final : public events::Sink {
+ public:
+  void begin(const events::TraceInfo&) override {}
+  void on_event(const events::Event& event) override {
+    StoredEvent stored;
+    stored.kind = event.kind;
+    stored.sequence = event.sequence.value;
+    std::visit(
+        [&](const auto& payload) {
+          using T = std::decay_t<decltype(payload)>;
+          if constexpr (std::is_same_v<T, events::BlockEvent> || std::is_same_v<T, events::InstructionEvent>) {
+            stored.address = payload.address.value;
+          } else if constexpr (std::is_same_v<T, events::MemoryEvent>) {
+            stored.address = payload.address.value;
+            stored.pc = payload.pc.value;
+            stored.pc_known = payload.pc_known;
+            stored.value = payload.value;
+          } else if constexpr (std::is_same_v<T, events::RegistersEvent>) {
+            stored.pc = payload.pc.value;
+            stored.registers.assign(payload.changes.begin(), payload.changes.end());
+          } else if constexpr (std::is_same_v<T, events::SyscallEvent>) {
+            stored.address = payload.pc.value;
+            stored.number = payload.number;
+            stored.registers.assign(payload.register_changes.begin(), payload.register_changes.end());
+            for (const auto& write : payload.memory_writes)
+              stored.memory_writes.push_back({write.address.value, {write.bytes.begin(), write.bytes.end()}});
+          } else if constexpr (std::is_same_v<T, events::FaultEvent>) {
+            stored.address = payload.pc.value;
+            stored.value = payload.address.value;
+          }
+        },
+        event.payload);
+    stored_.push_back(std::move(stored));
+  }
+  std::string end(const events::TraceSummary& summary) override {
+    summary_ = summary;
+    return "";
+  }
+  std::vector<StoredEvent> stored_;
+  events::TraceSummary summary_;
+};
+
+// Brute force: reads the whole register file before every instruction and keeps
+// what changed since the previous instruction (rip aside: it is implied by the
+// instruction sequence), i.e. the changes made by the previous instruction.
+struct FullRegisterProbe {
+  using Changes = std::map<std::uint16_t, std::vector<std::uint8_t>>;
+  const arch::ArchInfo* arch = nullptr;
+  std::vector<std::array<std::uint8_t, 16>> previous;
+  std::vector<std::pair<std::uint64_t, Changes>> changes_by_instruction;  // (instruction pc, its changes)
+  std::uint64_t previous_pc = 0;
+  static void on_code(uc_engine* engine, std::uint64_t address, std::uint32_t, void* user) {
+    auto* self = static_cast<FullRegisterProbe*>(user);
+    std::vector<std::array<std::uint8_t, 16>> file(self->arch->registers.size());
+    for (std::size_t i = 0; i < file.size(); ++i) uc_reg_read(engine, self->arch->registers[i].uc_id, file[i].data());
+    if (!self->previous.empty()) {
+      Changes changes;
+      for (std::size_t i = 0; i < file.size(); ++i) {
+        const auto& info = self->arch->registers[i];
+        if (info.uc_id == self->arch->pc_reg) continue;
+        if (std::memcmp(file[i].data(), self->previous[i].data(), info.size) != 0)
+          changes[static_cast<std::uint16_t>(i)] = std::vector<std::uint8_t>(file[i].begin(), file[i].begin() + info.size);
+      }
+      self->changes_by_instruction.push_back({self->previous_pc, std::move(changes)});
+    }
+    self->previous = std::move(file);
+    self->previous_pc = address;
+  }
+};
+
+struct Recording {
+  ProbeSink sink;
+  std::unique_ptr<linux_layer::LinuxProcess> process;
+  std::unique_ptr<core::Recorder> recorder;
+  linux_layer::RunOutcome outcome;
+};
+
+std::unique_ptr<Recording> record(const std::string& program, core::RecorderOptions options,
+                                  FullRegisterProbe* probe = nullptr, std::vector<std::string> argv = {}) {
+  auto result = std::make_unique<Recording>();
+  linux_layer::ProcessConfig config;
+  config.program = program;
+  config.argv = argv.empty() ? std::vector<std::string>{program} : argv;
+  config.envp = {"LC_ALL=C"};
+  config.diagnostics = nullptr;
+  auto process = linux_layer::LinuxProcess::create(config);
+  REQUIRE(process.has_value());
+  result->process = std::move(*process);
+  auto recorder = core::Recorder::attach(result->process->engine(), result->process->arch(), options,
+                                         {&result->sink}, events::TraceInfo{});
+  REQUIRE(recorder.has_value());
+  result->recorder = std::move(*recorder);
+  uc_hook probe_hook = 0;
+  if (probe) {
+    probe->arch = &result->process->arch();
+    uc_hook_add(result->process->engine(), &probe_hook, UC_HOOK_CODE,
+                reinterpret_cast<void*>(&FullRegisterProbe::on_code), probe, 1, 0);
+  }
+  cli::ProcessRecording glue(*result->recorder);
+  result->process->set_observer(&glue);
+  result->outcome = result->process->run();
+  result->process->set_observer(nullptr);
+  if (probe_hook) uc_hook_del(result->process->engine(), probe_hook);
+  glue.finish_run(result->outcome);
+  if (options.policy == core::RingPolicy::kLossless) CHECK(result->recorder->finish().empty());
+  return result;
+}
+
+// Compares, instruction by instruction, the register changes the events report
+// (registers events, and a syscall's register changes) with the brute-force
+// changes. Returns the number of instructions that differ and describes the first.
+std::size_t compare_register_changes(const Recording& recording, const FullRegisterProbe& probe, std::string& first) {
+  const auto& arch = recording.process->arch();
+  std::vector<std::pair<std::uint64_t, FullRegisterProbe::Changes>> recorded;
+  for (const auto& event : recording.sink.stored_) {
+    if (event.kind == events::EventKind::kInstruction) {
+      recorded.push_back({event.address, {}});
+    } else if ((event.kind == events::EventKind::kRegisters || event.kind == events::EventKind::kSyscall) &&
+               !recorded.empty()) {
+      for (const auto& value : event.registers) {
+        if (arch.registers[value.index].uc_id == arch.pc_reg) continue;
+        recorded.back().second[value.index] = std::vector<std::uint8_t>(value.bytes.begin(), value.bytes.begin() + value.size);
+      }
+    }
+  }
+  // The probe sees instruction k's changes at instruction k+1: the last one has none to compare.
+  CHECK(recorded.size() == probe.changes_by_instruction.size() + 1);
+  std::size_t differing = 0;
+  for (std::size_t i = 0; i < probe.changes_by_instruction.size() && i < recorded.size(); ++i) {
+    const auto& [pc, expected] = probe.changes_by_instruction[i];
+    if (recorded[i].first != pc || recorded[i].second != expected) {
+      if (first.empty()) {
+        first = "instruction " + std::to_string(i) + " at pc " + std::to_string(pc) + ": expected changes to";
+        for (const auto& [index, bytes] : expected) first += " " + std::string(arch.registers[index].name);
+        first += "; recorded";
+        for (const auto& [index, bytes] : recorded[i].second) first += " " + std::string(arch.registers[index].name);
+      }
+      ++differing;
+    }
+  }
+  return differing;
+}
+
+}  // namespace
+
+TEST_CASE("Recorder: regs-level diffs match a brute-force comparison of every register after every instruction") {
+  for (const std::string sample : {"hello", "floating", "dup_pipe"}) {
+    CAPTURE(sample);
+    FullRegisterProbe probe;
+    core::RecorderOptions options;
+    options.level = core::TraceLevel::kRegisters;
+    auto recording = record(kSamples + "/static/" + sample, options, &probe);
+    CHECK(recording->outcome.kind == linux_layer::RunOutcome::Kind::kExited);
+    std::string first;
+    const std::size_t differing = compare_register_changes(*recording, probe, first);
+    CHECK_MESSAGE(differing == 0, first);
+  }
+}
+
+TEST_CASE("Recorder: mem-level attribution agrees with the exact pcs of the full level") {
+  core::RecorderOptions mem_options, full_options;
+  mem_options.level = core::TraceLevel::kMemory;
+  full_options.level = core::TraceLevel::kFull;
+  for (const std::string sample : {"hello", "floating", "dup_pipe"}) {
+    CAPTURE(sample);
+    const std::string program = kSamples + "/static/" + sample;
+    std::vector<std::string> argv = {program};
+    auto mem = record(program, mem_options, nullptr, argv);
+    auto full = record(program, full_options, nullptr, argv);
+    std::vector<const StoredEvent*> mem_accesses, full_accesses;
+    for (const auto& event : mem->sink.stored_)
+      if (event.kind == events::EventKind::kMemoryRead || event.kind == events::EventKind::kMemoryWrite)
+        mem_accesses.push_back(&event);
+    for (const auto& event : full->sink.stored_)
+      if (event.kind == events::EventKind::kMemoryRead || event.kind == events::EventKind::kMemoryWrite)
+        full_accesses.push_back(&event);
+    REQUIRE(mem_accesses.size() == full_accesses.size());
+    std::size_t unknown = 0, wrong = 0;
+    for (std::size_t i = 0; i < mem_accesses.size(); ++i) {
+      CHECK(mem_accesses[i]->address == full_accesses[i]->address);
+      CHECK(full_accesses[i]->pc_known);
+      if (!mem_accesses[i]->pc_known)
+        ++unknown;
+      else if (mem_accesses[i]->pc != full_accesses[i]->pc && ++wrong <= 3)
+        MESSAGE("access " << i << " to " << std::hex << full_accesses[i]->address << " by pc " << full_accesses[i]->pc
+                          << " attributed to " << mem_accesses[i]->pc << std::dec);
+      if (!mem_accesses[i]->pc_known && unknown <= 3)
+        MESSAGE("access " << i << " to " << std::hex << full_accesses[i]->address << " by pc " << full_accesses[i]->pc
+                          << " not attributed" << std::dec);
+    }
+    MESSAGE(sample << ": " << mem_accesses.size() << " accesses, " << unknown << " not attributed");
+    CHECK(wrong == 0);
+    CHECK(unknown * 100 <= mem_accesses.size());  // at most 1% left unattributed
+  }
+}
+
+TEST_CASE("Recorder: every level counts the same instructions, and insns expands exactly the blocks") {
+  std::uint64_t expected = 0;
+  for (auto level : {core::TraceLevel::kBlocks, core::TraceLevel::kInstructions, core::TraceLevel::kMemory,
+                     core::TraceLevel::kRegisters, core::TraceLevel::kFull}) {
+    core::RecorderOptions options;
+    options.level = level;
+    auto recording = record(kSamples + "/static/hello", options);
+    const auto stats = recording->recorder->stats();
+    if (!expected) expected = stats.instructions;
+    CHECK(stats.instructions == expected);
+    CHECK(stats.records_lost == 0);
+    if (level == core::TraceLevel::kInstructions) {
+      std::uint64_t from_blocks = 0, insns = 0;
+      for (const auto& event : recording->sink.stored_) insns += event.kind == events::EventKind::kInstruction;
+      (void)from_blocks;
+      CHECK(insns == expected);
+    }
+    // Sequence numbers are dense and ordered.
+    for (std::size_t i = 0; i < recording->sink.stored_.size(); ++i) CHECK(recording->sink.stored_[i].sequence == i);
+  }
+  CHECK(expected > 5000);
+}
+
+TEST_CASE("Recorder: a syscall carries what the kernel wrote and the registers it changed") {
+  core::RecorderOptions options;
+  auto recording = record("/bin/busybox", options, nullptr, {"busybox", "head", "-c", "200", "/proc/version"});
+  bool found = false;
+  for (const auto& event : recording->sink.stored_) {
+    if (event.kind != events::EventKind::kSyscall || event.number != 0 /* read */ || event.memory_writes.empty())
+      continue;
+    const std::string data(event.memory_writes[0].second.begin(), event.memory_writes[0].second.end());
+    if (data.rfind("Linux version", 0) == 0) found = true;
+    bool rax = false;
+    for (const auto& value : event.registers) rax |= recording->process->arch().registers[value.index].name == "rax";
+    CHECK(rax);
+  }
+  CHECK(found);
+}
+
+TEST_CASE("Recorder: the flight recorder keeps the last events, ending at the faulting instruction") {
+  core::RecorderOptions options;
+  options.level = core::TraceLevel::kInstructions;
+  options.policy = core::RingPolicy::kFlightRecorder;
+  options.ring_bytes = 64 << 10;
+  auto recording = record(kSamples + "/static/segfault", options);
+  REQUIRE(recording->outcome.kind == linux_layer::RunOutcome::Kind::kSignaled);
+  ProbeSink dumped;
+  CHECK(recording->recorder->dump(dumped).empty());
+  CHECK(recording->recorder->finish().empty());
+  REQUIRE(dumped.stored_.size() > 10);
+  CHECK(dumped.stored_.front().kind == events::EventKind::kGap);
+  CHECK(recording->recorder->stats().records_overwritten > 0);
+  // The last events: the instruction before the fault, the fault at the exact pc, the exit.
+  const auto& events = dumped.stored_;
+  REQUIRE(events.back().kind == events::EventKind::kExit);
+  const auto& fault = events[events.size() - 2];
+  REQUIRE(fault.kind == events::EventKind::kFault);
+  CHECK(fault.address == recording->outcome.pc);
+  const auto& last_instruction = events[events.size() - 3];
+  CHECK(last_instruction.kind == events::EventKind::kInstruction);
+  CHECK(last_instruction.address < fault.address);
+}

@@ -49,7 +49,7 @@ struct RecordOptions {
   std::string output = "-";
   std::string format = "text";
   std::string level = "blocks";
-  std::size_t ring_mib = 64;
+  std::size_t ring_kib = 64 * 1024;
   bool flight_recorder = false;
   bool only_main = false;
   std::string range;
@@ -168,7 +168,7 @@ int run_command(const RunOptions& options, const RecordOptions* record) {
     sink = std::move(*writer);
     core::RecorderOptions recorder_options;
     recorder_options.level = *core::parse_trace_level(record->level);
-    recorder_options.ring_bytes = record->ring_mib << 20;
+    recorder_options.ring_bytes = record->ring_kib << 10;
     recorder_options.policy = record->flight_recorder ? core::RingPolicy::kFlightRecorder : core::RingPolicy::kLossless;
     if (record->only_main) {
       const auto& main_module = (*process)->initial_modules().front();
@@ -268,9 +268,10 @@ int main(int argc, char** argv) {
   record_app->add_option("--format", record.format, "Trace format")->check(CLI::IsMember({"text"}));
   record_app->add_option("--level", record.level, "blocks, insns, mem, regs or full")
       ->check(CLI::IsMember({"blocks", "insns", "mem", "regs", "full"}));
-  record_app->add_option("--ring-mib", record.ring_mib, "Ring buffer size in MiB")->check(CLI::Range(1, 4096));
+  record_app->add_option("--ring-kib", record.ring_kib, "Ring buffer size in KiB (default 65536)")
+      ->check(CLI::Range(4, 4 << 20));
   record_app->add_flag("--flight-recorder", record.flight_recorder,
-                       "Keep only the last --ring-mib of events and write them when the run ends");
+                       "Keep only the last --ring-kib of events and write them when the run ends");
   record_app->add_flag("--only-main", record.only_main, "Record only the main program's code");
   record_app->add_option("--range", record.range, "Record only code in A-B (addresses, hex with 0x)");
   record_app->add_option("--start-at", record.start_at, "Start recording when this address first runs");

@@ -256,6 +256,14 @@ void EventAssembler::on_record(std::span<const std::byte> record) {
                                                static_cast<std::int32_t>(exit.signal)});
       return;
     }
+    case RecordKind::kStop: {
+      const auto stop = load_record<StopRecord>(record);
+      flush_block(stop.pc, false);
+      pending_block_ = nullptr;
+      pending_memory_.clear();
+      pending_registers_.clear();
+      return;
+    }
     case RecordKind::kGap: {
       const auto gap = load_record<GapRecord>(record);
       note_lost(gap.lost_events, "events dropped by the recorder");

@@ -97,8 +97,13 @@ class Recorder::Impl {
                         void* user) noexcept {
     static_cast<Impl*>(user)->memory(type == UC_MEM_WRITE, address, size, value);
   }
+  // Recording starts with the block that contains the start address (its block
+  // hook ran before this instruction hook, while recording was still off).
   static void on_start_address(uc_engine*, std::uint64_t, std::uint32_t, void* user) noexcept {
-    static_cast<Impl*>(user)->active_ = true;
+    auto* self = static_cast<Impl*>(user);
+    if (self->active_) return;
+    self->active_ = true;
+    self->block(self->last_block_address_, self->last_block_size_);
   }
   static void on_stop_address(uc_engine* engine, std::uint64_t, std::uint32_t, void* user) noexcept {
     static_cast<Impl*>(user)->stop_requested_ = true;
@@ -106,7 +111,16 @@ class Recorder::Impl {
   }
 
   void block(std::uint64_t address, std::uint32_t size) noexcept {
+    last_block_address_ = address;
+    last_block_size_ = size;
     if (!active_) return;
+    // --stop-after: the emulation stops at the first block boundary at or after N
+    // recorded instructions; this block does not run.
+    if (options_.stop_after_instructions && recorded_instructions_ >= options_.stop_after_instructions) {
+      stop_requested_ = true;
+      uc_emu_stop(engine_);
+      return;
+    }
     flush_pending_registers();
     const DecodedBlock* decoded = producer_blocks_.find(address, size);
     if (!decoded) decoded = define_block(address, size);
@@ -120,10 +134,6 @@ class Recorder::Impl {
       ring_->commit();
     }
     recorded_instructions_ += decoded->instructions.size();
-    if (options_.stop_after_instructions && recorded_instructions_ >= options_.stop_after_instructions) {
-      stop_requested_ = true;
-      uc_emu_stop(engine_);
-    }
   }
 
   const DecodedBlock* define_block(std::uint64_t address, std::uint32_t size) noexcept {
@@ -131,25 +141,25 @@ class Recorder::Impl {
       std::vector<std::uint8_t> bytes(size);
       if (size == 0 || uc_mem_read(engine_, address, bytes.data(), size) != UC_ERR_OK) {
         ++records_lost_;
+        ++pending_lost_;
         return nullptr;
       }
       const DecodedBlock* decoded =
           producer_blocks_.insert(producer_decoder_->decode(address, bytes, level_has_registers(options_.level)));
       ++blocks_decoded_;
       const std::uint32_t total = static_cast<std::uint32_t>(sizeof(BlockDefinitionRecord)) + padded8(size);
-      if (auto* record = static_cast<BlockDefinitionRecord*>(static_cast<void*>(ring_->reserve(total)))) {
+      if (auto* record = static_cast<BlockDefinitionRecord*>(static_cast<void*>(reserve_bytes(total)))) {
         record->header = {RecordKind::kBlockDefinition, 0, 0, 0};
         record->address = address;
         record->size = size;
         record->reserved = 0;
         std::memcpy(reinterpret_cast<std::uint8_t*>(record) + sizeof *record, bytes.data(), size);
         ring_->commit();
-      } else {
-        ++records_lost_;
       }
       return decoded;
     } catch (...) {
       ++records_lost_;
+      ++pending_lost_;
       return nullptr;
     }
   }
@@ -200,11 +210,8 @@ class Recorder::Impl {
 
   void write_registers(RecordKind kind, std::uint64_t pc, const RegisterEntry* entries, std::uint16_t count) noexcept {
     const std::uint32_t total = sizeof(RegistersRecord) + count * sizeof(RegisterEntry);
-    auto* record = static_cast<RegistersRecord*>(static_cast<void*>(ring_->reserve(total)));
-    if (!record) {
-      ++records_lost_;
-      return;
-    }
+    auto* record = static_cast<RegistersRecord*>(static_cast<void*>(reserve_bytes(total)));
+    if (!record) return;
     record->header = {kind, 0, count, 0};
     record->pc = pc;
     std::memcpy(reinterpret_cast<std::uint8_t*>(record) + sizeof *record, entries, count * sizeof(RegisterEntry));
@@ -230,13 +237,30 @@ class Recorder::Impl {
     return current_block_ ? current_block_->address : 0;
   }
 
+  // Every record goes through here. A record that cannot be written (larger than
+  // the ring allows, or the ring closed) is counted, and a kGap record stands in
+  // its place as soon as one can be written, so a loss is never silent.
+  std::byte* reserve_bytes(std::uint32_t size) noexcept {
+    if (pending_lost_) {
+      if (auto* gap = static_cast<GapRecord*>(static_cast<void*>(ring_->reserve(sizeof(GapRecord))))) {
+        gap->header = {RecordKind::kGap, 0, 0, 0};
+        gap->lost_events = pending_lost_;
+        ring_->commit();
+        pending_lost_ = 0;
+      }
+    }
+    std::byte* bytes = ring_->reserve(size);
+    if (!bytes) {
+      ++records_lost_;
+      ++pending_lost_;
+    }
+    return bytes;
+  }
+
   template <typename T>
   T* reserve(RecordKind kind, std::uint8_t flags, std::uint16_t aux) noexcept {
-    auto* record = static_cast<T*>(static_cast<void*>(ring_->reserve(sizeof(T))));
-    if (!record) {
-      ++records_lost_;
-      return nullptr;
-    }
+    auto* record = static_cast<T*>(static_cast<void*>(reserve_bytes(sizeof(T))));
+    if (!record) return nullptr;
     record->header = {kind, flags, aux, 0};
     return record;
   }
@@ -254,11 +278,8 @@ class Recorder::Impl {
     while (!bytes.empty()) {
       const std::uint32_t chunk = static_cast<std::uint32_t>(std::min<std::size_t>(bytes.size(), chunk_limit));
       const std::uint32_t total = sizeof(SyscallMemoryWriteRecord) + padded8(chunk);
-      auto* record = static_cast<SyscallMemoryWriteRecord*>(static_cast<void*>(ring_->reserve(total)));
-      if (!record) {
-        ++records_lost_;
-        return;
-      }
+      auto* record = static_cast<SyscallMemoryWriteRecord*>(static_cast<void*>(reserve_bytes(total)));
+      if (!record) return;
       record->header = {RecordKind::kSyscallMemoryWrite, 0, 0, 0};
       record->address = address;
       record->length = chunk;
@@ -311,11 +332,8 @@ class Recorder::Impl {
     if (count) write_registers(RecordKind::kSyscallRegisters, pc, changed, count);
     const std::uint16_t depth = static_cast<std::uint16_t>(std::min<std::size_t>(call_stack.size(), 256));
     const std::uint32_t total = sizeof(SyscallRecord) + depth * 8u;
-    auto* record = static_cast<SyscallRecord*>(static_cast<void*>(ring_->reserve(total)));
-    if (!record) {
-      ++records_lost_;
-      return;
-    }
+    auto* record = static_cast<SyscallRecord*>(static_cast<void*>(reserve_bytes(total)));
+    if (!record) return;
     record->header = {RecordKind::kSyscall, 0, depth, 0};
     record->pc = pc;
     record->number = number;
@@ -329,11 +347,8 @@ class Recorder::Impl {
   void module_loaded(std::uint64_t start, std::uint64_t end, std::uint64_t load_bias, std::string_view path) noexcept {
     const std::uint16_t length = static_cast<std::uint16_t>(std::min<std::size_t>(path.size(), 4096));
     auto* record = static_cast<ModuleLoadRecord*>(
-        static_cast<void*>(ring_->reserve(sizeof(ModuleLoadRecord) + padded8(length))));
-    if (!record) {
-      ++records_lost_;
-      return;
-    }
+        static_cast<void*>(reserve_bytes(sizeof(ModuleLoadRecord) + padded8(length))));
+    if (!record) return;
     record->header = {RecordKind::kModuleLoad, 0, length, 0};
     record->start = start;
     record->end = end;
@@ -343,13 +358,11 @@ class Recorder::Impl {
   }
 
   void fault(std::uint64_t pc, std::uint64_t address, std::uint32_t signal, std::string_view description) noexcept {
+    ended_ = true;
     const std::uint16_t length = static_cast<std::uint16_t>(std::min<std::size_t>(description.size(), 1024));
     auto* record =
-        static_cast<FaultRecord*>(static_cast<void*>(ring_->reserve(sizeof(FaultRecord) + padded8(length))));
-    if (!record) {
-      ++records_lost_;
-      return;
-    }
+        static_cast<FaultRecord*>(static_cast<void*>(reserve_bytes(sizeof(FaultRecord) + padded8(length))));
+    if (!record) return;
     record->header = {RecordKind::kFault, 0, length, 0};
     record->pc = pc;
     record->address = address;
@@ -359,6 +372,7 @@ class Recorder::Impl {
   }
 
   void exited(bool by_signal, std::int32_t code, std::int32_t signal) noexcept {
+    ended_ = true;
     flush_pending_registers();
     if (auto* record = reserve<ExitRecord>(RecordKind::kExit, by_signal ? 1 : 0, 0)) {
       record->code = code;
@@ -378,7 +392,22 @@ class Recorder::Impl {
     }
   }
 
+  // When the emulation ended without an exit or a fault (a stop condition, a
+  // limit, the caller's own uc_emu_stop), the instruction at the engine's pc did
+  // not run: a kStop record ends the block there.
+  void write_stop_if_cut_short() noexcept {
+    if (ended_ || stop_written_) return;
+    stop_written_ = true;
+    std::uint64_t pc = 0;
+    uc_reg_read(engine_, arch_.pc_reg, &pc);
+    if (auto* record = reserve<StopRecord>(RecordKind::kStop, 0, 0)) {
+      record->pc = pc;
+      ring_->commit();
+    }
+  }
+
   std::string dump(events::Sink& sink) {
+    write_stop_if_cut_short();
     ring_->publish();
     EventAssembler replay(arch_, *consumer_decoder_, options_.level, {&sink});
     replay.begin(info_);
@@ -400,6 +429,7 @@ class Recorder::Impl {
     hooks_.clear();
     if (!ring_) return finish_error_;
     flush_pending_registers();
+    write_stop_if_cut_short();
     ring_->close();
     if (drain_.joinable()) {
       drain_.join();
@@ -471,9 +501,14 @@ class Recorder::Impl {
   std::vector<Shadow> syscall_snapshot_;
   std::vector<Shadow> syscall_after_;
   bool active_ = true;
+  bool ended_ = false;         // an exit or fault record was written
+  bool stop_written_ = false;
+  std::uint64_t last_block_address_ = 0;
+  std::uint32_t last_block_size_ = 0;
   std::uint64_t recorded_instructions_ = 0;
   std::atomic<bool> stop_requested_{false};
   std::atomic<std::uint64_t> records_lost_{0};
+  std::uint64_t pending_lost_ = 0;  // lost since the last kGap record
   std::atomic<std::uint64_t> blocks_decoded_{0};
 
   // Results (set by finish, on the emulation thread).

@@ -53,7 +53,7 @@ struct RecorderOptions {
   std::optional<AddressRange> code_range;
   std::optional<std::uint64_t> start_at;   // recording starts when this address is first executed
   std::optional<std::uint64_t> stop_at;    // the emulation stops when this address is reached
-  std::uint64_t stop_after_instructions = 0;  // stop after about N recorded instructions (block granularity)
+  std::uint64_t stop_after_instructions = 0;  // stop at the first block boundary at or after N recorded instructions
 };
 
 struct RecorderStats {

@@ -42,6 +42,7 @@ enum class RecordKind : std::uint8_t {
   kModuleLoad = 11,
   kExit = 12,
   kGap = 13,
+  kStop = 14,  // the emulation stopped at `pc` (a stop condition, a limit): the rest of the block did not run
 };
 
 struct RecordHeader {
@@ -138,6 +139,11 @@ struct ExitRecord {
   RecordHeader header;
   std::int64_t code;
   std::int64_t signal;
+};
+
+struct StopRecord {
+  RecordHeader header;
+  std::uint64_t pc;
 };
 
 struct GapRecord {

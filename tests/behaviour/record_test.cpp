@@ -1,0 +1,186 @@
+// Role: `tracecorn record --format text` as a user runs it, on sample programs:
+// the guest behaves as under `run`, the trace is complete, instruction counts
+// agree with `run --stats`, syscalls agree with --syscall-log, and the filters
+// (--only-main, --range, --start-at, --stop-at, --stop-after) and the flight
+// recorder do what they say. Addresses come from `nm` on the sample binaries.
+#include <cstdio>
+#include <fstream>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "harness.h"
+
+namespace tracecorn::behaviour {
+namespace {
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+ProcessResult tracecorn_cli(std::vector<std::string> args) {
+  ProcessSpec spec;
+  spec.argv = {paths().tracecorn};
+  spec.argv.insert(spec.argv.end(), args.begin(), args.end());
+  spec.env = base_env();
+  spec.timeout = run_timeout();
+  return run_process(spec);
+}
+
+std::string sample(const std::string& variant, const std::string& name) {
+  return paths().samples_binary + "/" + variant + "/" + name;
+}
+
+// Address of `symbol` in `binary` (nm), as printed: 0x-less hex.
+std::uint64_t symbol_address(const std::string& binary, const std::string& symbol) {
+  ProcessSpec nm;
+  nm.argv = {"/usr/bin/nm", binary};
+  nm.env = base_env();
+  const ProcessResult result = run_process(nm);
+  std::smatch match;
+  const std::regex line("([0-9a-f]+) [Tt] " + symbol + "\n");
+  REQUIRE_MESSAGE(std::regex_search(result.out, match, line), "no symbol " << symbol << " in " << binary);
+  return std::stoull(match[1], nullptr, 16);
+}
+
+std::vector<std::uint64_t> addresses_of(const std::string& trace, const std::string& kind) {
+  std::vector<std::uint64_t> found;
+  std::istringstream lines(trace);
+  std::string line;
+  const std::string marker = " " + kind + " 0x";
+  while (std::getline(lines, line)) {
+    const auto at = line.find(marker);
+    if (line[0] == '#' && at != std::string::npos && at < 12)
+      found.push_back(std::stoull(line.substr(at + marker.size()), nullptr, 16));
+  }
+  return found;
+}
+
+std::uint64_t run_stats_instructions(const std::string& binary) {
+  const ProcessResult run = tracecorn_cli({"run", "--stats", "--", binary});
+  std::smatch match;
+  REQUIRE(std::regex_search(run.err, match, std::regex("tracecorn: ([0-9]+) instructions")));
+  return std::stoull(match[1]);
+}
+
+}  // namespace
+
+TEST_CASE("Record: every level leaves the guest's behaviour alone and writes a complete trace") {
+  TempDir dir("record-levels");
+  const std::string binary = sample("static", "hello");
+  const std::uint64_t instructions = run_stats_instructions(binary);
+  for (const std::string level : {"blocks", "insns", "mem", "regs", "full"}) {
+    CAPTURE(level);
+    const std::string trace_path = dir / (level + ".txt");
+    const ProcessResult result = tracecorn_cli({"record", "--level", level, "-o", trace_path, "--", binary});
+    CHECK(result.status == 3);
+    CHECK(result.out == "hello from a tracecorn guest\n");
+    CHECK(drop_tracecorn_lines(result.err) == "hello on stderr\n");
+    const std::string trace = slurp(trace_path);
+    CHECK(trace.rfind("# tracecorn text trace: arch x86_64, level " + level, 0) == 0);
+    std::smatch end;
+    REQUIRE(std::regex_search(trace, end, std::regex("# end: ([0-9]+) events, ([0-9]+) instructions, 0 lost\n$")));
+    CHECK(std::stoull(end[2]) == instructions);
+    if (level != "blocks") CHECK(addresses_of(trace, "insn").size() == instructions);
+    CHECK(trace.find(" exit status 3\n") != std::string::npos);
+    if (level == "mem" || level == "full") CHECK(trace.find(" write 0x") != std::string::npos);
+    if (level == "regs" || level == "full") CHECK(trace.find(" regs 0x") != std::string::npos);
+  }
+}
+
+TEST_CASE("Record: the syscalls in the trace are the ones --syscall-log names") {
+  TempDir dir("record-syscalls");
+  const std::string binary = sample("dynamic", "file_io");
+  const ProcessResult result = tracecorn_cli({"record", "-o", dir / "trace.txt", "--syscall-log", dir / "log.txt", "--",
+                                              binary, dir.path()});
+  CHECK(result.status == 0);
+  std::vector<std::string> from_trace, from_log;
+  std::istringstream trace(slurp(dir / "trace.txt")), log(slurp(dir / "log.txt"));
+  std::string line;
+  const std::regex syscall_line("^#[0-9]+ syscall 0x[0-9a-f]+ ([a-z0-9_]+)\\(");
+  while (std::getline(trace, line)) {
+    std::smatch match;
+    if (std::regex_search(line, match, syscall_line)) from_trace.push_back(match[1]);
+  }
+  while (std::getline(log, line)) from_log.push_back(line.substr(0, line.find('(')));
+  CHECK(from_trace.size() > 20);
+  CHECK(from_trace == from_log);
+}
+
+TEST_CASE("Record: --only-main and --range keep only the chosen code") {
+  TempDir dir("record-filters");
+  const std::string dynamic = sample("dynamic", "hello");
+  tracecorn_cli({"record", "--level", "insns", "--only-main", "-o", dir / "main.txt", "--", dynamic});
+  const auto main_insns = addresses_of(slurp(dir / "main.txt"), "insn");
+  REQUIRE(main_insns.size() > 10);
+  for (const auto address : main_insns) {
+    CHECK(address >= 0x555555554000ull);
+    CHECK(address < 0x555555560000ull);
+  }
+  const std::string trace_all = slurp(dir / "main.txt");
+  CHECK(trace_all.find(" syscall 0x") != std::string::npos);  // syscalls are always recorded
+
+  const std::string binary = sample("static", "hello");
+  const std::uint64_t main_address = symbol_address(binary, "main");
+  char range[64];
+  std::snprintf(range, sizeof range, "0x%llx-0x%llx", static_cast<unsigned long long>(main_address),
+                static_cast<unsigned long long>(main_address + 0x40));
+  tracecorn_cli({"record", "--level", "insns", "--range", range, "-o", dir / "range.txt", "--", binary});
+  const auto range_insns = addresses_of(slurp(dir / "range.txt"), "insn");
+  REQUIRE(!range_insns.empty());
+  for (const auto address : range_insns) {
+    CHECK(address >= main_address);
+    CHECK(address < main_address + 0x40 + 16);  // a block that starts inside may run a little past
+  }
+}
+
+TEST_CASE("Record: --start-at, --stop-at and --stop-after bound the recording") {
+  TempDir dir("record-bounds");
+  const std::string binary = sample("static", "hello");
+  const std::uint64_t main_address = symbol_address(binary, "main");
+  char address[32];
+  std::snprintf(address, sizeof address, "0x%llx", static_cast<unsigned long long>(main_address));
+
+  tracecorn_cli({"record", "--level", "insns", "--start-at", address, "-o", dir / "start.txt", "--", binary});
+  const auto started = addresses_of(slurp(dir / "start.txt"), "block");
+  REQUIRE(!started.empty());
+  CHECK(started.front() == main_address);
+
+  const ProcessResult stopped =
+      tracecorn_cli({"record", "--level", "insns", "--stop-at", address, "-o", dir / "stop.txt", "--", binary});
+  CHECK(stopped.status == 124);
+  CHECK(stopped.out.empty());  // main never ran
+  const std::string stop_trace = slurp(dir / "stop.txt");
+  CHECK(stop_trace.find("# end:") != std::string::npos);
+  const auto before_main = addresses_of(stop_trace, "insn");
+  REQUIRE(!before_main.empty());
+  for (const auto insn : before_main) CHECK(insn != main_address);
+
+  const ProcessResult counted =
+      tracecorn_cli({"record", "--level", "insns", "--stop-after", "1000", "-o", dir / "count.txt", "--", binary});
+  CHECK(counted.status == 124);
+  const auto insns = addresses_of(slurp(dir / "count.txt"), "insn");
+  CHECK(insns.size() >= 1000);
+  CHECK(insns.size() < 1000 + 512);  // stops at the end of the block that crosses the limit
+}
+
+TEST_CASE("Record: the flight recorder writes the last events, ending with the fault") {
+  TempDir dir("record-flight");
+  const std::string binary = sample("static", "segfault");
+  const ProcessResult result = tracecorn_cli({"record", "--level", "insns", "--flight-recorder", "--ring-kib", "64",
+                                              "-o", dir / "flight.txt", "--", binary});
+  CHECK(result.status == 139);
+  const std::string trace = slurp(dir / "flight.txt");
+  CHECK(trace.find(" gap ") != std::string::npos);  // the start was overwritten, and says so
+  std::smatch fault;
+  REQUIRE(std::regex_search(trace, fault, std::regex("#[0-9]+ fault pc (0x[0-9a-f]+) address 0x0 signal 11")));
+  // The same pc as the one-line report.
+  CHECK(result.err.find("pc " + std::string(fault[1])) != std::string::npos);
+  CHECK(trace.find("exit signal 11") != std::string::npos);
+}
+
+}  // namespace tracecorn::behaviour

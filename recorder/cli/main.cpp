@@ -17,6 +17,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include "formats/null/null_sink.h"
 #include "formats/text/text_writer.h"
 #include "recorder/cli/process_recording.h"
 #include "recorder/core/recorder.h"
@@ -156,16 +157,16 @@ int run_command(const RunOptions& options, const RecordOptions* record) {
   std::unique_ptr<core::Recorder> recorder;
   std::unique_ptr<tracecorn::cli::ProcessRecording> recording;
   if (record) {
-    if (record->format != "text") {
-      fmt::print(stderr, "tracecorn: --format {}: not available yet (formats: text)\n", record->format);
-      return kExitToolError;
+    if (record->format == "null") {
+      sink = std::make_unique<tracecorn::formats::NullSink>();
+    } else {
+      auto writer = tracecorn::formats::TextWriter::open(record->output, (*process)->arch());
+      if (!writer) {
+        fmt::print(stderr, "tracecorn: {}\n", writer.error().to_string());
+        return kExitToolError;
+      }
+      sink = std::move(*writer);
     }
-    auto writer = tracecorn::formats::TextWriter::open(record->output, (*process)->arch());
-    if (!writer) {
-      fmt::print(stderr, "tracecorn: {}\n", writer.error().to_string());
-      return kExitToolError;
-    }
-    sink = std::move(*writer);
     core::RecorderOptions recorder_options;
     recorder_options.level = *core::parse_trace_level(record->level);
     recorder_options.ring_bytes = record->ring_kib << 10;
@@ -265,7 +266,7 @@ int main(int argc, char** argv) {
   CLI::App* record_app = app.add_subcommand("record", "Run a program in the emulator and record a trace");
   add_run_options(record_app, record_run);
   record_app->add_option("-o,--output", record.output, "Trace file (default: - for stdout)");
-  record_app->add_option("--format", record.format, "Trace format")->check(CLI::IsMember({"text"}));
+  record_app->add_option("--format", record.format, "Trace format: text, or null (count events, write nothing)")->check(CLI::IsMember({"text", "null"}));
   record_app->add_option("--level", record.level, "blocks, insns, mem, regs or full")
       ->check(CLI::IsMember({"blocks", "insns", "mem", "regs", "full"}));
   record_app->add_option("--ring-kib", record.ring_kib, "Ring buffer size in KiB (default 65536)")

@@ -29,8 +29,11 @@ DecodedBlock BlockDecoder::decode(std::uint64_t address, std::span<const std::ui
   while (remaining > 0) {
     if (!cs_disasm_iter(handle_, &cursor, &remaining, &pc, insn)) {
       // Undecodable bytes: one pseudo-instruction covers the rest, so counts stay honest.
-      block.instructions.push_back({pc, static_cast<std::uint8_t>(std::min<std::size_t>(remaining, 255)),
-                                    static_cast<std::uint8_t>(pc - address), {}});
+      DecodedInstruction rest;
+      rest.address = pc;
+      rest.size = static_cast<std::uint8_t>(std::min<std::size_t>(remaining, 255));
+      rest.offset = static_cast<std::uint8_t>(pc - address);
+      block.instructions.push_back(std::move(rest));
       break;
     }
     DecodedInstruction decoded;
@@ -51,11 +54,17 @@ DecodedBlock BlockDecoder::decode(std::uint64_t address, std::span<const std::ui
         }
       }
       arch_.add_unlisted_writes(*insn, decoded.written_registers);
+      for (const std::uint16_t index : decoded.written_registers)
+        decoded.written_unicorn_ids.push_back(arch_.registers[index].uc_id);
     }
     decoded.memory_count_fixed = arch_.count_memory_accesses(*insn, decoded.memory_reads, decoded.memory_writes);
     block.instructions.push_back(std::move(decoded));
   }
   cs_free(insn, 1);
+  for (std::size_t i = 0; i < block.instructions.size(); ++i) {
+    const DecodedInstruction& decoded = block.instructions[i];
+    if (decoded.memory_reads || decoded.memory_writes || !decoded.memory_count_fixed) block.last_memory_instruction = i;
+  }
   return block;
 }
 

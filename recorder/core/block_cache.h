@@ -31,6 +31,7 @@ struct DecodedInstruction {
   // the flags register included when it sets flags; partial writes (al, eax) are
   // reported as their full register.
   std::vector<std::uint16_t> written_registers;
+  std::vector<int> written_unicorn_ids;  // the same registers as Unicorn ids, for uc_reg_read_batch
   // Guest memory accesses one execution makes (arch::ArchInfo::count_memory_accesses);
   // `memory_count_fixed` false when it varies (rep prefixes...).
   std::uint8_t memory_reads = 0;
@@ -43,6 +44,8 @@ struct DecodedBlock {
   std::uint32_t size = 0;
   std::vector<std::uint8_t> bytes;
   std::vector<DecodedInstruction> instructions;
+  // Index of the last instruction that accesses memory (or whose count varies); 0 if none.
+  std::size_t last_memory_instruction = 0;
 };
 
 class BlockDecoder {

@@ -21,11 +21,6 @@ void EventAssembler::adopt_block(const DecodedBlock& block) {
   if (!blocks_.find(block.address, block.size)) blocks_.insert(block);
 }
 
-void EventAssembler::emit(EventKind kind, events::EventPayload payload) {
-  events::Event event{events::EventSequence{next_sequence_++}, events::ThreadId{0}, kind, std::move(payload)};
-  for (auto* sink : sinks_) sink->on_event(event);
-}
-
 void EventAssembler::emit_memory(const PendingMemory& access, bool pc_known, std::uint64_t pc) {
   events::MemoryEvent memory{events::GuestAddress{access.address}, access.size, access.value,
                              events::GuestAddress{pc}, pc_known};
@@ -39,10 +34,10 @@ void EventAssembler::flush_block(std::uint64_t stop_pc, bool inclusive) {
   bool attribution_broken = false;
   auto emit_registers_for = [&](std::uint64_t pc) {
     while (!pending_registers_.empty() && pending_registers_.front().pc == pc) {
-      const auto& changes = pending_registers_.front().values;
-      emit(EventKind::kRegisters, events::RegistersEvent{events::GuestAddress{pc}, changes});
+      emit(EventKind::kRegisters, events::RegistersEvent{events::GuestAddress{pc}, values_of(pending_registers_.front())});
       pending_registers_.pop_front();
     }
+    if (pending_registers_.empty()) register_pool_.clear();
   };
   for (; pending_index_ < block->instructions.size(); ++pending_index_) {
     const DecodedInstruction& insn = block->instructions[pending_index_];
@@ -62,13 +57,7 @@ void EventAssembler::flush_block(std::uint64_t stop_pc, bool inclusive) {
         pending_memory_.pop_front();
       }
     } else if (!attribution_broken && !pending_memory_.empty()) {
-      const bool last_with_memory = [&] {
-        for (std::size_t j = pending_index_ + 1; j < block->instructions.size(); ++j)
-          if (block->instructions[j].memory_reads || block->instructions[j].memory_writes ||
-              !block->instructions[j].memory_count_fixed)
-            return false;
-        return true;
-      }();
+      const bool last_with_memory = pending_index_ >= block->last_memory_instruction;
       if (!insn.memory_count_fixed) {
         if (last_with_memory) {
           while (!pending_memory_.empty()) {
@@ -106,9 +95,10 @@ void EventAssembler::flush_block(std::uint64_t stop_pc, bool inclusive) {
   if (finished) {
     while (!pending_registers_.empty()) {
       const auto& front = pending_registers_.front();
-      emit(EventKind::kRegisters, events::RegistersEvent{events::GuestAddress{front.pc}, front.values});
+      emit(EventKind::kRegisters, events::RegistersEvent{events::GuestAddress{front.pc}, values_of(front)});
       pending_registers_.pop_front();
     }
+    register_pool_.clear();
     pending_block_ = nullptr;
   }
 }
@@ -163,7 +153,8 @@ void EventAssembler::on_record(std::span<const std::byte> record) {
     case RecordKind::kRegisters:
     case RecordKind::kSyscallRegisters: {
       const auto registers = load_record<RegistersRecord>(record);
-      std::vector<events::RegisterValue> values;
+      std::vector<events::RegisterValue>& values = decoded_registers_;
+      values.clear();
       for (std::uint16_t i = 0; i < header.aux; ++i) {
         const std::size_t at = sizeof registers + i * sizeof(RegisterEntry);
         if (record.size() < at + sizeof(RegisterEntry)) break;
@@ -177,7 +168,9 @@ void EventAssembler::on_record(std::span<const std::byte> record) {
       if (header.kind == RecordKind::kSyscallRegisters) {
         register_effects_.insert(register_effects_.end(), values.begin(), values.end());
       } else if (pending_block_) {
-        pending_registers_.push_back({registers.pc, std::move(values)});
+        pending_registers_.push_back({registers.pc, static_cast<std::uint32_t>(register_pool_.size()),
+                                      static_cast<std::uint32_t>(values.size())});
+        register_pool_.insert(register_pool_.end(), values.begin(), values.end());
       } else {
         emit(EventKind::kRegisters, events::RegistersEvent{events::GuestAddress{registers.pc}, values});
       }
@@ -232,6 +225,7 @@ void EventAssembler::on_record(std::span<const std::byte> record) {
       pending_block_ = nullptr;
       pending_memory_.clear();
       pending_registers_.clear();
+      register_pool_.clear();
       const auto text = tail(sizeof fault, header.aux);
       emit(EventKind::kFault, events::FaultEvent{events::GuestAddress{fault.pc}, events::GuestAddress{fault.address},
                                                  static_cast<std::uint32_t>(fault.signal),
@@ -252,6 +246,7 @@ void EventAssembler::on_record(std::span<const std::byte> record) {
       pending_block_ = nullptr;  // the rest of the block never ran
       pending_memory_.clear();
       pending_registers_.clear();
+      register_pool_.clear();
       emit(EventKind::kExit, events::ExitEvent{header.flags == 1, static_cast<std::int32_t>(exit.code),
                                                static_cast<std::int32_t>(exit.signal)});
       return;
@@ -262,6 +257,7 @@ void EventAssembler::on_record(std::span<const std::byte> record) {
       pending_block_ = nullptr;
       pending_memory_.clear();
       pending_registers_.clear();
+      register_pool_.clear();
       return;
     }
     case RecordKind::kGap: {
@@ -279,6 +275,7 @@ void EventAssembler::note_lost(std::uint64_t lost_events, std::string_view reaso
   pending_block_ = nullptr;
   pending_memory_.clear();
   pending_registers_.clear();
+  register_pool_.clear();
   emit(EventKind::kGap, events::GapEvent{lost_events, reason});
   next_sequence_ += lost_events;  // the lost events had these numbers
   lost_ += lost_events;

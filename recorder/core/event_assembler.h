@@ -24,7 +24,6 @@
 #pragma once
 
 #include <cstdint>
-#include <deque>
 #include <span>
 #include <string>
 #include <vector>
@@ -35,6 +34,27 @@
 #include "recorder/events/event.h"
 
 namespace tracecorn::core {
+
+// A FIFO over a vector that keeps its capacity: pushing and popping never
+// allocate once warmed up (std::deque allocates per chunk).
+template <typename T>
+class FlatQueue {
+ public:
+  bool empty() const { return head_ == items_.size(); }
+  const T& front() const { return items_[head_]; }
+  void pop_front() {
+    if (++head_ == items_.size()) clear();
+  }
+  void push_back(const T& item) { items_.push_back(item); }
+  void clear() {
+    items_.clear();
+    head_ = 0;
+  }
+
+ private:
+  std::vector<T> items_;
+  std::size_t head_ = 0;
+};
 
 class EventAssembler {
  public:
@@ -63,10 +83,22 @@ class EventAssembler {
   };
   struct PendingRegisters {
     std::uint64_t pc;
-    std::vector<events::RegisterValue> values;
+    std::uint32_t first;  // into register_pool_
+    std::uint32_t count;
   };
+  std::span<const events::RegisterValue> values_of(const PendingRegisters& pending) const {
+    return std::span(register_pool_).subspan(pending.first, pending.count);
+  }
 
-  void emit(events::EventKind kind, events::EventPayload payload);
+  // Hands one event to every sink. The Event object is reused (no variant is
+  // built and destroyed per event: this runs once per instruction).
+  template <typename Payload>
+  void emit(events::EventKind kind, const Payload& payload) {
+    event_.sequence = events::EventSequence{next_sequence_++};
+    event_.kind = kind;
+    event_.payload.template emplace<Payload>(payload);
+    for (auto* sink : sinks_) sink->on_event(event_);
+  }
   // Emits the pending block's instructions (and their memory/register events) up
   // to `stop_pc`: inclusive or exclusive; all when stop_pc is 0.
   void flush_block(std::uint64_t stop_pc, bool inclusive);
@@ -77,6 +109,7 @@ class EventAssembler {
   TraceLevel level_;
   std::vector<events::Sink*> sinks_;
   BlockCache blocks_;
+  events::Event event_;
   std::uint64_t next_sequence_ = 0;
   std::uint64_t instructions_ = 0;
   std::uint64_t lost_ = 0;
@@ -85,8 +118,10 @@ class EventAssembler {
   // The block being executed, and what was recorded inside it so far.
   const DecodedBlock* pending_block_ = nullptr;
   std::size_t pending_index_ = 0;  // next instruction to emit
-  std::deque<PendingMemory> pending_memory_;
-  std::deque<PendingRegisters> pending_registers_;
+  FlatQueue<PendingMemory> pending_memory_;
+  FlatQueue<PendingRegisters> pending_registers_;
+  std::vector<events::RegisterValue> register_pool_;  // values of pending_registers_, reset when it empties
+  std::vector<events::RegisterValue> decoded_registers_;  // scratch for one record
 
   // Syscall effects seen before their kSyscall record.
   std::vector<std::vector<std::uint8_t>> effect_bytes_;

@@ -29,6 +29,9 @@
 //    predicts, and the final RIP and RCX must be the loop's exit state;
 //  - a set-up error from Unicorn is fatal (exit 2); a count mismatch is printed
 //    and makes the program exit 1 after the table.
+#include "arch/arch.h"
+#include "formats/null/null_sink.h"
+#include "recorder/core/recorder.h"
 #include <algorithm>
 #include <array>
 #include <chrono>
@@ -299,6 +302,45 @@ class NaiveRegisterTracer final : public Installed {
   HookCounts counts_;
 };
 
+// The recorder at one level, writing to the null sink; finish() drains the ring
+// and is timed. The note gives events and ring bytes per instruction.
+class RecorderLevel final : public Installed {
+ public:
+  template <tracecorn::core::TraceLevel kLevel>
+  static std::unique_ptr<Installed> set_up(uc_engine* uc, const Workload&) {
+    auto installed = std::make_unique<RecorderLevel>(uc);
+    tracecorn::core::RecorderOptions options;
+    options.level = kLevel;
+    auto recorder = tracecorn::core::Recorder::attach(uc, tracecorn::arch::x86_64_arch(), options,
+                                                      {&installed->sink_}, tracecorn::events::TraceInfo{});
+    if (!recorder) {
+      std::fprintf(stderr, "recorder_bench: %s\n", recorder.error().to_string().c_str());
+      std::exit(2);
+    }
+    installed->recorder_ = std::move(*recorder);
+    return installed;
+  }
+  explicit RecorderLevel(uc_engine* uc) : Installed(uc) {}
+  void finish() override {
+    const std::string error = recorder_->finish();
+    if (!error.empty()) std::fprintf(stderr, "recorder_bench: %s\n", error.c_str());
+  }
+  std::string note() const override {
+    const auto stats = recorder_->stats();
+    const double per_instruction = stats.instructions ? 1.0 / static_cast<double>(stats.instructions) : 0.0;
+    char text[160];
+    std::snprintf(text, sizeof text, "%.2f events/insn, %.1f ring bytes/insn, %llu stalls",
+                  static_cast<double>(stats.events) * per_instruction,
+                  static_cast<double>(stats.ring_bytes_written) * per_instruction,
+                  static_cast<unsigned long long>(stats.producer_stalls));
+    return text;
+  }
+
+ private:
+  tracecorn::formats::NullSink sink_;
+  std::unique_ptr<tracecorn::core::Recorder> recorder_;
+};
+
 struct Configuration {
   std::string_view key;   // selects it with --only
   std::string_view name;
@@ -339,13 +381,12 @@ const Configuration kConfigurations[] = {
        return std::make_unique<NaiveRegisterTracer>(uc);
      }},
 
-    // ---- RECORDER LEVELS GO HERE ------------------------------------------
-    // One entry per level of the recorder (e.g. {"r1", "rec-blocks", ...},
-    // {"r2", "rec-regs", ...}, {"r3", "rec-mem", ...}): set_up attaches the
-    // recorder to `uc` and returns an Installed subclass that owns it; put the
-    // drain/flush in finish() so it is timed, and return hook or event counts
-    // from counts()/note() so each run is checked against the construction.
-    // ------------------------------------------------------------------------
+    // ---- the recorder's levels, each with the null sink (no serialisation) ----
+    {"r1", "rec-blocks", "tracecorn recorder, level blocks", &RecorderLevel::set_up<tracecorn::core::TraceLevel::kBlocks>},
+    {"r2", "rec-insns", "tracecorn recorder, level insns", &RecorderLevel::set_up<tracecorn::core::TraceLevel::kInstructions>},
+    {"r3", "rec-mem", "tracecorn recorder, level mem", &RecorderLevel::set_up<tracecorn::core::TraceLevel::kMemory>},
+    {"r4", "rec-regs", "tracecorn recorder, level regs", &RecorderLevel::set_up<tracecorn::core::TraceLevel::kRegisters>},
+    {"r5", "rec-full", "tracecorn recorder, level full", &RecorderLevel::set_up<tracecorn::core::TraceLevel::kFull>},
 };
 
 // ---------------------------------------------------------------------------

@@ -153,26 +153,26 @@ void EventAssembler::on_record(std::span<const std::byte> record) {
     case RecordKind::kRegisters:
     case RecordKind::kSyscallRegisters: {
       const auto registers = load_record<RegistersRecord>(record);
-      std::vector<events::RegisterValue>& values = decoded_registers_;
-      values.clear();
-      for (std::uint16_t i = 0; i < header.aux; ++i) {
-        const std::size_t at = sizeof registers + i * sizeof(RegisterEntry);
-        if (record.size() < at + sizeof(RegisterEntry)) break;
-        const auto entry = load_record<RegisterEntry>(record.subspan(at));
-        events::RegisterValue value;
-        value.index = entry.index;
-        value.size = entry.size;
-        std::memcpy(value.bytes.data(), entry.value, sizeof entry.value);
-        values.push_back(value);
+      // Decoded straight into the pool (or the syscall's list): no per-record allocation.
+      const bool for_block = header.kind == RecordKind::kRegisters && pending_block_;
+      std::vector<events::RegisterValue>& target =
+          header.kind == RecordKind::kSyscallRegisters ? register_effects_ : for_block ? register_pool_ : decoded_registers_;
+      if (!for_block && header.kind == RecordKind::kRegisters) target.clear();
+      const std::size_t first = target.size();
+      const std::size_t available = (record.size() - std::min(record.size(), sizeof registers)) / sizeof(RegisterEntry);
+      const std::size_t count = std::min<std::size_t>(header.aux, available);
+      target.resize(first + count);
+      const auto* entries = reinterpret_cast<const RegisterEntry*>(record.data() + sizeof registers);
+      for (std::size_t i = 0; i < count; ++i) {
+        events::RegisterValue& value = target[first + i];
+        value.index = entries[i].index;
+        value.size = entries[i].size;
+        std::memcpy(value.bytes.data(), entries[i].value, 16);
       }
-      if (header.kind == RecordKind::kSyscallRegisters) {
-        register_effects_.insert(register_effects_.end(), values.begin(), values.end());
-      } else if (pending_block_) {
-        pending_registers_.push_back({registers.pc, static_cast<std::uint32_t>(register_pool_.size()),
-                                      static_cast<std::uint32_t>(values.size())});
-        register_pool_.insert(register_pool_.end(), values.begin(), values.end());
-      } else {
-        emit(EventKind::kRegisters, events::RegistersEvent{events::GuestAddress{registers.pc}, values});
+      if (for_block) {
+        pending_registers_.push_back({registers.pc, static_cast<std::uint32_t>(first), static_cast<std::uint32_t>(count)});
+      } else if (header.kind == RecordKind::kRegisters) {
+        emit(EventKind::kRegisters, events::RegistersEvent{events::GuestAddress{registers.pc}, target});
       }
       return;
     }

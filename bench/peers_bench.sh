@@ -107,6 +107,16 @@ if [ -x "$tracecorn" ]; then
   time_one "$tracecorn" run -- "$busybox" sha256sum "$input"
   tracecorn_s=$seconds
   check_digest tracecorn "$digest" "$expected"
+  # The recorder at the level these peers record (blocks + memory accesses with
+  # values), into the null sink (recording cost only) and into a text file.
+  time_one "$tracecorn" record --level mem --format null -- "$busybox" sha256sum "$input"
+  record_null_s=$seconds
+  check_digest tracecorn-record-null "$digest" "$expected"
+  time_one "$tracecorn" record --level mem --format text -o "$workdir/trace.txt" -- "$busybox" sha256sum "$input"
+  record_text_s=$seconds
+  check_digest tracecorn-record-text "$digest" "$expected"
+  record_text_bytes=$(stat -c %s "$workdir/trace.txt")
+  rm -f "$workdir/trace.txt"
 fi
 
 time_best 3 "$python" "$tracer" --no-trace "$busybox" sha256sum "$py_input"
@@ -169,7 +179,11 @@ printf '%-34s %10s %11s %12s  %s\n' "peer" "seconds" "x native" "x tracecorn" "o
 row() { printf '%-34s %10s %11s %12s  %s\n' "$1" "$2" "$(ratio "$2" "$native_s")" \
   "$( [ -n "$tracecorn_s" ] && ratio "$2" "$tracecorn_s" || echo -)" "$3"; }
 row "native" "$native_s" "-"
-if [ -n "$tracecorn_s" ]; then row "tracecorn run (no recording)" "$tracecorn_s" "-"; fi
+if [ -n "$tracecorn_s" ]; then
+  row "tracecorn run (no recording)" "$tracecorn_s" "-"
+  row "tracecorn record --level mem (null sink)" "$record_null_s" "-"
+  row "tracecorn record --level mem (text file)" "$record_text_s" "$record_text_bytes bytes"
+fi
 row "python3-unicorn, no hooks" "$py_bare_s" "$py_bare_note"
 row "python3-unicorn mem+block tracer" "$py_trace_s" "$py_records records, $py_trace_bytes bytes$py_trace_note"
 row "valgrind lackey --trace-mem=yes" "$lackey_s" "$lackey_lines lines, $lackey_bytes bytes"

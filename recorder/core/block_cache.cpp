@@ -76,9 +76,10 @@ std::uint64_t block_key(std::uint64_t address, std::uint32_t size) {
 }
 }  // namespace
 
-const DecodedBlock* BlockCache::find(std::uint64_t address, std::uint32_t size) const {
+const DecodedBlock* BlockCache::find_slow(std::uint64_t address, std::uint32_t size) const {
   auto it = blocks_.find(block_key(address, size));
   if (it == blocks_.end() || it->second->address != address || it->second->size != size) return nullptr;
+  slots_[slot_index(address)] = Slot{address, size, it->second.get()};
   return it->second.get();
 }
 
@@ -86,10 +87,13 @@ const DecodedBlock* BlockCache::insert(DecodedBlock block) {
   auto owned = std::make_unique<DecodedBlock>(std::move(block));
   const DecodedBlock* pointer = owned.get();
   blocks_[block_key(pointer->address, pointer->size)] = std::move(owned);
+  slots_[slot_index(pointer->address)] = Slot{pointer->address, pointer->size, pointer};
   return pointer;
 }
 
 void BlockCache::forget_range(std::uint64_t start, std::uint64_t end) {
+  for (Slot& slot : slots_)
+    if (slot.block && slot.address < end && slot.address + slot.size > start) slot = Slot{};
   std::erase_if(blocks_, [&](const auto& entry) {
     const DecodedBlock& block = *entry.second;
     return block.address < end && block.address + block.size > start;

@@ -65,10 +65,15 @@ class BlockDecoder {
   csh handle_ = 0;
 };
 
-// Address -> decoded block, with a one-entry fast path for loops.
+// (address, size) -> decoded block: a direct-mapped cache in front of a hash map,
+// so that the lookup made at every block entry is a few loads in the common case.
 class BlockCache {
  public:
-  const DecodedBlock* find(std::uint64_t address, std::uint32_t size) const;
+  const DecodedBlock* find(std::uint64_t address, std::uint32_t size) const {
+    const Slot& slot = slots_[slot_index(address)];
+    if (slot.block && slot.address == address && slot.size == size) return slot.block;
+    return find_slow(address, size);
+  }
   const DecodedBlock* insert(DecodedBlock block);
   void forget_range(std::uint64_t start, std::uint64_t end);
   std::size_t size() const { return blocks_.size(); }
@@ -80,7 +85,17 @@ class BlockCache {
   }
 
  private:
+  struct Slot {
+    std::uint64_t address = 0;
+    std::uint32_t size = 0;
+    const DecodedBlock* block = nullptr;
+  };
+  static constexpr std::size_t kSlots = 4096;
+  static std::size_t slot_index(std::uint64_t address) { return (address ^ (address >> 12)) & (kSlots - 1); }
+  const DecodedBlock* find_slow(std::uint64_t address, std::uint32_t size) const;
+
   std::unordered_map<std::uint64_t, std::unique_ptr<DecodedBlock>> blocks_;
+  mutable std::vector<Slot> slots_ = std::vector<Slot>(kSlots);
 };
 
 }  // namespace tracecorn::core

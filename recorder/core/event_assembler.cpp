@@ -125,7 +125,7 @@ void EventAssembler::on_record(std::span<const std::byte> record) {
     case RecordKind::kBlockExecuted: {
       const auto executed = load_record<BlockExecutedRecord>(record);
       flush_block(0, true);
-      const DecodedBlock* block = blocks_.find(executed.address, executed.size);
+      const DecodedBlock* block = blocks_.find(executed.address, header.aux);
       if (!block) break;
       emit(EventKind::kBlock, events::BlockEvent{events::GuestAddress{block->address}, block->size,
                                                  static_cast<std::uint32_t>(block->instructions.size()),

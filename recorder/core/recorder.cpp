@@ -127,10 +127,8 @@ class Recorder::Impl {
     if (!decoded) return;
     current_block_ = decoded;
     current_index_ = 0;
-    if (auto* record = reserve<BlockExecutedRecord>(RecordKind::kBlockExecuted, 0, 0)) {
+    if (auto* record = reserve<BlockExecutedRecord>(RecordKind::kBlockExecuted, 0, static_cast<std::uint16_t>(size))) {
       record->address = address;
-      record->size = size;
-      record->reserved = 0;
       ring_->commit();
     }
     recorded_instructions_ += decoded->instructions.size();

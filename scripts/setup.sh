@@ -7,6 +7,8 @@ set -euo pipefail
 packages=(
   # build
   build-essential cmake ninja-build pkg-config clang
+  # clang's libFuzzer runtime (-fsanitize=fuzzer: samples/embed/fuzz_harness.cpp)
+  libclang-rt-14-dev
   # libraries tracecorn links against
   libunicorn-dev libcapstone-dev libprotobuf-dev protobuf-compiler libzstd-dev
   doctest-dev libcli11-dev libfmt-dev

@@ -31,7 +31,12 @@ TextWriter::~TextWriter() {
 }
 
 void TextWriter::begin(const events::TraceInfo& info) {
-  fmt::print(file_, "# tracecorn text trace: arch {}, level {}, program {}\n", info.arch_name, info.level, info.program);
+  try {
+    fmt::print(file_, "# tracecorn text trace: arch {}, level {}, program {}\n", info.arch_name, info.level,
+               info.program);
+  } catch (const std::exception& error) {
+    write_error_ = path_ + ": write error: " + error.what();
+  }
 }
 
 std::string TextWriter::disassemble(const events::InstructionEvent& instruction) {
@@ -55,6 +60,17 @@ std::string TextWriter::register_list(std::span<const events::RegisterValue> val
 }
 
 void TextWriter::on_event(const events::Event& event) {
+  // fmt::print throws std::system_error on a write error (a full disk); that must
+  // not escape on the drain thread: the first error is kept and end() reports it.
+  if (!write_error_.empty()) return;
+  try {
+    print_event(event);
+  } catch (const std::exception& error) {
+    write_error_ = path_ + ": write error: " + error.what();
+  }
+}
+
+void TextWriter::print_event(const events::Event& event) {
   const std::uint64_t seq = event.sequence.value;
   switch (event.kind) {
     case EventKind::kBlock: {
@@ -132,8 +148,13 @@ void TextWriter::on_event(const events::Event& event) {
 }
 
 std::string TextWriter::end(const events::TraceSummary& summary) {
-  fmt::print(file_, "# end: {} events, {} instructions, {} lost{}\n", summary.events, summary.instructions,
+  if (!write_error_.empty()) return write_error_;
+  try {
+    fmt::print(file_, "# end: {} events, {} instructions, {} lost{}\n", summary.events, summary.instructions,
              summary.lost_events, summary.interrupted ? ", interrupted" : "");
+  } catch (const std::exception& error) {
+    return path_ + ": write error: " + error.what();
+  }
   const bool failed = std::ferror(file_) != 0 || std::fflush(file_) != 0;
   if (failed) return path_ + ": write error: " + std::strerror(errno);
   return "";

@@ -33,6 +33,7 @@ class TextWriter final : public events::Sink {
 
  private:
   TextWriter(std::FILE* file, std::string path, const arch::ArchInfo& arch);
+  void print_event(const events::Event& event);
   std::string disassemble(const events::InstructionEvent& instruction);
   std::string register_list(std::span<const events::RegisterValue> values) const;
 
@@ -42,6 +43,7 @@ class TextWriter final : public events::Sink {
   csh capstone_ = 0;
   cs_insn* insn_ = nullptr;
   bool owns_file_ = true;
+  std::string write_error_;  // the first write error; reported by end()
 };
 
 }  // namespace tracecorn::formats

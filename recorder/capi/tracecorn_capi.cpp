@@ -118,6 +118,54 @@ class CallbackSink final : public events::Sink {
   std::string text_;  // the current event's text, NUL-terminated
 };
 
+// Forwards to a sink, turning its exceptions into the error that end() returns
+// (and dropping the events after the first one). A sink on the drain thread
+// must not throw: the exception would end the process. formats::TextWriter
+// does throw: fmt::print raises std::system_error when a write fails (disk
+// full), before TextWriter::end() can report it.
+class ExceptionFenceSink final : public events::Sink {
+ public:
+  ExceptionFenceSink(events::Sink& inner, std::string name) : inner_(inner), name_(std::move(name)) {}
+
+  void begin(const events::TraceInfo& info) override {
+    guard([&] { inner_.begin(info); });
+  }
+  void on_event(const events::Event& event) override {
+    if (!failed_) guard([&] { inner_.on_event(event); });
+  }
+  std::string end(const events::TraceSummary& summary) override {
+    std::string result;
+    if (!failed_) guard([&] { result = inner_.end(summary); });
+    return failed_ ? error_ : result;
+  }
+
+ private:
+  template <typename Body>
+  void guard(Body&& body) noexcept {
+    try {
+      body();
+    } catch (const std::exception& exception) {
+      remember(exception.what());
+    } catch (...) {
+      remember("unknown error");
+    }
+  }
+  void remember(const char* what) noexcept {
+    if (failed_) return;
+    failed_ = true;
+    try {
+      error_ = name_ + ": " + what;
+    } catch (...) {
+      error_.clear();
+    }
+  }
+
+  events::Sink& inner_;
+  std::string name_;
+  bool failed_ = false;
+  std::string error_;
+};
+
 tracecorn_status status_for(ErrorCode code) {
   switch (code) {
     case ErrorCode::kIo:
@@ -159,16 +207,19 @@ struct tracecorn_recorder {
   const arch::ArchInfo* arch = nullptr;
   core::RingPolicy policy = core::RingPolicy::kLossless;
   std::unique_ptr<formats::TextWriter> text;
+  std::unique_ptr<ExceptionFenceSink> text_fence;  // what the recorder sees of `text`
   std::unique_ptr<CallbackSink> callback;
   std::string last_error;
   bool finished = false;
-  tracecorn_status finish_status = TRACECORN_OK;  // what the first finish returned, with its message:
+  tracecorn_status finish_status = TRACECORN_OK;  // what the first finish returned, and its message
   std::string finish_error;
   std::unique_ptr<core::Recorder> recorder;
 
-  tracecorn_status fail(tracecorn_status status, std::string message) noexcept {
+  // Sets last_error to `message` + `detail`; returns `status`.
+  tracecorn_status fail(tracecorn_status status, std::string_view message, std::string_view detail = {}) noexcept {
     try {
-      last_error = std::move(message);
+      last_error.assign(message);
+      last_error.append(detail);
     } catch (...) {
       last_error.clear();  // no memory for the message: the status still tells
     }
@@ -186,11 +237,21 @@ tracecorn_status guarded(tracecorn_recorder* handle, Body&& body) noexcept {
   } catch (const std::bad_alloc&) {
     return handle ? handle->fail(TRACECORN_ERROR_OUT_OF_MEMORY, "out of memory") : TRACECORN_ERROR_OUT_OF_MEMORY;
   } catch (const std::exception& error) {
-    return handle ? handle->fail(TRACECORN_ERROR_INTERNAL, std::string("internal error: ") + error.what())
-                  : TRACECORN_ERROR_INTERNAL;
+    return handle ? handle->fail(TRACECORN_ERROR_INTERNAL, "internal error: ", error.what()) : TRACECORN_ERROR_INTERNAL;
   } catch (...) {
     return handle ? handle->fail(TRACECORN_ERROR_INTERNAL, "internal error") : TRACECORN_ERROR_INTERNAL;
   }
+}
+
+// The int a C caller stored in an enum field. C lets it store any int there; in
+// C++ a value outside the enumerators' range is not reliable (the compiler may
+// assume the range), so the bytes are read as the int they are.
+template <typename Enum>
+int raw_enum(const Enum& value) {
+  static_assert(sizeof(Enum) == sizeof(int), "C enums are int-sized");
+  int raw = 0;
+  std::memcpy(&raw, &value, sizeof raw);
+  return raw;
 }
 
 // Checks that `engine` emulates `arch` (a recorder on the wrong engine would
@@ -213,26 +274,29 @@ tracecorn_status create(uc_engine* engine, const tracecorn_options& options, tra
   };
   if (!options.arch) return invalid("options.arch is NULL (e.g. \"x86_64\")");
   const arch::ArchInfo* arch = find_arch(options.arch);
-  if (!arch) return invalid("unknown architecture \"" + std::string(options.arch) + "\" (known: " + known_arch_names() + ")");
+  if (!arch)
+    return invalid("unknown architecture \"" + std::string(options.arch) + "\" (known: " + known_arch_names() + ")");
   if (std::string mismatch = engine_mismatch(engine, *arch); !mismatch.empty()) return invalid(mismatch);
-  if (options.level < TRACECORN_LEVEL_BLOCKS || options.level > TRACECORN_LEVEL_FULL)
-    return invalid("unknown level " + std::to_string(static_cast<int>(options.level)));
-  if (options.policy != TRACECORN_POLICY_LOSSLESS && options.policy != TRACECORN_POLICY_FLIGHT_RECORDER)
-    return invalid("unknown ring policy " + std::to_string(static_cast<int>(options.policy)));
+  const int level = raw_enum(options.level), policy = raw_enum(options.policy);
+  if (level < TRACECORN_LEVEL_BLOCKS || level > TRACECORN_LEVEL_FULL)
+    return invalid("unknown level " + std::to_string(level));
+  if (policy != TRACECORN_POLICY_LOSSLESS && policy != TRACECORN_POLICY_FLIGHT_RECORDER)
+    return invalid("unknown ring policy " + std::to_string(policy));
   if ((options.code_start || options.code_end) && options.code_end <= options.code_start)
     return invalid("empty code range (code_end must be above code_start)");
-  const bool flight = options.policy == TRACECORN_POLICY_FLIGHT_RECORDER;
+  const bool flight = policy == TRACECORN_POLICY_FLIGHT_RECORDER;
   if (flight && (options.text_path || options.callback))
     return invalid("a flight recorder delivers events only when dumped: leave text_path and callback NULL and "
                    "call tracecorn_recorder_dump()");
 
   core::RecorderOptions recorder_options;
-  recorder_options.level = static_cast<core::TraceLevel>(options.level);
+  recorder_options.level = static_cast<core::TraceLevel>(level);
   recorder_options.policy = flight ? core::RingPolicy::kFlightRecorder : core::RingPolicy::kLossless;
   const std::uint64_t ring_bytes = options.ring_bytes ? options.ring_bytes : kDefaultRingBytes;
   if (ring_bytes > SIZE_MAX) return invalid("ring_bytes too large");
   recorder_options.ring_bytes = static_cast<std::size_t>(ring_bytes);
-  if (options.code_start || options.code_end) recorder_options.code_range = core::AddressRange{options.code_start, options.code_end};
+  if (options.code_start || options.code_end)
+    recorder_options.code_range = core::AddressRange{options.code_start, options.code_end};
 
   auto handle = std::make_unique<tracecorn_recorder>();
   handle->arch = arch;
@@ -245,7 +309,8 @@ tracecorn_status create(uc_engine* engine, const tracecorn_options& options, tra
       return status_for(writer.error().code);
     }
     handle->text = std::move(*writer);
-    sinks.push_back(handle->text.get());
+    handle->text_fence = std::make_unique<ExceptionFenceSink>(*handle->text, options.text_path);
+    sinks.push_back(handle->text_fence.get());
   }
   if (options.callback) {
     handle->callback = std::make_unique<CallbackSink>(options.callback, options.callback_user);
@@ -271,8 +336,8 @@ tracecorn_status dump_to(tracecorn_recorder* recorder, events::Sink& sink) {
 
 tracecorn_status check_flight_recorder(tracecorn_recorder* recorder) {
   if (recorder->policy != core::RingPolicy::kFlightRecorder)
-    return recorder->fail(TRACECORN_ERROR_STATE,
-                          "dump needs the flight-recorder policy: a lossless recorder delivers every event to its sinks");
+    return recorder->fail(TRACECORN_ERROR_STATE, "dump needs the flight-recorder policy: "
+                                                 "a lossless recorder delivers every event to its sinks");
   return TRACECORN_OK;
 }
 
@@ -338,7 +403,8 @@ tracecorn_status tracecorn_recorder_dump(tracecorn_recorder* recorder, const cha
     if (const tracecorn_status status = check_flight_recorder(recorder); status != TRACECORN_OK) return status;
     auto writer = formats::TextWriter::open(path, *recorder->arch);
     if (!writer) return recorder->fail(status_for(writer.error().code), writer.error().to_string());
-    return dump_to(recorder, **writer);
+    ExceptionFenceSink fence(**writer, path);
+    return dump_to(recorder, fence);
   });
 }
 

@@ -96,7 +96,10 @@ class EventAssembler {
   void emit(events::EventKind kind, const Payload& payload) {
     event_.sequence = events::EventSequence{next_sequence_++};
     event_.kind = kind;
-    event_.payload.template emplace<Payload>(payload);
+    if (auto* same = std::get_if<Payload>(&event_.payload))
+      *same = payload;  // the common case: the same kind as the previous event
+    else
+      event_.payload.template emplace<Payload>(payload);
     for (auto* sink : sinks_) sink->on_event(event_);
   }
   // Emits the pending block's instructions (and their memory/register events) up

@@ -36,6 +36,13 @@ class Recorder::Impl {
   ~Impl() { finish(false); }
 
   Status init(std::vector<events::Sink*> sinks, events::TraceInfo info) {
+    std::size_t engine_arch = 0, engine_mode = 0;
+    if (uc_query(engine_, UC_QUERY_ARCH, &engine_arch) == UC_ERR_OK &&
+        uc_query(engine_, UC_QUERY_MODE, &engine_mode) == UC_ERR_OK &&
+        (engine_arch != static_cast<std::size_t>(arch_.unicorn_arch) ||
+         (engine_mode & static_cast<std::size_t>(arch_.unicorn_mode)) != static_cast<std::size_t>(arch_.unicorn_mode)))
+      return make_error(ErrorCode::kInvalidArgument,
+                        "the engine is not a " + std::string(arch_.name) + " engine (Unicorn arch/mode differ)");
     auto producer_decoder = BlockDecoder::create(arch_);
     if (!producer_decoder) return producer_decoder.error();
     producer_decoder_ = std::move(*producer_decoder);
@@ -111,6 +118,7 @@ class Recorder::Impl {
   }
 
   void block(std::uint64_t address, std::uint32_t size) noexcept {
+    last_record_was_syscall_ = false;
     last_block_address_ = address;
     last_block_size_ = size;
     if (!active_) return;
@@ -352,6 +360,7 @@ class Recorder::Impl {
     if (depth) std::memcpy(reinterpret_cast<std::uint8_t*>(record) + sizeof *record, call_stack.data(), depth * 8u);
     ring_->commit();
     ring_->publish();  // a syscall is a natural point to let the drain thread see the batch
+    last_record_was_syscall_ = true;
   }
 
   void module_loaded(std::uint64_t start, std::uint64_t end, std::uint64_t load_bias, std::string_view path) noexcept {
@@ -382,6 +391,7 @@ class Recorder::Impl {
   }
 
   void exited(bool by_signal, std::int32_t code, std::int32_t signal) noexcept {
+    if (!last_record_was_syscall_) write_stop_if_cut_short();
     ended_ = true;
     flush_pending_registers();
     if (auto* record = reserve<ExitRecord>(RecordKind::kExit, by_signal ? 1 : 0, 0)) {
@@ -513,6 +523,7 @@ class Recorder::Impl {
   bool active_ = true;
   bool ended_ = false;         // an exit or fault record was written
   bool stop_written_ = false;
+  bool last_record_was_syscall_ = false;  // the guest's last act was a syscall (exit ends there)
   std::uint64_t last_block_address_ = 0;
   std::uint32_t last_block_size_ = 0;
   std::uint64_t recorded_instructions_ = 0;

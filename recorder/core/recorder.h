@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -70,7 +71,9 @@ struct RecorderStats {
 class Recorder {
  public:
   // Adds the hooks the level needs to `engine` and, for a lossless ring, starts
-  // the drain thread. `sinks` are not owned and must outlive finish().
+  // the drain thread. `sinks` are not owned and must outlive finish(); a flight
+  // recorder ignores them (its events come out through dump()). Fails when the
+  // engine is not of `arch`'s Unicorn architecture and mode.
   static Expected<std::unique_ptr<Recorder>> attach(uc_engine* engine, const arch::ArchInfo& arch,
                                                     const RecorderOptions& options, std::vector<events::Sink*> sinks,
                                                     events::TraceInfo info);
@@ -88,6 +91,9 @@ class Recorder {
                     std::span<const std::uint64_t> call_stack = {}) noexcept;
   void module_loaded(std::uint64_t start, std::uint64_t end, std::uint64_t load_bias, std::string_view path) noexcept;
   void fault(std::uint64_t pc, std::uint64_t address, std::uint32_t signal, std::string_view description) noexcept;
+  // The guest ended. When it did not end in a syscall (a harness whose run
+  // reached its `until` address), the block being executed is cut at the
+  // engine's current pc first.
   void exited(bool by_signal, std::int32_t code, std::int32_t signal) noexcept;
 
   // Flight recorder: replays the retained records into `sink` (begin, events, end).

@@ -1,0 +1,429 @@
+// Role: unit tests of the C API (recorder/capi/tracecorn.h): creation errors
+// and their messages, a lossless run seen through the callback, code ranges,
+// finish (twice, and with a failing sink), the flight recorder's dumps, NULL
+// handles. The guest is samples/embed/sum_snippet.h: a loop of 60 instructions
+// with 8 loads and 8 stores.
+// Runs in unit_tests, one engine per test case, on the test thread (the
+// callbacks of lossless recorders run on the drain thread and are read after
+// finish, which joins it).
+#include <doctest/doctest.h>
+
+#include <csignal>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <unistd.h>
+
+#include "recorder/capi/tracecorn.h"
+#include "samples/embed/sum_snippet.h"
+#include "tests/recorder/capi/capi_from_c.h"
+
+namespace {
+
+// A Unicorn engine with the sum snippet mapped and its registers set.
+class SnippetEngine {
+ public:
+  explicit SnippetEngine(uc_arch arch = UC_ARCH_X86, uc_mode mode = UC_MODE_64) {
+    REQUIRE(uc_open(arch, mode, &engine_) == UC_ERR_OK);
+    if (arch != UC_ARCH_X86) return;
+    const std::uint64_t array = EMBED_ARRAY_ADDRESS, count = EMBED_ARRAY_COUNT, output = EMBED_OUTPUT_ADDRESS;
+    REQUIRE(uc_mem_map(engine_, EMBED_CODE_ADDRESS, EMBED_PAGE_SIZE, UC_PROT_READ | UC_PROT_EXEC) == UC_ERR_OK);
+    REQUIRE(uc_mem_map(engine_, EMBED_ARRAY_ADDRESS, EMBED_PAGE_SIZE, UC_PROT_READ | UC_PROT_WRITE) == UC_ERR_OK);
+    REQUIRE(uc_mem_write(engine_, EMBED_CODE_ADDRESS, kEmbedSumCode, sizeof kEmbedSumCode) == UC_ERR_OK);
+    REQUIRE(uc_mem_write(engine_, EMBED_ARRAY_ADDRESS, kEmbedArray, sizeof kEmbedArray) == UC_ERR_OK);
+    uc_reg_write(engine_, UC_X86_REG_RDI, &array);
+    uc_reg_write(engine_, UC_X86_REG_RSI, &count);
+    uc_reg_write(engine_, UC_X86_REG_RDX, &output);
+  }
+  ~SnippetEngine() { uc_close(engine_); }
+  SnippetEngine(const SnippetEngine&) = delete;
+  SnippetEngine& operator=(const SnippetEngine&) = delete;
+
+  uc_engine* get() const { return engine_; }
+  uc_err run() const { return uc_emu_start(engine_, EMBED_CODE_ADDRESS, EMBED_CODE_END, 0, 0); }
+
+ private:
+  uc_engine* engine_ = nullptr;
+};
+
+// An event copied out of the callback (its text is only valid during the call).
+struct StoredEvent {
+  tracecorn_event event;
+  std::string text;
+};
+
+void store_event(const tracecorn_event* event, void* user) {
+  static_cast<std::vector<StoredEvent>*>(user)->push_back({*event, event->text});
+}
+
+tracecorn_options x86_options(tracecorn_level level = TRACECORN_LEVEL_INSNS) {
+  tracecorn_options options;
+  tracecorn_options_init(&options);
+  options.arch = "x86_64";
+  options.level = level;
+  options.ring_bytes = 1 << 16;
+  return options;
+}
+
+// Creates a recorder expecting `expected`; returns the creation message.
+std::string create_error(uc_engine* engine, const tracecorn_options& options, tracecorn_status expected) {
+  int sentinel = 0;
+  auto* recorder = reinterpret_cast<tracecorn_recorder*>(&sentinel);  // must be reset to NULL
+  char error[512] = "unchanged";
+  const tracecorn_status status = tracecorn_recorder_create(engine, &options, &recorder, error, sizeof error);
+  CHECK(status == expected);
+  CHECK(recorder == nullptr);
+  return error;
+}
+
+std::filesystem::path temp_path(const std::string& name) {
+  return std::filesystem::temp_directory_path() /
+         ("tracecorn_capi_test_" + std::to_string(::getpid()) + "_" + name);
+}
+
+std::string read_file(const std::filesystem::path& path) {
+  std::ifstream file(path);
+  std::stringstream text;
+  text << file.rdbuf();
+  return text.str();
+}
+
+std::size_t count_kind(const std::vector<StoredEvent>& events, tracecorn_event_kind kind) {
+  std::size_t count = 0;
+  for (const auto& stored : events) count += stored.event.kind == kind;
+  return count;
+}
+
+}  // namespace
+
+TEST_CASE("CAPI: options_init gives the documented defaults") {
+  tracecorn_options options;
+  std::memset(&options, 0xab, sizeof options);
+  tracecorn_options_init(&options);
+  CHECK(options.arch == nullptr);
+  CHECK(options.level == TRACECORN_LEVEL_BLOCKS);
+  CHECK(options.policy == TRACECORN_POLICY_LOSSLESS);
+  CHECK(options.ring_bytes == 0);
+  CHECK(options.code_start == 0);
+  CHECK(options.code_end == 0);
+  CHECK(options.text_path == nullptr);
+  CHECK(!options.callback);
+  CHECK(options.callback_user == nullptr);
+  CHECK(options.program == nullptr);
+  tracecorn_options_init(nullptr);  // no crash
+}
+
+TEST_CASE("CAPI: creation errors are return codes with a message in the caller's buffer") {
+  SnippetEngine engine;
+  tracecorn_options options = x86_options();
+
+  SUBCASE("unknown architecture") {
+    options.arch = "vax";
+    const std::string error = create_error(engine.get(), options, TRACECORN_ERROR_INVALID_ARGUMENT);
+    CHECK(error.find("unknown architecture \"vax\"") != std::string::npos);
+    CHECK(error.find("x86_64") != std::string::npos);  // lists the known ones
+  }
+  SUBCASE("no architecture") {
+    options.arch = nullptr;
+    CHECK(create_error(engine.get(), options, TRACECORN_ERROR_INVALID_ARGUMENT).find("arch") != std::string::npos);
+  }
+  // Out-of-range enum values are set from C (in C++ they would be undefined behaviour).
+  SUBCASE("bad level") {
+    char error[128] = "";
+    CHECK(capi_test_create_with_raw_enums(engine.get(), 42, TRACECORN_POLICY_LOSSLESS, error, sizeof error) ==
+          TRACECORN_ERROR_INVALID_ARGUMENT);
+    CHECK(std::string(error) == "unknown level 42");
+    CHECK(capi_test_create_with_raw_enums(engine.get(), -1, TRACECORN_POLICY_LOSSLESS, error, sizeof error) ==
+          TRACECORN_ERROR_INVALID_ARGUMENT);
+    CHECK(std::string(error) == "unknown level -1");
+    CHECK(capi_test_create_with_raw_enums(engine.get(), TRACECORN_LEVEL_FULL, TRACECORN_POLICY_LOSSLESS, error,
+                                          sizeof error) == TRACECORN_OK);
+  }
+  SUBCASE("bad policy") {
+    char error[128] = "";
+    CHECK(capi_test_create_with_raw_enums(engine.get(), TRACECORN_LEVEL_BLOCKS, 7, error, sizeof error) ==
+          TRACECORN_ERROR_INVALID_ARGUMENT);
+    CHECK(std::string(error) == "unknown ring policy 7");
+  }
+  SUBCASE("ring too small") {
+    options.ring_bytes = 100;
+    CHECK(create_error(engine.get(), options, TRACECORN_ERROR_INVALID_ARGUMENT).find("minimum") != std::string::npos);
+  }
+  SUBCASE("empty code range") {
+    options.code_start = 0x2000;
+    options.code_end = 0x1000;
+    CHECK(create_error(engine.get(), options, TRACECORN_ERROR_INVALID_ARGUMENT).find("range") != std::string::npos);
+  }
+  SUBCASE("a flight recorder with live sinks") {
+    std::vector<StoredEvent> events;
+    options.policy = TRACECORN_POLICY_FLIGHT_RECORDER;
+    options.callback = store_event;
+    options.callback_user = &events;
+    CHECK(create_error(engine.get(), options, TRACECORN_ERROR_INVALID_ARGUMENT).find("dump") != std::string::npos);
+  }
+  SUBCASE("an engine of another architecture") {
+    SnippetEngine arm(UC_ARCH_ARM, UC_MODE_ARM);
+    CHECK(create_error(arm.get(), options, TRACECORN_ERROR_INVALID_ARGUMENT).find("not a x86_64 engine") !=
+          std::string::npos);
+    SnippetEngine x86_32(UC_ARCH_X86, UC_MODE_32);
+    CHECK(create_error(x86_32.get(), options, TRACECORN_ERROR_INVALID_ARGUMENT).find("not a x86_64 engine") !=
+          std::string::npos);
+  }
+  SUBCASE("a text file that cannot be opened") {
+    options.text_path = "/nonexistent-directory/trace.txt";
+    const std::string error = create_error(engine.get(), options, TRACECORN_ERROR_IO);
+    CHECK(error.find("/nonexistent-directory/trace.txt") != std::string::npos);
+  }
+  SUBCASE("NULL arguments") {
+    tracecorn_recorder* recorder = nullptr;
+    char error[64];
+    CHECK(tracecorn_recorder_create(nullptr, &options, &recorder, error, sizeof error) ==
+          TRACECORN_ERROR_INVALID_ARGUMENT);
+    CHECK(std::string(error) == "engine is NULL");
+    CHECK(tracecorn_recorder_create(engine.get(), nullptr, &recorder, error, sizeof error) ==
+          TRACECORN_ERROR_INVALID_ARGUMENT);
+    CHECK(tracecorn_recorder_create(engine.get(), &options, nullptr, error, sizeof error) ==
+          TRACECORN_ERROR_INVALID_ARGUMENT);
+  }
+  SUBCASE("the message is truncated to the buffer, and the buffer is optional") {
+    options.arch = "vax";
+    tracecorn_recorder* recorder = nullptr;
+    char error[8] = "xxxxxxx";
+    CHECK(tracecorn_recorder_create(engine.get(), &options, &recorder, error, sizeof error) ==
+          TRACECORN_ERROR_INVALID_ARGUMENT);
+    CHECK(std::string(error) == "unknown");
+    CHECK(tracecorn_recorder_create(engine.get(), &options, &recorder, nullptr, 0) ==
+          TRACECORN_ERROR_INVALID_ARGUMENT);
+    CHECK(recorder == nullptr);
+  }
+  // The engine is untouched by failed creations: a recorder still attaches.
+  tracecorn_options good = x86_options();
+  tracecorn_recorder* recorder = nullptr;
+  CHECK(tracecorn_recorder_create(engine.get(), &good, &recorder, nullptr, 0) == TRACECORN_OK);
+  CHECK(engine.run() == UC_ERR_OK);
+  CHECK(tracecorn_recorder_finish(recorder) == TRACECORN_OK);
+  tracecorn_recorder_destroy(recorder);
+}
+
+TEST_CASE("CAPI: a lossless run delivers every event of the loop through the callback") {
+  SnippetEngine engine;
+  std::vector<StoredEvent> events;
+  tracecorn_options options = x86_options(TRACECORN_LEVEL_FULL);
+  options.callback = store_event;
+  options.callback_user = &events;
+  tracecorn_recorder* recorder = nullptr;
+  char error[256] = "";
+  REQUIRE_MESSAGE(tracecorn_recorder_create(engine.get(), &options, &recorder, error, sizeof error) == TRACECORN_OK,
+                  error);
+  REQUIRE(engine.run() == UC_ERR_OK);
+  REQUIRE(tracecorn_recorder_finish(recorder) == TRACECORN_OK);
+  CHECK(std::string(tracecorn_last_error(recorder)).empty());
+
+  CHECK(count_kind(events, TRACECORN_EVENT_INSN) == 60);
+  CHECK(count_kind(events, TRACECORN_EVENT_BLOCK) == 17);  // entry, then 8 x (body, loop head)
+  CHECK(count_kind(events, TRACECORN_EVENT_REGISTERS) > 0);
+  std::vector<std::uint64_t> reads, writes;
+  std::uint64_t sum = 0;
+  for (std::size_t i = 0; i < events.size(); ++i) {
+    const tracecorn_event& event = events[i].event;
+    CHECK(event.sequence == i);
+    CHECK(events[i].text.empty());
+    if (event.kind == TRACECORN_EVENT_MEM_READ) {
+      CHECK(event.address == EMBED_ARRAY_ADDRESS + 8 * reads.size());
+      CHECK(event.size == 8);
+      CHECK(event.pc == EMBED_CODE_ADDRESS + 0x09);
+      reads.push_back(event.value);
+      sum += event.value;
+    } else if (event.kind == TRACECORN_EVENT_MEM_WRITE) {
+      CHECK(event.address == EMBED_OUTPUT_ADDRESS + 8 * writes.size());
+      CHECK(event.pc == EMBED_CODE_ADDRESS + 0x10);
+      CHECK(event.value == sum);  // the running sum
+      writes.push_back(event.value);
+    } else if (event.kind == TRACECORN_EVENT_INSN) {
+      CHECK(event.pc == event.address);
+      CHECK(event.address >= EMBED_CODE_ADDRESS);
+      CHECK(event.address < EMBED_CODE_END);
+      CHECK(event.size >= 2);
+    } else if (event.kind == TRACECORN_EVENT_BLOCK) {
+      CHECK(event.number >= 2);  // instructions in the block
+    }
+  }
+  CHECK(reads == std::vector<std::uint64_t>(std::begin(kEmbedArray), std::end(kEmbedArray)));
+  CHECK(writes.size() == 8);
+  CHECK(sum == EMBED_EXPECTED_SUM);
+
+  tracecorn_stats stats{};
+  REQUIRE(tracecorn_recorder_stats(recorder, &stats) == TRACECORN_OK);
+  CHECK(stats.events == events.size());
+  CHECK(stats.instructions == 60);
+  CHECK(stats.blocks_decoded == 3);
+  CHECK(stats.records_lost == 0);
+  CHECK(stats.records_overwritten == 0);
+  tracecorn_recorder_destroy(recorder);
+}
+
+TEST_CASE("CAPI: a code range limits the recording to the code inside it") {
+  SnippetEngine engine;
+  std::vector<StoredEvent> events;
+  tracecorn_options options = x86_options(TRACECORN_LEVEL_MEM);
+  options.code_start = EMBED_CODE_ADDRESS + 0x09;  // the loop body only
+  options.code_end = EMBED_CODE_ADDRESS + 0x19;
+  options.callback = store_event;
+  options.callback_user = &events;
+  tracecorn_recorder* recorder = nullptr;
+  REQUIRE(tracecorn_recorder_create(engine.get(), &options, &recorder, nullptr, 0) == TRACECORN_OK);
+  REQUIRE(engine.run() == UC_ERR_OK);
+  REQUIRE(tracecorn_recorder_finish(recorder) == TRACECORN_OK);
+  CHECK(count_kind(events, TRACECORN_EVENT_BLOCK) == 8);
+  CHECK(count_kind(events, TRACECORN_EVENT_INSN) == 40);
+  CHECK(count_kind(events, TRACECORN_EVENT_MEM_READ) == 8);
+  CHECK(count_kind(events, TRACECORN_EVENT_MEM_WRITE) == 8);
+  for (const auto& stored : events)
+    if (stored.event.kind == TRACECORN_EVENT_INSN) CHECK(stored.event.address >= options.code_start);
+  tracecorn_recorder_destroy(recorder);
+}
+
+TEST_CASE("CAPI: finish twice is safe; calls after finish are refused, stats still work") {
+  SnippetEngine engine;
+  const auto path = temp_path("finish_twice.txt");
+  tracecorn_options options = x86_options();
+  const std::string path_text = path.string();
+  options.text_path = path_text.c_str();
+  options.program = "sum snippet";
+  tracecorn_recorder* recorder = nullptr;
+  REQUIRE(tracecorn_recorder_create(engine.get(), &options, &recorder, nullptr, 0) == TRACECORN_OK);
+  REQUIRE(engine.run() == UC_ERR_OK);
+  CHECK(tracecorn_recorder_finish(recorder) == TRACECORN_OK);
+  CHECK(tracecorn_recorder_finish(recorder) == TRACECORN_OK);
+  const std::string trace = read_file(path);
+  CHECK(trace.rfind("# tracecorn text trace: arch x86_64, level insns, program sum snippet\n", 0) == 0);
+  CHECK(trace.find("# end: ") != std::string::npos);
+
+  CHECK(tracecorn_recorder_fault(recorder, 1, 2, SIGSEGV, "late") == TRACECORN_ERROR_STATE);
+  CHECK(std::string(tracecorn_last_error(recorder)) == "fault reported after finish");
+  CHECK(tracecorn_recorder_exited(recorder, 0, 0, 0) == TRACECORN_ERROR_STATE);
+  CHECK(tracecorn_recorder_dump(recorder, "-") == TRACECORN_ERROR_STATE);  // lossless: nothing to dump
+  CHECK(std::string(tracecorn_last_error(recorder)).find("flight-recorder") != std::string::npos);
+  tracecorn_stats stats{};
+  CHECK(tracecorn_recorder_stats(recorder, &stats) == TRACECORN_OK);
+  CHECK(stats.instructions == 60);
+  CHECK(tracecorn_recorder_finish(recorder) == TRACECORN_OK);  // earlier failures do not stick to finish
+  tracecorn_recorder_destroy(recorder);
+  std::filesystem::remove(path);
+}
+
+TEST_CASE("CAPI: finish reports a sink's write error, every time it is called") {
+  SnippetEngine engine;
+  tracecorn_options options = x86_options(TRACECORN_LEVEL_FULL);
+  options.text_path = "/dev/full";
+  tracecorn_recorder* recorder = nullptr;
+  REQUIRE(tracecorn_recorder_create(engine.get(), &options, &recorder, nullptr, 0) == TRACECORN_OK);
+  REQUIRE(engine.run() == UC_ERR_OK);
+  CHECK(tracecorn_recorder_finish(recorder) == TRACECORN_ERROR_IO);
+  const std::string first = tracecorn_last_error(recorder);
+  CHECK(first.find("/dev/full") != std::string::npos);
+  CHECK(tracecorn_recorder_finish(recorder) == TRACECORN_ERROR_IO);
+  CHECK(std::string(tracecorn_last_error(recorder)) == first);
+  tracecorn_recorder_destroy(recorder);
+}
+
+TEST_CASE("CAPI: destroy without finish finishes the recorder and ends its trace") {
+  SnippetEngine engine;
+  const auto path = temp_path("destroy.txt");
+  const std::string path_text = path.string();
+  tracecorn_options options = x86_options();
+  options.text_path = path_text.c_str();
+  tracecorn_recorder* recorder = nullptr;
+  REQUIRE(tracecorn_recorder_create(engine.get(), &options, &recorder, nullptr, 0) == TRACECORN_OK);
+  REQUIRE(engine.run() == UC_ERR_OK);
+  tracecorn_recorder_destroy(recorder);
+  CHECK(read_file(path).find("# end: ") != std::string::npos);
+  // The hooks are gone: the engine runs on without the recorder.
+  CHECK(engine.run() == UC_ERR_OK);
+  std::filesystem::remove(path);
+}
+
+TEST_CASE("CAPI: the flight recorder dumps its last events, ending with the reported fault") {
+  SnippetEngine engine;
+  tracecorn_options options = x86_options(TRACECORN_LEVEL_MEM);
+  options.policy = TRACECORN_POLICY_FLIGHT_RECORDER;
+  options.ring_bytes = 4096;  // the minimum: the loop overflows it
+  tracecorn_recorder* recorder = nullptr;
+  char error[256] = "";
+  REQUIRE_MESSAGE(tracecorn_recorder_create(engine.get(), &options, &recorder, error, sizeof error) == TRACECORN_OK,
+                  error);
+  for (int run = 0; run < 20; ++run) REQUIRE(engine.run() == UC_ERR_OK);
+  const std::uint64_t fault_pc = EMBED_CODE_ADDRESS + 0x10;
+  REQUIRE(tracecorn_recorder_fault(recorder, fault_pc, 0x1234, SIGSEGV, "a test fault") == TRACECORN_OK);
+  REQUIRE(tracecorn_recorder_exited(recorder, 1, 0, SIGSEGV) == TRACECORN_OK);
+
+  std::vector<StoredEvent> events;
+  REQUIRE(tracecorn_recorder_dump_events(recorder, store_event, &events) == TRACECORN_OK);
+  REQUIRE(events.size() > 10);
+  CHECK(events.front().event.kind == TRACECORN_EVENT_GAP);
+  CHECK(events.front().event.value > 0);
+  CHECK(events.front().text.find("overwritten") != std::string::npos);
+  const StoredEvent& fault = events[events.size() - 2];
+  REQUIRE(fault.event.kind == TRACECORN_EVENT_FAULT);
+  CHECK(fault.event.pc == fault_pc);
+  CHECK(fault.event.address == 0x1234);
+  CHECK(fault.event.number == SIGSEGV);
+  CHECK(fault.text == "a test fault");
+  const StoredEvent& exit = events.back();
+  CHECK(exit.event.kind == TRACECORN_EVENT_EXIT);
+  CHECK(exit.event.number == 1);
+  CHECK(exit.event.value == SIGSEGV);
+  for (std::size_t i = 1; i < events.size(); ++i) CHECK(events[i].event.sequence > events[i - 1].event.sequence);
+
+  // The same events as text, before and after finish; stats count the overwrites.
+  const auto path = temp_path("dump.txt");
+  CHECK(tracecorn_recorder_dump(recorder, path.string().c_str()) == TRACECORN_OK);
+  const std::string before = read_file(path);
+  CHECK(before.find("fault pc 0x10010 address 0x1234 signal 11: a test fault\n") != std::string::npos);
+  CHECK(tracecorn_recorder_finish(recorder) == TRACECORN_OK);
+  CHECK(tracecorn_recorder_dump(recorder, path.string().c_str()) == TRACECORN_OK);
+  CHECK(read_file(path) == before);
+  tracecorn_stats stats{};
+  CHECK(tracecorn_recorder_stats(recorder, &stats) == TRACECORN_OK);
+  CHECK(stats.records_overwritten > 0);
+
+  CHECK(tracecorn_recorder_dump(recorder, nullptr) == TRACECORN_ERROR_INVALID_ARGUMENT);
+  CHECK(tracecorn_recorder_dump_events(recorder, nullptr, nullptr) == TRACECORN_ERROR_INVALID_ARGUMENT);
+  CHECK(tracecorn_recorder_dump(recorder, "/nonexistent-directory/dump.txt") == TRACECORN_ERROR_IO);
+  CHECK(std::string(tracecorn_last_error(recorder)).find("/nonexistent-directory/dump.txt") != std::string::npos);
+  tracecorn_recorder_destroy(recorder);
+  std::filesystem::remove(path);
+}
+
+TEST_CASE("CAPI: NULL handles are refused without crashing") {
+  tracecorn_stats stats{};
+  CHECK(tracecorn_recorder_fault(nullptr, 0, 0, 0, nullptr) == TRACECORN_ERROR_INVALID_ARGUMENT);
+  CHECK(tracecorn_recorder_exited(nullptr, 0, 0, 0) == TRACECORN_ERROR_INVALID_ARGUMENT);
+  CHECK(tracecorn_recorder_dump(nullptr, "-") == TRACECORN_ERROR_INVALID_ARGUMENT);
+  CHECK(tracecorn_recorder_dump_events(nullptr, store_event, nullptr) == TRACECORN_ERROR_INVALID_ARGUMENT);
+  CHECK(tracecorn_recorder_finish(nullptr) == TRACECORN_ERROR_INVALID_ARGUMENT);
+  CHECK(tracecorn_recorder_stats(nullptr, &stats) == TRACECORN_ERROR_INVALID_ARGUMENT);
+  CHECK(std::string(tracecorn_last_error(nullptr)).find("NULL") != std::string::npos);
+  tracecorn_recorder_destroy(nullptr);
+}
+
+TEST_CASE("CAPI: level names parse as the CLI spells them; statuses and kinds have names") {
+  tracecorn_level level = TRACECORN_LEVEL_BLOCKS;
+  CHECK(tracecorn_parse_level("full", &level) == TRACECORN_OK);
+  CHECK(level == TRACECORN_LEVEL_FULL);
+  CHECK(tracecorn_parse_level("insns", &level) == TRACECORN_OK);
+  CHECK(level == TRACECORN_LEVEL_INSNS);
+  CHECK(tracecorn_parse_level("everything", &level) == TRACECORN_ERROR_INVALID_ARGUMENT);
+  CHECK(level == TRACECORN_LEVEL_INSNS);
+  CHECK(tracecorn_parse_level(nullptr, &level) == TRACECORN_ERROR_INVALID_ARGUMENT);
+  CHECK(std::string(tracecorn_status_name(TRACECORN_ERROR_IO)) == "i/o error");
+  CHECK(std::string(tracecorn_status_name(static_cast<tracecorn_status>(99))) == "unknown status");
+  CHECK(std::string(tracecorn_event_kind_name(TRACECORN_EVENT_MEM_WRITE)) == "write");
+  CHECK(std::string(tracecorn_event_kind_name(static_cast<tracecorn_event_kind>(0))) == "unknown");
+}

@@ -29,6 +29,7 @@
 //    predicts, and the final RIP and RCX must be the loop's exit state;
 //  - a set-up error from Unicorn is fatal (exit 2); a count mismatch is printed
 //    and makes the program exit 1 after the table.
+#include "bench_machine.h"
 #include "arch/arch.h"
 #include "formats/null/null_sink.h"
 #include "recorder/core/recorder.h"
@@ -482,46 +483,9 @@ bool verify_construction(const Workload& full) {
 // Machine and commit
 // ---------------------------------------------------------------------------
 
-std::string command_output(const std::string& command) {
-  std::string out;
-  FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) return out;
-  std::array<char, 256> buffer{};
-  while (std::fgets(buffer.data(), static_cast<int>(buffer.size()), pipe) != nullptr) out += buffer.data();
-  pclose(pipe);
-  while (!out.empty() && (out.back() == '\n' || out.back() == '\r')) out.pop_back();
-  return out;
-}
-
-std::string cpu_model() {
-  std::ifstream cpuinfo("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(cpuinfo, line)) {
-    if (line.starts_with("model name")) {
-      const std::size_t colon = line.find(": ");
-      if (colon != std::string::npos) return line.substr(colon + 2);
-    }
-  }
-  return "unknown CPU";
-}
-
-// The first three fields of /proc/loadavg: other work on the machine skews every figure.
-std::string load_average() {
-  std::ifstream file("/proc/loadavg");
-  std::string one, five, fifteen;
-  file >> one >> five >> fifteen;
-  return one + " " + five + " " + fifteen;
-}
-
-std::string commit() {
-  const std::string dir = TRACECORN_SOURCE_DIR;
-  std::string id = command_output("git -C '" + dir + "' rev-parse --short HEAD 2>/dev/null");
-  if (id.empty()) return "none";
-  if (!command_output("git -C '" + dir + "' status --porcelain 2>/dev/null | head -1").empty()) {
-    id += " (dirty tree)";
-  }
-  return id;
-}
+using tracecorn::bench::commit;
+using tracecorn::bench::cpu_model;
+using tracecorn::bench::load_average;
 
 // ---------------------------------------------------------------------------
 

@@ -16,6 +16,7 @@
 // consumer saw every record, in order (sum and count of sequence numbers), and
 // that records_read == records_written, otherwise the program exits 1 after the
 // table.
+#include "bench_machine.h"
 #include <algorithm>
 #include <array>
 #include <atomic>
@@ -136,38 +137,9 @@ Result run_producer_only(std::uint64_t records, std::uint32_t size, const std::b
 // Machine and commit
 // ---------------------------------------------------------------------------
 
-std::string command_output(const std::string& command) {
-  std::string out;
-  FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) return out;
-  std::array<char, 256> buffer{};
-  while (std::fgets(buffer.data(), static_cast<int>(buffer.size()), pipe) != nullptr) out += buffer.data();
-  pclose(pipe);
-  while (!out.empty() && (out.back() == '\n' || out.back() == '\r')) out.pop_back();
-  return out;
-}
-
-std::string cpu_model() {
-  std::ifstream cpuinfo("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(cpuinfo, line)) {
-    if (line.starts_with("model name")) {
-      const std::size_t colon = line.find(": ");
-      if (colon != std::string::npos) return line.substr(colon + 2);
-    }
-  }
-  return "unknown CPU";
-}
-
-std::string commit() {
-  const std::string dir = TRACECORN_SOURCE_DIR;
-  std::string id = command_output("git -C '" + dir + "' rev-parse --short HEAD 2>/dev/null");
-  if (id.empty()) return "none";
-  if (!command_output("git -C '" + dir + "' status --porcelain 2>/dev/null | head -1").empty()) {
-    id += " (dirty tree)";
-  }
-  return id;
-}
+using tracecorn::bench::commit;
+using tracecorn::bench::cpu_model;
+using tracecorn::bench::load_average;
 
 // ---------------------------------------------------------------------------
 

@@ -60,6 +60,7 @@ class Recorder::Impl {
 
     info.level = std::string(trace_level_name(options_.level));
     info.arch_name = arch_.name;
+    if (options_.capture_initial_state) capture_initial_state(info);
     info_ = std::move(info);
     sinks_ = std::move(sinks);
     assembler_ = std::make_unique<EventAssembler>(arch_, *consumer_decoder_, options_.level, sinks_);
@@ -200,6 +201,8 @@ class Recorder::Impl {
     const std::size_t written = std::min(insn->written_registers.size(), kMaxWritten);
     std::uint8_t values[kMaxWritten][16];
     void* pointers[kMaxWritten];
+    // Zeroed first: Unicorn may write fewer bytes than the table's size (EFLAGS is
+    // read as 32 bits), and the slots are compared whole.
     for (std::size_t i = 0; i < written; ++i) {
       std::memset(values[i], 0, 16);
       pointers[i] = values[i];
@@ -213,13 +216,23 @@ class Recorder::Impl {
     for (std::size_t i = 0; i < written; ++i) {
       const std::uint16_t index = insn->written_registers[i];
       Shadow& shadow = shadow_[index];
-      if (std::memcmp(shadow.bytes, values[i], 16) == 0) continue;
-      std::memcpy(shadow.bytes, values[i], 16);
+      // Two 8-byte halves: Unicorn just stored the value 8 bytes at a time, and a
+      // 16-byte load of it would stall on store forwarding.
+      const std::uint8_t size = arch_.registers[index].size;
+      std::uint64_t value_low, value_high, shadow_low, shadow_high;
+      std::memcpy(&value_low, values[i], 8);
+      std::memcpy(&value_high, values[i] + 8, 8);
+      std::memcpy(&shadow_low, shadow.bytes, 8);
+      std::memcpy(&shadow_high, shadow.bytes + 8, 8);
+      if (value_low == shadow_low && value_high == shadow_high) continue;
+      std::memcpy(shadow.bytes, &value_low, 8);
+      std::memcpy(shadow.bytes + 8, &value_high, 8);
       RegisterEntry& entry = changed[count++];
       entry.index = index;
-      entry.size = arch_.registers[index].size;
+      entry.size = size;
       std::memset(entry.reserved, 0, sizeof entry.reserved);
-      std::memcpy(entry.value, values[i], 16);
+      std::memcpy(entry.value, &value_low, 8);
+      std::memcpy(entry.value + 8, &value_high, 8);
     }
     if (count == 0) return;
     write_registers(RecordKind::kRegisters, insn->address, changed, count);
@@ -492,6 +505,46 @@ class Recorder::Impl {
   static Error hook_error(const char* what) {
     return make_error(ErrorCode::kEmulator, std::string("cannot add the recorder's ") + what + " hook");
   }
+  // The state a snapshot-based format starts from: every register of the table
+  // and every region Unicorn has mapped, with its bytes; regions inside a named
+  // module get the module's file name and path.
+  void capture_initial_state(events::TraceInfo& info) {
+    info.has_initial_state = true;
+    info.initial_registers.clear();
+    for (std::size_t i = 0; i < arch_.registers.size(); ++i) {
+      events::RegisterValue value;
+      value.index = static_cast<std::uint16_t>(i);
+      value.size = static_cast<std::uint8_t>(std::min<std::size_t>(arch_.registers[i].size, value.bytes.size()));
+      std::uint8_t raw[64] = {};  // Unicorn may write more than the table's size (x87: 10 bytes into a larger buffer)
+      uc_reg_read(engine_, arch_.registers[i].uc_id, raw);
+      std::memcpy(value.bytes.data(), raw, value.size);
+      info.initial_registers.push_back(value);
+    }
+    info.initial_memory.clear();
+    uc_mem_region* regions = nullptr;
+    std::uint32_t count = 0;
+    if (uc_mem_regions(engine_, &regions, &count) != UC_ERR_OK) return;
+    for (std::uint32_t i = 0; i < count; ++i) {
+      events::InitialRegion region;
+      region.start = events::GuestAddress{regions[i].begin};
+      region.size = regions[i].end - regions[i].begin + 1;  // Unicorn's end is inclusive
+      region.prot = regions[i].perms;
+      region.bytes.resize(region.size);
+      if (uc_mem_read(engine_, regions[i].begin, region.bytes.data(), region.size) != UC_ERR_OK) region.bytes.clear();
+      for (const auto& module : info.modules) {
+        if (region.start.value >= module.start.value && region.start.value < module.end.value) {
+          region.file = module.path;
+          region.name = module.path.substr(module.path.find_last_of('/') + 1);
+          break;
+        }
+      }
+      info.initial_memory.push_back(std::move(region));
+    }
+    uc_free(regions);
+    std::sort(info.initial_memory.begin(), info.initial_memory.end(),
+              [](const auto& a, const auto& b) { return a.start < b.start; });
+  }
+
   void read_all_registers(std::vector<Shadow>& out) noexcept {
     for (std::size_t i = 0; i < arch_.registers.size() && i < out.size(); ++i) {
       std::memset(out[i].bytes, 0, sizeof out[i].bytes);

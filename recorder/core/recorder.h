@@ -55,6 +55,10 @@ struct RecorderOptions {
   std::optional<std::uint64_t> start_at;   // recording starts when this address is first executed
   std::optional<std::uint64_t> stop_at;    // the emulation stops when this address is reached
   std::uint64_t stop_after_instructions = 0;  // stop at the first block boundary at or after N recorded instructions
+  // Copy every register and every mapped region's bytes into TraceInfo at attach()
+  // (for formats that open with a snapshot, such as UCIR). Costs one read of all
+  // guest memory; turn it off when no sink needs it.
+  bool capture_initial_state = true;
 };
 
 struct RecorderStats {

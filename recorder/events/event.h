@@ -145,12 +145,37 @@ struct Event {
   EventPayload payload;
 };
 
+// One mapped region of guest memory when recording started, with its contents.
+struct InitialRegion {
+  GuestAddress start;
+  std::uint64_t size = 0;           // bytes
+  std::uint32_t prot = 0;           // PROT_* bits (R=1 W=2 X=4, as Unicorn's UC_PROT_*)
+  std::vector<std::uint8_t> bytes;  // `size` bytes (empty when the contents were not captured)
+  std::string name;                 // "stack", a module's file name... ("" when unknown)
+  std::string file;                 // the backing file's path ("" when none or unknown)
+};
+
+// A file mapped into the guest (the program, its interpreter...), as the caller
+// that loaded it knows it. Regions inside [start, end) are named after it.
+struct NamedModule {
+  GuestAddress start;
+  GuestAddress end;  // exclusive
+  std::string path;
+};
+
 // What a trace is about, given to sinks before the first event.
 struct TraceInfo {
   std::string_view arch_name;     // arch::ArchInfo::name
   std::string program;            // the guest program's path, if any
   std::vector<std::string> argv;
   std::string level;              // "blocks", "insns", ...
+  // The machine state when recording started, for formats whose traces open with
+  // a snapshot (UCIR's first keyframe). Filled by the Recorder at attach() unless
+  // RecorderOptions::capture_initial_state is false; empty when not captured.
+  bool has_initial_state = false;
+  std::vector<RegisterValue> initial_registers;  // every register of the arch table, in table order
+  std::vector<InitialRegion> initial_memory;     // every mapped region, by address
+  std::vector<NamedModule> modules;              // given by the caller (the CLI: the loaded images)
 };
 
 // Totals, given to sinks after the last event.

@@ -67,6 +67,20 @@ class Recorder::Impl {
 
     shadow_.resize(arch_.registers.size());
     read_all_registers(shadow_);
+    // How many bytes Unicorn writes for each register (reading twice into
+    // differently filled buffers): the hot path loads exactly that much.
+    unicorn_width_.resize(arch_.registers.size());
+    for (std::size_t i = 0; i < arch_.registers.size(); ++i) {
+      std::uint8_t first[64], second[64];
+      std::memset(first, 0xaa, sizeof first);
+      std::memset(second, 0x55, sizeof second);
+      uc_reg_read(engine_, arch_.registers[i].uc_id, first);
+      uc_reg_read(engine_, arch_.registers[i].uc_id, second);
+      std::uint8_t width = 0;
+      for (std::uint8_t b = 0; b < 16; ++b)
+        if (first[b] == second[b]) width = static_cast<std::uint8_t>(b + 1);
+      unicorn_width_[i] = std::min<std::uint8_t>(width, arch_.registers[i].size);
+    }
     active_ = !options_.start_at.has_value();
 
     const std::uint64_t begin = options_.code_range ? options_.code_range->start : 1;
@@ -199,29 +213,36 @@ class Recorder::Impl {
     // uc_reg_read costs ~8 ns; a batch of 16 ~42 ns on Unicorn 2.0.1).
     constexpr std::size_t kMaxWritten = 32;
     const std::size_t written = std::min(insn->written_registers.size(), kMaxWritten);
-    std::uint8_t values[kMaxWritten][16];
+    std::uint8_t values[kMaxWritten][64];  // room for any register Unicorn can write
     void* pointers[kMaxWritten];
-    // Zeroed first: Unicorn may write fewer bytes than the table's size (EFLAGS is
-    // read as 32 bits), and the slots are compared whole.
-    for (std::size_t i = 0; i < written; ++i) {
-      std::memset(values[i], 0, 16);
-      pointers[i] = values[i];
-    }
+    for (std::size_t i = 0; i < written; ++i) pointers[i] = values[i];
     uc_reg_read_batch(engine_, const_cast<int*>(insn->written_unicorn_ids.data()), pointers, static_cast<int>(written));
     RegisterEntry changed[kMaxWritten];
     std::uint16_t count = 0;
-    // Values and shadows are 16-byte slots, zero beyond the register's size, so
-    // fixed-size compares and copies (a couple of vector moves) do; variable-size
-    // memcpy here compiled to `rep movsq`, which dominated this function.
+    // Values and shadows are 16-byte slots, zero beyond what Unicorn writes for
+    // the register (unicorn_width_, probed at attach: EFLAGS is written as 32
+    // bits). Common widths are loaded at their own size, so the loads forward
+    // from Unicorn's stores; fixed-size copies avoid `rep movsq`.
     for (std::size_t i = 0; i < written; ++i) {
       const std::uint16_t index = insn->written_registers[i];
       Shadow& shadow = shadow_[index];
-      // Two 8-byte halves: Unicorn just stored the value 8 bytes at a time, and a
-      // 16-byte load of it would stall on store forwarding.
       const std::uint8_t size = arch_.registers[index].size;
-      std::uint64_t value_low, value_high, shadow_low, shadow_high;
-      std::memcpy(&value_low, values[i], 8);
-      std::memcpy(&value_high, values[i] + 8, 8);
+      std::uint64_t value_low = 0, value_high = 0, shadow_low, shadow_high;
+      switch (unicorn_width_[index]) {
+        case 8: std::memcpy(&value_low, values[i], 8); break;
+        case 4: {
+          std::uint32_t narrow;
+          std::memcpy(&narrow, values[i], 4);
+          value_low = narrow;
+          break;
+        }
+        default: {
+          std::uint8_t wide[16] = {};
+          std::memcpy(wide, values[i], unicorn_width_[index]);
+          std::memcpy(&value_low, wide, 8);
+          std::memcpy(&value_high, wide + 8, 8);
+        }
+      }
       std::memcpy(&shadow_low, shadow.bytes, 8);
       std::memcpy(&shadow_high, shadow.bytes + 8, 8);
       if (value_low == shadow_low && value_high == shadow_high) continue;
@@ -571,6 +592,7 @@ class Recorder::Impl {
   const DecodedInstruction* pending_instruction_ = nullptr;
   std::uint64_t current_pc_ = 0;
   std::vector<Shadow> shadow_;
+  std::vector<std::uint8_t> unicorn_width_;  // bytes Unicorn writes per register (index as in arch registers)
   std::vector<Shadow> syscall_snapshot_;
   std::vector<Shadow> syscall_after_;
   bool active_ = true;

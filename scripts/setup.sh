@@ -11,6 +11,7 @@ packages=(
   libclang-rt-14-dev
   # libraries tracecorn links against
   libunicorn-dev libcapstone-dev libprotobuf-dev protobuf-compiler libzstd-dev
+  libsnappy-dev  # reading usercorn's own UCIR files (snappy framed)
   doctest-dev libcli11-dev libfmt-dev
   # references the tests compare against (nobody here wrote them)
   busybox-static qemu-user-static gdb binutils coreutils

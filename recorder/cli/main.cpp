@@ -1,7 +1,9 @@
 // Role: the `tracecorn` command line. Parses options (CLI11) and drives the
 // library; nothing below the CLI parses options.
 //   tracecorn run [options] -- PROGRAM [ARGS...]
-//   tracecorn record [options] [-o FILE] [--format text] [--level L] -- PROGRAM [ARGS...]
+//   tracecorn record [options] [-o FILE] [--format text|null|ucir] [--level L] -- PROGRAM [ARGS...]
+//            (ucir: [--compress zstd] [--ucir-strict])
+//   tracecorn dump FILE      (prints a UCIR trace as the text format does)
 // Exit status: the guest's own status (128+signal when it is killed), 124 when a
 // --max-insns/--timeout limit stops it, 125 for tracecorn's own errors, 126 when
 // the program cannot be run (not an ELF, unsupported architecture), 127 when it
@@ -19,6 +21,8 @@
 
 #include "formats/null/null_sink.h"
 #include "formats/text/text_writer.h"
+#include "formats/ucir/ucir_reader.h"
+#include "formats/ucir/ucir_writer.h"
 #include "recorder/cli/process_recording.h"
 #include "recorder/core/recorder.h"
 #include "recorder/engine/instruction_counter.h"
@@ -57,6 +61,8 @@ struct RecordOptions {
   std::string start_at;
   std::string stop_at;
   std::uint64_t stop_after = 0;
+  std::string compress = "none";
+  bool ucir_strict = false;
 };
 
 // Parses "0x401000" or "4198400"; throws CLI::ValidationError naming the option.
@@ -157,8 +163,24 @@ int run_command(const RunOptions& options, const RecordOptions* record) {
   std::unique_ptr<core::Recorder> recorder;
   std::unique_ptr<tracecorn::cli::ProcessRecording> recording;
   if (record) {
+    if (record->compress != "none" && record->format != "ucir")
+      throw CLI::ValidationError("--compress", "only --format ucir can be compressed");
     if (record->format == "null") {
       sink = std::make_unique<tracecorn::formats::NullSink>();
+    } else if (record->format == "ucir") {
+      if (record->output == "-" && isatty(STDOUT_FILENO)) {
+        fmt::print(stderr, "tracecorn: UCIR is binary: give -o FILE\n");
+        return kExitToolError;
+      }
+      tracecorn::formats::UcirWriterOptions ucir_options;
+      ucir_options.compress_zstd = record->compress == "zstd";
+      ucir_options.strict = record->ucir_strict;
+      auto writer = tracecorn::formats::UcirWriter::open(record->output, (*process)->arch(), ucir_options);
+      if (!writer) {
+        fmt::print(stderr, "tracecorn: {}\n", writer.error().to_string());
+        return kExitToolError;
+      }
+      sink = std::move(*writer);
     } else {
       auto writer = tracecorn::formats::TextWriter::open(record->output, (*process)->arch());
       if (!writer) {
@@ -184,9 +206,14 @@ int run_command(const RunOptions& options, const RecordOptions* record) {
     if (!record->start_at.empty()) recorder_options.start_at = parse_address(record->start_at, "--start-at");
     if (!record->stop_at.empty()) recorder_options.stop_at = parse_address(record->stop_at, "--stop-at");
     recorder_options.stop_after_instructions = record->stop_after;
+    // Only UCIR opens with a snapshot of the machine; the other formats skip its cost.
+    recorder_options.capture_initial_state = record->format == "ucir";
     tracecorn::events::TraceInfo info;
     info.program = config.program;
     info.argv = config.argv;
+    for (const auto& module : (*process)->initial_modules())
+      info.modules.push_back({tracecorn::events::GuestAddress{module.start}, tracecorn::events::GuestAddress{module.end},
+                              module.path});
     auto attached = core::Recorder::attach((*process)->engine(), (*process)->arch(), recorder_options, {sink.get()},
                                            std::move(info));
     if (!attached) {
@@ -239,6 +266,38 @@ int run_command(const RunOptions& options, const RecordOptions* record) {
   return status;
 }
 
+// `tracecorn dump FILE`: reads a UCIR trace and prints its events with the text
+// sink. Returns 0, or 125 when the file cannot be read or is invalid (after
+// printing the events before the problem). A truncated file prints a warning.
+int dump_command(const std::string& path) {
+  auto reader = tracecorn::formats::UcirReader::open(path);
+  if (!reader) {
+    fmt::print(stderr, "tracecorn: {}\n", reader.error().to_string());
+    return kExitToolError;
+  }
+  auto text = tracecorn::formats::TextWriter::open("-", (*reader)->arch());
+  if (!text) {
+    fmt::print(stderr, "tracecorn: {}\n", text.error().to_string());
+    return kExitToolError;
+  }
+  const auto& header = (*reader)->header();
+  const auto& info = (*reader)->info();
+  fmt::print("# UCIR version {}, arch {}, os {}{}; initial state: {} regions, {} registers\n", header.version,
+             header.arch, header.os, header.zstd ? ", zstd" : "", info.initial_memory.size(),
+             info.initial_registers.size());
+  for (const auto& region : info.initial_memory)
+    fmt::print("#   map {:#x}-{:#x} prot {} {} {}\n", region.start.value, region.start.value + region.size, region.prot,
+               region.name, region.file);
+  std::fflush(stdout);
+  const auto status = (*reader)->read_all(**text);
+  if (!(*reader)->warning().empty()) fmt::print(stderr, "tracecorn: {}: warning: {}\n", path, (*reader)->warning());
+  if (!status) {
+    fmt::print(stderr, "tracecorn: {}\n", status.error().to_string());
+    return kExitToolError;
+  }
+  return 0;
+}
+
 void add_run_options(CLI::App* app, RunOptions& run) {
   app->add_option("--max-insns", run.max_instructions, "Stop after N guest instructions (exit status 124)");
   app->add_option("--timeout", run.timeout_seconds, "Stop after S seconds (exit status 124)")
@@ -266,7 +325,12 @@ int main(int argc, char** argv) {
   CLI::App* record_app = app.add_subcommand("record", "Run a program in the emulator and record a trace");
   add_run_options(record_app, record_run);
   record_app->add_option("-o,--output", record.output, "Trace file (default: - for stdout)");
-  record_app->add_option("--format", record.format, "Trace format: text, or null (count events, write nothing)")->check(CLI::IsMember({"text", "null"}));
+  record_app->add_option("--format", record.format, "Trace format: text, ucir (usercorn's binary format), or null (count events, write nothing)")
+      ->check(CLI::IsMember({"text", "ucir", "null"}));
+  record_app->add_option("--compress", record.compress, "Compress the trace: none or zstd (ucir only)")
+      ->check(CLI::IsMember({"none", "zstd"}));
+  record_app->add_flag("--ucir-strict", record.ucir_strict,
+                       "UCIR: write only the spec's ops (no call stack extension op)");
   record_app->add_option("--level", record.level, "blocks, insns, mem, regs or full")
       ->check(CLI::IsMember({"blocks", "insns", "mem", "regs", "full"}));
   record_app->add_option("--ring-kib", record.ring_kib, "Ring buffer size in KiB (default 65536)")
@@ -278,6 +342,10 @@ int main(int argc, char** argv) {
   record_app->add_option("--start-at", record.start_at, "Start recording when this address first runs");
   record_app->add_option("--stop-at", record.stop_at, "Stop the run when this address is reached");
   record_app->add_option("--stop-after", record.stop_after, "Stop after about N recorded instructions");
+
+  std::string dump_path;
+  CLI::App* dump_app = app.add_subcommand("dump", "Print a UCIR trace file readably");
+  dump_app->add_option("file", dump_path, "The UCIR file (plain or zstd)")->required();
 
   try {
     app.parse(argc, argv);
@@ -291,6 +359,7 @@ int main(int argc, char** argv) {
   try {
     if (run_app->parsed()) return run_command(run, nullptr);
     if (record_app->parsed()) return run_command(record_run, &record);
+    if (dump_app->parsed()) return dump_command(dump_path);
   } catch (const CLI::ValidationError& error) {
     fmt::print(stderr, "tracecorn: {}\n", error.what());
     return kExitToolError;

@@ -32,14 +32,14 @@ DecodedBlock BlockDecoder::decode(std::uint64_t address, std::span<const std::ui
       DecodedInstruction rest;
       rest.address = pc;
       rest.size = static_cast<std::uint8_t>(std::min<std::size_t>(remaining, 255));
-      rest.offset = static_cast<std::uint8_t>(pc - address);
+      rest.offset = static_cast<std::uint16_t>(pc - address);
       block.instructions.push_back(std::move(rest));
       break;
     }
     DecodedInstruction decoded;
     decoded.address = insn->address;
     decoded.size = static_cast<std::uint8_t>(insn->size);
-    decoded.offset = static_cast<std::uint8_t>(std::min<std::uint64_t>(insn->address - address, 255));
+    decoded.offset = static_cast<std::uint16_t>(insn->address - address);
     if (with_registers) {
       cs_regs read{}, written{};
       std::uint8_t read_count = 0, written_count = 0;

@@ -26,7 +26,7 @@ namespace tracecorn::core {
 struct DecodedInstruction {
   std::uint64_t address = 0;
   std::uint8_t size = 0;
-  std::uint8_t offset = 0;  // bytes from the block start (blocks are short; capped below)
+  std::uint16_t offset = 0;  // bytes from the block start (a block is at most a page and an instruction)
   // Indices into arch::ArchInfo::registers of what the instruction can write,
   // the flags register included when it sets flags; partial writes (al, eax) are
   // reported as their full register.

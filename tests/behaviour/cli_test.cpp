@@ -92,8 +92,9 @@ TEST_CASE("Cli: --rootfs runs a static program on the tree and refuses escapes")
 
 TEST_CASE("Cli: --rootfs gives a dynamic program its interpreter and libraries from the tree") {
   TempDir root("rootfs-dynamic");
-  // A minimal tree: the dynamic echo sample's interpreter and libc, copied in.
-  for (const std::string lib : {"/lib64/ld-linux-x86-64.so.2", "/lib/x86_64-linux-gnu/libc.so.6"}) {
+  // A minimal tree: the sample's interpreter, libc and libm (a clang build links it), copied in.
+  for (const std::string lib : {"/lib64/ld-linux-x86-64.so.2", "/lib/x86_64-linux-gnu/libc.so.6",
+                                "/lib/x86_64-linux-gnu/libm.so.6"}) {
     const std::string target = root.path() + lib;
     std::filesystem::create_directories(std::filesystem::path(target).parent_path());
     std::filesystem::copy_file(std::filesystem::canonical(lib), target);

@@ -1,0 +1,105 @@
+// Role: the on-disk layout of UCIR, usercorn's trace format
+// (../shared/specs/ucir-usercorn-trace-format.md; usercorn's own flavour in
+// ../shared/notes/formats.md): magic, version, op ids and fixed sizes, shared by
+// UcirWriter and UcirReader so that they change together.
+// Invariants: every multi-byte number is little endian in the spec flavour
+// (version 0), which is the only one we write; structures are densely packed.
+//
+// File (spec flavour, version 0), optionally wrapped whole in one zstd stream
+// (our extension, `--compress zstd`; readers detect it by the zstd magic):
+//
+//   +0   "UCIR"           4 bytes
+//   +4   version          u32 LE = 0
+//   +8   arch             32 bytes, NUL padded ("x86_64")
+//   +40  os               32 bytes, NUL padded ("linux")
+//   +72  corder           u8 (0 little endian, 1 big endian)
+//   +73  dorder           u8
+//   +74  OP_KEYFRAME pid u64, op_count u32, ops...   (the initial state)
+//        OP_FRAME    pid u64, op_count u32, ops...   (one per basic block)
+//        OP_KEYFRAME ...                             (every N instructions)
+//        ...
+//
+// Ops (op u8 first):
+//   OP_NOP        -                                             1 byte
+//   OP_FRAME/KEY  pid u64, op_count u32, op_count ops           13 bytes + ops
+//   OP_JMP        addr u64, size u32                            13
+//   OP_STEP       size u8                                       2
+//   OP_REG        num u16 (Unicorn enum), val u64               11
+//   OP_SPREG      num u16, size u16, bytes[size]                5 + size
+//   OP_MEM_READ   addr u64, size u32                            13
+//   OP_MEM_WRITE  addr u64, size u32, bytes[size]               13 + size
+//   OP_MEM_MAP    addr u64, size u32, prot u8, off u64, fsize u64,
+//                 dlen u16, flen u16, desc[dlen], file[flen]    34 + dlen + flen
+//   OP_MEM_UNMAP  addr u64, size u32                            13
+//   OP_MEM_PROT   addr u64, size u32, prot u8                   14
+//   OP_SYSCALL    num u16, ret u64, argc u8, op_count u16,
+//                 args u64[argc], op_count ops                  15 + 8*argc + ops
+//   OP_EXIT       -                                             1
+//   OP_CALLSTACK  depth u16, u64[depth]   (ours, 0x80; only nested in an
+//                 OP_SYSCALL; return addresses, innermost first;
+//                 omitted by --ucir-strict)                     3 + 8*depth
+//
+// usercorn flavour (version 1 written big endian, read only): after the header,
+// a snappy framed stream; OP_MEM_MAP/UNMAP/PROT sizes are u64 and OP_SYSCALL's
+// number is u32.
+#pragma once
+
+#include <cstdint>
+
+namespace tracecorn::formats::ucir {
+
+inline constexpr char kMagic[4] = {'U', 'C', 'I', 'R'};
+// Bump when the layout we write changes (the spec says version 0 is unstable;
+// we keep writing 0 as long as we write exactly the spec).
+inline constexpr std::uint32_t kVersion = 0;
+inline constexpr std::uint32_t kUsercornVersion = 1;  // usercorn's own files (big endian, snappy)
+inline constexpr std::size_t kNameBytes = 32;
+inline constexpr std::size_t kHeaderBytes = 4 + 4 + kNameBytes + kNameBytes + 1 + 1;
+static_assert(kHeaderBytes == 74);
+
+// The zstd frame magic (28 b5 2f fd), which starts a compressed file.
+inline constexpr std::uint8_t kZstdMagic[4] = {0x28, 0xb5, 0x2f, 0xfd};
+
+enum Op : std::uint8_t {
+  kOpNop = 0,
+  kOpFrame = 1,
+  kOpKeyframe = 2,
+  kOpJmp = 3,
+  kOpStep = 4,
+  kOpReg = 5,
+  kOpSpreg = 6,
+  kOpMemRead = 7,
+  kOpMemWrite = 8,
+  kOpMemMap = 9,
+  kOpMemUnmap = 10,
+  kOpMemProt = 11,
+  kOpSyscall = 12,
+  kOpExit = 13,
+  // Ours, not usercorn's: the call stack at a syscall, nested in OP_SYSCALL.
+  kOpCallstack = 0x80,
+};
+
+// Fixed sizes (op byte included) of the ops above, as in the diagram.
+inline constexpr std::size_t kFrameHeaderBytes = 1 + 8 + 4;
+inline constexpr std::size_t kJmpBytes = 1 + 8 + 4;
+inline constexpr std::size_t kStepBytes = 1 + 1;
+inline constexpr std::size_t kRegBytes = 1 + 2 + 8;
+inline constexpr std::size_t kSpregFixedBytes = 1 + 2 + 2;
+inline constexpr std::size_t kMemReadBytes = 1 + 8 + 4;
+inline constexpr std::size_t kMemWriteFixedBytes = 1 + 8 + 4;
+inline constexpr std::size_t kMemMapFixedBytes = 1 + 8 + 4 + 1 + 8 + 8 + 2 + 2;
+inline constexpr std::size_t kMemUnmapBytes = 1 + 8 + 4;
+inline constexpr std::size_t kMemProtBytes = 1 + 8 + 4 + 1;
+inline constexpr std::size_t kSyscallFixedBytes = 1 + 2 + 8 + 1 + 2;
+inline constexpr std::size_t kSyscallArgs = 6;  // we always write the six register arguments
+inline constexpr std::size_t kCallstackFixedBytes = 1 + 2;
+static_assert(kMemMapFixedBytes == 34 && kSyscallFixedBytes == 14);
+
+// Protection bits in OP_MEM_MAP/PROT (the same as PROT_* and UC_PROT_*).
+inline constexpr std::uint8_t kProtRead = 1, kProtWrite = 2, kProtExec = 4;
+
+// The pid we write in every frame: the recorder traces one process and does
+// not know a host pid for it.
+inline constexpr std::uint64_t kPid = 1;
+
+}  // namespace tracecorn::formats::ucir

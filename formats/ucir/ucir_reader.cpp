@@ -1,0 +1,889 @@
+// Role: implementation of the UCIR reader (see ucir_reader.h and ucir_layout.h).
+// Every read goes through Cursor, which checks the bytes are there; a short
+// read is a truncation, never an out-of-bounds access.
+#include "formats/ucir/ucir_reader.h"
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <cstring>
+#include <unordered_map>
+
+#include <snappy-c.h>
+#include <zstd.h>
+
+#include "formats/ucir/ucir_layout.h"
+
+namespace tracecorn::formats {
+
+namespace {
+
+// Bounds-checked little-endian reads over untrusted bytes.
+struct Cursor {
+  const std::uint8_t* data;
+  std::size_t size;
+  std::size_t pos;
+  bool has(std::size_t n) const { return size - pos >= n; }
+  std::uint64_t le(int bytes) {
+    std::uint64_t value = 0;
+    for (int i = bytes - 1; i >= 0; --i) value = value << 8 | data[pos + static_cast<std::size_t>(i)];
+    pos += static_cast<std::size_t>(bytes);
+    return value;
+  }
+};
+
+enum class Parse { kOk, kTruncated, kError };
+
+std::string op_name(std::uint8_t op) {
+  static constexpr const char* kNames[] = {"OP_NOP",      "OP_FRAME",     "OP_KEYFRAME", "OP_JMP",     "OP_STEP",
+                                           "OP_REG",      "OP_SPREG",     "OP_MEM_READ", "OP_MEM_WRITE", "OP_MEM_MAP",
+                                           "OP_MEM_UNMAP", "OP_MEM_PROT", "OP_SYSCALL",  "OP_EXIT"};
+  if (op < std::size(kNames)) return kNames[op];
+  if (op == ucir::kOpCallstack) return "OP_CALLSTACK";
+  return "unknown op " + std::to_string(op);
+}
+
+// CRC-32C (Castagnoli), as the snappy framing format checks each chunk with,
+// masked the way the framing format says.
+std::uint32_t masked_crc32c(const std::uint8_t* data, std::size_t size) {
+  std::uint32_t crc = 0xffffffffu;
+  for (std::size_t i = 0; i < size; ++i) {
+    crc ^= data[i];
+    for (int bit = 0; bit < 8; ++bit) crc = (crc >> 1) ^ (0x82f63b78u & (0u - (crc & 1u)));
+  }
+  crc = ~crc;
+  return ((crc >> 15) | (crc << 17)) + 0xa282ead8u;
+}
+
+}  // namespace
+
+// Where the bytes come from: the reader pulls them a chunk at a time, so that a
+// large trace is never held whole in memory. `problem` says why a stream ended
+// early (a damaged zstd or snappy stream).
+class UcirReader::ByteSource {
+ public:
+  virtual ~ByteSource() = default;
+  // Appends up to `want` more bytes to `out`; returns how many (0 at the end).
+  virtual std::size_t read(std::vector<std::uint8_t>& out, std::size_t want) = 0;
+  std::string problem;
+};
+
+namespace {
+
+using ByteSource = UcirReader::ByteSource;
+
+class MemorySource final : public ByteSource {
+ public:
+  explicit MemorySource(std::vector<std::uint8_t> bytes) : bytes_(std::move(bytes)) {}
+  std::size_t read(std::vector<std::uint8_t>& out, std::size_t want) override {
+    const std::size_t n = std::min(want, bytes_.size() - pos_);
+    out.insert(out.end(), bytes_.begin() + static_cast<std::ptrdiff_t>(pos_),
+               bytes_.begin() + static_cast<std::ptrdiff_t>(pos_ + n));
+    pos_ += n;
+    return n;
+  }
+
+ private:
+  std::vector<std::uint8_t> bytes_;
+  std::size_t pos_ = 0;
+};
+
+class FileSource final : public ByteSource {
+ public:
+  explicit FileSource(std::FILE* file) : file_(file) {}
+  ~FileSource() override { std::fclose(file_); }
+  std::size_t read(std::vector<std::uint8_t>& out, std::size_t want) override {
+    const std::size_t old = out.size();
+    out.resize(old + want);
+    const std::size_t n = std::fread(out.data() + old, 1, want, file_);
+    out.resize(old + n);
+    if (n == 0 && std::ferror(file_)) problem = std::string("read error: ") + std::strerror(errno);
+    return n;
+  }
+
+ private:
+  std::FILE* file_;
+};
+
+// Bytes already read (while looking at the header), then the rest of `inner`.
+class PrefixSource final : public ByteSource {
+ public:
+  PrefixSource(std::vector<std::uint8_t> prefix, std::unique_ptr<ByteSource> inner)
+      : prefix_(std::move(prefix)), inner_(std::move(inner)) {}
+  std::size_t read(std::vector<std::uint8_t>& out, std::size_t want) override {
+    if (pos_ < prefix_.size()) {
+      const std::size_t n = std::min(want, prefix_.size() - pos_);
+      out.insert(out.end(), prefix_.begin() + static_cast<std::ptrdiff_t>(pos_),
+                 prefix_.begin() + static_cast<std::ptrdiff_t>(pos_ + n));
+      pos_ += n;
+      return n;
+    }
+    const std::size_t n = inner_->read(out, want);
+    if (problem.empty()) problem = inner_->problem;
+    return n;
+  }
+
+ private:
+  std::vector<std::uint8_t> prefix_;
+  std::size_t pos_ = 0;
+  std::unique_ptr<ByteSource> inner_;
+};
+
+// One zstd stream (our --compress zstd), decompressed as it is read.
+class ZstdSource final : public ByteSource {
+ public:
+  explicit ZstdSource(std::unique_ptr<ByteSource> inner) : inner_(std::move(inner)), context_(ZSTD_createDCtx()) {
+    if (!context_) {
+      problem = "cannot create a zstd context";
+      finished_ = true;
+    }
+  }
+  ~ZstdSource() override { ZSTD_freeDCtx(context_); }
+  std::size_t read(std::vector<std::uint8_t>& out, std::size_t want) override {
+    std::size_t produced = 0;
+    while (produced < want && !finished_) {
+      if (in_pos_ == in_.size() && !input_ended_) {
+        in_.clear();
+        in_pos_ = 0;
+        if (inner_->read(in_, 1 << 16) == 0) {
+          input_ended_ = true;
+          problem = inner_->problem;
+        }
+      }
+      ZSTD_inBuffer in{in_.data(), in_.size(), in_pos_};
+      ZSTD_outBuffer chunk{buffer_.data(), buffer_.size(), 0};
+      const std::size_t consumed_before = in.pos;
+      last_ = ZSTD_decompressStream(context_, &chunk, &in);
+      // 0: a frame is complete and flushed. (A later call with no input starts
+      // waiting for another frame and returns non-zero: that is no truncation.)
+      if (last_ == 0) frame_complete_ = true;
+      else if (in.pos != consumed_before) frame_complete_ = false;
+      in_pos_ = in.pos;
+      if (ZSTD_isError(last_)) {
+        problem = std::string("the zstd stream is corrupt (") + ZSTD_getErrorName(last_) + ")";
+        finished_ = true;
+        break;
+      }
+      out.insert(out.end(), buffer_.data(), buffer_.data() + chunk.pos);
+      produced += chunk.pos;
+      // No input left and the output not filled: the decoder holds nothing more.
+      if (input_ended_ && in_pos_ == in_.size() && chunk.pos < buffer_.size()) {
+        if (!frame_complete_ && problem.empty()) problem = "the zstd stream ends early (a truncated file)";
+        finished_ = true;
+      }
+    }
+    return produced;
+  }
+
+ private:
+  std::unique_ptr<ByteSource> inner_;
+  ZSTD_DCtx* context_;
+  std::vector<std::uint8_t> in_;
+  std::size_t in_pos_ = 0;
+  std::vector<std::uint8_t> buffer_ = std::vector<std::uint8_t>(ZSTD_DStreamOutSize());
+  std::size_t last_ = 0;
+  bool frame_complete_ = false;
+  bool input_ended_ = false;
+  bool finished_ = false;
+};
+
+// A snappy framed stream (framing_format.txt: chunks of type u8, length u24 LE;
+// 0xff stream identifier "sNaPpY", 0x00 compressed and 0x01 uncompressed data
+// each with a masked CRC-32C, 0x80..0xfe skippable), decoded chunk by chunk.
+class SnappySource final : public ByteSource {
+ public:
+  explicit SnappySource(std::unique_ptr<ByteSource> inner) : inner_(std::move(inner)) {}
+  std::size_t read(std::vector<std::uint8_t>& out, std::size_t want) override {
+    std::size_t produced = 0;
+    while (produced < want && !dead_) produced += next_chunk(out);
+    return produced;
+  }
+
+ private:
+  // Reads exactly `n` bytes of the compressed stream into chunk_; false if it ends first.
+  bool read_exact(std::size_t n) {
+    chunk_.clear();
+    while (chunk_.size() < n)
+      if (inner_->read(chunk_, n - chunk_.size()) == 0) return false;
+    return true;
+  }
+  std::size_t fail(std::string why) {
+    problem = std::move(why) + " at compressed offset " + std::to_string(offset_);
+    dead_ = true;
+    return 0;
+  }
+  std::size_t next_chunk(std::vector<std::uint8_t>& out) {
+    static constexpr std::uint8_t kIdentifier[] = {'s', 'N', 'a', 'P', 'p', 'Y'};
+    if (!read_exact(4)) {
+      if (!chunk_.empty()) return fail("the snappy stream ends inside a chunk header");
+      dead_ = true;
+      return 0;
+    }
+    const std::uint8_t type = chunk_[0];
+    const std::size_t length = chunk_[1] | chunk_[2] << 8 | chunk_[3] << 16;
+    if (!read_exact(length)) return fail("the snappy stream ends inside a chunk");
+    const std::uint8_t* body = chunk_.data();
+    const std::size_t here = offset_;
+    offset_ += 4 + length;
+    if (type == 0xff) {
+      if (length != sizeof kIdentifier || !std::equal(body, body + length, kIdentifier)) {
+        offset_ = here;
+        return fail("bad snappy stream identifier");
+      }
+      identified_ = true;
+      return 0;
+    }
+    offset_ = here;
+    if (!identified_) return fail("the snappy stream does not start with its identifier chunk");
+    offset_ = here + 4 + length;
+    if (type >= 0x80) return 0;  // skippable (0xfe: padding)
+    offset_ = here;
+    if (type > 0x01) return fail("reserved unskippable snappy chunk type " + std::to_string(type));
+    if (length < 4) return fail("snappy data chunk shorter than its checksum");
+    const std::uint32_t crc = static_cast<std::uint32_t>(body[0] | body[1] << 8 | body[2] << 16) |
+                              static_cast<std::uint32_t>(body[3]) << 24;
+    const char* data = reinterpret_cast<const char*>(body + 4);
+    const std::size_t size = length - 4;
+    std::size_t plain_size = size;
+    if (type == 0x00) {
+      if (snappy_uncompressed_length(data, size, &plain_size) != SNAPPY_OK || plain_size > 65536)
+        return fail("corrupt snappy chunk");
+      plain_.resize(plain_size);
+      if (snappy_uncompress(data, size, reinterpret_cast<char*>(plain_.data()), &plain_size) != SNAPPY_OK)
+        return fail("corrupt snappy chunk");
+      data = reinterpret_cast<const char*>(plain_.data());
+    } else if (plain_size > 65536) {
+      return fail("snappy chunk larger than 65536 bytes");
+    }
+    const auto* plain = reinterpret_cast<const std::uint8_t*>(data);
+    if (masked_crc32c(plain, plain_size) != crc) return fail("snappy chunk checksum mismatch");
+    offset_ = here + 4 + length;
+    out.insert(out.end(), plain, plain + plain_size);
+    return plain_size;
+  }
+
+  std::unique_ptr<ByteSource> inner_;
+  std::vector<std::uint8_t> chunk_, plain_;
+  std::uint64_t offset_ = 0;  // in the snappy stream (after the header)
+  bool identified_ = false;
+  bool dead_ = false;
+};
+
+// Limit on the bytes of initial memory the reader copies into TraceInfo
+// (regions are declared by untrusted sizes; their writes are bounded by the file).
+constexpr std::uint64_t kMaxInitialRegionBytes = 1ull << 28;
+
+}  // namespace
+
+struct UcirReader::Op {
+  std::uint8_t op = 0;
+  std::uint64_t offset = 0;
+  std::uint64_t address = 0;
+  std::uint64_t size = 0;
+  std::uint8_t prot = 0;
+  events::RegisterValue reg;
+  std::span<const std::uint8_t> bytes;
+  std::string_view desc, file;
+  std::uint64_t number = 0, ret = 0;
+  std::uint64_t args[6] = {};
+  std::vector<Op> nested;
+  std::vector<std::uint64_t> stack;
+};
+
+namespace {
+
+class OpParser {
+ public:
+  OpParser(const arch::ArchInfo& arch, Cursor& cursor, bool usercorn) : cursor_(cursor), usercorn_(usercorn) {
+    for (std::size_t i = 0; i < arch.registers.size(); ++i)
+      registers_.emplace(arch.registers[i].uc_id, static_cast<std::uint16_t>(i));
+    sizes_.reserve(arch.registers.size());
+    for (const auto& info : arch.registers) sizes_.push_back(info.size);
+  }
+
+  std::string message;
+  std::uint64_t error_offset = 0;
+
+  template <typename OpT>
+  Parse parse(OpT& out, bool in_syscall) {
+    Cursor& c = cursor_;
+    out.offset = c.pos;
+    if (!c.has(1)) return Parse::kTruncated;
+    out.op = static_cast<std::uint8_t>(c.le(1));
+    auto fail = [&](std::string text) {
+      message = std::move(text);
+      error_offset = out.offset;
+      return Parse::kError;
+    };
+    switch (out.op) {
+      case ucir::kOpNop:
+      case ucir::kOpExit:
+        if (in_syscall && out.op == ucir::kOpExit) return fail("OP_EXIT inside OP_SYSCALL (expected its effects only)");
+        return Parse::kOk;
+      case ucir::kOpFrame:
+      case ucir::kOpKeyframe:
+        return fail(op_name(out.op) + (in_syscall ? " nested inside OP_SYSCALL" : " nested inside a frame") +
+                    " (expected an op of the frame)");
+      case ucir::kOpJmp:
+        if (in_syscall) return fail("OP_JMP inside OP_SYSCALL (expected its effects only)");
+        if (!c.has(12)) return Parse::kTruncated;
+        out.address = c.le(8);
+        out.size = c.le(4);
+        return Parse::kOk;
+      case ucir::kOpStep:
+        if (in_syscall) return fail("OP_STEP inside OP_SYSCALL (expected its effects only)");
+        if (!c.has(1)) return Parse::kTruncated;
+        out.size = c.le(1);
+        return Parse::kOk;
+      case ucir::kOpReg:
+      case ucir::kOpSpreg: {
+        if (!c.has(out.op == ucir::kOpReg ? 10 : 4)) return Parse::kTruncated;
+        const auto number = static_cast<int>(c.le(2));
+        const auto found = registers_.find(number);
+        if (found == registers_.end())
+          return fail("register number " + std::to_string(number) + " is not one of the architecture's (expected a Unicorn register id)");
+        out.reg = events::RegisterValue{};
+        out.reg.index = found->second;
+        out.reg.size = static_cast<std::uint8_t>(std::min<std::size_t>(sizes_[found->second], 16));
+        if (out.op == ucir::kOpReg) {
+          const std::uint64_t value = c.le(8);
+          for (std::size_t i = 0; i < 8 && i < out.reg.size; ++i) out.reg.bytes[i] = static_cast<std::uint8_t>(value >> (8 * i));
+        } else {
+          const std::size_t size = c.le(2);
+          if (!c.has(size)) return Parse::kTruncated;
+          std::memcpy(out.reg.bytes.data(), c.data + c.pos, std::min<std::size_t>(size, out.reg.bytes.size()));
+          c.pos += size;
+        }
+        return Parse::kOk;
+      }
+      case ucir::kOpMemRead:
+      case ucir::kOpMemWrite:
+      case ucir::kOpMemUnmap:
+      case ucir::kOpMemProt:
+      case ucir::kOpMemMap: {
+        const int size_bytes = usercorn_ && out.op != ucir::kOpMemRead && out.op != ucir::kOpMemWrite ? 8 : 4;
+        if (!c.has(8 + static_cast<std::size_t>(size_bytes))) return Parse::kTruncated;
+        out.address = c.le(8);
+        out.size = c.le(size_bytes);
+        if (out.op == ucir::kOpMemWrite) {
+          if (!c.has(out.size)) return Parse::kTruncated;
+          out.bytes = std::span(c.data + c.pos, out.size);
+          c.pos += out.size;
+        } else if (out.op == ucir::kOpMemProt) {
+          if (!c.has(1)) return Parse::kTruncated;
+          out.prot = static_cast<std::uint8_t>(c.le(1));
+        } else if (out.op == ucir::kOpMemMap) {
+          if (!c.has(21)) return Parse::kTruncated;
+          out.prot = static_cast<std::uint8_t>(c.le(1));
+          c.le(8);  // offset into the backing file
+          c.le(8);  // bytes mapped from it
+          const std::size_t dlen = c.le(2), flen = c.le(2);
+          if (!c.has(dlen + flen)) return Parse::kTruncated;
+          out.desc = std::string_view(reinterpret_cast<const char*>(c.data + c.pos), dlen);
+          out.file = std::string_view(reinterpret_cast<const char*>(c.data + c.pos + dlen), flen);
+          c.pos += dlen + flen;
+        }
+        return Parse::kOk;
+      }
+      case ucir::kOpSyscall: {
+        if (in_syscall) return fail("OP_SYSCALL nested inside OP_SYSCALL");
+        if (!c.has(usercorn_ ? 15 : 13)) return Parse::kTruncated;
+        out.number = c.le(usercorn_ ? 4 : 2);  // u16 in the spec; usercorn's own files have u32
+        out.ret = c.le(8);
+        const std::size_t argc = c.le(1);
+        const std::size_t count = c.le(2);
+        if (!c.has(argc * 8)) return Parse::kTruncated;
+        for (std::size_t i = 0; i < argc; ++i) {
+          const std::uint64_t arg = c.le(8);
+          if (i < 6) out.args[i] = arg;
+        }
+        out.nested.clear();
+        for (std::size_t i = 0; i < count; ++i) {
+          OpT nested;
+          if (const Parse result = parse(nested, true); result != Parse::kOk) return result;
+          out.nested.push_back(std::move(nested));
+        }
+        return Parse::kOk;
+      }
+      case ucir::kOpCallstack: {
+        if (!in_syscall) return fail("OP_CALLSTACK outside OP_SYSCALL (it is only valid among a syscall's effects)");
+        if (!c.has(2)) return Parse::kTruncated;
+        const std::size_t depth = c.le(2);
+        if (!c.has(depth * 8)) return Parse::kTruncated;
+        out.stack.clear();
+        for (std::size_t i = 0; i < depth; ++i) out.stack.push_back(c.le(8));
+        return Parse::kOk;
+      }
+      default:
+        return fail(op_name(out.op) + " (expected an op id 0..13 or 0x80)");
+    }
+  }
+
+ private:
+  Cursor& cursor_;
+  bool usercorn_;  // usercorn's own layouts: u64 sizes in MAP/UNMAP/PROT, u32 syscall numbers
+  std::unordered_map<int, std::uint16_t> registers_;
+  std::vector<std::uint8_t> sizes_;
+};
+
+}  // namespace
+
+struct UcirReader::Page {
+  std::array<std::uint8_t, 4096> bytes{};
+  std::array<bool, 4096> known{};
+};
+
+void UcirReader::image_write(std::uint64_t address, std::span<const std::uint8_t> bytes) {
+  for (std::size_t i = 0; i < bytes.size(); ++i) {
+    const std::uint64_t at = address + i;
+    auto& page = pages_[at >> 12];
+    if (!page) page = std::make_unique<Page>();
+    page->bytes[at & 4095] = bytes[i];
+    page->known[at & 4095] = true;
+  }
+}
+
+void UcirReader::image_unmap(std::uint64_t address, std::uint64_t size) {
+  const std::uint64_t end = address + size < address ? ~0ull : address + size;
+  // Cut [address, end) out of every range it overlaps.
+  auto it = mapped_.lower_bound(address);
+  if (it != mapped_.begin()) --it;
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> keep;
+  while (it != mapped_.end() && it->first < end) {
+    if (it->second <= address) {
+      ++it;
+      continue;
+    }
+    if (it->first < address) keep.emplace_back(it->first, address);
+    if (it->second > end) keep.emplace_back(end, it->second);
+    it = mapped_.erase(it);
+  }
+  for (const auto& [start, stop] : keep) mapped_[start] = stop;
+}
+
+void UcirReader::image_map(std::uint64_t address, std::uint64_t size) {
+  if (size == 0) return;
+  image_unmap(address, size);
+  mapped_[address] = address + size < address ? ~0ull : address + size;
+  // A new mapping is zero-filled: the pages the image holds there become zero
+  // (pages it does not hold stay unknown: a mapping's size is untrusted).
+  for (auto& [number, page] : pages_) {
+    const std::uint64_t start = number << 12;
+    for (std::size_t i = 0; i < 4096; ++i) {
+      if (start + i - address < size) {
+        page->bytes[i] = 0;
+        page->known[i] = true;
+      }
+    }
+  }
+}
+
+void UcirReader::image_read(std::uint64_t address, std::uint64_t size, std::vector<std::uint8_t>& out) const {
+  out.clear();
+  if (size > 1u << 16) return;
+  for (std::uint64_t i = 0; i < size; ++i) {
+    const std::uint64_t at = address + i;
+    const auto found = pages_.find(at >> 12);
+    if (found != pages_.end() && found->second->known[at & 4095]) {
+      out.push_back(found->second->bytes[at & 4095]);
+      continue;
+    }
+    auto range = mapped_.upper_bound(at);
+    if (range == mapped_.begin() || (--range)->second <= at) {
+      out.clear();  // outside every mapping
+      return;
+    }
+    out.push_back(0);  // mapped, never written: zero
+  }
+}
+
+bool UcirReader::can_carry(events::EventKind kind) {
+  switch (kind) {
+    case events::EventKind::kFault:
+    case events::EventKind::kModuleLoad:
+    case events::EventKind::kGap:
+      return false;
+    default:
+      return true;
+  }
+}
+
+UcirReader::UcirReader(std::unique_ptr<ByteSource> stream, std::string source)
+    : stream_(std::move(stream)), source_(std::move(source)) {}
+
+UcirReader::~UcirReader() = default;
+
+Error UcirReader::error_at(std::uint64_t offset, std::string message) const {
+  return make_error(ErrorCode::kBadFormat,
+                    std::move(message) + (header_.zstd ? " (offset in the decompressed stream)" : ""), source_, offset);
+}
+
+Expected<std::unique_ptr<UcirReader>> UcirReader::open(const std::string& path) {
+  std::FILE* file = std::fopen(path.c_str(), "rb");
+  if (!file)
+    return make_error(errno == ENOENT ? ErrorCode::kNotFound : ErrorCode::kIo,
+                      std::string("cannot open: ") + std::strerror(errno), path);
+  return start(std::make_unique<FileSource>(file), path);
+}
+
+Expected<std::unique_ptr<UcirReader>> UcirReader::from_bytes(std::vector<std::uint8_t> bytes, std::string source) {
+  return start(std::make_unique<MemorySource>(std::move(bytes)), std::move(source));
+}
+
+Expected<std::unique_ptr<UcirReader>> UcirReader::start(std::unique_ptr<ByteSource> stream, std::string source) {
+  try {
+    std::unique_ptr<UcirReader> reader(new UcirReader(std::move(stream), std::move(source)));
+    if (auto status = reader->parse_header(); !status) return status.error();
+    // The first keyframe, when there is one, is the initial state.
+    reader->refill(ucir::kFrameHeaderBytes);
+    if (reader->position_ < reader->bytes_.size() && reader->bytes_[reader->position_] == ucir::kOpKeyframe) {
+      auto first = reader->next([](const events::Event&) {});
+      if (!first) return first.error();
+    }
+    return reader;
+  } catch (const std::exception& error) {
+    return make_error(ErrorCode::kIo, std::string("cannot read the trace: ") + error.what(), source);
+  }
+}
+
+bool UcirReader::refill(std::size_t want) {
+  if (stream_done_) return false;
+  bytes_.erase(bytes_.begin(), bytes_.begin() + static_cast<std::ptrdiff_t>(position_));
+  base_ += position_;
+  position_ = 0;
+  const std::size_t target = bytes_.size() + want;
+  bool grew = false;
+  while (bytes_.size() < target) {
+    if (stream_->read(bytes_, target - bytes_.size()) == 0) {
+      stream_done_ = true;
+      if (!stream_->problem.empty()) {
+        if (!warning_.empty()) warning_ += "; ";
+        warning_ += stream_->problem + "; reading what was decoded before it";
+      }
+      break;
+    }
+    grew = true;
+  }
+  return grew;
+}
+
+Status UcirReader::parse_header() {
+  refill(ucir::kHeaderBytes);
+  if (bytes_.size() >= 4 && std::equal(std::begin(ucir::kZstdMagic), std::end(ucir::kZstdMagic), bytes_.begin())) {
+    // One zstd stream: everything read so far, then the rest, is its input.
+    header_.zstd = true;
+    stream_ = std::make_unique<ZstdSource>(std::make_unique<PrefixSource>(std::move(bytes_), std::move(stream_)));
+    bytes_.clear();
+    stream_done_ = false;
+    warning_.clear();
+    refill(ucir::kHeaderBytes);
+  }
+  if (bytes_.size() < ucir::kHeaderBytes)
+    return make_error(ErrorCode::kTruncated,
+                      "the file has " + std::to_string(bytes_.size()) + " bytes, shorter than the 74-byte UCIR header" +
+                          (warning_.empty() ? "" : " (" + warning_ + ")"),
+                      source_, 0);
+  if (!std::equal(std::begin(ucir::kMagic), std::end(ucir::kMagic), bytes_.begin()))
+    return make_error(ErrorCode::kBadFormat, "not a UCIR file (expected the magic \"UCIR\" or a zstd stream)", source_, 0);
+  Cursor c{bytes_.data(), bytes_.size(), 4};
+  header_.version = static_cast<std::uint32_t>(c.le(4));
+  if (header_.version == __builtin_bswap32(ucir::kUsercornVersion)) {
+    header_.usercorn_flavour = true;
+    header_.version = ucir::kUsercornVersion;
+  } else if (header_.version != ucir::kVersion) {
+    return make_error(ErrorCode::kBadFormat, "unknown version " + std::to_string(header_.version) + " (expected 0)",
+                      source_, 4);
+  }
+  auto name = [&](std::size_t at) {
+    const char* text = reinterpret_cast<const char*>(bytes_.data() + at);
+    return std::string(text, strnlen(text, ucir::kNameBytes));
+  };
+  header_.arch = name(8);
+  header_.os = name(40);
+  header_.code_order = bytes_[72];
+  header_.data_order = bytes_[73];
+  if (header_.code_order > 1 || header_.data_order > 1)
+    return make_error(ErrorCode::kBadFormat, "byte order fields must be 0 or 1", source_, 72);
+  for (const arch::ArchInfo* candidate : arch::all_archs())
+    if (candidate->format_ids.ucir_arch == header_.arch) arch_ = candidate;
+  if (!arch_) return make_error(ErrorCode::kUnsupported, "unsupported architecture \"" + header_.arch + "\"", source_, 8);
+  info_.arch_name = arch_->name;
+  position_ = ucir::kHeaderBytes;
+  if (header_.usercorn_flavour) {
+    // Everything after the header is one snappy framed stream; offsets from
+    // here on count its decoded bytes (after the 74 header bytes).
+    std::vector<std::uint8_t> rest(bytes_.begin() + ucir::kHeaderBytes, bytes_.end());
+    stream_ = std::make_unique<SnappySource>(std::make_unique<PrefixSource>(std::move(rest), std::move(stream_)));
+    bytes_.resize(ucir::kHeaderBytes);
+    stream_done_ = false;
+  }
+  return ok_status();
+}
+
+Expected<bool> UcirReader::next(const EventCallback& on_event) {
+  if (done_) return false;
+  try {
+    for (;;) {
+      if (position_ >= bytes_.size() && !refill(kReadChunk)) {
+        done_ = true;
+        return false;
+      }
+      Cursor c{bytes_.data(), bytes_.size(), position_};
+      const std::size_t start = position_;
+      const std::uint64_t at = base_ + start;  // the frame's offset in the (decompressed) stream
+      const auto op = static_cast<std::uint8_t>(c.le(1));
+      if (op == ucir::kOpNop) {
+        position_ = c.pos;
+        return true;
+      }
+      if (op != ucir::kOpFrame && op != ucir::kOpKeyframe) {
+        done_ = true;
+        return error_at(at, "found " + op_name(op) + " (expected OP_FRAME or OP_KEYFRAME)");
+      }
+      // A frame that does not fit what is buffered: read more and parse it again
+      // (growing geometrically); at the end of the stream, it is a truncation.
+      auto truncated = [&](std::string what) {
+        if (refill(std::max(kReadChunk, bytes_.size() - position_))) return true;
+        done_ = true;
+        if (!warning_.empty()) warning_ += "; ";
+        warning_ += "the trace ends inside the " + op_name(op) + " at offset " + std::to_string(at) + " (" + what +
+                    "); read up to the last complete frame, which ends at offset " + std::to_string(at);
+        return false;
+      };
+      if (!c.has(12)) {
+        if (truncated("its header is cut short")) continue;
+        return false;
+      }
+      c.le(8);  // pid
+      const std::uint64_t count = c.le(4);
+      std::vector<Op> ops;
+      ops.reserve(std::min<std::uint64_t>(count, (bytes_.size() - c.pos) / 2 + 1));
+      OpParser parser(*arch_, c, header_.usercorn_flavour);
+      bool retry = false;
+      for (std::uint64_t i = 0; i < count; ++i) {
+        Op parsed;
+        const Parse result = parser.parse(parsed, false);
+        if (result == Parse::kTruncated) {
+          if (truncated("it announces " + std::to_string(count) + " ops, the file ends in op " + std::to_string(i) +
+                        " at offset " + std::to_string(base_ + parsed.offset))) {
+            retry = true;
+            break;
+          }
+          return false;
+        }
+        if (result == Parse::kError) {
+          done_ = true;
+          return error_at(base_ + parser.error_offset,
+                          "in the " + op_name(op) + " at offset " + std::to_string(at) + ": " + parser.message);
+        }
+        ops.push_back(std::move(parsed));
+      }
+      if (retry) continue;
+      position_ = c.pos;
+      if (op == ucir::kOpKeyframe) {
+        ++keyframes_;
+        for (const auto& parsed : ops) {
+          if (parsed.op == ucir::kOpMemMap) image_map(parsed.address, parsed.size);
+          if (parsed.op == ucir::kOpMemWrite) image_write(parsed.address, parsed.bytes);
+        }
+        if (!seen_keyframe_) apply_keyframe(ops);
+        seen_keyframe_ = true;
+        return true;
+      }
+      seen_keyframe_ = true;
+      produce(ops, on_event);
+      return true;
+    }
+  } catch (const std::bad_alloc&) {
+    done_ = true;
+    return make_error(ErrorCode::kLimit, "out of memory decoding the frame", source_, base_ + position_);
+  }
+}
+
+void UcirReader::apply_keyframe(const std::vector<Op>& ops) {
+  info_.has_initial_state = true;
+  std::uint64_t copied = 0;
+  for (const auto& op : ops) {
+    if (op.op == ucir::kOpMemMap) {
+      events::InitialRegion region;
+      region.start = events::GuestAddress{op.address};
+      region.size = op.size;
+      region.prot = op.prot;
+      region.name = std::string(op.desc);
+      region.file = std::string(op.file);
+      if (copied + op.size <= kMaxInitialRegionBytes) {
+        region.bytes.assign(op.size, 0);
+        copied += op.size;
+      }
+      info_.initial_memory.push_back(std::move(region));
+    } else if (op.op == ucir::kOpMemWrite) {
+      for (auto& region : info_.initial_memory) {
+        if (region.bytes.empty() || op.address < region.start.value) continue;
+        const std::uint64_t offset = op.address - region.start.value;
+        if (offset >= region.size) continue;
+        const std::uint64_t length = std::min<std::uint64_t>(op.bytes.size(), region.size - offset);
+        std::memcpy(region.bytes.data() + offset, op.bytes.data(), length);
+      }
+    } else if (op.op == ucir::kOpReg || op.op == ucir::kOpSpreg) {
+      info_.initial_registers.push_back(op.reg);
+    }
+  }
+}
+
+void UcirReader::produce(const std::vector<Op>& ops, const EventCallback& on_event) {
+  auto emit = [&](events::EventKind kind, events::EventPayload payload) {
+    events::Event event;
+    event.sequence = events::EventSequence{next_sequence_++};
+    event.kind = kind;
+    event.payload = std::move(payload);
+    on_event(event);
+  };
+  std::vector<const Op*> pending;
+  std::vector<events::RegisterValue> registers;
+  std::vector<std::uint8_t> code, value_bytes;
+  // The ops before an OP_STEP (or at the end of the frame) as events.
+  auto flush = [&](bool attributed) {
+    for (std::size_t i = 0; i < pending.size(); ++i) {
+      const Op& op = *pending[i];
+      switch (op.op) {
+        case ucir::kOpMemRead:
+        case ucir::kOpMemWrite: {
+          events::MemoryEvent memory;
+          memory.address = events::GuestAddress{op.address};
+          memory.size = static_cast<std::uint8_t>(std::min<std::uint64_t>(op.size, 8));
+          if (op.op == ucir::kOpMemWrite) {
+            image_write(op.address, op.bytes);
+          } else {
+            image_read(op.address, memory.size, code);
+            value_bytes.assign(code.begin(), code.end());
+          }
+          const auto& source = op.op == ucir::kOpMemWrite ? std::vector<std::uint8_t>(op.bytes.begin(), op.bytes.end())
+                                                          : value_bytes;
+          for (std::size_t b = 0; b < source.size() && b < 8; ++b)
+            memory.value |= static_cast<std::uint64_t>(source[b]) << (8 * b);
+          memory.pc = events::GuestAddress{pc_};
+          memory.pc_known = attributed;
+          emit(op.op == ucir::kOpMemRead ? events::EventKind::kMemoryRead : events::EventKind::kMemoryWrite, memory);
+          break;
+        }
+        case ucir::kOpReg:
+        case ucir::kOpSpreg: {
+          registers.clear();
+          while (i < pending.size() && (pending[i]->op == ucir::kOpReg || pending[i]->op == ucir::kOpSpreg))
+            registers.push_back(pending[i++]->reg);
+          --i;
+          emit(events::EventKind::kRegisters, events::RegistersEvent{events::GuestAddress{pc_}, registers});
+          break;
+        }
+        case ucir::kOpSyscall: {
+          std::vector<events::MemoryWriteEffect> writes;
+          std::vector<events::MappingEffect> mappings;
+          std::vector<events::RegisterValue> changed;
+          std::vector<std::uint64_t> stack;
+          for (const Op& nested : op.nested) {
+            switch (nested.op) {
+              case ucir::kOpMemWrite:
+                writes.push_back({events::GuestAddress{nested.address}, nested.bytes});
+                image_write(nested.address, nested.bytes);
+                break;
+              case ucir::kOpMemMap:
+              case ucir::kOpMemUnmap:
+                if (nested.op == ucir::kOpMemMap) image_map(nested.address, nested.size);
+                if (nested.op == ucir::kOpMemUnmap) image_unmap(nested.address, nested.size);
+                [[fallthrough]];
+              case ucir::kOpMemProt:
+                mappings.push_back({nested.op == ucir::kOpMemMap     ? events::MappingChangeKind::kMap
+                                    : nested.op == ucir::kOpMemUnmap ? events::MappingChangeKind::kUnmap
+                                                                     : events::MappingChangeKind::kProtect,
+                                    events::GuestAddress{nested.address}, nested.size, nested.prot});
+                break;
+              case ucir::kOpReg:
+              case ucir::kOpSpreg:
+                changed.push_back(nested.reg);
+                break;
+              case ucir::kOpCallstack:
+                stack = nested.stack;
+                break;
+              default:
+                break;  // OP_NOP, OP_MEM_READ: nothing to carry
+            }
+          }
+          const arch::SyscallId id = arch_->syscall_id(op.number);
+          const std::string name = id == arch::SyscallId::unknown ? "syscall_" + std::to_string(op.number)
+                                                                  : std::string(arch::syscall_name(id));
+          if (id == arch::SyscallId::exit || id == arch::SyscallId::exit_group)
+            exit_code_ = static_cast<std::int32_t>(op.args[0]);
+          events::SyscallEvent call;
+          call.pc = events::GuestAddress{pc_};
+          call.number = op.number;
+          call.name = name;
+          std::copy(std::begin(op.args), std::end(op.args), std::begin(call.args));
+          call.result = static_cast<std::int64_t>(op.ret);
+          call.memory_writes = writes;
+          call.mapping_changes = mappings;
+          call.register_changes = changed;
+          call.call_stack = stack;
+          emit(events::EventKind::kSyscall, call);
+          break;
+        }
+        default:
+          break;  // OP_NOP, mapping ops outside a syscall: no event in the model
+      }
+    }
+    pending.clear();
+  };
+  std::uint32_t index_in_block = 0;
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    const Op& op = ops[i];
+    switch (op.op) {
+      case ucir::kOpJmp: {
+        flush(false);
+        std::uint32_t steps = 0;
+        for (std::size_t j = i + 1; j < ops.size() && ops[j].op != ucir::kOpJmp; ++j) steps += ops[j].op == ucir::kOpStep;
+        pc_ = op.address;
+        index_in_block = 0;
+        image_read(op.address, op.size, code);
+        emit(events::EventKind::kBlock,
+             events::BlockEvent{events::GuestAddress{op.address}, static_cast<std::uint32_t>(op.size), steps, code});
+        break;
+      }
+      case ucir::kOpStep:
+        image_read(pc_, op.size, code);
+        emit(events::EventKind::kInstruction,
+             events::InstructionEvent{events::GuestAddress{pc_}, static_cast<std::uint32_t>(op.size), code, index_in_block++});
+        flush(true);
+        pc_ += op.size;
+        break;
+      case ucir::kOpExit:
+        flush(false);
+        emit(events::EventKind::kExit, events::ExitEvent{false, exit_code_, 0});
+        break;
+      default:
+        pending.push_back(&op);
+        break;
+    }
+  }
+  flush(false);
+}
+
+Status UcirReader::read_all(events::Sink& sink) {
+  sink.begin(info_);
+  events::TraceSummary summary;
+  for (;;) {
+    auto more = next([&](const events::Event& event) {
+      if (event.kind == events::EventKind::kInstruction) ++summary.instructions;
+      sink.on_event(event);
+    });
+    if (!more) {
+      (void)sink.end(summary);
+      return more.error();
+    }
+    if (!*more) break;
+  }
+  summary.events = next_sequence_;
+  summary.interrupted = !warning_.empty();
+  if (auto error = sink.end(summary); !error.empty()) return make_error(ErrorCode::kIo, error);
+  return ok_status();
+}
+
+}  // namespace tracecorn::formats

@@ -1,0 +1,452 @@
+// Role: implementation of the UCIR writer (see ucir_writer.h and ucir_layout.h).
+#include "formats/ucir/ucir_writer.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <map>
+
+#include <zstd.h>
+
+#include "formats/ucir/ucir_layout.h"
+
+namespace tracecorn::formats {
+
+namespace {
+
+void put_u8(std::vector<std::uint8_t>& out, std::uint8_t value) { out.push_back(value); }
+void put_u16(std::vector<std::uint8_t>& out, std::uint16_t value) {
+  for (int i = 0; i < 2; ++i) out.push_back(static_cast<std::uint8_t>(value >> (8 * i)));
+}
+void put_u32(std::vector<std::uint8_t>& out, std::uint32_t value) {
+  for (int i = 0; i < 4; ++i) out.push_back(static_cast<std::uint8_t>(value >> (8 * i)));
+}
+void put_u64(std::vector<std::uint8_t>& out, std::uint64_t value) {
+  for (int i = 0; i < 8; ++i) out.push_back(static_cast<std::uint8_t>(value >> (8 * i)));
+}
+void put_bytes(std::vector<std::uint8_t>& out, std::span<const std::uint8_t> bytes) {
+  out.insert(out.end(), bytes.begin(), bytes.end());
+}
+void put_name(std::vector<std::uint8_t>& out, std::string_view name) {
+  std::uint8_t field[ucir::kNameBytes] = {};
+  std::memcpy(field, name.data(), std::min(name.size(), ucir::kNameBytes - 1));
+  out.insert(out.end(), field, field + ucir::kNameBytes);
+}
+
+// OP_MEM_WRITE, split so that each op's size fits its u32.
+std::uint32_t put_mem_write(std::vector<std::uint8_t>& out, std::uint64_t address, std::span<const std::uint8_t> bytes) {
+  std::uint32_t ops = 0;
+  constexpr std::size_t kMaxChunk = 1u << 30;
+  do {
+    const std::size_t chunk = std::min(bytes.size(), kMaxChunk);
+    put_u8(out, ucir::kOpMemWrite);
+    put_u64(out, address);
+    put_u32(out, static_cast<std::uint32_t>(chunk));
+    put_bytes(out, bytes.first(chunk));
+    bytes = bytes.subspan(chunk);
+    address += chunk;
+    ++ops;
+  } while (!bytes.empty());
+  return ops;
+}
+
+// OP_MEM_MAP (UNMAP, PROT) with a size above 4 GiB: split into chunks that fit the u32.
+constexpr std::uint64_t kMaxMapChunk = 0xfffff000u;
+
+std::uint32_t put_mapping(std::vector<std::uint8_t>& out, std::uint8_t op, std::uint64_t address, std::uint64_t size,
+                          std::uint8_t prot, std::string_view desc = {}, std::string_view file = {}) {
+  std::uint32_t ops = 0;
+  do {
+    const std::uint64_t chunk = std::min(size, kMaxMapChunk);
+    put_u8(out, op);
+    put_u64(out, address);
+    put_u32(out, static_cast<std::uint32_t>(chunk));
+    if (op == ucir::kOpMemMap || op == ucir::kOpMemProt) put_u8(out, prot);
+    if (op == ucir::kOpMemMap) {
+      const auto dlen = static_cast<std::uint16_t>(std::min<std::size_t>(desc.size(), 0xffff));
+      const auto flen = static_cast<std::uint16_t>(std::min<std::size_t>(file.size(), 0xffff));
+      put_u64(out, 0);  // mmap offset into the backing file: not known to the recorder
+      put_u64(out, 0);  // bytes mapped from the file: not known
+      put_u16(out, dlen);
+      put_u16(out, flen);
+      out.insert(out.end(), desc.begin(), desc.begin() + dlen);
+      out.insert(out.end(), file.begin(), file.begin() + flen);
+    }
+    size -= chunk;
+    address += chunk;
+    ++ops;
+  } while (size);
+  return ops;
+}
+
+std::uint8_t prot_bits(std::uint32_t prot) { return static_cast<std::uint8_t>(prot & 7u); }
+
+}  // namespace
+
+// Where the bytes go: a FILE, optionally through a zstd stream.
+class UcirWriter::Output {
+ public:
+  Output(std::FILE* file, bool owns, ZSTD_CCtx* zstd) : file_(file), owns_(owns), zstd_(zstd) {}
+  ~Output() {
+    if (zstd_) ZSTD_freeCCtx(zstd_);
+    if (file_ && owns_) std::fclose(file_);
+  }
+  // Returns "" or an error message (errno's text or zstd's).
+  std::string write(std::span<const std::uint8_t> bytes, ZSTD_EndDirective mode = ZSTD_e_continue) {
+    if (!zstd_) {
+      if (!bytes.empty() && std::fwrite(bytes.data(), 1, bytes.size(), file_) != bytes.size()) return std::strerror(errno);
+      return "";
+    }
+    ZSTD_inBuffer in{bytes.data(), bytes.size(), 0};
+    for (;;) {
+      ZSTD_outBuffer out{buffer_.data(), buffer_.size(), 0};
+      const std::size_t remaining = ZSTD_compressStream2(zstd_, &out, &in, mode);
+      if (ZSTD_isError(remaining)) return std::string("zstd: ") + ZSTD_getErrorName(remaining);
+      if (out.pos && std::fwrite(buffer_.data(), 1, out.pos, file_) != out.pos) return std::strerror(errno);
+      const bool done = mode == ZSTD_e_end ? remaining == 0 : in.pos == in.size;
+      if (done) return "";
+    }
+  }
+  std::string close() {
+    if (zstd_) {
+      if (auto error = write({}, ZSTD_e_end); !error.empty()) return error;
+    }
+    if (std::fflush(file_) != 0 || std::ferror(file_)) return std::strerror(errno ? errno : EIO);
+    if (owns_) {
+      const int status = std::fclose(file_);
+      file_ = nullptr;
+      if (status != 0) return std::strerror(errno);
+    }
+    return "";
+  }
+
+ private:
+  std::FILE* file_;
+  bool owns_;
+  ZSTD_CCtx* zstd_;
+  std::vector<std::uint8_t> buffer_ = std::vector<std::uint8_t>(ZSTD_CStreamOutSize());
+};
+
+Expected<std::unique_ptr<UcirWriter>> UcirWriter::open(const std::string& path, const arch::ArchInfo& arch,
+                                                       UcirWriterOptions options) {
+  if (arch.format_ids.ucir_arch.empty())
+    return make_error(ErrorCode::kUnsupported, "UCIR has no name for architecture " + std::string(arch.name), path);
+  std::FILE* file = path == "-" ? stdout : std::fopen(path.c_str(), "wb");
+  if (!file) return make_error(ErrorCode::kIo, std::string("cannot open for writing: ") + std::strerror(errno), path);
+  ZSTD_CCtx* zstd = nullptr;
+  if (options.compress_zstd) {
+    zstd = ZSTD_createCCtx();
+    if (!zstd || ZSTD_isError(ZSTD_CCtx_setParameter(zstd, ZSTD_c_compressionLevel, options.zstd_level))) {
+      if (zstd) ZSTD_freeCCtx(zstd);
+      if (path != "-") std::fclose(file);
+      return make_error(ErrorCode::kInvalidArgument, "cannot set up zstd compression", path);
+    }
+  }
+  auto output = std::make_unique<Output>(file, path != "-", zstd);
+  return std::unique_ptr<UcirWriter>(new UcirWriter(std::move(output), path, arch, std::move(options)));
+}
+
+UcirWriter::UcirWriter(std::unique_ptr<Output> output, std::string path, const arch::ArchInfo& arch,
+                       UcirWriterOptions options)
+    : output_(std::move(output)), path_(std::move(path)), arch_(arch), options_(std::move(options)) {}
+
+UcirWriter::~UcirWriter() = default;
+
+void UcirWriter::write_bytes(const std::vector<std::uint8_t>& bytes) {
+  if (!error_.empty()) return;
+  if (auto error = output_->write(bytes); !error.empty()) {
+    error_ = path_ + ": write error: " + error;
+    return;
+  }
+  bytes_written_ += bytes.size();
+}
+
+void UcirWriter::write_register(std::vector<std::uint8_t>& out, const events::RegisterValue& value) const {
+  if (value.index >= arch_.registers.size()) return;
+  const auto number = static_cast<std::uint16_t>(arch_.registers[value.index].uc_id);
+  if (value.size <= 8) {
+    std::uint64_t raw = 0;
+    for (int i = value.size - 1; i >= 0; --i) raw = raw << 8 | value.bytes[static_cast<std::size_t>(i)];
+    put_u8(out, ucir::kOpReg);
+    put_u16(out, number);
+    put_u64(out, raw);
+  } else {
+    put_u8(out, ucir::kOpSpreg);
+    put_u16(out, number);
+    put_u16(out, value.size);
+    put_bytes(out, std::span(value.bytes).first(std::min<std::size_t>(value.size, value.bytes.size())));
+  }
+}
+
+void UcirWriter::begin(const events::TraceInfo& info) {
+  try {
+    track_registers_in_keyframes_ = info.level == "regs" || info.level == "full";
+    std::vector<std::uint8_t> out;
+    out.insert(out.end(), std::begin(ucir::kMagic), std::end(ucir::kMagic));
+    put_u32(out, ucir::kVersion);
+    put_name(out, arch_.format_ids.ucir_arch);
+    put_name(out, options_.os);
+    put_u8(out, arch_.little_endian ? 0 : 1);  // code byte order
+    put_u8(out, arch_.little_endian ? 0 : 1);  // data byte order
+    // The first keyframe: the mappings with their contents, then the registers.
+    std::vector<std::uint8_t> ops;
+    std::uint32_t count = 0;
+    for (const auto& region : info.initial_memory) {
+      count += put_mapping(ops, ucir::kOpMemMap, region.start.value, region.size, prot_bits(region.prot), region.name,
+                           region.file);
+      std::span<const std::uint8_t> bytes(region.bytes);
+      const auto first = std::find_if(bytes.begin(), bytes.end(), [](std::uint8_t b) { return b != 0; });
+      if (first == bytes.end()) continue;
+      const auto last = std::find_if(bytes.rbegin(), bytes.rend(), [](std::uint8_t b) { return b != 0; }).base();
+      const auto offset = static_cast<std::size_t>(first - bytes.begin());
+      count += put_mem_write(ops, region.start.value + offset,
+                             bytes.subspan(offset, static_cast<std::size_t>(last - first)));
+    }
+    registers_.assign(arch_.registers.size(), events::RegisterValue{});
+    for (std::size_t i = 0; i < registers_.size(); ++i) {
+      registers_[i].index = static_cast<std::uint16_t>(i);
+      registers_[i].size = static_cast<std::uint8_t>(std::min<std::size_t>(arch_.registers[i].size, 16));
+    }
+    for (const auto& value : info.initial_registers) {
+      write_register(ops, value);
+      ++count;
+      if (value.index < registers_.size()) registers_[value.index] = value;
+    }
+    put_u8(out, ucir::kOpKeyframe);
+    put_u64(out, ucir::kPid);
+    put_u32(out, count);
+    out.insert(out.end(), ops.begin(), ops.end());
+    write_bytes(out);
+  } catch (const std::exception& error) {
+    if (error_.empty()) error_ = path_ + ": cannot write the header: " + error.what();
+  }
+}
+
+void UcirWriter::finish_step() {
+  if (pending_step_ < 0) return;
+  put_u8(frame_, ucir::kOpStep);
+  put_u8(frame_, static_cast<std::uint8_t>(pending_step_));
+  ++frame_ops_;
+  pending_step_ = -1;
+}
+
+void UcirWriter::flush_frame() {
+  finish_step();
+  if (!frame_open_) return;
+  std::vector<std::uint8_t> header;
+  put_u8(header, ucir::kOpFrame);
+  put_u64(header, ucir::kPid);
+  put_u32(header, frame_ops_);
+  write_bytes(header);
+  write_bytes(frame_);
+  frame_.clear();
+  frame_ops_ = 0;
+  frame_open_ = false;
+}
+
+void UcirWriter::note_written(std::uint64_t address, std::span<const std::uint8_t> bytes) {
+  if (options_.keyframe_interval == 0) return;
+  for (std::size_t i = 0; i < bytes.size(); ++i) {
+    const std::uint64_t at = address + i;
+    auto& page = dirty_pages_[at / kPageBytes];
+    page.bytes[at % kPageBytes] = bytes[i];
+    page.dirty[at % kPageBytes] = true;
+  }
+}
+
+// A mapping made or removed: what was written there before is gone (a new
+// mapping is zero-filled), so the next keyframe must not write it back.
+void UcirWriter::forget_written(std::uint64_t address, std::uint64_t size) {
+  for (auto& [number, page] : dirty_pages_) {
+    const std::uint64_t start = number * kPageBytes;
+    for (std::uint64_t i = 0; i < kPageBytes; ++i)
+      if (start + i - address < size) page.dirty[i] = false;
+  }
+}
+
+void UcirWriter::track_registers(std::span<const events::RegisterValue> values) {
+  for (const auto& value : values)
+    if (value.index < registers_.size()) registers_[value.index] = value;
+}
+
+void UcirWriter::write_keyframe_if_due() {
+  if (options_.keyframe_interval == 0 || instructions_since_keyframe_ < options_.keyframe_interval) return;
+  instructions_since_keyframe_ = 0;
+  std::vector<std::uint8_t> ops;
+  std::uint32_t count = 0;
+  // Memory written since the previous keyframe, as runs of written bytes, by address.
+  std::map<std::uint64_t, const DirtyPage*> pages;
+  for (const auto& [number, page] : dirty_pages_) pages.emplace(number, &page);
+  std::vector<std::uint8_t> run;
+  std::uint64_t run_start = 0;
+  auto end_run = [&] {
+    if (!run.empty()) count += put_mem_write(ops, run_start, run);
+    run.clear();
+  };
+  for (const auto& [number, page] : pages) {
+    for (std::uint64_t i = 0; i < kPageBytes; ++i) {
+      const std::uint64_t at = number * kPageBytes + i;
+      if (!page->dirty[i]) {
+        end_run();
+        continue;
+      }
+      if (!run.empty() && run_start + run.size() != at) end_run();
+      if (run.empty()) run_start = at;
+      run.push_back(page->bytes[i]);
+    }
+  }
+  end_run();
+  dirty_pages_.clear();
+  if (track_registers_in_keyframes_) {
+    for (const auto& value : registers_) {
+      write_register(ops, value);
+      ++count;
+    }
+  }
+  std::vector<std::uint8_t> header;
+  put_u8(header, ucir::kOpKeyframe);
+  put_u64(header, ucir::kPid);
+  put_u32(header, count);
+  write_bytes(header);
+  write_bytes(ops);
+}
+
+void UcirWriter::on_event(const events::Event& event) {
+  if (!error_.empty()) return;
+  try {
+    handle(event);
+  } catch (const std::exception& error) {
+    error_ = path_ + ": write error: " + error.what();
+  }
+}
+
+void UcirWriter::handle(const events::Event& event) {
+  using events::EventKind;
+  switch (event.kind) {
+    case EventKind::kBlock: {
+      const auto& block = std::get<events::BlockEvent>(event.payload);
+      flush_frame();
+      write_keyframe_if_due();
+      frame_open_ = true;
+      put_u8(frame_, ucir::kOpJmp);
+      put_u64(frame_, block.address.value);
+      put_u32(frame_, block.size);
+      ++frame_ops_;
+      instructions_since_keyframe_ += block.instruction_count;
+      return;
+    }
+    case EventKind::kInstruction: {
+      const auto& insn = std::get<events::InstructionEvent>(event.payload);
+      finish_step();
+      frame_open_ = true;
+      pending_step_ = static_cast<int>(std::min<std::uint32_t>(insn.size, 0xff));
+      return;
+    }
+    case EventKind::kMemoryRead:
+    case EventKind::kMemoryWrite: {
+      const auto& memory = std::get<events::MemoryEvent>(event.payload);
+      frame_open_ = true;
+      const bool write = event.kind == EventKind::kMemoryWrite;
+      put_u8(frame_, write ? ucir::kOpMemWrite : ucir::kOpMemRead);
+      put_u64(frame_, memory.address.value);
+      put_u32(frame_, memory.size);
+      if (write) {
+        std::uint8_t bytes[8];
+        const std::size_t size = std::min<std::size_t>(memory.size, 8);
+        for (std::size_t i = 0; i < size; ++i) bytes[i] = static_cast<std::uint8_t>(memory.value >> (8 * i));
+        put_bytes(frame_, std::span<const std::uint8_t>(bytes, size));
+        note_written(memory.address.value, std::span<const std::uint8_t>(bytes, size));
+      }
+      ++frame_ops_;
+      return;
+    }
+    case EventKind::kRegisters: {
+      const auto& registers = std::get<events::RegistersEvent>(event.payload);
+      frame_open_ = true;
+      for (const auto& value : registers.changes) {
+        write_register(frame_, value);
+        ++frame_ops_;
+      }
+      track_registers(registers.changes);
+      return;
+    }
+    case EventKind::kSyscall: {
+      const auto& call = std::get<events::SyscallEvent>(event.payload);
+      frame_open_ = true;
+      std::vector<std::uint8_t> nested;
+      std::uint32_t count = 0;
+      // Mapping changes first: a new mapping is zero-filled, and the writes that
+      // follow (a mapped file's contents) fill it, as a replayer must apply them.
+      for (const auto& change : call.mapping_changes) {
+        const std::uint8_t op = change.kind == events::MappingChangeKind::kMap     ? ucir::kOpMemMap
+                                : change.kind == events::MappingChangeKind::kUnmap ? ucir::kOpMemUnmap
+                                                                                   : ucir::kOpMemProt;
+        count += put_mapping(nested, op, change.start.value, change.length, prot_bits(change.prot));
+        if (change.kind != events::MappingChangeKind::kProtect) forget_written(change.start.value, change.length);
+      }
+      for (const auto& write : call.memory_writes) {
+        count += put_mem_write(nested, write.address.value, write.bytes);
+        note_written(write.address.value, write.bytes);
+      }
+      for (const auto& value : call.register_changes) {
+        write_register(nested, value);
+        ++count;
+      }
+      track_registers(call.register_changes);
+      if (!options_.strict && !call.call_stack.empty()) {
+        const auto depth = static_cast<std::uint16_t>(std::min<std::size_t>(call.call_stack.size(), 0xffff));
+        put_u8(nested, ucir::kOpCallstack);
+        put_u16(nested, depth);
+        for (std::size_t i = 0; i < depth; ++i) put_u64(nested, call.call_stack[i]);
+        ++count;
+      }
+      // The spec's op_count is a u16: a syscall with more effects than that
+      // (never seen: one op per write, map or register) cannot be written whole.
+      if (count > 0xffff) {
+        ++dropped_;
+        return;
+      }
+      put_u8(frame_, ucir::kOpSyscall);
+      // The spec says u16; usercorn's own writer uses u32 (../shared/notes/formats.md).
+      put_u16(frame_, static_cast<std::uint16_t>(call.number));
+      put_u64(frame_, static_cast<std::uint64_t>(call.result));
+      put_u8(frame_, static_cast<std::uint8_t>(ucir::kSyscallArgs));
+      put_u16(frame_, static_cast<std::uint16_t>(count));
+      for (const auto arg : call.args) put_u64(frame_, arg);
+      frame_.insert(frame_.end(), nested.begin(), nested.end());
+      ++frame_ops_;
+      return;
+    }
+    case EventKind::kExit: {
+      finish_step();
+      frame_open_ = true;
+      put_u8(frame_, ucir::kOpExit);
+      ++frame_ops_;
+      flush_frame();
+      return;
+    }
+    case EventKind::kFault:
+    case EventKind::kModuleLoad:
+    case EventKind::kGap:
+      // UCIR has no op for these (see the header comment).
+      ++dropped_;
+      return;
+  }
+}
+
+std::string UcirWriter::end(const events::TraceSummary&) {
+  if (error_.empty()) {
+    try {
+      flush_frame();
+    } catch (const std::exception& error) {
+      error_ = path_ + ": write error: " + error.what();
+    }
+  }
+  if (!output_) return error_;
+  const std::string close_error = output_->close();
+  output_.reset();
+  if (error_.empty() && !close_error.empty()) error_ = path_ + ": write error: " + close_error;
+  return error_;
+}
+
+}  // namespace tracecorn::formats

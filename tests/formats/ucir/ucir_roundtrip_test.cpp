@@ -1,0 +1,233 @@
+// Role: UCIR round trips on real guest programs (static and dynamic hello, at
+// levels blocks, insns, mem and regs): each sample is recorded once
+// with both a probe sink and the UCIR writer attached to the same recording;
+// the file is read back and the two event sequences are compared on every
+// field UCIR carries (kinds, addresses, sizes, memory values, register values,
+// syscall numbers, arguments, results and effects; read values at mem level,
+// from the reader's memory image), plain and zstd.
+#include <doctest/doctest.h>
+
+#include <unistd.h>
+
+#include <cstring>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "formats/ucir/ucir_reader.h"
+#include "formats/ucir/ucir_writer.h"
+#include "recorder/cli/process_recording.h"
+#include "recorder/core/recorder.h"
+#include "recorder/linux/linux_process.h"
+
+using namespace tracecorn;
+
+namespace {
+
+const std::string kSamples = TRACECORN_SAMPLES_DIR;
+
+// An event copied out of the sink call, with the fields UCIR carries.
+struct Copied {
+  events::EventKind kind;
+  std::uint64_t address = 0, size = 0, value = 0, pc = 0, count = 0;
+  bool pc_known = false;
+  std::vector<std::uint8_t> bytes;
+  std::vector<events::RegisterValue> registers;
+  std::uint64_t args[6] = {};
+  std::int64_t result = 0;
+  std::vector<std::pair<std::uint64_t, std::vector<std::uint8_t>>> writes;
+  std::vector<std::tuple<int, std::uint64_t, std::uint64_t, std::uint32_t>> mappings;
+  std::vector<std::uint64_t> stack;
+};
+
+class CopySink final : public events::Sink {
+ public:
+  void begin(const events::TraceInfo& info) override { info_ = info; }
+  void on_event(const events::Event& event) override {
+    if (!formats::UcirReader::can_carry(event.kind)) return;
+    Copied copy;
+    copy.kind = event.kind;
+    std::visit(
+        [&](const auto& p) {
+          using T = std::decay_t<decltype(p)>;
+          if constexpr (std::is_same_v<T, events::BlockEvent>) {
+            copy.address = p.address.value;
+            copy.size = p.size;
+            copy.count = p.instruction_count;
+          } else if constexpr (std::is_same_v<T, events::InstructionEvent>) {
+            copy.address = p.address.value;
+            copy.size = p.size;
+            copy.bytes.assign(p.bytes.begin(), p.bytes.end());
+          } else if constexpr (std::is_same_v<T, events::MemoryEvent>) {
+            copy.address = p.address.value;
+            copy.size = p.size;
+            copy.value = p.value;
+            copy.pc = p.pc.value;
+            copy.pc_known = p.pc_known;
+          } else if constexpr (std::is_same_v<T, events::RegistersEvent>) {
+            copy.pc = p.pc.value;
+            copy.registers.assign(p.changes.begin(), p.changes.end());
+          } else if constexpr (std::is_same_v<T, events::SyscallEvent>) {
+            copy.pc = p.pc.value;
+            copy.value = p.number;
+            std::copy(std::begin(p.args), std::end(p.args), copy.args);
+            copy.result = p.result;
+            copy.registers.assign(p.register_changes.begin(), p.register_changes.end());
+            for (const auto& w : p.memory_writes) copy.writes.push_back({w.address.value, {w.bytes.begin(), w.bytes.end()}});
+            for (const auto& m : p.mapping_changes)
+              copy.mappings.emplace_back(static_cast<int>(m.kind), m.start.value, m.length,
+                                         m.kind == events::MappingChangeKind::kUnmap ? 0u : m.prot & 7u);
+            copy.stack.assign(p.call_stack.begin(), p.call_stack.end());
+          } else if constexpr (std::is_same_v<T, events::ExitEvent>) {
+            copy.value = static_cast<std::uint64_t>(p.code);
+          }
+        },
+        event.payload);
+    events_.push_back(std::move(copy));
+  }
+  std::string end(const events::TraceSummary&) override { return ""; }
+  events::TraceInfo info_;
+  std::vector<Copied> events_;
+};
+
+bool same_registers(const std::vector<events::RegisterValue>& a, const std::vector<events::RegisterValue>& b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i)
+    if (a[i].index != b[i].index || a[i].size != b[i].size ||
+        std::memcmp(a[i].bytes.data(), b[i].bytes.data(), a[i].size) != 0)
+      return false;
+  return true;
+}
+
+// Compares the recorded and the read events; returns how many differ and describes the first.
+std::size_t compare(const std::vector<Copied>& recorded, const std::vector<Copied>& read, core::TraceLevel level,
+                    std::string& first) {
+  std::size_t differing = 0;
+  const bool has_steps = level != core::TraceLevel::kBlocks;
+  const bool all_writes = level == core::TraceLevel::kMemory || level == core::TraceLevel::kFull;
+  auto note = [&](std::size_t i, const char* what) {
+    if (first.empty()) first = "event " + std::to_string(i) + ": " + what;
+    ++differing;
+  };
+  if (recorded.size() != read.size()) note(std::min(recorded.size(), read.size()), "the counts differ");
+  for (std::size_t i = 0; i < recorded.size() && i < read.size(); ++i) {
+    const Copied& a = recorded[i];
+    const Copied& b = read[i];
+    if (a.kind != b.kind) {
+      note(i, "kind");
+      break;
+    }
+    switch (a.kind) {
+      case events::EventKind::kBlock:
+        if (a.address != b.address || a.size != b.size || (has_steps && a.count != b.count)) note(i, "block");
+        break;
+      case events::EventKind::kInstruction:
+        if (a.address != b.address || a.size != b.size) note(i, "instruction");
+        if (!b.bytes.empty() && a.bytes != b.bytes) note(i, "instruction bytes");
+        break;
+      case events::EventKind::kMemoryWrite:
+      case events::EventKind::kMemoryRead:
+        if (a.address != b.address || a.size != b.size) note(i, "memory access");
+        if (a.kind == events::EventKind::kMemoryWrite && a.value != b.value) note(i, "written value");
+        // Read values come from the reader's memory image: exact when every write was recorded.
+        if (a.kind == events::EventKind::kMemoryRead && all_writes && a.value != b.value) {
+          if (first.empty()) first = "at " + std::to_string(a.address) + " size " + std::to_string(a.size) + " recorded " + std::to_string(a.value) + " read " + std::to_string(b.value) + ": ";
+          note(i, "read value");
+        }
+        if (a.pc_known && b.pc_known && a.pc != b.pc) note(i, "memory pc");
+        break;
+      case events::EventKind::kRegisters:
+        if (!same_registers(a.registers, b.registers) || a.pc != b.pc) note(i, "registers");
+        break;
+      case events::EventKind::kSyscall:
+        if (a.value != b.value || a.result != b.result || !std::equal(std::begin(a.args), std::end(a.args), b.args))
+          note(i, "syscall");
+        if (has_steps && a.pc != b.pc) note(i, "syscall pc");
+        if (a.writes != b.writes || a.mappings != b.mappings || !same_registers(a.registers, b.registers) ||
+            a.stack != b.stack)
+          note(i, "syscall effects");
+        break;
+      case events::EventKind::kExit:
+        if (a.value != b.value) note(i, "exit code");
+        break;
+      default:
+        break;
+    }
+  }
+  return differing;
+}
+
+// Records `program` at `level` into `path` (UCIR) and into a CopySink; returns the sink.
+std::unique_ptr<CopySink> record(const std::string& program, core::TraceLevel level, const std::string& path,
+                                 bool zstd) {
+  linux_layer::ProcessConfig config;
+  config.program = program;
+  config.argv = {program};
+  config.envp = {"LC_ALL=C"};
+  config.diagnostics = nullptr;
+  auto process = linux_layer::LinuxProcess::create(config);
+  REQUIRE(process.has_value());
+  formats::UcirWriterOptions options;
+  options.compress_zstd = zstd;
+  options.keyframe_interval = 20000;  // a few periodic keyframes in a small run
+  auto writer = formats::UcirWriter::open(path, (*process)->arch(), options);
+  REQUIRE(writer.has_value());
+  auto probe = std::make_unique<CopySink>();
+  core::RecorderOptions recorder_options;
+  recorder_options.level = level;
+  events::TraceInfo info;
+  for (const auto& module : (*process)->initial_modules())
+    info.modules.push_back({events::GuestAddress{module.start}, events::GuestAddress{module.end}, module.path});
+  auto recorder = core::Recorder::attach((*process)->engine(), (*process)->arch(), recorder_options,
+                                         {probe.get(), writer->get()}, info);
+  REQUIRE(recorder.has_value());
+  cli::ProcessRecording glue(**recorder);
+  (*process)->set_observer(&glue);
+  const auto outcome = (*process)->run();
+  (*process)->set_observer(nullptr);
+  glue.finish_run(outcome);
+  CHECK((*recorder)->finish().empty());
+  return probe;
+}
+
+}  // namespace
+
+TEST_CASE("UCIR: recording, writing and reading back gives the same events (static and dynamic, plain and zstd)") {
+  for (const std::string sample : {"static/hello", "dynamic/hello"}) {
+    for (auto level : {core::TraceLevel::kBlocks, core::TraceLevel::kInstructions, core::TraceLevel::kMemory,
+                       core::TraceLevel::kRegisters}) {
+      for (const bool zstd : {false, true}) {
+        CAPTURE(sample);
+        CAPTURE(core::trace_level_name(level));
+        CAPTURE(zstd);
+        const std::string path = (std::filesystem::temp_directory_path() /
+                                  ("tracecorn-ucir-rt-" + std::to_string(::getpid()) + ".ucir"))
+                                     .string();
+        auto recorded = record(kSamples + "/" + sample, level, path, zstd);
+        REQUIRE(recorded->info_.has_initial_state);
+        auto reader = formats::UcirReader::open(path);
+        REQUIRE_MESSAGE(reader.has_value(), reader.error().to_string());
+        CHECK((*reader)->header().zstd == zstd);
+        // The first keyframe holds the initial state.
+        const auto& info = (*reader)->info();
+        CHECK(info.initial_registers.size() == recorded->info_.initial_registers.size());
+        REQUIRE(info.initial_memory.size() == recorded->info_.initial_memory.size());
+        for (std::size_t i = 0; i < info.initial_memory.size(); ++i) {
+          CHECK(info.initial_memory[i].start == recorded->info_.initial_memory[i].start);
+          CHECK(info.initial_memory[i].size == recorded->info_.initial_memory[i].size);
+          CHECK(info.initial_memory[i].bytes == recorded->info_.initial_memory[i].bytes);
+          CHECK(info.initial_memory[i].file == recorded->info_.initial_memory[i].file);
+        }
+        CopySink read;
+        const auto status = (*reader)->read_all(read);
+        REQUIRE_MESSAGE(status.has_value(), status.error().to_string());
+        CHECK((*reader)->warning().empty());
+        std::string first;
+        const std::size_t differing = compare(recorded->events_, read.events_, level, first);
+        CHECK_MESSAGE(differing == 0, first);
+        CHECK(read.events_.size() > 1000);
+        std::filesystem::remove(path);
+      }
+    }
+  }
+}

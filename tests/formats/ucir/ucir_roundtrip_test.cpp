@@ -1,5 +1,5 @@
-// Role: UCIR round trips on real guest programs (static and dynamic hello, at
-// levels blocks, insns, mem and regs): each sample is recorded once
+// Role: UCIR round trips on real guest programs (every sample but heap at level mem,
+// hello static and dynamic at blocks, insns, mem and regs): each is recorded once
 // with both a probe sink and the UCIR writer attached to the same recording;
 // the file is read back and the two event sequences are compared on every
 // field UCIR carries (kinds, addresses, sizes, memory values, register values,
@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <cstring>
+#include <algorithm>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -110,6 +111,11 @@ std::size_t compare(const std::vector<Copied>& recorded, const std::vector<Copie
     ++differing;
   };
   if (recorded.size() != read.size()) note(std::min(recorded.size(), read.size()), "the counts differ");
+  // The last block of a trace may be cut short (a fault): UCIR counts its
+  // executed OP_STEPs, the recorder the block's decoded instructions.
+  std::size_t last_block = 0;
+  for (std::size_t i = 0; i < recorded.size(); ++i)
+    if (recorded[i].kind == events::EventKind::kBlock) last_block = i;
   for (std::size_t i = 0; i < recorded.size() && i < read.size(); ++i) {
     const Copied& a = recorded[i];
     const Copied& b = read[i];
@@ -119,7 +125,9 @@ std::size_t compare(const std::vector<Copied>& recorded, const std::vector<Copie
     }
     switch (a.kind) {
       case events::EventKind::kBlock:
-        if (a.address != b.address || a.size != b.size || (has_steps && a.count != b.count)) note(i, "block");
+        if (a.address != b.address || a.size != b.size ||
+            (has_steps && a.count != b.count && !(i == last_block && b.count < a.count)))
+          note(i, "block");
         break;
       case events::EventKind::kInstruction:
         if (a.address != b.address || a.size != b.size) note(i, "instruction");
@@ -159,10 +167,11 @@ std::size_t compare(const std::vector<Copied>& recorded, const std::vector<Copie
 
 // Records `program` at `level` into `path` (UCIR) and into a CopySink; returns the sink.
 std::unique_ptr<CopySink> record(const std::string& program, core::TraceLevel level, const std::string& path,
-                                 bool zstd) {
+                                 bool zstd, const std::string& scratch_dir = "") {
   linux_layer::ProcessConfig config;
   config.program = program;
   config.argv = {program};
+  if (!scratch_dir.empty()) config.argv.push_back(scratch_dir);  // samples that work in a directory take it first
   config.envp = {"LC_ALL=C"};
   config.diagnostics = nullptr;
   auto process = linux_layer::LinuxProcess::create(config);
@@ -175,6 +184,7 @@ std::unique_ptr<CopySink> record(const std::string& program, core::TraceLevel le
   auto probe = std::make_unique<CopySink>();
   core::RecorderOptions recorder_options;
   recorder_options.level = level;
+  recorder_options.ring_bytes = 4u << 20;  // small: a ring is zeroed and pre-faulted per recording
   events::TraceInfo info;
   for (const auto& module : (*process)->initial_modules())
     info.modules.push_back({events::GuestAddress{module.start}, events::GuestAddress{module.end}, module.path});
@@ -192,10 +202,25 @@ std::unique_ptr<CopySink> record(const std::string& program, core::TraceLevel le
 
 }  // namespace
 
-TEST_CASE("UCIR: recording, writing and reading back gives the same events (static and dynamic, plain and zstd)") {
-  for (const std::string sample : {"static/hello", "dynamic/hello"}) {
+TEST_CASE("UCIR: recording, writing and reading back gives the same events (every sample, plain and zstd)") {
+  std::vector<std::string> samples = {"dynamic/hello"};
+  for (const auto& entry : std::filesystem::directory_iterator(kSamples + "/static"))
+    samples.push_back("static/" + entry.path().filename().string());
+  std::sort(samples.begin(), samples.end());
+  REQUIRE(samples.size() >= 15);
+  for (const std::string& sample : samples) {
+    // Every sample at the mem level (blocks, instructions, memory and syscalls);
+    // hello, static and dynamic, at every level; stdio_buffered (4.5 million
+    // instructions) at the blocks level, as the comparison holds both event
+    // sequences in memory.
+    const bool hello = sample.find("/hello") != std::string::npos;
+    const bool large = sample.find("heap") != std::string::npos || sample.find("stdio_buffered") != std::string::npos;
+    // heap (40 million instructions) is left out: copying millions of events
+    // twice costs this test over a minute, and stdio_buffered covers long runs.
+    if (sample.find("heap") != std::string::npos) continue;
     for (auto level : {core::TraceLevel::kBlocks, core::TraceLevel::kInstructions, core::TraceLevel::kMemory,
                        core::TraceLevel::kRegisters}) {
+      if (large ? level != core::TraceLevel::kBlocks : !hello && level != core::TraceLevel::kMemory) continue;
       for (const bool zstd : {false, true}) {
         CAPTURE(sample);
         CAPTURE(core::trace_level_name(level));
@@ -203,7 +228,11 @@ TEST_CASE("UCIR: recording, writing and reading back gives the same events (stat
         const std::string path = (std::filesystem::temp_directory_path() /
                                   ("tracecorn-ucir-rt-" + std::to_string(::getpid()) + ".ucir"))
                                      .string();
-        auto recorded = record(kSamples + "/" + sample, level, path, zstd);
+        const auto scratch = std::filesystem::temp_directory_path() / ("tracecorn-ucir-dir-" + std::to_string(::getpid()));
+        std::filesystem::remove_all(scratch);
+        std::filesystem::create_directories(scratch);
+        auto recorded = record(kSamples + "/" + sample, level, path, zstd, scratch.string());
+        std::filesystem::remove_all(scratch);
         REQUIRE(recorded->info_.has_initial_state);
         auto reader = formats::UcirReader::open(path);
         REQUIRE_MESSAGE(reader.has_value(), reader.error().to_string());
@@ -225,7 +254,7 @@ TEST_CASE("UCIR: recording, writing and reading back gives the same events (stat
         std::string first;
         const std::size_t differing = compare(recorded->events_, read.events_, level, first);
         CHECK_MESSAGE(differing == 0, first);
-        CHECK(read.events_.size() > 1000);
+        CHECK(read.events_.size() > 100);
         std::filesystem::remove(path);
       }
     }

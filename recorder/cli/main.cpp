@@ -10,7 +10,13 @@
 // is not found. Every message tracecorn prints starts with "tracecorn: ".
 #include <unistd.h>
 
+#include <pthread.h>
+#include <signal.h>
+
+#include <atomic>
 #include <chrono>
+#include <cstring>
+#include <thread>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -75,6 +81,51 @@ std::uint64_t parse_address(const std::string& text, const char* option) {
   }
   throw CLI::ValidationError(option, "not an address: " + text);
 }
+
+// Turns SIGINT and SIGTERM into a clean stop: the emulation stops, the trace is
+// finished (marked interrupted) and tracecorn exits with 128+signal, as the
+// guest would have. The signals are blocked in every thread (set before any
+// thread starts) and taken by one watcher thread with sigtimedwait, so no
+// handler runs inside Unicorn. Owned by run_command, on the main thread.
+class InterruptWatcher {
+ public:
+  InterruptWatcher() {
+    sigemptyset(&signals_);
+    sigaddset(&signals_, SIGINT);
+    sigaddset(&signals_, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &signals_, &previous_);
+  }
+  ~InterruptWatcher() {
+    done_ = true;
+    if (thread_.joinable()) thread_.join();
+    pthread_sigmask(SIG_SETMASK, &previous_, nullptr);
+  }
+  InterruptWatcher(const InterruptWatcher&) = delete;
+  InterruptWatcher& operator=(const InterruptWatcher&) = delete;
+
+  // Starts watching: a signal stops `engine` (uc_emu_stop is meant to be called
+  // from another thread).
+  void watch(uc_engine* engine) {
+    thread_ = std::thread([this, engine] {
+      const timespec tick{0, 100'000'000};
+      while (!done_) {
+        const int signal = sigtimedwait(&signals_, nullptr, &tick);
+        if (signal > 0) {
+          received_ = signal;
+          uc_emu_stop(engine);
+        }
+      }
+    });
+  }
+  int received() const { return received_; }
+
+ private:
+  sigset_t signals_{};
+  sigset_t previous_{};
+  std::atomic<bool> done_{false};
+  std::atomic<int> received_{0};
+  std::thread thread_;
+};
 
 // Finds PROGRAM the way a shell would: as given when it contains a slash, else in $PATH.
 std::string find_program(const std::string& name) {
@@ -142,6 +193,7 @@ int run_command(const RunOptions& options, const RecordOptions* record) {
   }
 
   const auto started = std::chrono::steady_clock::now();
+  InterruptWatcher interrupts;  // before any thread starts, so that all inherit the mask
   auto process = linux::LinuxProcess::create(config);
   if (!process) {
     fmt::print(stderr, "tracecorn: {}\n", process.error().to_string());
@@ -225,8 +277,17 @@ int run_command(const RunOptions& options, const RecordOptions* record) {
     (*process)->set_observer(recording.get());
   }
 
+  interrupts.watch((*process)->engine());
   linux::RunOutcome outcome = (*process)->run();
-  if (recorder && recorder->stop_requested() && outcome.kind != linux::RunOutcome::Kind::kExited) {
+  // A stop by the watcher looks like any other early return of uc_emu_start.
+  const bool interrupted = interrupts.received() != 0 && outcome.kind != linux::RunOutcome::Kind::kExited;
+  if (interrupted) {
+    outcome.kind = linux::RunOutcome::Kind::kSignaled;
+    outcome.is_fault = false;
+    outcome.signal = interrupts.received();
+    outcome.description = std::string("interrupted by SIG") + sigabbrev_np(outcome.signal) +
+                          (recorder ? "; the trace was finished and marked interrupted" : "");
+  } else if (recorder && recorder->stop_requested() && outcome.kind != linux::RunOutcome::Kind::kExited) {
     outcome.kind = linux::RunOutcome::Kind::kStopped;
     outcome.is_fault = false;
     outcome.description = "stopped: the recording's stop condition was reached";
@@ -245,7 +306,7 @@ int run_command(const RunOptions& options, const RecordOptions* record) {
         status = kExitToolError;
       }
     }
-    const std::string error = recorder->finish();
+    const std::string error = recorder->finish(interrupted);
     if (!error.empty()) {
       fmt::print(stderr, "tracecorn: {}\n", error);
       status = kExitToolError;

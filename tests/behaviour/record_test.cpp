@@ -184,3 +184,41 @@ TEST_CASE("Record: the flight recorder writes the last events, ending with the f
 }
 
 }  // namespace tracecorn::behaviour
+
+namespace tracecorn::behaviour {
+
+TEST_CASE("Record: SIGINT or SIGTERM finishes the trace, marked interrupted, and exits 128+signal") {
+  TempDir dir("record-interrupt");
+  for (const std::string signal : {"INT", "TERM"}) {
+    CAPTURE(signal);
+    ProcessSpec spec;
+    spec.argv = {"/usr/bin/timeout", "--preserve-status", "-s", signal, "1", paths().tracecorn, "record",
+                 "-o", dir / "trace.txt", "--", paths().busybox, "sh", "-c", "while :; do :; done"};
+    spec.env = base_env();
+    spec.timeout = run_timeout();
+    const ProcessResult result = run_process(spec);
+    CHECK(result.status == (signal == "INT" ? 130 : 143));
+    CHECK_MESSAGE(result.err.find("tracecorn: interrupted by SIG" + signal) != std::string::npos, result.err);
+    const std::string trace = slurp(dir / "trace.txt");
+    CHECK(trace.find(", interrupted\n") != std::string::npos);
+    CHECK(trace.find("exit signal") != std::string::npos);
+  }
+  // A UCIR recording interrupted the same way reads back whole.
+  ProcessSpec ucir;
+  ucir.argv = {"/usr/bin/timeout", "--preserve-status", "-s", "INT", "0.3", paths().tracecorn, "record", "--format",
+               "ucir", "-o", dir / "trace.ucir", "--", paths().busybox, "sh", "-c", "while :; do :; done"};
+  ucir.env = base_env();
+  CHECK(run_process(ucir).status == 130);
+  // The dump runs to millions of lines: only its last line and stderr are kept.
+  ProcessSpec dump;
+  dump.argv = {"/bin/sh", "-c", "\"$0\" dump \"$1\" 2>&1 >/dev/null | head -c 2000; \"$0\" dump \"$1\" | tail -n 1",
+               paths().tracecorn, dir / "trace.ucir"};
+  dump.env = base_env();
+  dump.timeout = run_timeout();
+  const ProcessResult dumped = run_process(dump);
+  CHECK_MESSAGE(dumped.status == 0, dumped.describe_status());
+  CHECK_MESSAGE(dumped.out.find("warning") == std::string::npos, dumped.out);
+  CHECK_MESSAGE(dumped.out.find("# end:") != std::string::npos, dumped.out);
+}
+
+}  // namespace tracecorn::behaviour

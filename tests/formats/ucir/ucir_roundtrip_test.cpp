@@ -1,5 +1,5 @@
-// Role: UCIR round trips on real guest programs (every sample but heap at level mem,
-// hello static and dynamic at blocks, insns, mem and regs): each is recorded once
+// Role: UCIR round trips on real guest programs (every sample but heap, static,
+// and hello dynamic, at blocks, insns, mem and regs): each is recorded once
 // with both a probe sink and the UCIR writer attached to the same recording;
 // the file is read back and the two event sequences are compared on every
 // field UCIR carries (kinds, addresses, sizes, memory values, register values,
@@ -209,18 +209,15 @@ TEST_CASE("UCIR: recording, writing and reading back gives the same events (ever
   std::sort(samples.begin(), samples.end());
   REQUIRE(samples.size() >= 15);
   for (const std::string& sample : samples) {
-    // Every sample at the mem level (blocks, instructions, memory and syscalls);
-    // hello, static and dynamic, at every level; stdio_buffered (4.5 million
-    // instructions) at the blocks level, as the comparison holds both event
-    // sequences in memory.
-    const bool hello = sample.find("/hello") != std::string::npos;
+    // Every sample at every level; stdio_buffered (4.5 million instructions) at
+    // the blocks level only, as the comparison holds both event sequences in memory.
     const bool large = sample.find("heap") != std::string::npos || sample.find("stdio_buffered") != std::string::npos;
     // heap (40 million instructions) is left out: copying millions of events
     // twice costs this test over a minute, and stdio_buffered covers long runs.
     if (sample.find("heap") != std::string::npos) continue;
     for (auto level : {core::TraceLevel::kBlocks, core::TraceLevel::kInstructions, core::TraceLevel::kMemory,
                        core::TraceLevel::kRegisters}) {
-      if (large ? level != core::TraceLevel::kBlocks : !hello && level != core::TraceLevel::kMemory) continue;
+      if (large && level != core::TraceLevel::kBlocks) continue;
       for (const bool zstd : {false, true}) {
         CAPTURE(sample);
         CAPTURE(core::trace_level_name(level));

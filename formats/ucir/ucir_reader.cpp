@@ -3,6 +3,8 @@
 // read is a truncation, never an out-of-bounds access.
 #include "formats/ucir/ucir_reader.h"
 
+#include <capstone/capstone.h>
+
 #include <algorithm>
 #include <array>
 #include <cerrno>
@@ -511,7 +513,28 @@ bool UcirReader::can_carry(events::EventKind kind) {
 UcirReader::UcirReader(std::unique_ptr<ByteSource> stream, std::string source)
     : stream_(std::move(stream)), source_(std::move(source)) {}
 
-UcirReader::~UcirReader() = default;
+UcirReader::~UcirReader() {
+  if (capstone_) {
+    csh handle = capstone_;
+    cs_close(&handle);
+  }
+}
+
+std::uint32_t UcirReader::count_instructions(std::uint64_t address, std::span<const std::uint8_t> code) {
+  if (!capstone_) {
+    csh handle = 0;
+    if (cs_open(arch_->capstone_arch, arch_->capstone_mode, &handle) != CS_ERR_OK) return 0;
+    capstone_ = handle;
+  }
+  const csh handle = capstone_;
+  cs_insn* insn = cs_malloc(handle);
+  const std::uint8_t* cursor = code.data();
+  std::size_t remaining = code.size();
+  std::uint32_t count = 0;
+  while (remaining > 0 && cs_disasm_iter(handle, &cursor, &remaining, &address, insn)) ++count;
+  cs_free(insn, 1);
+  return remaining == 0 ? count : count + 1;  // undecodable tail: one instruction, as the recorder counts it
+}
 
 Error UcirReader::error_at(std::uint64_t offset, std::string message) const {
   return make_error(ErrorCode::kBadFormat,
@@ -843,6 +866,7 @@ void UcirReader::produce(const std::vector<Op>& ops, const EventCallback& on_eve
         pc_ = op.address;
         index_in_block = 0;
         image_read(op.address, op.size, code);
+        if (steps == 0) steps = count_instructions(op.address, code);  // blocks level: no OP_STEP to count
         emit(events::EventKind::kBlock,
              events::BlockEvent{events::GuestAddress{op.address}, static_cast<std::uint32_t>(op.size), steps, code});
         break;
@@ -869,9 +893,15 @@ void UcirReader::produce(const std::vector<Op>& ops, const EventCallback& on_eve
 Status UcirReader::read_all(events::Sink& sink) {
   sink.begin(info_);
   events::TraceSummary summary;
+  // Instructions: counted from the instruction events, or from the blocks when
+  // the file has none (blocks level), as the recorder counts them.
+  std::uint64_t from_instructions = 0, from_blocks = 0;
   for (;;) {
     auto more = next([&](const events::Event& event) {
-      if (event.kind == events::EventKind::kInstruction) ++summary.instructions;
+      if (event.kind == events::EventKind::kInstruction) ++from_instructions;
+      if (event.kind == events::EventKind::kBlock)
+        from_blocks += std::get<events::BlockEvent>(event.payload).instruction_count;
+      summary.instructions = from_instructions ? from_instructions : from_blocks;
       sink.on_event(event);
     });
     if (!more) {

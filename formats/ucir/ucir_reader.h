@@ -118,6 +118,10 @@ class UcirReader {
  private:
   static constexpr std::size_t kReadChunk = 1 << 20;  // bytes pulled from the stream at a time
   UcirReader(std::unique_ptr<ByteSource> stream, std::string source);
+  // A block's instruction count when the file has no OP_STEPs (blocks level):
+  // decoded from the block's bytes in the memory image (0 if they do not decode).
+  std::uint32_t count_instructions(std::uint64_t address, std::span<const std::uint8_t> code);
+  std::size_t capstone_ = 0;  // csh, opened on first use
   static Expected<std::unique_ptr<UcirReader>> start(std::unique_ptr<ByteSource> stream, std::string source);
   // Drops the consumed bytes and appends at least `want` more when the stream has
   // them; returns false when nothing could be added (the end, or a damaged stream).

@@ -126,7 +126,7 @@ std::size_t compare(const std::vector<Copied>& recorded, const std::vector<Copie
     switch (a.kind) {
       case events::EventKind::kBlock:
         if (a.address != b.address || a.size != b.size ||
-            (has_steps && a.count != b.count && !(i == last_block && b.count < a.count)))
+            (a.count != b.count && !(has_steps && i == last_block && b.count < a.count)))
           note(i, "block");
         break;
       case events::EventKind::kInstruction:

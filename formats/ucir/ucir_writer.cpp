@@ -230,14 +230,20 @@ void UcirWriter::finish_step() {
   pending_step_ = -1;
 }
 
+// OP_FRAME / OP_KEYFRAME header: op u8, pid u64, op_count u32 (13 bytes).
+void UcirWriter::write_frame_header(std::uint8_t op, std::uint32_t op_count) {
+  std::vector<std::uint8_t>& header = frame_header_;
+  header.clear();
+  put_u8(header, op);
+  put_u64(header, ucir::kPid);
+  put_u32(header, op_count);
+  write_bytes(header);
+}
+
 void UcirWriter::flush_frame() {
   finish_step();
   if (!frame_open_) return;
-  std::vector<std::uint8_t> header;
-  put_u8(header, ucir::kOpFrame);
-  put_u64(header, ucir::kPid);
-  put_u32(header, frame_ops_);
-  write_bytes(header);
+  write_frame_header(ucir::kOpFrame, frame_ops_);
   write_bytes(frame_);
   frame_.clear();
   frame_ops_ = 0;
@@ -303,11 +309,7 @@ void UcirWriter::write_keyframe_if_due() {
       ++count;
     }
   }
-  std::vector<std::uint8_t> header;
-  put_u8(header, ucir::kOpKeyframe);
-  put_u64(header, ucir::kPid);
-  put_u32(header, count);
-  write_bytes(header);
+  write_frame_header(ucir::kOpKeyframe, count);
   write_bytes(ops);
 }
 

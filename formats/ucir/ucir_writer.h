@@ -75,6 +75,7 @@ class UcirWriter final : public events::Sink {
   void handle(const events::Event& event);
   void finish_step();
   void flush_frame();
+  void write_frame_header(std::uint8_t op, std::uint32_t op_count);
   void write_keyframe_if_due();
   void write_register(std::vector<std::uint8_t>& out, const events::RegisterValue& value) const;
   void note_written(std::uint64_t address, std::span<const std::uint8_t> bytes);
@@ -91,6 +92,7 @@ class UcirWriter final : public events::Sink {
 
   // The frame being built.
   std::vector<std::uint8_t> frame_;  // ops only; the frame header is written in flush_frame
+  std::vector<std::uint8_t> frame_header_;  // reused for every frame header
   std::uint32_t frame_ops_ = 0;
   bool frame_open_ = false;
   int pending_step_ = -1;  // the size of the instruction whose OP_STEP is due, or -1

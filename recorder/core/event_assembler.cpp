@@ -222,10 +222,7 @@ void EventAssembler::on_record(std::span<const std::byte> record) {
     case RecordKind::kFault: {
       const auto fault = load_record<FaultRecord>(record);
       flush_block(fault.pc, false);
-      pending_block_ = nullptr;
-      pending_memory_.clear();
-      pending_registers_.clear();
-      register_pool_.clear();
+      drop_pending_block();
       const auto text = tail(sizeof fault, header.aux);
       emit(EventKind::kFault, events::FaultEvent{events::GuestAddress{fault.pc}, events::GuestAddress{fault.address},
                                                  static_cast<std::uint32_t>(fault.signal),
@@ -243,10 +240,7 @@ void EventAssembler::on_record(std::span<const std::byte> record) {
     }
     case RecordKind::kExit: {
       const auto exit = load_record<ExitRecord>(record);
-      pending_block_ = nullptr;  // the rest of the block never ran
-      pending_memory_.clear();
-      pending_registers_.clear();
-      register_pool_.clear();
+      drop_pending_block();  // the rest of the block never ran
       emit(EventKind::kExit, events::ExitEvent{header.flags == 1, static_cast<std::int32_t>(exit.code),
                                                static_cast<std::int32_t>(exit.signal)});
       return;
@@ -254,10 +248,7 @@ void EventAssembler::on_record(std::span<const std::byte> record) {
     case RecordKind::kStop: {
       const auto stop = load_record<StopRecord>(record);
       flush_block(stop.pc, false);
-      pending_block_ = nullptr;
-      pending_memory_.clear();
-      pending_registers_.clear();
-      register_pool_.clear();
+      drop_pending_block();
       return;
     }
     case RecordKind::kGap: {
@@ -269,13 +260,17 @@ void EventAssembler::on_record(std::span<const std::byte> record) {
   ++malformed_;
 }
 
-void EventAssembler::note_lost(std::uint64_t lost_events, std::string_view reason) {
-  if (lost_events == 0) return;
-  flush_block(0, true);
+void EventAssembler::drop_pending_block() {
   pending_block_ = nullptr;
   pending_memory_.clear();
   pending_registers_.clear();
   register_pool_.clear();
+}
+
+void EventAssembler::note_lost(std::uint64_t lost_events, std::string_view reason) {
+  if (lost_events == 0) return;
+  flush_block(0, true);
+  drop_pending_block();
   emit(EventKind::kGap, events::GapEvent{lost_events, reason});
   next_sequence_ += lost_events;  // the lost events had these numbers
   lost_ += lost_events;

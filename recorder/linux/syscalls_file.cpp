@@ -67,7 +67,23 @@ std::int64_t Kernel::do_read(int fd, std::uint64_t buffer, std::uint64_t count, 
     if (!vma) break;
     writable = vma->end - buffer;
   }
-  if (writable == 0) return -EFAULT;
+  if (writable == 0) {
+    // The kernel faults only when it has bytes to copy: at end of file it returns 0.
+    // Find out without consuming data (pipes and terminals are only polled).
+    struct stat info {};
+    if (::fstat(host, &info) == 0 && S_ISREG(info.st_mode)) {
+      const off_t position = offset ? static_cast<off_t>(*offset) : ::lseek(host, 0, SEEK_CUR);
+      char probe = 0;
+      if (position >= 0 && ::pread(host, &probe, 1, position) == 0) return 0;
+    } else if (S_ISCHR(info.st_mode) && !::isatty(host)) {
+      char probe = 0;  // /dev/null-like devices: reading consumes nothing worth keeping
+      if (::read(host, &probe, 1) == 0) return 0;
+    } else {
+      struct pollfd ready {host, POLLIN, 0};
+      if (::poll(&ready, 1, 0) == 1 && (ready.revents & POLLHUP) && !(ready.revents & POLLIN)) return 0;
+    }
+    return -EFAULT;
+  }
   count = std::min(count, writable);
   scratch_.resize(count);
   const ssize_t got = offset ? ::pread(host, scratch_.data(), count, *offset) : ::read(host, scratch_.data(), count);

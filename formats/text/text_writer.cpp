@@ -108,8 +108,10 @@ void TextWriter::print_event(const events::Event& event) {
         const char* what = change.kind == events::MappingChangeKind::kMap     ? "map"
                            : change.kind == events::MappingChangeKind::kUnmap ? "unmap"
                                                                               : "protect";
-        fmt::print(file_, "    {} {:#x}-{:#x} prot {}\n", what, change.start.value, change.start.value + change.length,
-                   change.prot);
+        fmt::print(file_, "    {} {:#x}-{:#x} prot {}{}{}\n", what, change.start.value, change.start.value + change.length,
+                   change.prot, change.name.empty() ? "" : " " + std::string(change.name),
+                   change.file.empty() ? "" : fmt::format(" (file {} offset {:#x}, {:#x} bytes)", change.file,
+                                                          change.file_offset, change.file_size));
       }
       if (!call.register_changes.empty()) fmt::print(file_, "    regs{}\n", register_list(call.register_changes));
       if (!call.call_stack.empty()) {

@@ -98,8 +98,8 @@ static_assert(kMemMapFixedBytes == 34 && kSyscallFixedBytes == 14);
 // Protection bits in OP_MEM_MAP/PROT (the same as PROT_* and UC_PROT_*).
 inline constexpr std::uint8_t kProtRead = 1, kProtWrite = 2, kProtExec = 4;
 
-// The pid we write in every frame: the recorder traces one process and does
-// not know a host pid for it.
+// The pid we write in every frame when the trace does not say the guest's
+// (TraceInfo::process_id 0: a harness's engine has no process).
 inline constexpr std::uint64_t kPid = 1;
 
 }  // namespace tracecorn::formats::ucir

@@ -286,22 +286,26 @@ struct UcirReader::Op {
   events::RegisterValue reg;
   std::span<const std::uint8_t> bytes;
   std::string_view desc, file;
+  std::uint64_t file_offset = 0, file_size = 0;  // OP_MEM_MAP
   std::uint64_t number = 0, ret = 0;
   std::uint64_t args[6] = {};
   std::vector<Op> nested;
   std::vector<std::uint64_t> stack;
 };
 
+struct UcirReader::Scratch {
+  std::vector<const Op*> pending;
+  std::vector<events::RegisterValue> registers;
+  std::vector<std::uint8_t> code;
+};
+
 namespace {
 
 class OpParser {
  public:
-  OpParser(const arch::ArchInfo& arch, Cursor& cursor, bool usercorn) : cursor_(cursor), usercorn_(usercorn) {
-    for (std::size_t i = 0; i < arch.registers.size(); ++i)
-      registers_.emplace(arch.registers[i].uc_id, static_cast<std::uint16_t>(i));
-    sizes_.reserve(arch.registers.size());
-    for (const auto& info : arch.registers) sizes_.push_back(info.size);
-  }
+  // `register_by_uc_id`: the arch table index of each Unicorn register id (-1: none).
+  OpParser(const arch::ArchInfo& arch, std::span<const std::int32_t> register_by_uc_id, Cursor& cursor, bool usercorn)
+      : cursor_(cursor), usercorn_(usercorn), arch_(arch), register_by_uc_id_(register_by_uc_id) {}
 
   std::string message;
   std::uint64_t error_offset = 0;
@@ -341,12 +345,13 @@ class OpParser {
       case ucir::kOpSpreg: {
         if (!c.has(out.op == ucir::kOpReg ? 10 : 4)) return Parse::kTruncated;
         const auto number = static_cast<int>(c.le(2));
-        const auto found = registers_.find(number);
-        if (found == registers_.end())
+        const std::int32_t index =
+            static_cast<std::size_t>(number) < register_by_uc_id_.size() ? register_by_uc_id_[static_cast<std::size_t>(number)] : -1;
+        if (index < 0)
           return fail("register number " + std::to_string(number) + " is not one of the architecture's (expected a Unicorn register id)");
         out.reg = events::RegisterValue{};
-        out.reg.index = found->second;
-        out.reg.size = static_cast<std::uint8_t>(std::min<std::size_t>(sizes_[found->second], 16));
+        out.reg.index = static_cast<std::uint16_t>(index);
+        out.reg.size = static_cast<std::uint8_t>(std::min<std::size_t>(arch_.registers[static_cast<std::size_t>(index)].size, 16));
         if (out.op == ucir::kOpReg) {
           const std::uint64_t value = c.le(8);
           for (std::size_t i = 0; i < 8 && i < out.reg.size; ++i) out.reg.bytes[i] = static_cast<std::uint8_t>(value >> (8 * i));
@@ -377,8 +382,8 @@ class OpParser {
         } else if (out.op == ucir::kOpMemMap) {
           if (!c.has(21)) return Parse::kTruncated;
           out.prot = static_cast<std::uint8_t>(c.le(1));
-          c.le(8);  // offset into the backing file
-          c.le(8);  // bytes mapped from it
+          out.file_offset = c.le(8);  // offset into the backing file
+          out.file_size = c.le(8);    // bytes mapped from it
           const std::size_t dlen = c.le(2), flen = c.le(2);
           if (!c.has(dlen + flen)) return Parse::kTruncated;
           out.desc = std::string_view(reinterpret_cast<const char*>(c.data + c.pos), dlen);
@@ -424,8 +429,8 @@ class OpParser {
  private:
   Cursor& cursor_;
   bool usercorn_;  // usercorn's own layouts: u64 sizes in MAP/UNMAP/PROT, u32 syscall numbers
-  std::unordered_map<int, std::uint16_t> registers_;
-  std::vector<std::uint8_t> sizes_;
+  const arch::ArchInfo& arch_;
+  std::span<const std::int32_t> register_by_uc_id_;
 };
 
 }  // namespace
@@ -511,7 +516,7 @@ bool UcirReader::can_carry(events::EventKind kind) {
 }
 
 UcirReader::UcirReader(std::unique_ptr<ByteSource> stream, std::string source)
-    : stream_(std::move(stream)), source_(std::move(source)) {}
+    : stream_(std::move(stream)), source_(std::move(source)), scratch_(std::make_unique<Scratch>()) {}
 
 UcirReader::~UcirReader() {
   if (capstone_) {
@@ -521,6 +526,16 @@ UcirReader::~UcirReader() {
 }
 
 std::uint32_t UcirReader::count_instructions(std::uint64_t address, std::span<const std::uint8_t> code) {
+  // A block runs many times: decode it once per distinct code at its address.
+  auto& cached = instruction_counts_[address];
+  if (cached.counted && std::equal(code.begin(), code.end(), cached.code.begin(), cached.code.end())) return cached.count;
+  cached.code.assign(code.begin(), code.end());
+  cached.count = decode_instruction_count(address, code);
+  cached.counted = true;
+  return cached.count;
+}
+
+std::uint32_t UcirReader::decode_instruction_count(std::uint64_t address, std::span<const std::uint8_t> code) {
   if (!capstone_) {
     csh handle = 0;
     if (cs_open(arch_->capstone_arch, arch_->capstone_mode, &handle) != CS_ERR_OK) return 0;
@@ -631,6 +646,11 @@ Status UcirReader::parse_header() {
     if (candidate->format_ids.ucir_arch == header_.arch) arch_ = candidate;
   if (!arch_) return make_error(ErrorCode::kUnsupported, "unsupported architecture \"" + header_.arch + "\"", source_, 8);
   info_.arch_name = arch_->name;
+  for (std::size_t i = 0; i < arch_->registers.size(); ++i) {
+    const auto id = static_cast<std::size_t>(arch_->registers[i].uc_id);
+    if (id >= register_by_uc_id_.size()) register_by_uc_id_.resize(id + 1, -1);
+    register_by_uc_id_[id] = static_cast<std::int32_t>(i);
+  }
   position_ = ucir::kHeaderBytes;
   if (header_.usercorn_flavour) {
     // Everything after the header is one snappy framed stream; offsets from
@@ -677,11 +697,13 @@ Expected<bool> UcirReader::next(const EventCallback& on_event) {
         if (truncated("its header is cut short")) continue;
         return false;
       }
-      c.le(8);  // pid
+      const std::uint64_t pid = c.le(8);
+      if (!seen_keyframe_) info_.process_id = pid;  // the first frame is the first keyframe (checked below)
       const std::uint64_t count = c.le(4);
-      std::vector<Op> ops;
+      std::vector<Op>& ops = frame_ops_;  // reused from frame to frame (its capacity)
+      ops.clear();
       ops.reserve(std::min<std::uint64_t>(count, (bytes_.size() - c.pos) / 2 + 1));
-      OpParser parser(*arch_, c, header_.usercorn_flavour);
+      OpParser parser(*arch_, register_by_uc_id_, c, header_.usercorn_flavour);
       bool retry = false;
       for (std::uint64_t i = 0; i < count; ++i) {
         Op parsed;
@@ -734,6 +756,8 @@ void UcirReader::apply_keyframe(const std::vector<Op>& ops) {
       region.prot = op.prot;
       region.name = std::string(op.desc);
       region.file = std::string(op.file);
+      region.file_offset = op.file_offset;
+      region.file_size = op.file_size;
       if (copied + op.size <= kMaxInitialRegionBytes) {
         region.bytes.assign(op.size, 0);
         copied += op.size;
@@ -761,9 +785,12 @@ void UcirReader::produce(const std::vector<Op>& ops, const EventCallback& on_eve
     event.payload = std::move(payload);
     on_event(event);
   };
-  std::vector<const Op*> pending;
-  std::vector<events::RegisterValue> registers;
-  std::vector<std::uint8_t> code, value_bytes;
+  // Scratch space kept between frames (cleared here, capacity reused).
+  std::vector<const Op*>& pending = scratch_->pending;
+  std::vector<events::RegisterValue>& registers = scratch_->registers;
+  std::vector<std::uint8_t>& code = scratch_->code;
+  pending.clear();
+  registers.clear();
   // The ops before an OP_STEP (or at the end of the frame) as events.
   auto flush = [&](bool attributed) {
     for (std::size_t i = 0; i < pending.size(); ++i) {
@@ -778,10 +805,8 @@ void UcirReader::produce(const std::vector<Op>& ops, const EventCallback& on_eve
             image_write(op.address, op.bytes);
           } else {
             image_read(op.address, memory.size, code);
-            value_bytes.assign(code.begin(), code.end());
           }
-          const auto& source = op.op == ucir::kOpMemWrite ? std::vector<std::uint8_t>(op.bytes.begin(), op.bytes.end())
-                                                          : value_bytes;
+          const std::span<const std::uint8_t> source = op.op == ucir::kOpMemWrite ? op.bytes : std::span(code);
           for (std::size_t b = 0; b < source.size() && b < 8; ++b)
             memory.value |= static_cast<std::uint64_t>(source[b]) << (8 * b);
           memory.pc = events::GuestAddress{pc_};
@@ -818,7 +843,8 @@ void UcirReader::produce(const std::vector<Op>& ops, const EventCallback& on_eve
                 mappings.push_back({nested.op == ucir::kOpMemMap     ? events::MappingChangeKind::kMap
                                     : nested.op == ucir::kOpMemUnmap ? events::MappingChangeKind::kUnmap
                                                                      : events::MappingChangeKind::kProtect,
-                                    events::GuestAddress{nested.address}, nested.size, nested.prot});
+                                    events::GuestAddress{nested.address}, nested.size, nested.prot, nested.desc,
+                                    nested.file, nested.file_offset, nested.file_size});
                 break;
               case ucir::kOpReg:
               case ucir::kOpSpreg:

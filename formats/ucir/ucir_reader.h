@@ -120,7 +120,15 @@ class UcirReader {
   UcirReader(std::unique_ptr<ByteSource> stream, std::string source);
   // A block's instruction count when the file has no OP_STEPs (blocks level):
   // decoded from the block's bytes in the memory image (0 if they do not decode).
+  // Cached per block address (and checked against the block's bytes).
   std::uint32_t count_instructions(std::uint64_t address, std::span<const std::uint8_t> code);
+  std::uint32_t decode_instruction_count(std::uint64_t address, std::span<const std::uint8_t> code);
+  struct CountedBlock {
+    std::vector<std::uint8_t> code;
+    std::uint32_t count = 0;
+    bool counted = false;
+  };
+  std::unordered_map<std::uint64_t, CountedBlock> instruction_counts_;
   std::size_t capstone_ = 0;  // csh, opened on first use
   static Expected<std::unique_ptr<UcirReader>> start(std::unique_ptr<ByteSource> stream, std::string source);
   // Drops the consumed bytes and appends at least `want` more when the stream has
@@ -138,6 +146,10 @@ class UcirReader {
   std::string source_;
   UcirHeader header_;
   const arch::ArchInfo* arch_ = nullptr;
+  std::vector<std::int32_t> register_by_uc_id_;
+  std::vector<Op> frame_ops_;  // the frame being decoded
+  struct Scratch;
+  std::unique_ptr<Scratch> scratch_;  // produce()'s buffers, reused  // arch table index per Unicorn register id, -1 for none
   events::TraceInfo info_;
   std::size_t position_ = 0;  // in bytes_
   bool seen_keyframe_ = false;

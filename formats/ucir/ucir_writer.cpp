@@ -53,9 +53,22 @@ std::uint32_t put_mem_write(std::vector<std::uint8_t>& out, std::uint64_t addres
 // OP_MEM_MAP (UNMAP, PROT) with a size above 4 GiB: split into chunks that fit the u32.
 constexpr std::uint64_t kMaxMapChunk = 0xfffff000u;
 
+// What an OP_MEM_MAP says of its region beyond address, size and prot.
+struct MapDescription {
+  std::string_view desc;
+  std::string_view file;
+  std::uint64_t file_offset = 0;  // of the region's first byte
+  std::uint64_t file_size = 0;    // bytes from the file
+};
+
+// Writes OP_MEM_MAP/UNMAP/PROT for [address, address+size), split into chunks
+// of at most kMaxMapChunk (the spec's size is u32); a map chunk's file offset
+// and size are the part of the file it holds. Returns the number of ops.
 std::uint32_t put_mapping(std::vector<std::uint8_t>& out, std::uint8_t op, std::uint64_t address, std::uint64_t size,
-                          std::uint8_t prot, std::string_view desc = {}, std::string_view file = {}) {
+                          std::uint8_t prot, const MapDescription& description = {}) {
   std::uint32_t ops = 0;
+  std::uint64_t file_offset = description.file_offset;
+  std::uint64_t file_left = description.file_size;
   do {
     const std::uint64_t chunk = std::min(size, kMaxMapChunk);
     put_u8(out, op);
@@ -63,14 +76,18 @@ std::uint32_t put_mapping(std::vector<std::uint8_t>& out, std::uint8_t op, std::
     put_u32(out, static_cast<std::uint32_t>(chunk));
     if (op == ucir::kOpMemMap || op == ucir::kOpMemProt) put_u8(out, prot);
     if (op == ucir::kOpMemMap) {
+      const std::string_view desc = description.desc, file = description.file;
       const auto dlen = static_cast<std::uint16_t>(std::min<std::size_t>(desc.size(), 0xffff));
       const auto flen = static_cast<std::uint16_t>(std::min<std::size_t>(file.size(), 0xffff));
-      put_u64(out, 0);  // mmap offset into the backing file: not known to the recorder
-      put_u64(out, 0);  // bytes mapped from the file: not known
+      const std::uint64_t from_file = std::min(chunk, file_left);
+      put_u64(out, file.empty() ? 0 : file_offset);
+      put_u64(out, file.empty() ? 0 : from_file);
       put_u16(out, dlen);
       put_u16(out, flen);
       out.insert(out.end(), desc.begin(), desc.begin() + dlen);
       out.insert(out.end(), file.begin(), file.begin() + flen);
+      file_offset += chunk;
+      file_left -= from_file;
     }
     size -= chunk;
     address += chunk;
@@ -181,6 +198,7 @@ void UcirWriter::write_register(std::vector<std::uint8_t>& out, const events::Re
 void UcirWriter::begin(const events::TraceInfo& info) {
   try {
     track_registers_in_keyframes_ = info.level == "regs" || info.level == "full";
+    pid_ = info.process_id != 0 ? info.process_id : ucir::kPid;
     std::vector<std::uint8_t> out;
     out.insert(out.end(), std::begin(ucir::kMagic), std::end(ucir::kMagic));
     put_u32(out, ucir::kVersion);
@@ -192,8 +210,8 @@ void UcirWriter::begin(const events::TraceInfo& info) {
     std::vector<std::uint8_t> ops;
     std::uint32_t count = 0;
     for (const auto& region : info.initial_memory) {
-      count += put_mapping(ops, ucir::kOpMemMap, region.start.value, region.size, prot_bits(region.prot), region.name,
-                           region.file);
+      count += put_mapping(ops, ucir::kOpMemMap, region.start.value, region.size, prot_bits(region.prot),
+                           {region.name, region.file, region.file_offset, region.file_size});
       std::span<const std::uint8_t> bytes(region.bytes);
       const auto first = std::find_if(bytes.begin(), bytes.end(), [](std::uint8_t b) { return b != 0; });
       if (first == bytes.end()) continue;
@@ -213,7 +231,7 @@ void UcirWriter::begin(const events::TraceInfo& info) {
       if (value.index < registers_.size()) registers_[value.index] = value;
     }
     put_u8(out, ucir::kOpKeyframe);
-    put_u64(out, ucir::kPid);
+    put_u64(out, pid_);
     put_u32(out, count);
     out.insert(out.end(), ops.begin(), ops.end());
     write_bytes(out);
@@ -235,7 +253,7 @@ void UcirWriter::write_frame_header(std::uint8_t op, std::uint32_t op_count) {
   std::vector<std::uint8_t>& header = frame_header_;
   header.clear();
   put_u8(header, op);
-  put_u64(header, ucir::kPid);
+  put_u64(header, pid_);
   put_u32(header, op_count);
   write_bytes(header);
 }
@@ -383,7 +401,8 @@ void UcirWriter::handle(const events::Event& event) {
         const std::uint8_t op = change.kind == events::MappingChangeKind::kMap     ? ucir::kOpMemMap
                                 : change.kind == events::MappingChangeKind::kUnmap ? ucir::kOpMemUnmap
                                                                                    : ucir::kOpMemProt;
-        count += put_mapping(nested, op, change.start.value, change.length, prot_bits(change.prot));
+        count += put_mapping(nested, op, change.start.value, change.length, prot_bits(change.prot),
+                             {change.name, change.file, change.file_offset, change.file_size});
         if (change.kind != events::MappingChangeKind::kProtect) forget_written(change.start.value, change.length);
       }
       for (const auto& write : call.memory_writes) {

@@ -5,8 +5,9 @@
 //
 // What goes where:
 // - begin(): the header, then the first OP_KEYFRAME from TraceInfo's initial
-//   state: per region an OP_MEM_MAP (prot, off 0, file size 0, desc = region
-//   name, file = backing path) and an OP_MEM_WRITE of its bytes with leading
+//   state: per region an OP_MEM_MAP (prot, file offset and bytes from the file,
+//   desc = region name, file = backing path; 0 and "" for anonymous memory) and
+//   an OP_MEM_WRITE of its bytes with leading
 //   and trailing zero bytes trimmed (as usercorn does); then every register
 //   (OP_REG for registers of at most 8 bytes, OP_SPREG for wider ones).
 // - Each block event opens one OP_FRAME: OP_JMP, then per instruction its
@@ -109,6 +110,7 @@ class UcirWriter final : public events::Sink {
 
   std::uint64_t dropped_ = 0;
   std::uint64_t bytes_written_ = 0;
+  std::uint64_t pid_ = 1;  // every frame's pid: TraceInfo::process_id, or ucir::kPid when it is 0
 };
 
 }  // namespace tracecorn::formats

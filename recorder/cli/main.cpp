@@ -266,6 +266,8 @@ int run_command(const RunOptions& options, const RecordOptions* record) {
     for (const auto& module : (*process)->initial_modules())
       info.modules.push_back({tracecorn::events::GuestAddress{module.start}, tracecorn::events::GuestAddress{module.end},
                               module.path});
+    info.mapped_ranges = (*process)->mapped_ranges();
+    info.process_id = (*process)->guest_pid();
     auto attached = core::Recorder::attach((*process)->engine(), (*process)->arch(), recorder_options, {sink.get()},
                                            std::move(info));
     if (!attached) {
@@ -343,12 +345,13 @@ int dump_command(const std::string& path) {
   }
   const auto& header = (*reader)->header();
   const auto& info = (*reader)->info();
-  fmt::print("# UCIR version {}, arch {}, os {}{}; initial state: {} regions, {} registers\n", header.version,
-             header.arch, header.os, header.zstd ? ", zstd" : "", info.initial_memory.size(),
+  fmt::print("# UCIR version {}, arch {}, os {}{}, pid {}; initial state: {} regions, {} registers\n", header.version,
+             header.arch, header.os, header.zstd ? ", zstd" : "", info.process_id, info.initial_memory.size(),
              info.initial_registers.size());
   for (const auto& region : info.initial_memory)
-    fmt::print("#   map {:#x}-{:#x} prot {} {} {}\n", region.start.value, region.start.value + region.size, region.prot,
-               region.name, region.file);
+    fmt::print("#   map {:#x}-{:#x} prot {} {}{}\n", region.start.value, region.start.value + region.size, region.prot,
+               region.name, region.file.empty() ? "" : fmt::format(" (file {} offset {:#x}, {:#x} bytes)", region.file,
+                                                                   region.file_offset, region.file_size));
   std::fflush(stdout);
   const auto status = (*reader)->read_all(**text);
   if (!(*reader)->warning().empty()) fmt::print(stderr, "tracecorn: {}: warning: {}\n", path, (*reader)->warning());

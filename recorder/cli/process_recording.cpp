@@ -12,9 +12,8 @@ void ProcessRecording::on_memory_written(std::uint64_t address, std::span<const 
   if (in_syscall_) recorder_.syscall_memory_written(address, bytes);
 }
 
-void ProcessRecording::on_mapping_changed(events::MappingChangeKind kind, std::uint64_t start, std::uint64_t length,
-                                          std::uint32_t prot) noexcept {
-  if (in_syscall_) recorder_.syscall_mapping_changed(kind, start, length, prot);
+void ProcessRecording::on_mapping_changed(const events::MappingEffect& change) noexcept {
+  if (in_syscall_) recorder_.syscall_mapping_changed(change);
 }
 
 void ProcessRecording::on_syscall(std::uint64_t pc, std::uint64_t number, arch::SyscallId, const std::uint64_t (&args)[6],

@@ -186,9 +186,17 @@ void EventAssembler::on_record(std::span<const std::byte> record) {
     }
     case RecordKind::kSyscallMapping: {
       const auto mapping = load_record<SyscallMappingRecord>(record);
-      mapping_effects_.push_back({static_cast<events::MappingChangeKind>(header.aux),
-                                  events::GuestAddress{mapping.start}, mapping.length,
-                                  static_cast<std::uint32_t>(mapping.prot)});
+      const auto names = tail(sizeof mapping, std::uint64_t{mapping.name_length} + mapping.file_length);
+      if (names.size() != std::uint64_t{mapping.name_length} + mapping.file_length) break;
+      events::MappingEffect effect{static_cast<events::MappingChangeKind>(header.aux),
+                                   events::GuestAddress{mapping.start}, mapping.length,
+                                   static_cast<std::uint32_t>(mapping.prot)};
+      effect.file_offset = mapping.file_offset;
+      effect.file_size = mapping.file_size;
+      mapping_effects_.push_back(effect);
+      const auto* text = reinterpret_cast<const char*>(names.data());
+      mapping_names_.emplace_back(text, mapping.name_length);
+      mapping_names_.emplace_back(text + mapping.name_length, mapping.file_length);
       return;
     }
     case RecordKind::kSyscall: {
@@ -199,6 +207,10 @@ void EventAssembler::on_record(std::span<const std::byte> record) {
       if (stack_bytes.size() == stack.size() * 8 && !stack.empty())
         std::memcpy(stack.data(), stack_bytes.data(), stack_bytes.size());
       for (std::size_t i = 0; i < memory_effects_.size(); ++i) memory_effects_[i].bytes = effect_bytes_[i];
+      for (std::size_t i = 0; i < mapping_effects_.size(); ++i) {
+        mapping_effects_[i].name = mapping_names_[2 * i];
+        mapping_effects_[i].file = mapping_names_[2 * i + 1];
+      }
       const arch::SyscallId id = arch_.syscall_id(syscall.number);
       const std::string name = id == arch::SyscallId::unknown ? "syscall_" + std::to_string(syscall.number)
                                                               : std::string(arch::syscall_name(id));
@@ -216,6 +228,7 @@ void EventAssembler::on_record(std::span<const std::byte> record) {
       effect_bytes_.clear();
       memory_effects_.clear();
       mapping_effects_.clear();
+      mapping_names_.clear();
       register_effects_.clear();
       return;
     }

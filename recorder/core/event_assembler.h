@@ -132,6 +132,7 @@ class EventAssembler {
   std::vector<std::vector<std::uint8_t>> effect_bytes_;
   std::vector<events::MemoryWriteEffect> memory_effects_;
   std::vector<events::MappingEffect> mapping_effects_;
+  std::vector<std::string> mapping_names_;  // two per mapping effect: its name, then its file
   std::vector<events::RegisterValue> register_effects_;
 };
 

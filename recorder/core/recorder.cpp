@@ -342,15 +342,30 @@ class Recorder::Impl {
     }
   }
 
-  void syscall_mapping_changed(events::MappingChangeKind kind, std::uint64_t start, std::uint64_t length,
-                               std::uint32_t prot) noexcept {
-    if (kind != events::MappingChangeKind::kProtect || !(prot & 4)) forget_code(start, start + length);
-    if (auto* record = reserve<SyscallMappingRecord>(RecordKind::kSyscallMapping, 0, static_cast<std::uint16_t>(kind))) {
-      record->start = start;
-      record->length = length;
-      record->prot = prot;
-      ring_->commit();
-    }
+  void syscall_mapping_changed(const events::MappingEffect& change) noexcept {
+    const std::uint64_t start = change.start.value;
+    if (change.kind != events::MappingChangeKind::kProtect || !(change.prot & 4))
+      forget_code(start, start + change.length);
+    // Names longer than a path can be are cut (they only describe the mapping).
+    constexpr std::size_t kNameLimit = 4096;
+    const std::string_view name = change.name.substr(0, kNameLimit);
+    const std::string_view file = change.file.substr(0, kNameLimit);
+    const std::uint32_t total =
+        static_cast<std::uint32_t>(sizeof(SyscallMappingRecord) + padded8(name.size() + file.size()));
+    auto* record = static_cast<SyscallMappingRecord*>(static_cast<void*>(reserve_bytes(total)));
+    if (!record) return;
+    record->header = {RecordKind::kSyscallMapping, 0, static_cast<std::uint16_t>(change.kind), 0};
+    record->start = start;
+    record->length = change.length;
+    record->prot = change.prot;
+    record->file_offset = change.file_offset;
+    record->file_size = change.file_size;
+    record->name_length = static_cast<std::uint32_t>(name.size());
+    record->file_length = static_cast<std::uint32_t>(file.size());
+    auto* tail = reinterpret_cast<std::uint8_t*>(record) + sizeof *record;
+    std::memcpy(tail, name.data(), name.size());
+    std::memcpy(tail + name.size(), file.data(), file.size());
+    ring_->commit();
   }
 
   // Code changed under us: blocks decoded there are stale.
@@ -552,18 +567,39 @@ class Recorder::Impl {
       region.prot = regions[i].perms;
       region.bytes.resize(region.size);
       if (uc_mem_read(engine_, regions[i].begin, region.bytes.data(), region.size) != UC_ERR_OK) region.bytes.clear();
-      for (const auto& module : info.modules) {
-        if (region.start.value >= module.start.value && region.start.value < module.end.value) {
-          region.file = module.path;
-          region.name = module.path.substr(module.path.find_last_of('/') + 1);
-          break;
-        }
-      }
+      describe_region(info, region);
       info.initial_memory.push_back(std::move(region));
     }
     uc_free(regions);
     std::sort(info.initial_memory.begin(), info.initial_memory.end(),
               [](const auto& a, const auto& b) { return a.start < b.start; });
+  }
+
+  // Names a region of the initial state: from the caller's mapped ranges when
+  // one holds it (name, backing file, file offset and size at the region's
+  // start), else from the named module holding it (its path).
+  static void describe_region(const events::TraceInfo& info, events::InitialRegion& region) {
+    const std::uint64_t start = region.start.value;
+    const auto range = std::upper_bound(info.mapped_ranges.begin(), info.mapped_ranges.end(), start,
+                                        [](std::uint64_t address, const auto& r) { return address < r.start.value; });
+    if (range != info.mapped_ranges.begin() && start < std::prev(range)->end.value) {
+      const auto& holder = *std::prev(range);
+      const std::uint64_t skipped = start - holder.start.value;
+      region.name = holder.name;
+      region.file = holder.file;
+      if (!holder.file.empty()) {
+        region.file_offset = holder.file_offset + skipped;
+        region.file_size = std::min(region.size, holder.file_size > skipped ? holder.file_size - skipped : 0);
+      }
+      return;
+    }
+    for (const auto& module : info.modules) {
+      if (start >= module.start.value && start < module.end.value) {
+        region.file = module.path;
+        region.name = module.path;
+        return;
+      }
+    }
   }
 
   void read_all_registers(std::vector<Shadow>& out) noexcept {
@@ -629,9 +665,8 @@ void Recorder::syscall_enter() noexcept { impl_->syscall_enter(); }
 void Recorder::syscall_memory_written(std::uint64_t address, std::span<const std::uint8_t> bytes) noexcept {
   impl_->syscall_memory_written(address, bytes);
 }
-void Recorder::syscall_mapping_changed(events::MappingChangeKind kind, std::uint64_t start, std::uint64_t length,
-                                       std::uint32_t prot) noexcept {
-  impl_->syscall_mapping_changed(kind, start, length, prot);
+void Recorder::syscall_mapping_changed(const events::MappingEffect& change) noexcept {
+  impl_->syscall_mapping_changed(change);
 }
 void Recorder::syscall_exit(std::uint64_t pc, std::uint64_t number, const std::uint64_t (&args)[6], std::int64_t result,
                             std::span<const std::uint64_t> call_stack) noexcept {

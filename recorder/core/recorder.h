@@ -89,8 +89,8 @@ class Recorder {
   // or a harness). All on the emulation thread.
   void syscall_enter() noexcept;  // before the kernel side runs: snapshots registers
   void syscall_memory_written(std::uint64_t address, std::span<const std::uint8_t> bytes) noexcept;
-  void syscall_mapping_changed(events::MappingChangeKind kind, std::uint64_t start, std::uint64_t length,
-                               std::uint32_t prot) noexcept;
+  // A mapping change; for kMap, `change` may name the mapping and its backing file.
+  void syscall_mapping_changed(const events::MappingEffect& change) noexcept;
   void syscall_exit(std::uint64_t pc, std::uint64_t number, const std::uint64_t (&args)[6], std::int64_t result,
                     std::span<const std::uint64_t> call_stack = {}) noexcept;
   void module_loaded(std::uint64_t start, std::uint64_t end, std::uint64_t load_bias, std::string_view path) noexcept;

@@ -110,13 +110,19 @@ struct SyscallMemoryWriteRecord {
   std::uint64_t length;
 };
 
-// aux: events::MappingChangeKind.
+// aux: events::MappingChangeKind; tail: name_length bytes of name, then
+// file_length bytes of file (kMap only).
 struct SyscallMappingRecord {
   RecordHeader header;
   std::uint64_t start;
   std::uint64_t length;
   std::uint64_t prot;
+  std::uint64_t file_offset;
+  std::uint64_t file_size;
+  std::uint32_t name_length;
+  std::uint32_t file_length;
 };
+static_assert(sizeof(SyscallMappingRecord) == 56);
 
 // aux: description length; tail: description.
 struct FaultRecord {

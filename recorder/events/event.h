@@ -96,6 +96,11 @@ struct MappingEffect {
   GuestAddress start;
   std::uint64_t length = 0;
   std::uint32_t prot = 0;  // PROT_* bits after the change
+  // kMap only (empty or 0 otherwise): what the new mapping is and what backs it.
+  std::string_view name = {};     // "[heap]", "[stack]", a path... ("" for anonymous memory)
+  std::string_view file = {};     // the backing file's path ("" when anonymous)
+  std::uint64_t file_offset = 0;  // the file offset of the mapping's first byte
+  std::uint64_t file_size = 0;    // bytes of the mapping that come from the file (the rest is zero)
 };
 
 struct SyscallEvent {
@@ -151,8 +156,22 @@ struct InitialRegion {
   std::uint64_t size = 0;           // bytes
   std::uint32_t prot = 0;           // PROT_* bits (R=1 W=2 X=4, as Unicorn's UC_PROT_*)
   std::vector<std::uint8_t> bytes;  // `size` bytes (empty when the contents were not captured)
-  std::string name;                 // "stack", a module's file name... ("" when unknown)
+  std::string name;                 // "[stack]", "[heap]", a module's path... ("" when unknown)
   std::string file;                 // the backing file's path ("" when none or unknown)
+  std::uint64_t file_offset = 0;    // the file offset of the region's first byte (when `file` is set)
+  std::uint64_t file_size = 0;      // bytes of the region that come from the file
+};
+
+// What the caller that mapped guest memory knows of one mapping (the Linux
+// layer's view: names, backing files, offsets). Used to describe the regions of
+// the initial state; a region inside [start, end) takes its name and file from it.
+struct MappedRange {
+  GuestAddress start;
+  GuestAddress end;  // exclusive
+  std::string name;
+  std::string file;
+  std::uint64_t file_offset = 0;  // of `start`
+  std::uint64_t file_size = 0;    // bytes from `start` that come from the file
 };
 
 // A file mapped into the guest (the program, its interpreter...), as the caller
@@ -176,6 +195,8 @@ struct TraceInfo {
   std::vector<RegisterValue> initial_registers;  // every register of the arch table, in table order
   std::vector<InitialRegion> initial_memory;     // every mapped region, by address
   std::vector<NamedModule> modules;              // given by the caller (the CLI: the loaded images)
+  std::vector<MappedRange> mapped_ranges;        // given by the caller, by address (names initial regions)
+  std::uint64_t process_id = 0;                  // the guest's pid as it sees it (0 when unknown)
 };
 
 // Totals, given to sinks after the last event.

@@ -19,6 +19,10 @@ void GuestMemory::split_at(std::uint64_t address) {
   if (vma.start >= address || vma.end <= address) return;
   Vma upper = vma;
   upper.start = address;
+  const std::uint64_t lower_length = address - vma.start;
+  upper.file_offset += lower_length;
+  upper.file_size = vma.file_size > lower_length ? vma.file_size - lower_length : 0;
+  vma.file_size = std::min(vma.file_size, lower_length);
   vma.end = address;
   vmas_.emplace(address, std::move(upper));
 }
@@ -27,15 +31,25 @@ void GuestMemory::forget_translations(std::uint64_t start, std::uint64_t end) {
   uc_ctl_remove_cache(engine_, start, end);
 }
 
-Status GuestMemory::map(std::uint64_t start, std::uint64_t length, int prot, std::string name) {
+Status GuestMemory::map(std::uint64_t start, std::uint64_t length, int prot, std::string name, FileBacking backing) {
   if (length == 0 || start % kPageSize || length % kPageSize || start + length < start)
     return make_error(ErrorCode::kInvalidArgument, "unaligned or empty mapping");
   if (auto status = unmap(start, length); !status) return status;
   if (const uc_err err = uc_mem_map(engine_, start, length, static_cast<std::uint32_t>(prot)); err != UC_ERR_OK)
     return make_error(ErrorCode::kEmulator, std::string("uc_mem_map: ") + uc_strerror(err));
-  vmas_.emplace(start, Vma{start, start + length, prot, std::move(name)});
-  if (observer_)
-    observer_->on_mapping_changed(events::MappingChangeKind::kMap, start, length, static_cast<std::uint32_t>(prot));
+  backing.size = std::min(backing.size, length);
+  const auto [it, inserted] = vmas_.emplace(
+      start, Vma{start, start + length, prot, std::move(name), std::move(backing.path), backing.offset, backing.size});
+  if (observer_) {
+    const Vma& vma = it->second;
+    events::MappingEffect change{events::MappingChangeKind::kMap, events::GuestAddress{start}, length,
+                                 static_cast<std::uint32_t>(prot)};
+    change.name = vma.name;
+    change.file = vma.file;
+    change.file_offset = vma.file_offset;
+    change.file_size = vma.file_size;
+    observer_->on_mapping_changed(change);
+  }
   return ok_status();
 }
 
@@ -44,7 +58,7 @@ Status GuestMemory::unmap(std::uint64_t start, std::uint64_t length) {
   split_at(start);
   split_at(end);
   if (observer_ && vmas_.lower_bound(start) != vmas_.end() && vmas_.lower_bound(start)->first < end)
-    observer_->on_mapping_changed(events::MappingChangeKind::kUnmap, start, length, 0);
+    observer_->on_mapping_changed({events::MappingChangeKind::kUnmap, events::GuestAddress{start}, length, 0});
   for (auto it = vmas_.lower_bound(start); it != vmas_.end() && it->first < end;) {
     const Vma& vma = it->second;
     if (vma.prot & kProtExec) forget_translations(vma.start, vma.end);
@@ -70,7 +84,8 @@ Status GuestMemory::protect(std::uint64_t start, std::uint64_t length, int prot)
     vma.prot = prot;
   }
   if (observer_)
-    observer_->on_mapping_changed(events::MappingChangeKind::kProtect, start, length, static_cast<std::uint32_t>(prot));
+    observer_->on_mapping_changed(
+        {events::MappingChangeKind::kProtect, events::GuestAddress{start}, length, static_cast<std::uint32_t>(prot)});
   return ok_status();
 }
 

@@ -40,6 +40,18 @@ struct Vma {
   std::uint64_t end = 0;  // exclusive
   int prot = 0;
   std::string name;       // "[stack]", "[heap]", a file path, or empty for anonymous
+  // What backs it (see FileBacking); empty path for anonymous memory.
+  std::string file;
+  std::uint64_t file_offset = 0;  // of `start`
+  std::uint64_t file_size = 0;    // bytes from `start` that came from the file
+};
+
+// The file behind a mapping: its path, the offset of the mapping's first byte,
+// and how many bytes of the mapping come from it (the rest is zero-filled).
+struct FileBacking {
+  std::string path;
+  std::uint64_t offset = 0;
+  std::uint64_t size = 0;
 };
 
 class ProcessObserver;
@@ -53,8 +65,9 @@ class GuestMemory {
   GuestMemory(uc_engine* engine, const arch::AddressSpaceLayout& layout);
 
   // Maps [start, start+length) with `prot`, replacing whatever was there (as
-  // MAP_FIXED does). start and length must be page aligned. Memory is zeroed.
-  Status map(std::uint64_t start, std::uint64_t length, int prot, std::string name);
+  // MAP_FIXED does). start and length must be page aligned. Memory is zeroed
+  // (the caller writes a file's bytes in; `backing` only describes them).
+  Status map(std::uint64_t start, std::uint64_t length, int prot, std::string name, FileBacking backing = {});
   // Unmaps every mapped page of the range; holes are fine (munmap semantics).
   Status unmap(std::uint64_t start, std::uint64_t length);
   // Changes protection; fails with kInvalidArgument when the range has holes (ENOMEM).

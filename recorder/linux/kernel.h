@@ -46,6 +46,7 @@ class Kernel {
          const ProcessConfig& config);
 
   GuestMemory& memory() { return memory_; }
+  const GuestMemory& memory() const { return memory_; }
   GuestFs& fs() { return fs_; }
   void set_program_break(std::uint64_t start) { brk_start_ = brk_current_ = start; }
   void set_observer(ProcessObserver* observer) {

@@ -179,6 +179,16 @@ LinuxProcess::~LinuxProcess() {
   if (engine_) uc_close(engine_);
 }
 
+std::vector<events::MappedRange> LinuxProcess::mapped_ranges() const {
+  std::vector<events::MappedRange> ranges;
+  for (const auto& [start, vma] : kernel_->memory().vmas())
+    ranges.push_back({events::GuestAddress{vma.start}, events::GuestAddress{vma.end}, vma.name, vma.file,
+                      vma.file_offset, vma.file_size});
+  return ranges;
+}
+
+std::uint64_t LinuxProcess::guest_pid() const { return static_cast<std::uint64_t>(::getpid()); }
+
 std::uint64_t LinuxProcess::syscall_count() const { return kernel_->syscall_count(); }
 
 void LinuxProcess::set_observer(ProcessObserver* observer) {

@@ -68,9 +68,9 @@ class ProcessObserver {
   virtual void on_syscall_enter(std::uint64_t pc, std::uint64_t number) noexcept = 0;
   // The kernel wrote guest memory (read() data, a struct stat, a file mapping's contents...).
   virtual void on_memory_written(std::uint64_t address, std::span<const std::uint8_t> bytes) noexcept = 0;
-  // The kernel mapped, unmapped or re-protected guest memory.
-  virtual void on_mapping_changed(events::MappingChangeKind kind, std::uint64_t start, std::uint64_t length,
-                                  std::uint32_t prot) noexcept = 0;
+  // The kernel mapped, unmapped or re-protected guest memory (a new mapping with
+  // its name and backing file; the views are valid during the call only).
+  virtual void on_mapping_changed(const events::MappingEffect& change) noexcept = 0;
   // After the kernel side ran; `result` is what the guest gets back.
   virtual void on_syscall(std::uint64_t pc, std::uint64_t number, arch::SyscallId id,
                           const std::uint64_t (&args)[6], std::int64_t result) noexcept = 0;
@@ -106,6 +106,10 @@ class LinuxProcess {
   uc_engine* engine() const { return engine_; }
   const arch::ArchInfo& arch() const { return *arch_; }
   std::uint64_t syscall_count() const;
+  // What is mapped now, by address: names, protections, backing files.
+  std::vector<events::MappedRange> mapped_ranges() const;
+  // The pid the guest sees (getpid(): the process it runs in).
+  std::uint64_t guest_pid() const;
   // Attaches an observer (not owned; nullptr detaches). The images loaded so far
   // are reported to it at once.
   void set_observer(ProcessObserver* observer);

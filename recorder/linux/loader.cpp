@@ -119,8 +119,13 @@ Expected<LoadedImage> map_image(GuestMemory& memory, const elf::ElfFile& file, s
         return status.error();
       map_from = mapped_until;
     }
+    // The file's bytes start at the page holding p_offset; the segment's tail
+    // past p_filesz is zero-filled (bss).
+    const std::uint64_t file_end = ph.vaddr + bias + ph.filesz;
+    const FileBacking backing{file.source(), page_down(ph.offset) + (map_from - seg_start),
+                              file_end > map_from ? file_end - map_from : 0};
     if (map_from < seg_end)
-      if (auto status = memory.map(map_from, seg_end - map_from, prot, file.source()); !status)
+      if (auto status = memory.map(map_from, seg_end - map_from, prot, file.source(), backing); !status)
         return make_error(ErrorCode::kEmulator, status.error().message, file.source());
     mapped_until = seg_end;
     if (ph.filesz > 0 && !memory.write(ph.vaddr + bias, bytes.subspan(ph.offset, ph.filesz)))

@@ -5,6 +5,7 @@
 // limit; no program in the test suite relies on it).
 #include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -87,7 +88,13 @@ std::int64_t Kernel::do_mmap(std::uint64_t address, std::uint64_t length, int pr
     }
   }
 
-  if (auto status = memory_.map(start, size, prot & (kProtRead | kProtWrite | kProtExec), name); !status) {
+  FileBacking backing;
+  if (!anonymous) {
+    struct stat file_status {};
+    const std::uint64_t file_bytes = ::fstat(host, &file_status) == 0 ? static_cast<std::uint64_t>(file_status.st_size) : 0;
+    backing = {name, offset, file_bytes > offset ? std::min(length, file_bytes - offset) : 0};
+  }
+  if (auto status = memory_.map(start, size, prot & (kProtRead | kProtWrite | kProtExec), name, backing); !status) {
     note_once("mmap failed in the emulator: " + status.error().message);
     return -ENOMEM;
   }
@@ -127,6 +134,7 @@ std::int64_t Kernel::do_mremap(std::uint64_t old_address, std::uint64_t old_size
   const Vma* vma = memory_.find(old_address);
   const int prot = vma ? vma->prot : kProtRead | kProtWrite;
   const std::string name = vma ? vma->name : "";
+  const FileBacking backing = vma ? FileBacking{vma->file, vma->file_offset, vma->file_size} : FileBacking{};
 
   if (!(flags & MREMAP_FIXED)) {
     if (new_size <= old_size) {
@@ -157,7 +165,7 @@ std::int64_t Kernel::do_mremap(std::uint64_t old_address, std::uint64_t old_size
   }
   std::vector<std::uint8_t> contents(std::min(old_size, new_size));
   if (!memory_.read(old_address, contents)) return -EFAULT;
-  if (!memory_.map(target, new_size, prot, name)) return -ENOMEM;
+  if (!memory_.map(target, new_size, prot, name, backing)) return -ENOMEM;
   memory_.write(target, contents);
   if (!(flags & MREMAP_DONTUNMAP)) (void)memory_.unmap(old_address, old_size);
   return static_cast<std::int64_t>(target);

@@ -48,7 +48,11 @@ foreach(variant plain zstd strict)
     message(FATAL_ERROR "dump (${variant}): exit status ${status}; stderr: ${err}")
   endif()
   check_contains("${dump}" "# UCIR version 0, arch x86_64, os linux" "dump (${variant})")
-  check_matches("${dump}" "#   map 0x[0-9a-f]+-0x[0-9a-f]+ prot 5 hello [^\n]*/hello\n" "dump (${variant})")
+  # The text segment: named after the program, backed by it from offset 0x1000 (readelf -l: its PT_LOAD's offset).
+  check_matches("${dump}" "#   map 0x[0-9a-f]+-0x[0-9a-f]+ prot 5 [^\n]*/hello \\(file [^\n]*/hello offset 0x1000, 0x[0-9a-f]+ bytes\\)\n"
+    "dump (${variant})")
+  check_matches("${dump}" "#   map 0x[0-9a-f]+-0x[0-9a-f]+ prot 3 \\[stack\\]\n" "dump (${variant})")
+  check_matches("${dump}" "# UCIR version 0, arch x86_64, os linux(, zstd)?, pid [1-9][0-9]*;" "dump (${variant})")
   # The entry point's first instruction, disassembled from the keyframe's memory.
   check_matches("${dump}" "#1 insn 0x[0-9a-f]+ xor ebp, ebp\n" "dump (${variant})")
   check_contains("${dump}" " syscall " "dump (${variant})")

@@ -1,16 +1,22 @@
-// Role: UCIR round trips on real guest programs (every sample but heap, static,
-// and hello dynamic, at blocks, insns, mem and regs): each is recorded once
-// with both a probe sink and the UCIR writer attached to the same recording;
-// the file is read back and the two event sequences are compared on every
-// field UCIR carries (kinds, addresses, sizes, memory values, register values,
-// syscall numbers, arguments, results and effects; read values at mem level,
-// from the reader's memory image), plain and zstd.
+// Role: UCIR round trips on real guest programs (every sample, static, and
+// hello dynamic, at blocks, insns, mem and regs): each is recorded once with
+// both a probe sink and the UCIR writer attached to the same recording; the
+// file is read back and the two event sequences are compared on every field
+// UCIR carries (kinds, addresses, sizes, memory values, register values,
+// syscall numbers, arguments, results and effects, mappings with their files;
+// read values at mem level, from the reader's memory image), plain and zstd.
+// Long runs (heap: 40 million instructions, stdio_buffered) are compared as
+// they stream: each side folds its events, projected on the same fields, into
+// one digest per 64 Ki events, so memory stays small and a difference is
+// located to its chunk of events.
 #include <doctest/doctest.h>
 
 #include <unistd.h>
 
 #include <cstring>
 #include <algorithm>
+#include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -37,15 +43,51 @@ struct Copied {
   std::uint64_t args[6] = {};
   std::int64_t result = 0;
   std::vector<std::pair<std::uint64_t, std::vector<std::uint8_t>>> writes;
-  std::vector<std::tuple<int, std::uint64_t, std::uint64_t, std::uint32_t>> mappings;
+  struct Mapping {
+    int kind = 0;
+    std::uint64_t start = 0, length = 0;
+    std::uint32_t prot = 0;
+    std::string name, file;
+    std::uint64_t file_offset = 0, file_size = 0;
+    friend bool operator==(const Mapping&, const Mapping&) = default;
+  };
+  std::vector<Mapping> mappings;
   std::vector<std::uint64_t> stack;
 };
 
+std::string canonical(const Copied& event, core::TraceLevel level);
+
 class CopySink final : public events::Sink {
  public:
+  // Streaming: fold the events at `level` into chunk digests instead of keeping them.
+  static constexpr std::uint64_t kChunkEvents = 1 << 16;
+  explicit CopySink(bool streaming = false, core::TraceLevel level = core::TraceLevel::kBlocks)
+      : streaming_(streaming), level_(level) {}
   void begin(const events::TraceInfo& info) override { info_ = info; }
   void on_event(const events::Event& event) override {
     if (!formats::UcirReader::can_carry(event.kind)) return;
+    if (streaming_) {
+      fold(canonical(copy_of(event), level_));
+      return;
+    }
+    events_.push_back(copy_of(event));
+  }
+  std::string end(const events::TraceSummary&) override {
+    if (streaming_ && counted_ % kChunkEvents) digests_.push_back(digest_);
+    return "";
+  }
+  events::TraceInfo info_;
+  std::vector<Copied> events_;
+  std::vector<std::uint64_t> digests_;  // streaming: one FNV-1a digest per kChunkEvents events
+  std::uint64_t counted_ = 0;           // streaming: events folded
+
+ private:
+  void fold(const std::string& bytes) {
+    if (counted_ % kChunkEvents == 0) digest_ = 14695981039346656037ull;
+    for (const char c : bytes) digest_ = (digest_ ^ static_cast<std::uint8_t>(c)) * 1099511628211ull;
+    if (++counted_ % kChunkEvents == 0) digests_.push_back(digest_);
+  }
+  static Copied copy_of(const events::Event& event) {
     Copied copy;
     copy.kind = event.kind;
     std::visit(
@@ -76,20 +118,66 @@ class CopySink final : public events::Sink {
             copy.registers.assign(p.register_changes.begin(), p.register_changes.end());
             for (const auto& w : p.memory_writes) copy.writes.push_back({w.address.value, {w.bytes.begin(), w.bytes.end()}});
             for (const auto& m : p.mapping_changes)
-              copy.mappings.emplace_back(static_cast<int>(m.kind), m.start.value, m.length,
-                                         m.kind == events::MappingChangeKind::kUnmap ? 0u : m.prot & 7u);
+              copy.mappings.push_back({static_cast<int>(m.kind), m.start.value, m.length,
+                                       m.kind == events::MappingChangeKind::kUnmap ? 0u : m.prot & 7u,
+                                       std::string(m.name), std::string(m.file), m.file_offset, m.file_size});
             copy.stack.assign(p.call_stack.begin(), p.call_stack.end());
           } else if constexpr (std::is_same_v<T, events::ExitEvent>) {
             copy.value = static_cast<std::uint64_t>(p.code);
           }
         },
         event.payload);
-    events_.push_back(std::move(copy));
+    return copy;
   }
-  std::string end(const events::TraceSummary&) override { return ""; }
-  events::TraceInfo info_;
-  std::vector<Copied> events_;
+  bool streaming_;
+  core::TraceLevel level_;
+  std::uint64_t digest_ = 0;
 };
+
+// The fields of `event` that a UCIR round trip keeps at `level`, as bytes (the
+// rules of compare() below, for runs that end without a fault).
+std::string canonical(const Copied& event, core::TraceLevel level) {
+  const bool has_steps = level != core::TraceLevel::kBlocks;
+  const bool all_writes = level == core::TraceLevel::kMemory || level == core::TraceLevel::kFull;
+  std::string out;
+  auto put = [&](const auto& value) { out.append(reinterpret_cast<const char*>(&value), sizeof value); };
+  auto put_registers = [&](const std::vector<events::RegisterValue>& registers) {
+    for (const auto& r : registers) {
+      put(r.index);
+      out.append(reinterpret_cast<const char*>(r.bytes.data()), r.size);
+    }
+  };
+  put(event.kind);
+  switch (event.kind) {
+    case events::EventKind::kBlock: put(event.address), put(event.size), put(event.count); break;
+    case events::EventKind::kInstruction:
+      put(event.address), put(event.size);
+      out.append(event.bytes.begin(), event.bytes.end());
+      break;
+    case events::EventKind::kMemoryRead:
+    case events::EventKind::kMemoryWrite:
+      put(event.address), put(event.size);
+      if (event.kind == events::EventKind::kMemoryWrite || all_writes) put(event.value);
+      put(event.pc_known);
+      if (event.pc_known) put(event.pc);
+      break;
+    case events::EventKind::kRegisters: put(event.pc), put_registers(event.registers); break;
+    case events::EventKind::kSyscall:
+      put(event.value), put(event.result), put(event.args);
+      if (has_steps) put(event.pc);
+      for (const auto& [address, bytes] : event.writes) put(address), out.append(bytes.begin(), bytes.end());
+      for (const auto& m : event.mappings) {
+        put(m.kind), put(m.start), put(m.length), put(m.prot), put(m.file_offset), put(m.file_size);
+        out += m.name + '\0' + m.file + '\0';
+      }
+      put_registers(event.registers);
+      for (const auto pc : event.stack) put(pc);
+      break;
+    case events::EventKind::kExit: put(event.value); break;
+    default: break;
+  }
+  return out;
+}
 
 bool same_registers(const std::vector<events::RegisterValue>& a, const std::vector<events::RegisterValue>& b) {
   if (a.size() != b.size()) return false;
@@ -167,7 +255,7 @@ std::size_t compare(const std::vector<Copied>& recorded, const std::vector<Copie
 
 // Records `program` at `level` into `path` (UCIR) and into a CopySink; returns the sink.
 std::unique_ptr<CopySink> record(const std::string& program, core::TraceLevel level, const std::string& path,
-                                 bool zstd, const std::string& scratch_dir = "") {
+                                 bool zstd, const std::string& scratch_dir = "", bool streaming = false) {
   linux_layer::ProcessConfig config;
   config.program = program;
   config.argv = {program};
@@ -181,13 +269,15 @@ std::unique_ptr<CopySink> record(const std::string& program, core::TraceLevel le
   options.keyframe_interval = 20000;  // a few periodic keyframes in a small run
   auto writer = formats::UcirWriter::open(path, (*process)->arch(), options);
   REQUIRE(writer.has_value());
-  auto probe = std::make_unique<CopySink>();
+  auto probe = std::make_unique<CopySink>(streaming, level);
   core::RecorderOptions recorder_options;
   recorder_options.level = level;
   recorder_options.ring_bytes = 4u << 20;  // small: a ring is zeroed and pre-faulted per recording
   events::TraceInfo info;
   for (const auto& module : (*process)->initial_modules())
     info.modules.push_back({events::GuestAddress{module.start}, events::GuestAddress{module.end}, module.path});
+  info.mapped_ranges = (*process)->mapped_ranges();
+  info.process_id = (*process)->guest_pid();
   auto recorder = core::Recorder::attach((*process)->engine(), (*process)->arch(), recorder_options,
                                          {probe.get(), writer->get()}, info);
   REQUIRE(recorder.has_value());
@@ -202,58 +292,144 @@ std::unique_ptr<CopySink> record(const std::string& program, core::TraceLevel le
 
 }  // namespace
 
-TEST_CASE("UCIR: recording, writing and reading back gives the same events (every sample, plain and zstd)") {
+namespace {
+
+std::string temp_path(const std::string& stem) {
+  return (std::filesystem::temp_directory_path() / (stem + "-" + std::to_string(::getpid()))).string();
+}
+
+// Records `sample` at `level` (plain or zstd), reads it back, and checks the
+// initial state and the events. Returns the recorded probe (for more checks).
+std::unique_ptr<CopySink> round_trip(const std::string& sample, core::TraceLevel level, bool zstd, bool streaming) {
+  const auto started = std::chrono::steady_clock::now();
+  CAPTURE(sample);
+  CAPTURE(core::trace_level_name(level));
+  CAPTURE(zstd);
+  const std::string path = temp_path("tracecorn-ucir-rt") + ".ucir";
+  const auto scratch = std::filesystem::path(temp_path("tracecorn-ucir-dir"));
+  std::filesystem::remove_all(scratch);
+  std::filesystem::create_directories(scratch);
+  auto recorded = record(kSamples + "/" + sample, level, path, zstd, scratch.string(), streaming);
+  std::filesystem::remove_all(scratch);
+  REQUIRE(recorded->info_.has_initial_state);
+  auto reader = formats::UcirReader::open(path);
+  REQUIRE_MESSAGE(reader.has_value(), reader.error().to_string());
+  CHECK((*reader)->header().zstd == zstd);
+  // The first keyframe holds the initial state, with each region's name and file.
+  const auto& info = (*reader)->info();
+  CHECK(info.process_id == static_cast<std::uint64_t>(::getpid()));
+  CHECK(info.initial_registers.size() == recorded->info_.initial_registers.size());
+  REQUIRE(info.initial_memory.size() == recorded->info_.initial_memory.size());
+  for (std::size_t i = 0; i < info.initial_memory.size(); ++i) {
+    const auto& read = info.initial_memory[i];
+    const auto& written = recorded->info_.initial_memory[i];
+    CHECK(read.start == written.start);
+    CHECK(read.size == written.size);
+    CHECK(read.bytes == written.bytes);
+    CHECK(read.name == written.name);
+    CHECK(read.file == written.file);
+    CHECK(read.file_offset == written.file_offset);
+    CHECK(read.file_size == written.file_size);
+  }
+  CopySink read(streaming, level);
+  const auto status = (*reader)->read_all(read);
+  REQUIRE_MESSAGE(status.has_value(), status.error().to_string());
+  CHECK((*reader)->warning().empty());
+  if (streaming) {
+    CHECK(read.counted_ == recorded->counted_);
+    REQUIRE(read.digests_.size() == recorded->digests_.size());
+    const auto differ = std::mismatch(read.digests_.begin(), read.digests_.end(), recorded->digests_.begin());
+    CHECK_MESSAGE(differ.first == read.digests_.end(),
+                  "events differ in chunk " << differ.first - read.digests_.begin() << " (events from "
+                                            << (differ.first - read.digests_.begin()) * CopySink::kChunkEvents << ")");
+    CHECK(read.counted_ > 500000);
+  } else {
+    std::string first;
+    const std::size_t differing = compare(recorded->events_, read.events_, level, first);
+    CHECK_MESSAGE(differing == 0, first);
+    CHECK(read.events_.size() > 100);
+  }
+  std::filesystem::remove(path);
+  if (std::getenv("TRACECORN_TEST_TIMES"))
+    MESSAGE(sample << " " << std::string(core::trace_level_name(level)) << std::string(zstd ? " zstd " : " ")
+                   << std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count() << " s");
+  return recorded;
+}
+
+bool is_long_run(const std::string& sample) {
+  return sample.find("heap") != std::string::npos || sample.find("stdio_buffered") != std::string::npos;
+}
+
+std::vector<std::string> round_trip_samples() {
   std::vector<std::string> samples = {"dynamic/hello"};
   for (const auto& entry : std::filesystem::directory_iterator(kSamples + "/static"))
     samples.push_back("static/" + entry.path().filename().string());
   std::sort(samples.begin(), samples.end());
+  return samples;
+}
+
+constexpr core::TraceLevel kRoundTripLevels[] = {core::TraceLevel::kBlocks, core::TraceLevel::kInstructions,
+                                                 core::TraceLevel::kMemory, core::TraceLevel::kRegisters};
+
+}  // namespace
+
+TEST_CASE("UCIR: recording, writing and reading back gives the same events (every sample, plain and zstd)") {
+  const auto samples = round_trip_samples();
   REQUIRE(samples.size() >= 15);
   for (const std::string& sample : samples) {
-    // Every sample at every level; stdio_buffered (4.5 million instructions) at
-    // the blocks level only, as the comparison holds both event sequences in memory.
-    const bool large = sample.find("heap") != std::string::npos || sample.find("stdio_buffered") != std::string::npos;
-    // heap (40 million instructions) is left out: copying millions of events
-    // twice costs this test over a minute, and stdio_buffered covers long runs.
-    if (sample.find("heap") != std::string::npos) continue;
-    for (auto level : {core::TraceLevel::kBlocks, core::TraceLevel::kInstructions, core::TraceLevel::kMemory,
-                       core::TraceLevel::kRegisters}) {
-      if (large && level != core::TraceLevel::kBlocks) continue;
-      for (const bool zstd : {false, true}) {
-        CAPTURE(sample);
-        CAPTURE(core::trace_level_name(level));
-        CAPTURE(zstd);
-        const std::string path = (std::filesystem::temp_directory_path() /
-                                  ("tracecorn-ucir-rt-" + std::to_string(::getpid()) + ".ucir"))
-                                     .string();
-        const auto scratch = std::filesystem::temp_directory_path() / ("tracecorn-ucir-dir-" + std::to_string(::getpid()));
-        std::filesystem::remove_all(scratch);
-        std::filesystem::create_directories(scratch);
-        auto recorded = record(kSamples + "/" + sample, level, path, zstd, scratch.string());
-        std::filesystem::remove_all(scratch);
-        REQUIRE(recorded->info_.has_initial_state);
-        auto reader = formats::UcirReader::open(path);
-        REQUIRE_MESSAGE(reader.has_value(), reader.error().to_string());
-        CHECK((*reader)->header().zstd == zstd);
-        // The first keyframe holds the initial state.
-        const auto& info = (*reader)->info();
-        CHECK(info.initial_registers.size() == recorded->info_.initial_registers.size());
-        REQUIRE(info.initial_memory.size() == recorded->info_.initial_memory.size());
-        for (std::size_t i = 0; i < info.initial_memory.size(); ++i) {
-          CHECK(info.initial_memory[i].start == recorded->info_.initial_memory[i].start);
-          CHECK(info.initial_memory[i].size == recorded->info_.initial_memory[i].size);
-          CHECK(info.initial_memory[i].bytes == recorded->info_.initial_memory[i].bytes);
-          CHECK(info.initial_memory[i].file == recorded->info_.initial_memory[i].file);
-        }
-        CopySink read;
-        const auto status = (*reader)->read_all(read);
-        REQUIRE_MESSAGE(status.has_value(), status.error().to_string());
-        CHECK((*reader)->warning().empty());
-        std::string first;
-        const std::size_t differing = compare(recorded->events_, read.events_, level, first);
-        CHECK_MESSAGE(differing == 0, first);
-        CHECK(read.events_.size() > 100);
-        std::filesystem::remove(path);
-      }
-    }
+    if (is_long_run(sample)) continue;  // "UCIR long runs" below
+    for (auto level : kRoundTripLevels)
+      for (const bool zstd : {false, true}) round_trip(sample, level, zstd, false);
   }
+}
+
+// Its own ctest (ucir_roundtrip_long_runs): heap runs 40 million instructions.
+TEST_CASE("UCIR long runs: heap and stdio_buffered round-trip at every level, compared as they stream") {
+  for (const std::string sample : {"static/heap", "static/stdio_buffered"})
+    for (auto level : kRoundTripLevels)
+      for (const bool zstd : {false, true}) {
+        // zstd costs heap's largest traces ~10 s more each: checked at one level there.
+        if (zstd && sample == "static/heap" && level != core::TraceLevel::kInstructions) continue;
+        round_trip(sample, level, zstd, true);
+      }
+}
+
+TEST_CASE("UCIR: mappings carry their file, offset and size (mmap_file's file mappings, the program's segments)") {
+  const auto recorded = round_trip("static/mmap_file", core::TraceLevel::kBlocks, false, false);
+  // The initial regions of the program: bytes from the file are the file's own
+  // (the loader leaves the bytes before a segment's start in its first page zero).
+  std::size_t file_regions = 0;
+  for (const auto& region : recorded->info_.initial_memory) {
+    if (region.file.empty()) continue;
+    ++file_regions;
+    CAPTURE(region.start.value);
+    REQUIRE(region.file_size <= region.size);
+    std::FILE* file = std::fopen(region.file.c_str(), "rb");
+    REQUIRE(file);
+    std::vector<std::uint8_t> expected(region.file_size);
+    REQUIRE(std::fseek(file, static_cast<long>(region.file_offset), SEEK_SET) == 0);
+    CHECK(std::fread(expected.data(), 1, expected.size(), file) == expected.size());
+    std::fclose(file);
+    std::size_t matching = 0, differing = 0;
+    for (std::size_t i = 0; i < expected.size(); ++i) {
+      if (region.bytes[i] == expected[i]) ++matching;
+      else if (region.bytes[i] != 0) ++differing;
+    }
+    CHECK(differing == 0);
+    CHECK(matching * 2 > expected.size());
+  }
+  CHECK(file_regions >= 3);  // text, rodata, data at least
+  // The sample maps its 3-page-and-100-byte file whole, then one page at offset 2 pages.
+  std::vector<Copied::Mapping> file_maps;
+  for (const auto& event : recorded->events_)
+    for (const auto& mapping : event.mappings)
+      if (!mapping.file.empty()) file_maps.push_back(mapping);
+  REQUIRE(file_maps.size() == 2);
+  CHECK(file_maps[0].file.ends_with("/mapped.bin"));
+  CHECK(file_maps[0].name == file_maps[0].file);
+  CHECK(file_maps[0].file_offset == 0);
+  CHECK(file_maps[0].file_size == 3 * 4096 + 100);
+  CHECK(file_maps[0].length == 4 * 4096);
+  CHECK(file_maps[1].file_offset == 2 * 4096);
+  CHECK(file_maps[1].file_size == 4096);
 }

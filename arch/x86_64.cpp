@@ -615,6 +615,17 @@ void x86_64_add_unlisted_writes(const cs_insn& insn, std::vector<std::uint16_t>&
     for (const char* name : {"st0", "st1", "st2", "st3", "st4", "st5", "st6", "st7", "fpsw", "fptag", "fpcw"})
       add(name);
   if (insn.id == X86_INS_CMPXCHG || insn.id == X86_INS_CMPXCHG8B || insn.id == X86_INS_CMPXCHG16B) add("rax");
+  // fxrstor/xrstor load the x87, MXCSR and XMM state from memory; Capstone 4
+  // lists none of it (found by the binary trace's replay check on ld.so's
+  // _dl_runtime_resolve_fxsave). ldmxcsr loads MXCSR.
+  if (insn.id == X86_INS_FXRSTOR || insn.id == X86_INS_FXRSTOR64 || insn.id == X86_INS_XRSTOR ||
+      insn.id == X86_INS_XRSTOR64) {
+    for (const char* name : {"st0", "st1", "st2", "st3", "st4", "st5", "st6", "st7", "fpsw", "fptag", "fpcw", "mxcsr",
+                             "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9", "xmm10",
+                             "xmm11", "xmm12", "xmm13", "xmm14", "xmm15"})
+      add(name);
+  }
+  if (insn.id == X86_INS_LDMXCSR) add("mxcsr");
 }
 
 bool x86_64_count_memory_accesses(const cs_insn& insn, std::uint8_t& reads, std::uint8_t& writes) {

@@ -39,12 +39,61 @@ struct SyscallAbi {
   std::string_view trap_instruction;  // "syscall", "svc #0", ...
 };
 
+struct BintraceMachine;  // below
+
 // Per-format identifiers (filled as each format lands; empty/zero = the format has no id).
 struct FormatIds {
   std::string_view ucir_arch;        // UCIR header arch string ("x86_64")
   std::uint64_t bap_architecture;    // bap-frames frame_architecture
   std::uint64_t bap_machine;         // BFD mach number
   std::uint32_t bintrace_magic;      // binary trace v1.0 machine magic ('x641')
+  const BintraceMachine* bintrace = nullptr;  // binary trace v1.0 machine description (nullptr: none)
+};
+
+// How binary trace v1.0 (REVEN's rvnbintrace, ../shared/specs/binary-trace-v1.0.md)
+// describes this architecture: the registers it declares, in declaration order
+// (register id = position), where each value comes from, the register operations
+// of the reference writer, and the static registers (CPUID facts).
+struct BintraceRegister {
+  enum class Source : std::uint8_t {
+    kTable,     // the low `size` bytes of registers[table_index] (zero-extended when the table's is narrower)
+    kConstant,  // `constant`: a value a user process cannot see (what Linux gives it; documented per arch)
+    kDerived,   // computed from several table registers by BintraceMachine::derive (x86: x87 physical registers)
+  };
+  std::string_view name;  // the spec's name ("rax", "eflags", "msr_c0000100", "x87r0")
+  std::uint16_t size;     // bytes in the file (at most kBintraceMaxRegisterBytes)
+  Source source;
+  std::uint16_t table_index;  // kTable
+  std::uint64_t constant;     // kConstant (little endian, low `size` bytes)
+};
+inline constexpr std::size_t kBintraceMaxRegisterBytes = 64;  // zmm
+
+struct BintraceStaticRegister {
+  std::string_view name;  // "cpuid_pat"
+  std::uint8_t value;     // one byte each, as the reference writers store them
+};
+
+struct BintraceMachine {
+  std::uint32_t magic;                          // 'x641'
+  std::span<const BintraceRegister> registers;  // ids 0..n-1 in this order
+  // Register operations (reg = reg OP value), as the reference x64 writer
+  // declares them: pc += 1..max_pc_step; each flag bit set (OR) and cleared
+  // (AND); sp += each of sp_steps (negative steps wrap).
+  std::string_view pc_register, sp_register, flags_register;  // names in `registers`
+  std::uint8_t max_pc_step;
+  std::span<const std::uint8_t> flag_bits;
+  std::span<const std::int8_t> sp_steps;
+  // Derived registers: `derive` writes the value of registers[index] (a kDerived
+  // one) into `out` (its size) from the arch table's values (16 bytes each, table
+  // order); `derived_inputs` lists the table indices any derived register reads.
+  // `underive` is the inverse: it sets those table registers from the derived
+  // registers' values (`values[i]` = registers[i]'s bytes, all of them given).
+  void (*derive)(std::span<const std::array<std::uint8_t, 16>> table, std::size_t index, std::span<std::uint8_t> out);
+  std::span<const std::uint16_t> derived_inputs;
+  void (*underive)(std::span<const std::span<const std::uint8_t>> values, std::span<std::array<std::uint8_t, 16>> table);
+  // The static registers, from the CPUID the guest sees. Fails (kEmulator) when
+  // the CPU cannot be probed.
+  Expected<std::vector<BintraceStaticRegister>> (*static_registers)();
 };
 
 // The layout of `struct stat` that the guest kernel ABI uses.

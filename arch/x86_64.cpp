@@ -268,6 +268,61 @@ constexpr std::uint32_t kLeaf7EbxRejected = (1u << 5) | (1u << 16) | (1u << 17) 
                                             (1u << 21) | (1u << 26) | (1u << 27) | (1u << 28) |
                                             (1u << 29) | (1u << 30) | (1u << 31);
 
+// Answers CPUID as the guest sees it: Unicorn's real CPUID instruction, run on
+// a private engine, with the fixes listed below X86_64GuestCpu. Used by the
+// guest CPU's CPUID hook and by the binary trace's static registers. Not thread
+// safe: one instance per user.
+class CpuidProbe {
+ public:
+  CpuidProbe() = default;
+  ~CpuidProbe() {
+    if (probe_) uc_close(probe_);
+  }
+  CpuidProbe(const CpuidProbe&) = delete;
+  CpuidProbe& operator=(const CpuidProbe&) = delete;
+
+  Status init() {
+    if (uc_open(UC_ARCH_X86, UC_MODE_64, &probe_) != UC_ERR_OK)
+      return make_error(ErrorCode::kEmulator, "cannot open the CPUID probe engine");
+    static constexpr std::uint8_t kCpuidInstruction[] = {0x0f, 0xa2};
+    if (uc_mem_map(probe_, kProbeCode, 0x1000, UC_PROT_ALL) != UC_ERR_OK ||
+        uc_mem_write(probe_, kProbeCode, kCpuidInstruction, sizeof kCpuidInstruction) != UC_ERR_OK)
+      return make_error(ErrorCode::kEmulator, "cannot set up the CPUID probe engine");
+    return ok_status();
+  }
+
+  // Runs the real CPUID of Unicorn on the probe engine, then applies the fixes
+  // (see X86_64GuestCpu). Returns eax, ebx, ecx, edx (zeros if the probe fails).
+  std::array<std::uint32_t, 4> query(std::uint32_t leaf, std::uint32_t subleaf) noexcept {
+    std::uint64_t eax = leaf, ecx = subleaf, zero = 0;
+    uc_reg_write(probe_, UC_X86_REG_RAX, &eax);
+    uc_reg_write(probe_, UC_X86_REG_RCX, &ecx);
+    uc_reg_write(probe_, UC_X86_REG_RBX, &zero);
+    uc_reg_write(probe_, UC_X86_REG_RDX, &zero);
+    std::array<std::uint32_t, 4> out{};  // eax, ebx, ecx, edx
+    if (uc_emu_start(probe_, kProbeCode, kProbeCode + 2, 0, 1) != UC_ERR_OK) return out;
+    const int regs[4] = {UC_X86_REG_EAX, UC_X86_REG_EBX, UC_X86_REG_ECX, UC_X86_REG_EDX};
+    for (int i = 0; i < 4; ++i) uc_reg_read(probe_, regs[i], &out[static_cast<std::size_t>(i)]);
+    if (leaf == 1) {
+      out[3] |= kLeaf1EdxFpu | kLeaf1EdxTsc | kLeaf1EdxMmx;
+      out[2] &= ~(kLeaf1EcxPclmul | kLeaf1EcxFma | kLeaf1EcxMovbe | kLeaf1EcxPopcnt |
+                  kLeaf1EcxXsave | kLeaf1EcxOsxsave | kLeaf1EcxAvx | kLeaf1EcxF16c |
+                  kLeaf1EcxRdrand);
+    } else if (leaf == 7 && subleaf == 0) {
+      out[1] &= ~kLeaf7EbxRejected;
+      out[2] = 0;  // AVX-512 VBMI etc.
+      out[3] = 0;
+    } else if (leaf == 0xd) {
+      out = {};  // no XSAVE state components
+    }
+    return out;
+  }
+
+ private:
+  static constexpr std::uint64_t kProbeCode = 0x1000;
+  uc_engine* probe_ = nullptr;
+};
+
 // The x86-64 CPU as a Linux process sees it, on top of Unicorn 2.0.1.
 //
 // Workarounds, each from ../shared/notes/unicorn-2.0.1.md:
@@ -288,18 +343,12 @@ class X86_64GuestCpu final : public GuestCpu {
     if (capstone_) cs_close(&capstone_);
     if (cpuid_hook_) uc_hook_del(engine_, cpuid_hook_);
     if (syscall_hook_) uc_hook_del(engine_, syscall_hook_);
-    if (probe_) uc_close(probe_);
   }
   X86_64GuestCpu(const X86_64GuestCpu&) = delete;
   X86_64GuestCpu& operator=(const X86_64GuestCpu&) = delete;
 
   Status init() {
-    if (uc_open(UC_ARCH_X86, UC_MODE_64, &probe_) != UC_ERR_OK)
-      return make_error(ErrorCode::kEmulator, "cannot open the CPUID probe engine");
-    static constexpr std::uint8_t kCpuidInstruction[] = {0x0f, 0xa2};
-    if (uc_mem_map(probe_, kProbeCode, 0x1000, UC_PROT_ALL) != UC_ERR_OK ||
-        uc_mem_write(probe_, kProbeCode, kCpuidInstruction, sizeof kCpuidInstruction) != UC_ERR_OK)
-      return make_error(ErrorCode::kEmulator, "cannot set up the CPUID probe engine");
+    if (auto status = probe_.init(); !status) return status;
 
     std::uint64_t cr4 = 0x600, fpcw = 0x37f, mxcsr = 0x1f80;
     if (uc_reg_write(engine_, UC_X86_REG_CR4, &cr4) != UC_ERR_OK ||
@@ -310,7 +359,7 @@ class X86_64GuestCpu final : public GuestCpu {
     if (uc_hook_add(engine_, &cpuid_hook_, UC_HOOK_INSN, reinterpret_cast<void*>(&on_cpuid), this, 1,
                     0, UC_X86_INS_CPUID) != UC_ERR_OK)
       return make_error(ErrorCode::kEmulator, "cannot hook CPUID");
-    std::array<std::uint32_t, 4> leaf1 = query(1, 0);
+    std::array<std::uint32_t, 4> leaf1 = probe_.query(1, 0);
     hwcap_ = leaf1[3];
     if (cs_open(CS_ARCH_X86, CS_MODE_64, &capstone_) != CS_ERR_OK ||
         cs_option(capstone_, CS_OPT_DETAIL, CS_OPT_ON) != CS_ERR_OK)
@@ -404,8 +453,6 @@ class X86_64GuestCpu final : public GuestCpu {
   }
 
  private:
-  static constexpr std::uint64_t kProbeCode = 0x1000;
-
   static std::uint64_t trap_pc_candidate(std::uint64_t pc) { return pc; }
 
   // The value of a Capstone register, through our register table (by name).
@@ -460,38 +507,12 @@ class X86_64GuestCpu final : public GuestCpu {
   }
   static constexpr std::uint64_t kSyscallLength = 2;
 
-  // Runs the real CPUID of Unicorn on the probe engine, then applies the fixes above.
-  std::array<std::uint32_t, 4> query(std::uint32_t leaf, std::uint32_t subleaf) noexcept {
-    std::uint64_t eax = leaf, ecx = subleaf, zero = 0;
-    uc_reg_write(probe_, UC_X86_REG_RAX, &eax);
-    uc_reg_write(probe_, UC_X86_REG_RCX, &ecx);
-    uc_reg_write(probe_, UC_X86_REG_RBX, &zero);
-    uc_reg_write(probe_, UC_X86_REG_RDX, &zero);
-    std::array<std::uint32_t, 4> out{};  // eax, ebx, ecx, edx
-    if (uc_emu_start(probe_, kProbeCode, kProbeCode + 2, 0, 1) != UC_ERR_OK) return out;
-    const int regs[4] = {UC_X86_REG_EAX, UC_X86_REG_EBX, UC_X86_REG_ECX, UC_X86_REG_EDX};
-    for (int i = 0; i < 4; ++i) uc_reg_read(probe_, regs[i], &out[static_cast<std::size_t>(i)]);
-    if (leaf == 1) {
-      out[3] |= kLeaf1EdxFpu | kLeaf1EdxTsc | kLeaf1EdxMmx;
-      out[2] &= ~(kLeaf1EcxPclmul | kLeaf1EcxFma | kLeaf1EcxMovbe | kLeaf1EcxPopcnt |
-                  kLeaf1EcxXsave | kLeaf1EcxOsxsave | kLeaf1EcxAvx | kLeaf1EcxF16c |
-                  kLeaf1EcxRdrand);
-    } else if (leaf == 7 && subleaf == 0) {
-      out[1] &= ~kLeaf7EbxRejected;
-      out[2] = 0;  // AVX-512 VBMI etc.
-      out[3] = 0;
-    } else if (leaf == 0xd) {
-      out = {};  // no XSAVE state components
-    }
-    return out;
-  }
-
   static int on_cpuid(uc_engine* engine, void* user) noexcept {
     auto* self = static_cast<X86_64GuestCpu*>(user);
     std::uint64_t rax = 0, rcx = 0;
     uc_reg_read(engine, UC_X86_REG_RAX, &rax);
     uc_reg_read(engine, UC_X86_REG_RCX, &rcx);
-    const auto values = self->query(static_cast<std::uint32_t>(rax), static_cast<std::uint32_t>(rcx));
+    const auto values = self->probe_.query(static_cast<std::uint32_t>(rax), static_cast<std::uint32_t>(rcx));
     const int regs[4] = {UC_X86_REG_RAX, UC_X86_REG_RBX, UC_X86_REG_RCX, UC_X86_REG_RDX};
     for (int i = 0; i < 4; ++i) {
       std::uint64_t value = values[static_cast<std::size_t>(i)];
@@ -506,7 +527,7 @@ class X86_64GuestCpu final : public GuestCpu {
   }
 
   uc_engine* engine_;
-  uc_engine* probe_ = nullptr;
+  CpuidProbe probe_;
   csh capstone_ = 0;
   uc_hook cpuid_hook_ = 0;
   uc_hook syscall_hook_ = 0;
@@ -594,6 +615,17 @@ void x86_64_add_unlisted_writes(const cs_insn& insn, std::vector<std::uint16_t>&
     for (const char* name : {"st0", "st1", "st2", "st3", "st4", "st5", "st6", "st7", "fpsw", "fptag", "fpcw"})
       add(name);
   if (insn.id == X86_INS_CMPXCHG || insn.id == X86_INS_CMPXCHG8B || insn.id == X86_INS_CMPXCHG16B) add("rax");
+  // fxrstor/xrstor load the x87, MXCSR and XMM state from memory; Capstone 4
+  // lists none of it (found by the binary trace's replay check on ld.so's
+  // _dl_runtime_resolve_fxsave). ldmxcsr loads MXCSR.
+  if (insn.id == X86_INS_FXRSTOR || insn.id == X86_INS_FXRSTOR64 || insn.id == X86_INS_XRSTOR ||
+      insn.id == X86_INS_XRSTOR64) {
+    for (const char* name : {"st0", "st1", "st2", "st3", "st4", "st5", "st6", "st7", "fpsw", "fptag", "fpcw", "mxcsr",
+                             "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9", "xmm10",
+                             "xmm11", "xmm12", "xmm13", "xmm14", "xmm15"})
+      add(name);
+  }
+  if (insn.id == X86_INS_LDMXCSR) add("mxcsr");
 }
 
 bool x86_64_count_memory_accesses(const cs_insn& insn, std::uint8_t& reads, std::uint8_t& writes) {
@@ -679,6 +711,167 @@ bool x86_64_count_memory_accesses(const cs_insn& insn, std::uint8_t& reads, std:
   return true;
 }
 
+// ---- Binary trace v1.0 (REVEN's rvnbintrace) machine description ('x641') ----
+
+constexpr std::uint16_t table_index(std::string_view name) {
+  for (std::size_t i = 0; i < std::size(kRegisters); ++i)
+    if (kRegisters[i].name == name) return static_cast<std::uint16_t>(i);
+  throw "no such register";  // a compile-time error in a constant expression
+}
+
+using BtSource = BintraceRegister::Source;
+constexpr BintraceRegister copy(std::string_view name, std::uint16_t size, std::string_view table_name) {
+  return {name, size, BtSource::kTable, table_index(table_name), 0};
+}
+constexpr BintraceRegister constant(std::string_view name, std::uint16_t size, std::uint64_t value) {
+  return {name, size, BtSource::kConstant, 0, value};
+}
+constexpr BintraceRegister derived(std::string_view name, std::uint16_t size) {
+  return {name, size, BtSource::kDerived, 0, 0};
+}
+
+// Values a user process cannot read get what Linux gives a process (Debian 12's
+// kernel 6.1, 4-level paging, on CPU 0), from the kernel's sources:
+// - gdtr: the per-CPU GDT at the start of CPU 0's cpu_entry_area
+//   (CPU_ENTRY_AREA_PER_CPU = 0xfffffe0000001000), GDT_ENTRIES 16 -> limit 0x7f.
+// - idtr: the read-only IDT mapping CPU_ENTRY_AREA_RO_IDT = 0xfffffe0000000000,
+//   256 16-byte gates -> limit 0xfff.
+// - ldtr: null (a process that never called modify_ldt has no LDT).
+// - tr: CPU 0's TSS, two pages into its cpu_entry_area (after the GDT page and the
+//   entry stack page); limit __KERNEL_TSS_LIMIT with CONFIG_X86_IOPL_IOPERM
+//   (offset of the I/O bitmap's mapall 0x2080 + 8192 bytes + 8 - 1 = 0x4087).
+// - shadows in descriptor form: cs = __USER_CS's descriptor GDT_ENTRY_INIT(0xa0fb,
+//   0, 0xfffff) = 0x00affb000000ffff (64-bit code, DPL 3), ss = __USER_DS's
+//   GDT_ENTRY_INIT(0xc0f3, 0, 0xfffff) = 0x00cff3000000ffff; ds, es, fs and gs
+//   hold the null selector for a 64-bit process (start_thread), so 0.
+// - cr0 = CR0_STATE 0x80050033 (PE MP ET NE WP AM PG).
+// - cr3 = 0: the trace has no page tables (its "physical" addresses are the
+//   guest's virtual addresses), so no page-table root is meaningful.
+// - cr4 = 0x6b0: the bits Linux sets that the emulated CPU's CPUID offers
+//   (PSE PAE PGE OSFXSR OSXMMEXCPT; no OSXSAVE, FSGSBASE, PCIDE, SMEP, UMIP).
+// - EFER (msr_c0000080) = 0xd01 (SCE LME LMA NXE).
+// - pkru = 0: the emulated CPU has no protection keys (CPUID 7:ECX is 0).
+// The selectors, eflags, fs/gs bases, x87, SSE and mxcsr come from the engine.
+// xmm registers are declared as the spec's zmm (64 bytes); their upper 48 bytes
+// are 0 (the guest is told there is no AVX, so nothing writes them).
+// x87: the spec's x87r0-7 are the physical registers R0-R7, our table's st0-7
+// the stack ST(i) = R((TOP + i) mod 8), TOP being bits 11-13 of fpsw (which
+// Unicorn gives with TOP in it); `top` is declared on its own too.
+constexpr BintraceRegister kBintraceRegisters[] = {
+    copy("rax", 8, "rax"), copy("rcx", 8, "rcx"), copy("rdx", 8, "rdx"), copy("rbx", 8, "rbx"),
+    copy("rsp", 8, "rsp"), copy("rbp", 8, "rbp"), copy("rsi", 8, "rsi"), copy("rdi", 8, "rdi"),
+    copy("r8", 8, "r8"), copy("r9", 8, "r9"), copy("r10", 8, "r10"), copy("r11", 8, "r11"),
+    copy("r12", 8, "r12"), copy("r13", 8, "r13"), copy("r14", 8, "r14"), copy("r15", 8, "r15"),
+    copy("rip", 8, "rip"), copy("eflags", 4, "rflags"),
+    copy("cs", 2, "cs"), copy("ds", 2, "ds"), copy("es", 2, "es"), copy("ss", 2, "ss"), copy("fs", 2, "fs"),
+    copy("gs", 2, "gs"),
+    copy("msr_c0000100", 8, "fs_base"), copy("msr_c0000101", 8, "gs_base"),
+    constant("gdtr_base", 8, 0xfffffe0000001000), constant("gdtr_limit", 2, 0x7f),
+    constant("ldtr_base", 8, 0), constant("ldtr_limit", 3, 0),
+    constant("idtr_base", 8, 0xfffffe0000000000), constant("idtr_limit", 2, 0xfff),
+    constant("tr_base", 8, 0xfffffe0000003000), constant("tr_limit", 3, 0x4087),
+    constant("cs_shadow", 8, 0x00affb000000ffff), constant("ds_shadow", 8, 0), constant("es_shadow", 8, 0),
+    constant("ss_shadow", 8, 0x00cff3000000ffff), constant("fs_shadow", 8, 0), constant("gs_shadow", 8, 0),
+    constant("cr0", 8, 0x80050033), constant("cr3", 8, 0), constant("cr4", 8, 0x6b0),
+    constant("msr_c0000080", 8, 0xd01), constant("pkru", 4, 0),
+    derived("x87r0", 10), derived("x87r1", 10), derived("x87r2", 10), derived("x87r3", 10),
+    derived("x87r4", 10), derived("x87r5", 10), derived("x87r6", 10), derived("x87r7", 10), derived("top", 1),
+    copy("x87status", 2, "fpsw"), copy("x87control", 2, "fpcw"), copy("x87tags", 2, "fptag"),
+    copy("zmm0", 64, "xmm0"), copy("zmm1", 64, "xmm1"), copy("zmm2", 64, "xmm2"), copy("zmm3", 64, "xmm3"),
+    copy("zmm4", 64, "xmm4"), copy("zmm5", 64, "xmm5"), copy("zmm6", 64, "xmm6"), copy("zmm7", 64, "xmm7"),
+    copy("zmm8", 64, "xmm8"), copy("zmm9", 64, "xmm9"), copy("zmm10", 64, "xmm10"), copy("zmm11", 64, "xmm11"),
+    copy("zmm12", 64, "xmm12"), copy("zmm13", 64, "xmm13"), copy("zmm14", 64, "xmm14"), copy("zmm15", 64, "xmm15"),
+    copy("mxcsr", 4, "mxcsr"),
+};
+
+constexpr std::size_t bintrace_index(std::string_view name) {
+  for (std::size_t i = 0; i < std::size(kBintraceRegisters); ++i)
+    if (kBintraceRegisters[i].name == name) return i;
+  throw "no such bintrace register";
+}
+constexpr std::size_t kBintraceX87r0 = bintrace_index("x87r0");
+constexpr std::size_t kBintraceTop = bintrace_index("top");
+static_assert(bintrace_index("x87r7") == kBintraceX87r0 + 7);
+constexpr std::uint16_t kTableSt0 = table_index("st0");
+constexpr std::uint16_t kTableFpsw = table_index("fpsw");
+static_assert(table_index("st7") == kTableSt0 + 7);
+constexpr std::uint16_t kBintraceDerivedInputs[] = {kTableSt0,     kTableSt0 + 1, kTableSt0 + 2, kTableSt0 + 3,
+                                                    kTableSt0 + 4, kTableSt0 + 5, kTableSt0 + 6, kTableSt0 + 7,
+                                                    kTableFpsw};
+constexpr std::size_t kX87Bytes = 10;
+
+unsigned x87_top(std::span<const std::array<std::uint8_t, 16>> table) {
+  return (static_cast<unsigned>(table[kTableFpsw][1]) >> 3) & 7u;  // fpsw bits 11-13
+}
+
+void x86_64_bintrace_derive(std::span<const std::array<std::uint8_t, 16>> table, std::size_t index,
+                            std::span<std::uint8_t> out) {
+  std::fill(out.begin(), out.end(), std::uint8_t{0});
+  if (table.size() < std::size(kRegisters)) return;
+  const unsigned top = x87_top(table);
+  if (index == kBintraceTop && !out.empty()) {
+    out[0] = static_cast<std::uint8_t>(top);
+  } else if (index >= kBintraceX87r0 && index < kBintraceX87r0 + 8) {
+    // R(j) = ST((j - TOP) mod 8).
+    const unsigned physical = static_cast<unsigned>(index - kBintraceX87r0);
+    const auto& st = table[kTableSt0 + ((physical - top) & 7u)];
+    std::copy_n(st.begin(), std::min(out.size(), kX87Bytes), out.begin());
+  }
+}
+
+void x86_64_bintrace_underive(std::span<const std::span<const std::uint8_t>> values,
+                              std::span<std::array<std::uint8_t, 16>> table) {
+  if (values.size() < std::size(kBintraceRegisters) || table.size() < std::size(kRegisters)) return;
+  const unsigned top = values[kBintraceTop].empty() ? 0u : values[kBintraceTop][0] & 7u;
+  for (unsigned i = 0; i < 8; ++i) {
+    const auto& physical = values[kBintraceX87r0 + ((top + i) & 7u)];  // ST(i) = R((TOP + i) mod 8)
+    auto& st = table[kTableSt0 + i];
+    st.fill(0);
+    std::copy_n(physical.begin(), std::min(physical.size(), kX87Bytes), st.begin());
+  }
+}
+
+// CPUID facts the reference writers store (REVEN's QEMU/Bochs tracers): PAT and
+// PSE-36 (leaf 1 EDX bits 16, 17), 1 GiB pages (leaf 0x80000001 EDX bit 26),
+// physical and linear address bits (leaf 0x80000008 EAX bits 0-7, 8-15), from
+// the CPUID the guest is given (the probe above, with its fixes).
+Expected<std::vector<BintraceStaticRegister>> x86_64_bintrace_static_registers() {
+  CpuidProbe probe;
+  if (auto status = probe.init(); !status) return status.error();
+  const auto leaf1 = probe.query(1, 0);
+  const auto max_extended = probe.query(0x80000000u, 0)[0];
+  const auto extended1 = max_extended >= 0x80000001u ? probe.query(0x80000001u, 0) : std::array<std::uint32_t, 4>{};
+  const auto sizes = max_extended >= 0x80000008u ? probe.query(0x80000008u, 0) : std::array<std::uint32_t, 4>{};
+  if (sizes[0] == 0) return make_error(ErrorCode::kEmulator, "CPUID leaf 0x80000008 gives no address sizes");
+  return std::vector<BintraceStaticRegister>{
+      {"cpuid_pat", static_cast<std::uint8_t>((leaf1[3] >> 16) & 1)},
+      {"cpuid_pse36", static_cast<std::uint8_t>((leaf1[3] >> 17) & 1)},
+      {"cpuid_1gb_pages", static_cast<std::uint8_t>((extended1[3] >> 26) & 1)},
+      {"cpuid_max_phy_addr", static_cast<std::uint8_t>(sizes[0] & 0xff)},
+      {"cpuid_max_lin_addr", static_cast<std::uint8_t>((sizes[0] >> 8) & 0xff)},
+  };
+}
+
+// The reference x64 writer's operations: rip += 1..15, eflags bits CF PF AF ZF
+// SF TF IF DF OF set and cleared, rsp += +-2, 4, 8, 16.
+constexpr std::uint8_t kBintraceFlagBits[] = {0, 2, 4, 6, 7, 8, 9, 10, 11};
+constexpr std::int8_t kBintraceSpSteps[] = {2, 4, 8, 16, -2, -4, -8, -16};
+
+const BintraceMachine kBintraceMachine{
+    .magic = 0x31343678,  // 'x641'
+    .registers = kBintraceRegisters,
+    .pc_register = "rip",
+    .sp_register = "rsp",
+    .flags_register = "eflags",
+    .max_pc_step = 15,
+    .flag_bits = kBintraceFlagBits,
+    .sp_steps = kBintraceSpSteps,
+    .derive = &x86_64_bintrace_derive,
+    .derived_inputs = kBintraceDerivedInputs,
+    .underive = &x86_64_bintrace_underive,
+    .static_registers = &x86_64_bintrace_static_registers,
+};
+
 }  // namespace
 
 const ArchInfo& x86_64_arch() {
@@ -709,7 +902,7 @@ const ArchInfo& x86_64_arch() {
                  .et_dyn_base = 0x555555554000,
                  .lowest_mmap = 0x10000},
       .format_ids = {.ucir_arch = "x86_64", .bap_architecture = 9, .bap_machine = 64,
-                     .bintrace_magic = 0x31343678},
+                     .bintrace_magic = 0x31343678, .bintrace = &kBintraceMachine},
       .syscall_id = &x86_64_syscall_id,
       .make_guest_cpu = &make_x86_64_guest_cpu,
       .register_index_for_capstone = &x86_64_register_index_for_capstone,

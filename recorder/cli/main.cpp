@@ -2,8 +2,8 @@
 // library; nothing below the CLI parses options.
 //   tracecorn run [options] -- PROGRAM [ARGS...]
 //   tracecorn record [options] [-o FILE] [--format text|null|ucir] [--level L] -- PROGRAM [ARGS...]
-//            (ucir: [--compress zstd] [--ucir-strict])
-//   tracecorn dump FILE      (prints a UCIR trace as the text format does)
+//            (ucir: [--compress zstd] [--ucir-strict]; bintrace: [--compress zstd], --level regs|full)
+//   tracecorn dump FILE      (prints a UCIR or binary trace as the text format does)
 // Exit status: the guest's own status (128+signal when it is killed), 124 when a
 // --max-insns/--timeout limit stops it, 125 for tracecorn's own errors, 126 when
 // the program cannot be run (not an ELF, unsupported architecture), 127 when it
@@ -25,6 +25,8 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include "formats/bintrace/bintrace_reader.h"
+#include "formats/bintrace/bintrace_writer.h"
 #include "formats/null/null_sink.h"
 #include "formats/text/text_writer.h"
 #include "formats/ucir/ucir_reader.h"
@@ -215,8 +217,10 @@ int run_command(const RunOptions& options, const RecordOptions* record) {
   std::unique_ptr<core::Recorder> recorder;
   std::unique_ptr<tracecorn::cli::ProcessRecording> recording;
   if (record) {
-    if (record->compress != "none" && record->format != "ucir")
-      throw CLI::ValidationError("--compress", "only --format ucir can be compressed");
+    if (record->compress != "none" && record->format != "ucir" && record->format != "bintrace")
+      throw CLI::ValidationError("--compress", "only --format ucir or bintrace can be compressed");
+    if (record->format == "bintrace" && record->level != "regs" && record->level != "full")
+      throw CLI::ValidationError("--level", "--format bintrace needs per-instruction registers: --level regs or full");
     if (record->format == "null") {
       sink = std::make_unique<tracecorn::formats::NullSink>();
     } else if (record->format == "ucir") {
@@ -228,6 +232,20 @@ int run_command(const RunOptions& options, const RecordOptions* record) {
       ucir_options.compress_zstd = record->compress == "zstd";
       ucir_options.strict = record->ucir_strict;
       auto writer = tracecorn::formats::UcirWriter::open(record->output, (*process)->arch(), ucir_options);
+      if (!writer) {
+        fmt::print(stderr, "tracecorn: {}\n", writer.error().to_string());
+        return kExitToolError;
+      }
+      sink = std::move(*writer);
+    } else if (record->format == "bintrace") {
+      if (record->output == "-" && isatty(STDOUT_FILENO)) {
+        fmt::print(stderr, "tracecorn: a binary trace is binary: give -o FILE\n");
+        return kExitToolError;
+      }
+      tracecorn::formats::BintraceWriterOptions bintrace_options;
+      bintrace_options.compress_zstd = record->compress == "zstd";
+      bintrace_options.tool_version = TRACECORN_VERSION;
+      auto writer = tracecorn::formats::BintraceWriter::open(record->output, (*process)->arch(), bintrace_options);
       if (!writer) {
         fmt::print(stderr, "tracecorn: {}\n", writer.error().to_string());
         return kExitToolError;
@@ -258,8 +276,8 @@ int run_command(const RunOptions& options, const RecordOptions* record) {
     if (!record->start_at.empty()) recorder_options.start_at = parse_address(record->start_at, "--start-at");
     if (!record->stop_at.empty()) recorder_options.stop_at = parse_address(record->stop_at, "--stop-at");
     recorder_options.stop_after_instructions = record->stop_after;
-    // Only UCIR opens with a snapshot of the machine; the other formats skip its cost.
-    recorder_options.capture_initial_state = record->format == "ucir";
+    // Only UCIR and binary traces open with a snapshot of the machine; the other formats skip its cost.
+    recorder_options.capture_initial_state = record->format == "ucir" || record->format == "bintrace";
     tracecorn::events::TraceInfo info;
     info.program = config.program;
     info.argv = config.argv;
@@ -329,10 +347,53 @@ int run_command(const RunOptions& options, const RecordOptions* record) {
   return status;
 }
 
-// `tracecorn dump FILE`: reads a UCIR trace and prints its events with the text
-// sink. Returns 0, or 125 when the file cannot be read or is invalid (after
-// printing the events before the problem). A truncated file prints a warning.
+// `tracecorn dump FILE` for a binary trace: its declarations, then its events
+// with the text sink. Returns 0, or 125 when the file cannot be read or is
+// invalid (after printing the events before the problem).
+int dump_bintrace(const std::string& path) {
+  auto reader = tracecorn::formats::BintraceReader::open(path);
+  if (!reader) {
+    fmt::print(stderr, "tracecorn: {}\n", reader.error().to_string());
+    return kExitToolError;
+  }
+  auto text = tracecorn::formats::TextWriter::open("-", (*reader)->arch());
+  if (!text) {
+    fmt::print(stderr, "tracecorn: {}\n", text.error().to_string());
+    return kExitToolError;
+  }
+  const auto& meta = (*reader)->metadata();
+  const auto& machine = (*reader)->machine();
+  fmt::print("# binary trace {}{}, arch {}, {} events{}; {} regions, {} registers, {} operations\n",
+             meta.present ? meta.format_version : "(no metadata)",
+             meta.present ? fmt::format(" by {} {} ({})", meta.tool_name, meta.tool_version, meta.tool_info) : "",
+             (*reader)->arch().name, (*reader)->event_count(), (*reader)->compression() ? ", zstd" : "",
+             machine.regions.size(), machine.registers.size(), machine.operations.size());
+  for (const auto& region : machine.regions)
+    fmt::print("#   region {:#x}-{:#x}\n", region.start, region.start + region.size);
+  for (const auto& reg : machine.statics)
+    fmt::print("#   static {} = {}\n", reg.name, reg.value.empty() ? 0 : reg.value[0]);
+  std::fflush(stdout);
+  const auto status = (*reader)->read_all(**text);
+  if (!status) {
+    fmt::print(stderr, "tracecorn: {}\n", status.error().to_string());
+    return kExitToolError;
+  }
+  if ((*reader)->unrecognized_events())
+    fmt::print("# {} other events with descriptions tracecorn does not know\n", (*reader)->unrecognized_events());
+  return 0;
+}
+
+// `tracecorn dump FILE`: reads a UCIR trace (or a binary trace, by its first
+// bytes) and prints its events with the text sink. Returns 0, or 125 when the
+// file cannot be read or is invalid (after printing the events before the
+// problem). A truncated file prints a warning.
 int dump_command(const std::string& path) {
+  if (std::FILE* file = std::fopen(path.c_str(), "rb")) {
+    std::uint8_t first[16] = {};
+    const std::size_t got = std::fread(first, 1, sizeof first, file);
+    std::fclose(file);
+    if (tracecorn::formats::BintraceReader::recognizes(std::span(first, got))) return dump_bintrace(path);
+  }
   auto reader = tracecorn::formats::UcirReader::open(path);
   if (!reader) {
     fmt::print(stderr, "tracecorn: {}\n", reader.error().to_string());
@@ -389,9 +450,9 @@ int main(int argc, char** argv) {
   CLI::App* record_app = app.add_subcommand("record", "Run a program in the emulator and record a trace");
   add_run_options(record_app, record_run);
   record_app->add_option("-o,--output", record.output, "Trace file (default: - for stdout)");
-  record_app->add_option("--format", record.format, "Trace format: text, ucir (usercorn's binary format), or null (count events, write nothing)")
-      ->check(CLI::IsMember({"text", "ucir", "null"}));
-  record_app->add_option("--compress", record.compress, "Compress the trace: none or zstd (ucir only)")
+  record_app->add_option("--format", record.format, "Trace format: text, ucir (usercorn's binary format), bintrace (binary trace v1.0, REVEN's; --level regs or full), or null (count events, write nothing)")
+      ->check(CLI::IsMember({"text", "ucir", "bintrace", "null"}));
+  record_app->add_option("--compress", record.compress, "Compress the trace: none or zstd (ucir; bintrace: the events section)")
       ->check(CLI::IsMember({"none", "zstd"}));
   record_app->add_flag("--ucir-strict", record.ucir_strict,
                        "UCIR: write only the spec's ops (no call stack extension op)");
@@ -408,8 +469,8 @@ int main(int argc, char** argv) {
   record_app->add_option("--stop-after", record.stop_after, "Stop after about N recorded instructions");
 
   std::string dump_path;
-  CLI::App* dump_app = app.add_subcommand("dump", "Print a UCIR trace file readably");
-  dump_app->add_option("file", dump_path, "The UCIR file (plain or zstd)")->required();
+  CLI::App* dump_app = app.add_subcommand("dump", "Print a UCIR or binary trace file readably");
+  dump_app->add_option("file", dump_path, "The UCIR (plain or zstd) or binary trace file")->required();
 
   try {
     app.parse(argc, argv);

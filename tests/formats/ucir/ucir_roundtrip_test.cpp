@@ -23,9 +23,7 @@
 
 #include "formats/ucir/ucir_reader.h"
 #include "formats/ucir/ucir_writer.h"
-#include "recorder/cli/process_recording.h"
-#include "recorder/core/recorder.h"
-#include "recorder/linux/linux_process.h"
+#include "tests/formats/sample_recording.h"
 
 using namespace tracecorn;
 
@@ -256,37 +254,21 @@ std::size_t compare(const std::vector<Copied>& recorded, const std::vector<Copie
 // Records `program` at `level` into `path` (UCIR) and into a CopySink; returns the sink.
 std::unique_ptr<CopySink> record(const std::string& program, core::TraceLevel level, const std::string& path,
                                  bool zstd, const std::string& scratch_dir = "", bool streaming = false) {
-  linux_layer::ProcessConfig config;
-  config.program = program;
-  config.argv = {program};
-  if (!scratch_dir.empty()) config.argv.push_back(scratch_dir);  // samples that work in a directory take it first
-  config.envp = {"LC_ALL=C"};
-  config.diagnostics = nullptr;
-  auto process = linux_layer::LinuxProcess::create(config);
-  REQUIRE(process.has_value());
-  formats::UcirWriterOptions options;
-  options.compress_zstd = zstd;
-  options.keyframe_interval = 20000;  // a few periodic keyframes in a small run
-  auto writer = formats::UcirWriter::open(path, (*process)->arch(), options);
-  REQUIRE(writer.has_value());
   auto probe = std::make_unique<CopySink>(streaming, level);
-  core::RecorderOptions recorder_options;
-  recorder_options.level = level;
-  recorder_options.ring_bytes = 4u << 20;  // small: a ring is zeroed and pre-faulted per recording
-  events::TraceInfo info;
-  for (const auto& module : (*process)->initial_modules())
-    info.modules.push_back({events::GuestAddress{module.start}, events::GuestAddress{module.end}, module.path});
-  info.mapped_ranges = (*process)->mapped_ranges();
-  info.process_id = (*process)->guest_pid();
-  auto recorder = core::Recorder::attach((*process)->engine(), (*process)->arch(), recorder_options,
-                                         {probe.get(), writer->get()}, info);
-  REQUIRE(recorder.has_value());
-  cli::ProcessRecording glue(**recorder);
-  (*process)->set_observer(&glue);
-  const auto outcome = (*process)->run();
-  (*process)->set_observer(nullptr);
-  glue.finish_run(outcome);
-  CHECK((*recorder)->finish().empty());
+  std::unique_ptr<formats::UcirWriter> writer;
+  const auto run = test::record_sample(
+      program, level,
+      [&](linux_layer::LinuxProcess& process) -> std::vector<events::Sink*> {
+        formats::UcirWriterOptions options;
+        options.compress_zstd = zstd;
+        options.keyframe_interval = 20000;  // a few periodic keyframes in a small run
+        auto opened = formats::UcirWriter::open(path, process.arch(), options);
+        REQUIRE(opened.has_value());
+        writer = std::move(*opened);
+        return {probe.get(), writer.get()};
+      },
+      scratch_dir);
+  CHECK(run.finish_error.empty());
   return probe;
 }
 
@@ -360,13 +342,7 @@ bool is_long_run(const std::string& sample) {
   return sample.find("heap") != std::string::npos || sample.find("stdio_buffered") != std::string::npos;
 }
 
-std::vector<std::string> round_trip_samples() {
-  std::vector<std::string> samples = {"dynamic/hello"};
-  for (const auto& entry : std::filesystem::directory_iterator(kSamples + "/static"))
-    samples.push_back("static/" + entry.path().filename().string());
-  std::sort(samples.begin(), samples.end());
-  return samples;
-}
+std::vector<std::string> round_trip_samples() { return test::all_samples(kSamples); }
 
 constexpr core::TraceLevel kRoundTripLevels[] = {core::TraceLevel::kBlocks, core::TraceLevel::kInstructions,
                                                  core::TraceLevel::kMemory, core::TraceLevel::kRegisters};

@@ -1,0 +1,711 @@
+// Role: implementation of the binary trace v1.0 writer (see bintrace_writer.h
+// and bintrace_layout.h).
+#include "formats/bintrace/bintrace_writer.h"
+
+#include <algorithm>
+#include <bit>
+#include <cerrno>
+#include <cinttypes>
+#include <cstring>
+#include <ctime>
+#include <filesystem>
+
+#include <zstd.h>
+
+#include "formats/bintrace/bintrace_layout.h"
+
+namespace tracecorn::formats {
+
+namespace bt = bintrace;
+
+namespace {
+
+void put_u8(std::vector<std::uint8_t>& out, std::uint8_t value) { out.push_back(value); }
+void put_le(std::vector<std::uint8_t>& out, std::uint64_t value, std::size_t bytes) {
+  for (std::size_t i = 0; i < bytes; ++i) out.push_back(static_cast<std::uint8_t>(i < 8 ? value >> (8 * i) : 0));
+}
+void put_u16(std::vector<std::uint8_t>& out, std::uint16_t value) { put_le(out, value, 2); }
+void put_u32(std::vector<std::uint8_t>& out, std::uint32_t value) { put_le(out, value, 4); }
+void put_u64(std::vector<std::uint8_t>& out, std::uint64_t value) { put_le(out, value, 8); }
+void put_bytes(std::vector<std::uint8_t>& out, std::span<const std::uint8_t> bytes) {
+  out.insert(out.end(), bytes.begin(), bytes.end());
+}
+// A spec string: u8 length, then the characters (cut at 255).
+void put_string(std::vector<std::uint8_t>& out, std::string_view text) {
+  const std::size_t length = std::min(text.size(), bt::kMaxDescription);
+  put_u8(out, static_cast<std::uint8_t>(length));
+  out.insert(out.end(), text.begin(), text.begin() + static_cast<std::ptrdiff_t>(length));
+}
+// A metadata string: u64 length, then `field` bytes NUL padded (cut to fit).
+void put_padded(std::vector<std::uint8_t>& out, std::string_view text, std::size_t field) {
+  const std::size_t length = std::min(text.size(), field);
+  put_u64(out, length);
+  out.insert(out.end(), text.begin(), text.begin() + static_cast<std::ptrdiff_t>(length));
+  out.insert(out.end(), field - length, 0);
+}
+// Patches a u64 section size at `at` (the size excludes its own 8 bytes).
+void patch_size(std::vector<std::uint8_t>& out, std::size_t at) {
+  const std::uint64_t size = out.size() - at - 8;
+  for (int i = 0; i < 8; ++i) out[at + static_cast<std::size_t>(i)] = static_cast<std::uint8_t>(size >> (8 * i));
+}
+
+std::string hex(std::uint64_t value) {
+  char buffer[24];
+  std::snprintf(buffer, sizeof buffer, "0x%" PRIx64, value);
+  return buffer;
+}
+
+const std::vector<std::uint8_t>& zeros() {
+  static const std::vector<std::uint8_t> kZeros(bt::kWriterMemoryEntryBytes, 0);
+  return kZeros;
+}
+
+}  // namespace
+
+// Where encoded events go until end(): a file, optionally through a zstd stream.
+struct BintraceWriter::Spool {
+  std::FILE* file = nullptr;
+  std::string path;  // "" for an anonymous temporary file
+  ZSTD_CCtx* zstd = nullptr;
+  std::vector<std::uint8_t> buffer = std::vector<std::uint8_t>(ZSTD_CStreamOutSize());
+  std::uint64_t bytes = 0;
+
+  ~Spool() {
+    if (zstd) ZSTD_freeCCtx(zstd);
+    if (file) std::fclose(file);
+    if (!path.empty()) std::remove(path.c_str());
+  }
+  // Returns "" or what failed.
+  std::string write(std::span<const std::uint8_t> data, bool last) {
+    if (!zstd) {
+      if (!data.empty() && std::fwrite(data.data(), 1, data.size(), file) != data.size()) return std::strerror(errno);
+      bytes += data.size();
+      return "";
+    }
+    ZSTD_inBuffer in{data.data(), data.size(), 0};
+    const ZSTD_EndDirective mode = last ? ZSTD_e_end : ZSTD_e_continue;
+    for (;;) {
+      ZSTD_outBuffer out{buffer.data(), buffer.size(), 0};
+      const std::size_t remaining = ZSTD_compressStream2(zstd, &out, &in, mode);
+      if (ZSTD_isError(remaining)) return std::string("zstd: ") + ZSTD_getErrorName(remaining);
+      if (out.pos && std::fwrite(buffer.data(), 1, out.pos, file) != out.pos) return std::strerror(errno);
+      bytes += out.pos;
+      if (last ? remaining == 0 : in.pos == in.size) return "";
+    }
+  }
+};
+
+Expected<std::unique_ptr<BintraceWriter>> BintraceWriter::open(const std::string& path, const arch::ArchInfo& arch,
+                                                               BintraceWriterOptions options) {
+  if (!arch.format_ids.bintrace)
+    return make_error(ErrorCode::kUnsupported, "binary trace has no machine description for " + std::string(arch.name),
+                      path);
+  std::unique_ptr<BintraceWriter> writer(new BintraceWriter(path, arch, std::move(options)));
+  const auto& machine = *arch.format_ids.bintrace;
+  auto statics = machine.static_registers();
+  if (!statics) return statics.error();
+  for (const auto& reg : *statics) writer->description_.statics.push_back({std::string(reg.name), {reg.value}});
+
+  // Registers: ids 0..n-1 in the arch's order; then the operations.
+  auto& description = writer->description_;
+  description.magic = machine.magic;
+  description.physical_address_size = bt::kPhysicalAddressSize;
+  for (std::size_t i = 0; i < machine.registers.size(); ++i)
+    description.registers.push_back(
+        {static_cast<std::uint16_t>(i), machine.registers[i].size, std::string(machine.registers[i].name)});
+  const int pc = description.find_register(machine.pc_register);
+  const int sp = description.find_register(machine.sp_register);
+  const int flags = description.find_register(machine.flags_register);
+  if (pc < 0 || sp < 0 || flags < 0 || machine.registers[static_cast<std::size_t>(pc)].source !=
+                                           arch::BintraceRegister::Source::kTable)
+    return make_error(ErrorCode::kUnsupported, "the architecture's binary trace description lacks pc, sp or flags",
+                      path);
+  writer->pc_slot_ = static_cast<std::size_t>(pc);
+  writer->sp_slot_ = static_cast<std::size_t>(sp);
+  writer->flags_slot_ = static_cast<std::size_t>(flags);
+  writer->pc_table_index_ = machine.registers[writer->pc_slot_].table_index;
+  std::uint16_t next_id = static_cast<std::uint16_t>(description.registers.size());
+  auto add_operation = [&](std::size_t target, std::uint8_t op, std::uint64_t value) {
+    bt::OperationDeclaration declaration;
+    declaration.id = static_cast<std::uint8_t>(next_id++);
+    declaration.target_id = description.registers[target].id;
+    declaration.op = op;
+    put_le(declaration.value, value, description.registers[target].size);
+    description.operations.push_back(std::move(declaration));
+  };
+  writer->first_pc_op_ = next_id;
+  for (unsigned step = 1; step <= machine.max_pc_step; ++step) add_operation(writer->pc_slot_, bt::kAdd, step);
+  writer->first_flag_set_op_ = next_id;
+  for (const auto bit : machine.flag_bits) add_operation(writer->flags_slot_, bt::kOr, 1ull << bit);
+  writer->first_flag_clear_op_ = next_id;
+  for (const auto bit : machine.flag_bits) add_operation(writer->flags_slot_, bt::kAnd, ~(1ull << bit));
+  writer->first_sp_op_ = next_id;
+  for (const auto step : machine.sp_steps) add_operation(writer->sp_slot_, bt::kAdd, static_cast<std::uint64_t>(std::int64_t{step}));
+  if (next_id > 0xfe)
+    return make_error(ErrorCode::kUnsupported, "too many registers and operations for one-byte operation ids", path);
+  description.index();
+
+  // How declared registers follow from the arch table.
+  writer->slots_of_table_.resize(arch.registers.size());
+  writer->derived_input_.assign(arch.registers.size(), false);
+  for (std::size_t i = 0; i < machine.registers.size(); ++i) {
+    const auto& reg = machine.registers[i];
+    if (reg.size > bt::kMaxRegisterBytes)
+      return make_error(ErrorCode::kUnsupported, "register " + std::string(reg.name) + " is too wide", path);
+    if (reg.source == arch::BintraceRegister::Source::kTable && reg.table_index < arch.registers.size())
+      writer->slots_of_table_[reg.table_index].push_back(static_cast<std::uint16_t>(i));
+    if (reg.source == arch::BintraceRegister::Source::kDerived)
+      writer->derived_slots_.push_back(static_cast<std::uint16_t>(i));
+  }
+  for (const auto index : machine.derived_inputs)
+    if (index < arch.registers.size()) writer->derived_input_[index] = true;
+  writer->table_.assign(arch.registers.size(), {});
+  writer->table_touched_.assign(arch.registers.size(), 0);
+  writer->state_ = std::make_unique<bt::MachineState>(description);
+
+  // The spool.
+  auto spool = std::make_unique<Spool>();
+  if (path == "-") {
+    spool->file = std::tmpfile();
+  } else {
+    spool->path = path + ".events.part";
+    spool->file = std::fopen(spool->path.c_str(), "w+b");
+  }
+  if (!spool->file) {
+    const std::string reason = std::strerror(errno);
+    spool->path.clear();
+    return make_error(ErrorCode::kIo, "cannot create the events spool: " + reason, path);
+  }
+  if (writer->options_.compress_zstd) {
+    spool->zstd = ZSTD_createCCtx();
+    if (!spool->zstd ||
+        ZSTD_isError(ZSTD_CCtx_setParameter(spool->zstd, ZSTD_c_compressionLevel, writer->options_.zstd_level)))
+      return make_error(ErrorCode::kInvalidArgument, "cannot set up zstd compression", path);
+  }
+  writer->spool_ = std::move(spool);
+  return writer;
+}
+
+BintraceWriter::BintraceWriter(std::string path, const arch::ArchInfo& arch, BintraceWriterOptions options)
+    : path_(std::move(path)), arch_(arch), machine_(*arch.format_ids.bintrace), options_(std::move(options)) {}
+
+BintraceWriter::~BintraceWriter() = default;
+
+void BintraceWriter::begin(const events::TraceInfo& info) {
+  begun_ = true;
+  if (!info.has_initial_state) {
+    error_ = path_ + ": a binary trace needs the initial state (RecorderOptions::capture_initial_state)";
+    return;
+  }
+  if (info.level != "regs" && info.level != "full") {
+    error_ = path_ + ": a binary trace needs per-instruction registers: record at level regs or full, not '" +
+             info.level + "'";
+    return;
+  }
+  try {
+    tool_info_ = options_.tool_info.empty() ? "level " + info.level + ", arch " + std::string(arch_.name) +
+                                                  (info.program.empty() ? "" : ", program " + info.program)
+                                            : options_.tool_info;
+    for (const auto& value : info.initial_registers)
+      if (value.index < table_.size())
+        std::copy_n(value.bytes.begin(), std::min<std::size_t>(value.size, 16), table_[value.index].begin());
+    // Every declared register's initial value.
+    initial_values_.resize(machine_.registers.size());
+    std::array<std::uint8_t, 64> scratch{};
+    for (std::size_t i = 0; i < machine_.registers.size(); ++i) {
+      const auto& reg = machine_.registers[i];
+      scratch.fill(0);
+      switch (reg.source) {
+        case arch::BintraceRegister::Source::kTable:
+          if (reg.table_index < table_.size()) std::copy_n(table_[reg.table_index].begin(), 16, scratch.begin());
+          break;
+        case arch::BintraceRegister::Source::kConstant:
+          for (std::size_t b = 0; b < 8; ++b) scratch[b] = static_cast<std::uint8_t>(reg.constant >> (8 * b));
+          break;
+        case arch::BintraceRegister::Source::kDerived:
+          machine_.derive(table_, i, std::span(scratch).first(reg.size));
+          break;
+      }
+      initial_values_[i].assign(scratch.begin(), scratch.begin() + reg.size);
+      state_->set(i, initial_values_[i]);
+    }
+    initial_memory_ = info.initial_memory;
+    for (const auto& region : initial_memory_) state_->memory().write(region.start.value, region.bytes);
+  } catch (const std::exception& error) {
+    error_ = path_ + ": " + error.what();
+  }
+}
+
+void BintraceWriter::on_event(const events::Event& event) {
+  if (!error_.empty() || !begun_) return;
+  try {
+    handle(event);
+    if (events_.size() >= (1u << 20)) flush_events(false);
+  } catch (const std::exception& error) {
+    error_ = path_ + ": write error: " + error.what();
+  }
+}
+
+void BintraceWriter::add_memory(std::vector<MemoryEntry>& out, std::uint64_t address,
+                                std::span<const std::uint8_t> bytes) {
+  while (!bytes.empty()) {
+    const std::size_t chunk = static_cast<std::size_t>(std::min<std::uint64_t>(bytes.size(), bt::kWriterMemoryEntryBytes));
+    out.push_back({address, bytes.first(chunk)});
+    bytes = bytes.subspan(chunk);
+    address += chunk;
+  }
+}
+
+void BintraceWriter::stage_value(std::size_t slot, std::span<const std::uint8_t> value) {
+  const auto current = state_->value(slot);
+  if (std::equal(current.begin(), current.end(), value.begin())) return;
+  Staged staged{slot, {}};
+  std::copy_n(value.begin(), current.size(), staged.value.begin());
+  staged_.push_back(staged);
+}
+
+void BintraceWriter::stage_registers(std::span<const events::RegisterValue> changes, const std::uint64_t* new_pc) {
+  staged_.clear();
+  register_entries_.clear();
+  if (++generation_ == 0) {
+    std::fill(table_touched_.begin(), table_touched_.end(), 0);
+    generation_ = 1;
+  }
+  bool derived_changed = false;
+  std::array<std::uint8_t, 64> wide{};
+  auto touch = [&](std::uint16_t index) {
+    if (table_touched_[index] == generation_) return;
+    table_touched_[index] = generation_;
+    if (derived_input_[index]) derived_changed = true;
+    for (const auto slot : slots_of_table_[index]) {
+      wide.fill(0);
+      std::copy_n(table_[index].begin(), 16, wide.begin());
+      stage_value(slot, std::span(wide).first(machine_.registers[slot].size));
+    }
+  };
+  for (const auto& change : changes) {
+    if (change.index >= table_.size()) continue;
+    auto& slot = table_[change.index];
+    slot.fill(0);
+    std::copy_n(change.bytes.begin(), std::min<std::size_t>(change.size, 16), slot.begin());
+  }
+  if (new_pc)
+    for (std::size_t b = 0; b < 8; ++b) table_[pc_table_index_][b] = static_cast<std::uint8_t>(*new_pc >> (8 * b));
+  for (const auto& change : changes)
+    if (change.index < table_.size()) touch(change.index);
+  if (new_pc) touch(pc_table_index_);
+  if (derived_changed) {
+    for (const auto slot : derived_slots_) {
+      wide.fill(0);
+      machine_.derive(table_, slot, std::span(wide).first(machine_.registers[slot].size));
+      stage_value(slot, std::span(wide).first(machine_.registers[slot].size));
+    }
+  }
+  // Declaration order; then the entries, with operations where one fits.
+  std::sort(staged_.begin(), staged_.end(), [](const Staged& a, const Staged& b) { return a.slot < b.slot; });
+  for (const auto& staged : staged_) {
+    const auto slot = staged.slot;
+    const auto old_value = state_->value(slot);
+    const auto size = old_value.size();
+    const std::span<const std::uint8_t> new_value(staged.value.data(), size);
+    const std::uint64_t old_number = bt::read_le(old_value), new_number = bt::read_le(new_value);
+    bool done = false;
+    if (slot == pc_slot_) {
+      const std::uint64_t step = new_number - old_number;
+      if (step >= 1 && step <= machine_.max_pc_step) {
+        register_entries_.push_back({static_cast<std::uint16_t>(first_pc_op_ + step - 1), {}});
+        done = true;
+      }
+    } else if (slot == sp_slot_) {
+      const auto step = static_cast<std::int64_t>(new_number - old_number);
+      for (std::size_t k = 0; k < machine_.sp_steps.size() && !done; ++k)
+        if (machine_.sp_steps[k] == step) {
+          register_entries_.push_back({static_cast<std::uint16_t>(first_sp_op_ + k), {}});
+          done = true;
+        }
+    } else if (slot == flags_slot_) {
+      std::uint64_t mask = 0;
+      for (const auto bit : machine_.flag_bits) mask |= 1ull << bit;
+      const std::uint64_t changed = old_number ^ new_number;
+      if ((changed & ~mask) == 0 && std::popcount(changed) < 5) {
+        for (std::size_t k = 0; k < machine_.flag_bits.size(); ++k) {
+          const std::uint64_t bit = 1ull << machine_.flag_bits[k];
+          if (!(changed & bit)) continue;
+          register_entries_.push_back(
+              {static_cast<std::uint16_t>((new_number & bit ? first_flag_set_op_ : first_flag_clear_op_) + k), {}});
+        }
+        done = true;
+      }
+    }
+    if (!done) register_entries_.push_back({description_.registers[slot].id, new_value});
+    state_->set(slot, new_value);
+  }
+}
+
+void BintraceWriter::write_diff(std::span<const MemoryEntry> memory, std::span<const RegisterEntry> registers) {
+  const std::size_t phy = bt::kPhysicalAddressSize;
+  do {
+    const bool more_memory = memory.size() > bt::kMaxEntriesPerDiff;
+    const bool more_registers = !more_memory && registers.size() > bt::kMaxEntriesPerDiff;
+    const std::size_t m = std::min<std::size_t>(memory.size(), bt::kMaxEntriesPerDiff);
+    const std::size_t r = std::min<std::size_t>(registers.size(), bt::kMaxEntriesPerDiff);
+    const std::uint8_t m_nibble = more_memory ? bt::kContinuation : static_cast<std::uint8_t>(m);
+    const std::uint8_t r_nibble = more_registers ? bt::kContinuation : static_cast<std::uint8_t>(r);
+    put_u8(events_, static_cast<std::uint8_t>(r_nibble << 4 | m_nibble));
+    for (const auto& entry : memory.first(m)) {
+      put_le(events_, entry.address, phy);
+      if (entry.bytes.size() < bt::kLongSize) {
+        put_u8(events_, static_cast<std::uint8_t>(entry.bytes.size()));
+      } else {
+        put_u8(events_, bt::kLongSize);
+        put_le(events_, entry.bytes.size(), phy);
+      }
+      put_bytes(events_, entry.bytes);
+    }
+    for (const auto& entry : registers.first(r)) {
+      if (entry.id < bt::kLongId) {
+        put_u8(events_, static_cast<std::uint8_t>(entry.id));
+      } else {
+        put_u8(events_, bt::kLongId);
+        put_u16(events_, entry.id);
+      }
+      put_bytes(events_, entry.value);
+    }
+    memory = memory.subspan(m);
+    registers = registers.subspan(r);
+    if (!more_memory && !more_registers) break;
+  } while (true);
+}
+
+void BintraceWriter::write_other(std::string_view description, std::span<const MemoryEntry> memory,
+                                 std::span<const RegisterEntry> registers) {
+  put_u8(events_, bt::kNotInstruction);
+  put_u8(events_, bt::kOtherEvent);
+  put_string(events_, description);
+  write_diff(memory, registers);
+  ++event_count_;
+}
+
+void BintraceWriter::finish_instruction(std::uint64_t next_pc) {
+  if (!pending_) return;
+  pending_ = false;
+  memory_entries_.clear();
+  for (const auto& write : pending_writes_) {
+    const auto bytes = std::span<const std::uint8_t>(pending_bytes_).subspan(write.offset, write.length);
+    state_->memory().write(write.address, bytes);
+    add_memory(memory_entries_, write.address, bytes);
+  }
+  stage_registers(pending_registers_, &next_pc);
+  write_diff(memory_entries_, register_entries_);
+  ++event_count_;
+  ++instructions_;
+}
+
+void BintraceWriter::finish_pending_fallthrough() { finish_instruction(pending_address_ + pending_size_); }
+
+void BintraceWriter::handle(const events::Event& event) {
+  using events::EventKind;
+  switch (event.kind) {
+    case EventKind::kBlock:
+    case EventKind::kMemoryRead:
+      return;  // not carried: blocks are implicit, the format has no reads
+    case EventKind::kInstruction: {
+      const auto& insn = std::get<events::InstructionEvent>(event.payload);
+      if (instructions_ == 0 && !pending_) {
+        // The recorder reads the registers before uc_emu_start sets the pc: the
+        // initial rip is the first recorded instruction's address.
+        for (std::size_t b = 0; b < 8; ++b)
+          table_[pc_table_index_][b] = static_cast<std::uint8_t>(insn.address.value >> (8 * b));
+        std::array<std::uint8_t, 8> pc{};
+        std::copy_n(table_[pc_table_index_].begin(), 8, pc.begin());
+        initial_values_[pc_slot_].assign(pc.begin(), pc.begin() + static_cast<std::ptrdiff_t>(initial_values_[pc_slot_].size()));
+        state_->set(pc_slot_, initial_values_[pc_slot_]);
+      }
+      finish_instruction(insn.address.value);
+      pending_ = true;
+      pending_address_ = insn.address.value;
+      pending_size_ = insn.size;
+      pending_writes_.clear();
+      pending_bytes_.clear();
+      pending_registers_.clear();
+      return;
+    }
+    case EventKind::kMemoryWrite: {
+      const auto& memory = std::get<events::MemoryEvent>(event.payload);
+      if (!pending_) return;
+      const std::size_t size = std::min<std::size_t>(memory.size, 8);
+      const std::size_t offset = pending_bytes_.size();
+      for (std::size_t i = 0; i < size; ++i) pending_bytes_.push_back(static_cast<std::uint8_t>(memory.value >> (8 * i)));
+      if (!pending_writes_.empty() &&
+          pending_writes_.back().address + pending_writes_.back().length == memory.address.value &&
+          pending_writes_.back().offset + pending_writes_.back().length == offset)
+        pending_writes_.back().length += size;
+      else
+        pending_writes_.push_back({memory.address.value, offset, size});
+      return;
+    }
+    case EventKind::kRegisters: {
+      const auto& registers = std::get<events::RegistersEvent>(event.payload);
+      if (pending_) pending_registers_.insert(pending_registers_.end(), registers.changes.begin(), registers.changes.end());
+      return;
+    }
+    case EventKind::kSyscall: {
+      const auto& call = std::get<events::SyscallEvent>(event.payload);
+      finish_pending_fallthrough();
+      for (const auto& change : call.mapping_changes) {
+        memory_entries_.clear();
+        register_entries_.clear();
+        std::string text;
+        switch (change.kind) {
+          case events::MappingChangeKind::kMap: {
+            text = "map " + hex(change.start.value) + " " + hex(change.length) + " prot " + std::to_string(change.prot & 7u);
+            // A new mapping replaces what was there: zero the bytes that are not zero yet.
+            state_->memory().for_each_nonzero_run(change.start.value, change.length,
+                                                  [&](std::uint64_t address, std::uint64_t length) {
+                                                    while (length) {
+                                                      const auto chunk = std::min<std::uint64_t>(length, zeros().size());
+                                                      memory_entries_.push_back(
+                                                          {address, std::span(zeros()).first(static_cast<std::size_t>(chunk))});
+                                                      address += chunk;
+                                                      length -= chunk;
+                                                    }
+                                                  });
+            for (const auto& entry : memory_entries_) state_->memory().write(entry.address, entry.bytes);
+            mapped_later_.push_back({change.start.value, change.length});
+            break;
+          }
+          case events::MappingChangeKind::kUnmap:
+            text = "unmap " + hex(change.start.value) + " " + hex(change.length);
+            break;
+          case events::MappingChangeKind::kProtect:
+            text = "protect " + hex(change.start.value) + " " + hex(change.length) + " prot " +
+                   std::to_string(change.prot & 7u);
+            break;
+        }
+        write_other(text, memory_entries_, {});
+      }
+      // The call stack, innermost first, in as many events as 255 characters need.
+      std::string stack;
+      for (std::size_t i = 0; i < call.call_stack.size(); ++i) {
+        const std::string frame = hex(call.call_stack[i]);
+        if (!stack.empty() && stack.size() + 1 + frame.size() > bt::kMaxDescription) {
+          write_other(stack, {}, {});
+          stack.clear();
+        }
+        stack += stack.empty() ? "callstack " + frame : " " + frame;
+      }
+      if (!stack.empty()) write_other(stack, {}, {});
+      memory_entries_.clear();
+      for (const auto& write : call.memory_writes) {
+        state_->memory().write(write.address.value, write.bytes);
+        add_memory(memory_entries_, write.address.value, write.bytes);
+      }
+      stage_registers(call.register_changes, nullptr);
+      std::string text = "syscall " + std::string(call.name.substr(0, 40)) + "(";
+      for (int i = 0; i < 6; ++i) text += (i ? ", " : "") + hex(call.args[i]);
+      text += ") = " + std::to_string(call.result) + " #" + std::to_string(call.number);
+      write_other(text, memory_entries_, register_entries_);
+      return;
+    }
+    case EventKind::kFault: {
+      const auto& fault = std::get<events::FaultEvent>(event.payload);
+      finish_instruction(fault.pc.value);
+      write_other("fault signal " + std::to_string(fault.signal) + " pc " + hex(fault.pc.value) + " address " +
+                      hex(fault.address.value) + ": " + std::string(fault.description),
+                  {}, {});
+      return;
+    }
+    case EventKind::kExit: {
+      const auto& exit = std::get<events::ExitEvent>(event.payload);
+      finish_pending_fallthrough();
+      write_other(exit.by_signal ? "exit signal " + std::to_string(exit.signal) : "exit code " + std::to_string(exit.code),
+                  {}, {});
+      return;
+    }
+    case EventKind::kModuleLoad: {
+      const auto& module = std::get<events::ModuleLoadEvent>(event.payload);
+      finish_pending_fallthrough();
+      write_other("module " + hex(module.start.value) + " " + hex(module.end.value) + " bias " + hex(module.load_bias) +
+                      " " + std::string(module.path),
+                  {}, {});
+      return;
+    }
+    case EventKind::kGap: {
+      const auto& gap = std::get<events::GapEvent>(event.payload);
+      finish_pending_fallthrough();
+      write_other("gap " + std::to_string(gap.lost_events) + ": " + std::string(gap.reason), {}, {});
+      return;
+    }
+  }
+}
+
+void BintraceWriter::flush_events(bool last) {
+  if (!spool_) return;
+  if (auto error = spool_->write(events_, last); !error.empty() && error_.empty())
+    error_ = path_ + ": write error (events spool): " + error;
+  events_.clear();
+}
+
+std::vector<bt::MemoryRegion> BintraceWriter::declared_regions() const {
+  std::vector<bt::MemoryRegion> ranges;
+  for (const auto& region : initial_memory_) ranges.push_back({region.start.value, region.size});
+  ranges.insert(ranges.end(), mapped_later_.begin(), mapped_later_.end());
+  // Pages written outside every mapping (none expected: a guest write outside
+  // its mappings faults) are declared too, so that every diff lands in a region.
+  for (const auto page : state_->memory().page_numbers()) ranges.push_back({page * bt::SparseMemory::kPageBytes, bt::SparseMemory::kPageBytes});
+  std::sort(ranges.begin(), ranges.end(), [](const auto& a, const auto& b) { return a.start < b.start; });
+  std::vector<bt::MemoryRegion> merged;
+  for (const auto& range : ranges) {
+    if (range.size == 0) continue;
+    if (!merged.empty() && range.start <= merged.back().start + merged.back().size) {
+      const std::uint64_t end = std::max(merged.back().start + merged.back().size, range.start + range.size);
+      merged.back().size = end - merged.back().start;
+    } else {
+      merged.push_back(range);
+    }
+  }
+  return merged;
+}
+
+std::vector<std::uint8_t> BintraceWriter::build_head(std::span<const bt::MemoryRegion> regions) const {
+  std::vector<std::uint8_t> out;
+  // Metadata.
+  put_u64(out, bt::kMetadataMagic);
+  put_u32(out, bt::kMetadataVersion);
+  put_u32(out, bt::kMetadataTypeTrace);
+  put_padded(out, bt::kFormatVersion, bt::kMetadataStringBytes[0]);
+  put_padded(out, "tracecorn", bt::kMetadataStringBytes[1]);
+  put_padded(out, options_.tool_version, bt::kMetadataStringBytes[2]);
+  put_padded(out, tool_info_, bt::kMetadataStringBytes[3]);
+  put_u64(out, options_.unix_time ? options_.unix_time : static_cast<std::uint64_t>(std::time(nullptr)));
+  // Header.
+  put_u64(out, 1);
+  put_u8(out, options_.compress_zstd ? bt::kCompressionZstd : bt::kCompressionNone);
+  // Machine description.
+  const std::size_t phy = bt::kPhysicalAddressSize;
+  std::size_t at = out.size();
+  put_u64(out, 0);
+  put_u32(out, description_.magic);
+  put_u8(out, description_.physical_address_size);
+  put_u32(out, static_cast<std::uint32_t>(regions.size()));
+  for (const auto& region : regions) {
+    put_le(out, region.start, phy);
+    put_le(out, region.size, phy);
+  }
+  put_u32(out, static_cast<std::uint32_t>(description_.registers.size()));
+  for (const auto& reg : description_.registers) {
+    put_u16(out, reg.id);
+    put_u16(out, reg.size);
+    put_string(out, reg.name);
+  }
+  put_u32(out, static_cast<std::uint32_t>(description_.operations.size()));
+  for (const auto& op : description_.operations) {
+    put_u8(out, op.id);
+    put_u16(out, op.target_id);
+    put_u8(out, op.op);
+    put_bytes(out, op.value);
+  }
+  put_u32(out, static_cast<std::uint32_t>(description_.statics.size()));
+  for (const auto& reg : description_.statics) {
+    put_string(out, reg.name);
+    put_u8(out, static_cast<std::uint8_t>(reg.value.size()));
+    put_bytes(out, reg.value);
+  }
+  patch_size(out, at);
+  return out;
+}
+
+std::vector<std::uint8_t> BintraceWriter::build_registers() const {
+  std::vector<std::uint8_t> out;
+  const std::size_t at = out.size();
+  put_u64(out, 0);
+  put_u32(out, static_cast<std::uint32_t>(description_.registers.size()));
+  for (std::size_t i = 0; i < description_.registers.size(); ++i) {
+    put_u16(out, description_.registers[i].id);
+    put_bytes(out, initial_values_[i]);
+  }
+  patch_size(out, at);
+  return out;
+}
+
+std::string BintraceWriter::end(const events::TraceSummary&) {
+  if (!spool_) return error_;
+  if (error_.empty() && !begun_) error_ = path_ + ": the recording never began";
+  if (error_.empty()) {
+    try {
+      finish_pending_fallthrough();
+      flush_events(true);
+    } catch (const std::exception& error) {
+      error_ = path_ + ": write error: " + error.what();
+    }
+  }
+  if (!error_.empty()) {
+    spool_.reset();
+    return error_;
+  }
+  std::FILE* out = nullptr;
+  const bool to_stdout = path_ == "-";
+  const std::string part = path_ + ".part";
+  try {
+    const auto regions = declared_regions();
+    out = to_stdout ? stdout : std::fopen(part.c_str(), "wb");
+    if (!out) throw std::runtime_error(std::string("cannot open for writing: ") + std::strerror(errno));
+    auto put = [&](std::span<const std::uint8_t> bytes) {
+      if (!bytes.empty() && std::fwrite(bytes.data(), 1, bytes.size(), out) != bytes.size())
+        throw std::runtime_error(std::strerror(errno));
+      bytes_written_ += bytes.size();
+    };
+    put(build_head(regions));
+    // Initial memory: each region's bytes when recording started (zero where
+    // nothing was mapped then), streamed a chunk at a time.
+    std::vector<std::uint8_t> chunk(1 << 20);
+    std::uint64_t total = 0;
+    for (const auto& region : regions) total += region.size;
+    std::vector<std::uint8_t> size_field;
+    put_u64(size_field, total);
+    put(size_field);
+    for (const auto& region : regions) {
+      for (std::uint64_t offset = 0; offset < region.size; offset += chunk.size()) {
+        const std::uint64_t base = region.start + offset;
+        const auto length = static_cast<std::size_t>(std::min<std::uint64_t>(chunk.size(), region.size - offset));
+        std::fill_n(chunk.begin(), length, std::uint8_t{0});
+        for (const auto& initial : initial_memory_) {
+          const std::uint64_t from = std::max(initial.start.value, base);
+          const std::uint64_t to = std::min(initial.start.value + initial.bytes.size(), base + length);
+          if (from < to)
+            std::copy_n(initial.bytes.begin() + static_cast<std::ptrdiff_t>(from - initial.start.value), to - from,
+                        chunk.begin() + static_cast<std::ptrdiff_t>(from - base));
+        }
+        put(std::span(chunk).first(length));
+      }
+    }
+    std::vector<std::uint8_t> head = build_registers();
+    events_payload_bytes_ = spool_->bytes;
+    put_u64(head, 8 + spool_->bytes);
+    put_u64(head, event_count_);
+    put(head);
+    std::rewind(spool_->file);
+    std::uint64_t copied = 0;
+    while (copied < spool_->bytes) {
+      const std::size_t got = std::fread(chunk.data(), 1, chunk.size(), spool_->file);
+      if (got == 0) throw std::runtime_error("the events spool is shorter than written");
+      put(std::span(chunk).first(got));
+      copied += got;
+    }
+    if (std::fflush(out) != 0 || std::ferror(out)) throw std::runtime_error(std::strerror(errno ? errno : EIO));
+    if (!to_stdout) {
+      const int status = std::fclose(out);
+      out = nullptr;
+      if (status != 0) throw std::runtime_error(std::strerror(errno));
+      std::filesystem::rename(part, path_);
+    }
+  } catch (const std::exception& error) {
+    if (out && !to_stdout) std::fclose(out);
+    if (!to_stdout) std::remove(part.c_str());
+    error_ = path_ + ": write error: " + error.what();
+  }
+  spool_.reset();
+  return error_;
+}
+
+}  // namespace tracecorn::formats

@@ -1,0 +1,163 @@
+// Role: the binary trace v1.0 writer (`tracecorn record --format bintrace`), an
+// events::Sink producing REVEN's rvnbintrace layout (bintrace_layout.h).
+// Who calls it: the recorder's drain thread (Sink interface), one thread at a time.
+//
+// What goes where:
+// - The machine description is the architecture's (arch::BintraceMachine):
+//   registers with ids 0..n-1 in its order, then the reference writer's
+//   operations (rip += 1..15, eflags bits set/cleared, rsp +-2/4/8/16), then the
+//   static CPUID registers; PHY_SIZE 8 (addresses are the guest's virtual ones).
+// - Memory regions: every region mapped when recording started, every range the
+//   guest maps later (mmap, brk growth, mremap) and any page written outside
+//   those, merged and sorted; known at the end because events are spooled first
+//   (to PATH.events.part beside the output, or a temporary file for "-"), then
+//   the file is written whole. The initial memory section holds each region's
+//   contents when recording started (zero where nothing was mapped then).
+// - Each instruction event carries its diff: its memory writes (contiguous ones
+//   merged), then the registers it changed, in declaration order, with rip set
+//   to the next instruction's address; rip, rsp and eflags use the operations
+//   when one fits. Diffs past 14 entries continue in continuation diffs.
+// - A syscall becomes a group of "other" events: per mapping change "map A L
+//   prot P" / "unmap A L" / "protect A L prot P" (a map's diff zeroes the bytes
+//   the new mapping replaces), the call stack as "callstack 0x.. 0x.." events
+//   (at most 255 characters each, innermost first), then "syscall NAME(a0, ..,
+//   a5) = RESULT #NUMBER" whose diff holds the kernel's memory writes and
+//   register changes. Faults ("fault signal S pc P address A: text"), exits
+//   ("exit code C" / "exit signal S"), module loads ("module START END bias B
+//   PATH") and gaps ("gap N: reason") are "other" events with empty diffs.
+// - The initial registers are TraceInfo's, with rip set to the first recorded
+//   instruction's address (the recorder captures them before the pc is set).
+// - Needs the initial state (RecorderOptions::capture_initial_state) and a level
+//   that records registers per instruction (regs or full; only full has the
+//   instructions' memory writes). Block and memory read events are not carried.
+// Errors: nothing throws from on_event; the first error is kept and returned by
+// end(), naming the file; a failed recording leaves no output file.
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "arch/arch.h"
+#include "formats/bintrace/bintrace_state.h"
+#include "recorder/events/event.h"
+#include "recorder/support/expected.h"
+
+namespace tracecorn::formats {
+
+struct BintraceWriterOptions {
+  bool compress_zstd = false;  // our extension: the events section as one zstd frame (compression byte 1)
+  int zstd_level = 3;
+  std::string tool_version;    // metadata strings
+  std::string tool_info;
+  std::uint64_t unix_time = 0;  // the metadata date; 0 = now
+};
+
+class BintraceWriter final : public events::Sink {
+ public:
+  // Prepares to write `path` ("-" for stdout) and opens the events spool. Fails
+  // (kUnsupported) when the arch has no binary trace description, (kIo) when
+  // the spool cannot be created, (kEmulator) when the CPUID probe fails.
+  static Expected<std::unique_ptr<BintraceWriter>> open(const std::string& path, const arch::ArchInfo& arch,
+                                                        BintraceWriterOptions options = {});
+  ~BintraceWriter() override;
+  BintraceWriter(const BintraceWriter&) = delete;
+  BintraceWriter& operator=(const BintraceWriter&) = delete;
+
+  void begin(const events::TraceInfo& info) override;
+  void on_event(const events::Event& event) override;
+  // Writes the file (sections, then the spooled events) and removes the spool.
+  // Returns "" or "PATH: ...".
+  std::string end(const events::TraceSummary& summary) override;
+
+  std::uint64_t events_written() const { return event_count_; }  // instruction and other events
+  std::uint64_t instructions_written() const { return instructions_; }
+  std::uint64_t bytes_written() const { return bytes_written_; }   // the whole file
+  std::uint64_t events_section_bytes() const { return events_payload_bytes_; }  // as stored (compressed or not)
+
+ private:
+  struct Spool;
+  struct MemoryEntry {
+    std::uint64_t address;
+    std::span<const std::uint8_t> bytes;
+  };
+  struct RegisterEntry {
+    std::uint16_t id;
+    std::span<const std::uint8_t> value;  // empty for an operation
+  };
+  BintraceWriter(std::string path, const arch::ArchInfo& arch, BintraceWriterOptions options);
+  void handle(const events::Event& event);
+  void finish_instruction(std::uint64_t next_pc);
+  void finish_pending_fallthrough();
+  // Updates the arch table with `changes` (and the pc), then stages the entries
+  // for every declared register whose value changed.
+  void stage_registers(std::span<const events::RegisterValue> changes, const std::uint64_t* new_pc);
+  void stage_value(std::size_t slot, std::span<const std::uint8_t> value);
+  void write_diff(std::span<const MemoryEntry> memory, std::span<const RegisterEntry> registers);
+  void write_other(std::string_view description, std::span<const MemoryEntry> memory,
+                   std::span<const RegisterEntry> registers);
+  void add_memory(std::vector<MemoryEntry>& out, std::uint64_t address, std::span<const std::uint8_t> bytes);
+  void flush_events(bool last);
+  // Metadata, header and machine description (declaring `regions`).
+  std::vector<std::uint8_t> build_head(std::span<const bintrace::MemoryRegion> regions) const;
+  std::vector<std::uint8_t> build_registers() const;  // the initial registers section
+  std::vector<bintrace::MemoryRegion> declared_regions() const;
+
+  std::string path_;
+  const arch::ArchInfo& arch_;
+  const arch::BintraceMachine& machine_;
+  BintraceWriterOptions options_;
+  std::string error_;
+  std::unique_ptr<Spool> spool_;
+  bool begun_ = false;
+
+  bintrace::MachineDescription description_;  // registers, operations, statics (regions at the end)
+  std::unique_ptr<bintrace::MachineState> state_;
+  std::vector<std::vector<std::uint8_t>> initial_values_;  // per declared register
+  std::vector<events::InitialRegion> initial_memory_;
+  std::vector<bintrace::MemoryRegion> mapped_later_;
+  std::string tool_info_;
+
+  // The arch table's values and how declared registers follow from them.
+  std::vector<std::array<std::uint8_t, 16>> table_;
+  std::vector<std::vector<std::uint16_t>> slots_of_table_;  // table index -> declared registers copying it
+  std::vector<bool> derived_input_;
+  std::vector<std::uint16_t> derived_slots_;
+  std::vector<std::uint32_t> table_touched_;  // generation stamps, to visit each changed index once
+  std::uint32_t generation_ = 0;
+  std::size_t pc_slot_ = 0, sp_slot_ = 0, flags_slot_ = 0;
+  std::uint16_t pc_table_index_ = 0;
+  std::uint16_t first_pc_op_ = 0, first_flag_set_op_ = 0, first_flag_clear_op_ = 0, first_sp_op_ = 0;
+
+  // The instruction being assembled.
+  bool pending_ = false;
+  std::uint64_t pending_address_ = 0;
+  std::uint32_t pending_size_ = 0;
+  struct PendingWrite {
+    std::uint64_t address;
+    std::size_t offset, length;  // into pending_bytes_
+  };
+  std::vector<PendingWrite> pending_writes_;
+  std::vector<std::uint8_t> pending_bytes_;
+  std::vector<events::RegisterValue> pending_registers_;
+
+  // Scratch, reused per event.
+  struct Staged {
+    std::size_t slot;
+    std::array<std::uint8_t, 64> value;
+  };
+  std::vector<Staged> staged_;
+  std::vector<std::array<std::uint8_t, 64>> derived_scratch_;
+  std::vector<RegisterEntry> register_entries_;
+  std::vector<MemoryEntry> memory_entries_;
+  std::vector<std::uint8_t> events_;  // encoded events not yet spooled
+
+  std::uint64_t event_count_ = 0;
+  std::uint64_t instructions_ = 0;
+  std::uint64_t bytes_written_ = 0;
+  std::uint64_t events_payload_bytes_ = 0;
+};
+
+}  // namespace tracecorn::formats

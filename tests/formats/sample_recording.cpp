@@ -1,0 +1,55 @@
+// Role: implementation of the shared recording helper (see sample_recording.h).
+#include "tests/formats/sample_recording.h"
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <filesystem>
+
+#include "recorder/cli/process_recording.h"
+#include "recorder/core/recorder.h"
+
+namespace tracecorn::test {
+
+std::vector<std::string> all_samples(const std::string& samples_dir) {
+  std::vector<std::string> samples = {"dynamic/hello"};
+  for (const auto& entry : std::filesystem::directory_iterator(samples_dir + "/static"))
+    samples.push_back("static/" + entry.path().filename().string());
+  std::sort(samples.begin(), samples.end());
+  return samples;
+}
+
+SampleRun record_sample(const std::string& program, core::TraceLevel level,
+                        const std::function<std::vector<events::Sink*>(linux_layer::LinuxProcess&)>& make_sinks,
+                        const std::string& scratch_dir) {
+  linux_layer::ProcessConfig config;
+  config.program = program;
+  config.argv = {program};
+  if (!scratch_dir.empty()) config.argv.push_back(scratch_dir);  // samples that work in a directory take it first
+  config.envp = {"LC_ALL=C"};
+  config.diagnostics = nullptr;
+  auto process = linux_layer::LinuxProcess::create(config);
+  REQUIRE(process.has_value());
+  core::RecorderOptions options;
+  options.level = level;
+  options.ring_bytes = 4u << 20;  // small: a ring is zeroed and pre-faulted per recording
+  events::TraceInfo info;
+  for (const auto& module : (*process)->initial_modules())
+    info.modules.push_back({events::GuestAddress{module.start}, events::GuestAddress{module.end}, module.path});
+  info.mapped_ranges = (*process)->mapped_ranges();
+  info.process_id = (*process)->guest_pid();
+  auto recorder = core::Recorder::attach((*process)->engine(), (*process)->arch(), options, make_sinks(**process), info);
+  REQUIRE(recorder.has_value());
+  cli::ProcessRecording glue(**recorder);
+  (*process)->set_observer(&glue);
+  SampleRun run;
+  run.outcome = (*process)->run();
+  (*process)->set_observer(nullptr);
+  glue.finish_run(run.outcome);
+  run.finish_error = (*recorder)->finish();
+  recorder->reset();
+  run.process = std::move(*process);
+  return run;
+}
+
+}  // namespace tracecorn::test

@@ -3,7 +3,8 @@
 //   tracecorn run [options] -- PROGRAM [ARGS...]
 //   tracecorn record [options] [-o FILE] [--format text|null|ucir] [--level L] -- PROGRAM [ARGS...]
 //            (ucir: [--compress zstd] [--ucir-strict])
-//   tracecorn dump FILE      (prints a UCIR trace as the text format does)
+//            (frames: [--compress zstd]; --level defaults to full)
+//   tracecorn dump FILE      (prints a UCIR or BAP frames trace as the text format does)
 // Exit status: the guest's own status (128+signal when it is killed), 124 when a
 // --max-insns/--timeout limit stops it, 125 for tracecorn's own errors, 126 when
 // the program cannot be run (not an ELF, unsupported architecture), 127 when it
@@ -25,6 +26,9 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include "formats/bap/bap_reader.h"
+#include "formats/bap/bap_writer.h"
+#include "formats/common/byte_stream.h"
 #include "formats/null/null_sink.h"
 #include "formats/text/text_writer.h"
 #include "formats/ucir/ucir_reader.h"
@@ -69,6 +73,7 @@ struct RecordOptions {
   std::uint64_t stop_after = 0;
   std::string compress = "none";
   bool ucir_strict = false;
+  std::vector<std::string> tracer_args;  // tracecorn's own command line (BAP frames' meta frame)
 };
 
 // Parses "0x401000" or "4198400"; throws CLI::ValidationError naming the option.
@@ -215,8 +220,13 @@ int run_command(const RunOptions& options, const RecordOptions* record) {
   std::unique_ptr<core::Recorder> recorder;
   std::unique_ptr<tracecorn::cli::ProcessRecording> recording;
   if (record) {
-    if (record->compress != "none" && record->format != "ucir")
-      throw CLI::ValidationError("--compress", "only --format ucir can be compressed");
+    if (record->compress != "none" && record->format != "ucir" && record->format != "frames")
+      throw CLI::ValidationError("--compress", "only --format ucir and frames can be compressed");
+    // BAP frames carry the register values each instruction reads: code left
+    // unrecorded would leave them stale (formats/bap/bap_writer.h).
+    if (record->format == "frames" && (record->only_main || !record->range.empty() || !record->start_at.empty()))
+      throw CLI::ValidationError("--format frames",
+                                 "cannot be combined with --only-main, --range or --start-at (register values would be stale)");
     if (record->format == "null") {
       sink = std::make_unique<tracecorn::formats::NullSink>();
     } else if (record->format == "ucir") {
@@ -228,6 +238,24 @@ int run_command(const RunOptions& options, const RecordOptions* record) {
       ucir_options.compress_zstd = record->compress == "zstd";
       ucir_options.strict = record->ucir_strict;
       auto writer = tracecorn::formats::UcirWriter::open(record->output, (*process)->arch(), ucir_options);
+      if (!writer) {
+        fmt::print(stderr, "tracecorn: {}\n", writer.error().to_string());
+        return kExitToolError;
+      }
+      sink = std::move(*writer);
+    } else if (record->format == "frames") {
+      tracecorn::formats::FramesWriterOptions frames_options;
+      frames_options.compress_zstd = record->compress == "zstd";
+      tracecorn::formats::FramesMeta meta;
+      meta.tracer_args = record->tracer_args;
+      for (char** entry = environ; *entry; ++entry) meta.tracer_envp.emplace_back(*entry);
+      meta.tracer_version = "0.1.0";
+      meta.target_path = config.program;
+      meta.target_args = config.argv;
+      meta.target_envp = config.envp;
+      (void)tracecorn::formats::collect_host_meta(meta);  // the program was opened above: this does not fail
+      frames_options.meta = std::move(meta);
+      auto writer = tracecorn::formats::FramesWriter::open(record->output, (*process)->arch(), std::move(frames_options));
       if (!writer) {
         fmt::print(stderr, "tracecorn: {}\n", writer.error().to_string());
         return kExitToolError;
@@ -258,8 +286,9 @@ int run_command(const RunOptions& options, const RecordOptions* record) {
     if (!record->start_at.empty()) recorder_options.start_at = parse_address(record->start_at, "--start-at");
     if (!record->stop_at.empty()) recorder_options.stop_at = parse_address(record->stop_at, "--stop-at");
     recorder_options.stop_after_instructions = record->stop_after;
-    // Only UCIR opens with a snapshot of the machine; the other formats skip its cost.
-    recorder_options.capture_initial_state = record->format == "ucir";
+    // UCIR opens with a snapshot of the machine, frames need the initial registers;
+    // the other formats skip its cost.
+    recorder_options.capture_initial_state = record->format == "ucir" || record->format == "frames";
     tracecorn::events::TraceInfo info;
     info.program = config.program;
     info.argv = config.argv;
@@ -327,10 +356,59 @@ int run_command(const RunOptions& options, const RecordOptions* record) {
   return status;
 }
 
-// `tracecorn dump FILE`: reads a UCIR trace and prints its events with the text
-// sink. Returns 0, or 125 when the file cannot be read or is invalid (after
+// `tracecorn dump FILE` for a BAP frames trace: the header, the meta frame, then
+// the events as the text sink prints them. Returns as dump_command.
+int dump_frames(const std::string& path) {
+  auto reader = tracecorn::formats::FramesReader::open(path);
+  if (!reader) {
+    fmt::print(stderr, "tracecorn: {}\n", reader.error().to_string());
+    return kExitToolError;
+  }
+  auto text = tracecorn::formats::TextWriter::open("-", (*reader)->arch());
+  if (!text) {
+    fmt::print(stderr, "tracecorn: {}\n", text.error().to_string());
+    return kExitToolError;
+  }
+  const auto& header = (*reader)->header();
+  const auto& meta = (*reader)->meta();
+  using Layout = tracecorn::formats::FramesHeader::TocLayout;
+  fmt::print("# BAP frames version {}, frame_architecture {}, frame_machine {} ({}){}; n = {}, T = {:#x}, TOC: {}\n",
+             header.version, header.architecture, header.machine, (*reader)->arch().name, header.zstd ? ", zstd" : "",
+             header.frame_count, header.toc_offset,
+             header.toc_layout == Layout::kOurs       ? fmt::format("{} entries of m = {}", header.toc.size(), header.frames_per_toc_entry)
+             : header.toc_layout == Layout::kLibtrace ? fmt::format("{} entries of m = {} (libtrace layout)", header.toc.size(), header.frames_per_toc_entry)
+                                                      : std::string("none"));
+  if (header.has_meta) {
+    std::string md5;
+    for (const std::uint8_t byte : meta.target_md5) md5 += fmt::format("{:02x}", byte);
+    fmt::print("# tracer {} {} ({} args, {} env); target {} ({} args, {} env), md5 {}, {} bytes; user {} host {} time {:.3f}\n",
+               meta.tracer_name, meta.tracer_version, meta.tracer_args.size(), meta.tracer_envp.size(), meta.target_path,
+               meta.target_args.size(), meta.target_envp.size(), md5, meta.target_size, meta.user, meta.host, meta.time);
+  }
+  fmt::print("# initial registers: {}\n", (*reader)->info().initial_registers.size());
+  std::fflush(stdout);
+  const auto status = (*reader)->read_all(**text);
+  if (!(*reader)->warning().empty()) fmt::print(stderr, "tracecorn: {}: warning: {}\n", path, (*reader)->warning());
+  if (!status) {
+    fmt::print(stderr, "tracecorn: {}\n", status.error().to_string());
+    return kExitToolError;
+  }
+  return 0;
+}
+
+int dump_ucir(const std::string& path);
+
+// `tracecorn dump FILE`: reads a trace (the format chosen by the file's first
+// bytes, decompressed when it is a zstd stream) and prints its events with the
+// text sink. Returns 0, or 125 when the file cannot be read or is invalid (after
 // printing the events before the problem). A truncated file prints a warning.
 int dump_command(const std::string& path) {
+  if (tracecorn::formats::FramesReader::recognizes(tracecorn::formats::read_head(path, 8))) return dump_frames(path);
+  return dump_ucir(path);
+}
+
+// `tracecorn dump FILE` for a UCIR trace.
+int dump_ucir(const std::string& path) {
   auto reader = tracecorn::formats::UcirReader::open(path);
   if (!reader) {
     fmt::print(stderr, "tracecorn: {}\n", reader.error().to_string());
@@ -386,9 +464,9 @@ int main(int argc, char** argv) {
   CLI::App* record_app = app.add_subcommand("record", "Run a program in the emulator and record a trace");
   add_run_options(record_app, record_run);
   record_app->add_option("-o,--output", record.output, "Trace file (default: - for stdout)");
-  record_app->add_option("--format", record.format, "Trace format: text, ucir (usercorn's binary format), or null (count events, write nothing)")
-      ->check(CLI::IsMember({"text", "ucir", "null"}));
-  record_app->add_option("--compress", record.compress, "Compress the trace: none or zstd (ucir only)")
+  record_app->add_option("--format", record.format, "Trace format: text, ucir (usercorn's binary format), frames (BAP's), or null (count events, write nothing)")
+      ->check(CLI::IsMember({"text", "ucir", "frames", "null"}));
+  record_app->add_option("--compress", record.compress, "Compress the trace: none or zstd (ucir and frames)")
       ->check(CLI::IsMember({"none", "zstd"}));
   record_app->add_flag("--ucir-strict", record.ucir_strict,
                        "UCIR: write only the spec's ops (no call stack extension op)");
@@ -405,8 +483,8 @@ int main(int argc, char** argv) {
   record_app->add_option("--stop-after", record.stop_after, "Stop after about N recorded instructions");
 
   std::string dump_path;
-  CLI::App* dump_app = app.add_subcommand("dump", "Print a UCIR trace file readably");
-  dump_app->add_option("file", dump_path, "The UCIR file (plain or zstd)")->required();
+  CLI::App* dump_app = app.add_subcommand("dump", "Print a trace file (UCIR, BAP frames) readably");
+  dump_app->add_option("file", dump_path, "The trace file (plain or zstd)")->required();
 
   try {
     app.parse(argc, argv);
@@ -419,7 +497,12 @@ int main(int argc, char** argv) {
   }
   try {
     if (run_app->parsed()) return run_command(run, nullptr);
-    if (record_app->parsed()) return run_command(record_run, &record);
+    if (record_app->parsed()) {
+      // BAP frames want every operand value: full unless a level is given.
+      if (record.format == "frames" && record_app->count("--level") == 0) record.level = "full";
+      record.tracer_args.assign(argv, argv + argc);
+      return run_command(record_run, &record);
+    }
     if (dump_app->parsed()) return dump_command(dump_path);
   } catch (const CLI::ValidationError& error) {
     fmt::print(stderr, "tracecorn: {}\n", error.what());

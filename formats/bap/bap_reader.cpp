@@ -95,10 +95,32 @@ Expected<std::unique_ptr<FramesReader>> FramesReader::start(std::unique_ptr<Byte
 
 bool FramesReader::read_exact(std::vector<std::uint8_t>& out, std::uint64_t n) {
   out.clear();
+  // Bytes a source gave beyond what was asked (a zstd source decodes whole blocks) come first.
+  const std::size_t from_carry = static_cast<std::size_t>(std::min<std::uint64_t>(n, carry_.size() - carry_pos_));
+  out.insert(out.end(), carry_.begin() + static_cast<std::ptrdiff_t>(carry_pos_),
+             carry_.begin() + static_cast<std::ptrdiff_t>(carry_pos_ + from_carry));
+  carry_pos_ += from_carry;
+  if (carry_pos_ == carry_.size()) {
+    carry_.clear();
+    carry_pos_ = 0;
+  }
   while (out.size() < n) {
     const std::size_t want = static_cast<std::size_t>(std::min<std::uint64_t>(n - out.size(), 1u << 20));
     if (stream_->read(out, want) == 0) return false;
   }
+  if (out.size() > n) {
+    carry_.assign(out.begin() + static_cast<std::ptrdiff_t>(n), out.end());
+    carry_pos_ = 0;
+    out.resize(static_cast<std::size_t>(n));
+  }
+  return true;
+}
+
+bool FramesReader::seek(std::uint64_t offset) {
+  carry_.clear();
+  carry_pos_ = 0;
+  if (!stream_->seek(offset)) return false;
+  offset_ = offset;
   return true;
 }
 
@@ -108,7 +130,7 @@ Status FramesReader::parse_header() {
   if (scratch_.size() == 4 && std::equal(std::begin(kZstdMagic), std::end(kZstdMagic), scratch_.begin())) {
     header_.zstd = true;
     stream_ = make_zstd_source(make_prefix_source(scratch_, std::move(stream_)));
-  } else if (!stream_->seek(0)) {
+  } else if (!seek(0)) {
     stream_ = make_prefix_source(scratch_, std::move(stream_));
   }
   auto truncated = [&](std::string what) {
@@ -218,7 +240,7 @@ void FramesReader::check_toc() {
   };
   if ((total - t - 8) % 8 != 0) {
     give_up("the TOC index at " + hex(t) + " is not a whole number of u64 entries");
-  } else if (!stream_->seek(t) || !read_exact(scratch_, total - t)) {
+  } else if (!seek(t) || !read_exact(scratch_, total - t)) {
     give_up("the TOC index at " + hex(t) + " cannot be read");
   } else {
     const std::uint64_t m = load_u64(scratch_.data());
@@ -244,8 +266,23 @@ void FramesReader::check_toc() {
         give_up("entry " + std::to_string(i) + " (" + hex(entry) + ") is not inside the frames in increasing order");
       previous = entry;
     }
+    // Entry 0 tells the layouts apart: ours points at frame 0, libtrace's at
+    // frame m (found by walking m size fields from the first frame).
+    if (header_.toc_layout == FramesHeader::TocLayout::kOurs && count > 0 &&
+        header_.toc[0] != header_.first_frame_offset)
+      give_up("entry 0 (" + hex(header_.toc[0]) + ") is not the first frame (" + hex(header_.first_frame_offset) + ")");
+    if (header_.toc_layout == FramesHeader::TocLayout::kLibtrace && count > 0) {
+      std::uint64_t at = header_.first_frame_offset;
+      for (std::uint64_t i = 0; i < m && at + 8 <= t; ++i) {
+        if (!seek(at) || !read_exact(scratch_, 8)) break;
+        const std::uint64_t size = load_u64(scratch_.data());
+        at = size > t - at - 8 ? t : at + 8 + size;
+      }
+      if (header_.toc[0] != at)
+        give_up("entry 0 (" + hex(header_.toc[0]) + ") is not frame m = " + std::to_string(m) + " (" + hex(at) + ")");
+    }
   }
-  stream_->seek(header_.first_frame_offset);
+  seek(header_.first_frame_offset);
 }
 
 Expected<bool> FramesReader::read_frame() {
@@ -288,7 +325,8 @@ Expected<bool> FramesReader::read_frame() {
     return cut_short("it declares " + std::to_string(size) + " bytes, the file holds " + std::to_string(*total - at - 8));
   if (!read_exact(scratch_, size)) return cut_short("it declares " + std::to_string(size) + " bytes");
   parsed_->frame.Clear();
-  if (!parsed_->frame.ParseFromArray(scratch_.data(), static_cast<int>(size)))
+  if (!parsed_->frame.ParsePartialFromArray(scratch_.data(), static_cast<int>(size)) ||
+      !parsed_->frame.IsInitialized())
     return error_at(at + 8, "frame " + std::to_string(index) +
                                 " does not parse as a protobuf `frame` (or lacks a required field)");
   const pb::frame& f = parsed_->frame;
@@ -479,8 +517,7 @@ Status FramesReader::seek_frame(std::uint64_t index) {
     toc_used_ = false;
     known_.assign(known_.size(), false);
     auto restart = [&](std::uint64_t offset, std::uint64_t frame) {
-      if (!stream_->seek(offset)) return false;
-      offset_ = offset;
+      if (!seek(offset)) return false;
       frame_index_ = frame;
       have_parsed_ = false;
       done_ = false;

@@ -124,6 +124,8 @@ class FramesReader {
   void check_toc();
   // Reads exactly `n` bytes into `out`; false when the stream ends first.
   bool read_exact(std::vector<std::uint8_t>& out, std::uint64_t n);
+  // Moves a seekable source to `offset` (dropping carried bytes); false when it cannot.
+  bool seek(std::uint64_t offset);
   // Reads the next frame into parsed_; true when one was read, false at the end.
   Expected<bool> read_frame();
   void note(std::string text);
@@ -141,6 +143,8 @@ class FramesReader {
   std::unique_ptr<Parsed> parsed_;
   bool have_parsed_ = false;  // parsed_ holds a frame not yet produced (the first, when not a key frame)
   std::vector<std::uint8_t> scratch_;
+  std::vector<std::uint8_t> carry_;  // bytes read from the source beyond the last read_exact()
+  std::size_t carry_pos_ = 0;
   std::uint64_t offset_ = 0;       // in the (decompressed) stream
   std::uint64_t end_offset_ = 0;   // where the frames end: T, or ~0 when unknown
   std::uint64_t frame_index_ = 0;  // frames consumed

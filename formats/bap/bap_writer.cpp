@@ -72,6 +72,7 @@ struct FramesWriter::State {
   std::vector<std::string> names;                // upper-case register names, arch table order
   std::vector<events::RegisterValue> registers;  // last known value of each register
   std::vector<bool> known;                       // whether registers[i] holds the value
+  int pc_index = -1;                             // the program counter's index in the table
   std::unordered_map<std::uint64_t, DecodedOperands> decoded;
 
   // The instruction whose frame is being built (its pre-list register values are
@@ -90,6 +91,8 @@ struct FramesWriter::State {
       for (char& c : name) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
       names.push_back(std::move(name));
     }
+    for (std::size_t i = 0; i < arch.registers.size(); ++i)
+      if (arch.registers[i].uc_id == arch.pc_reg) pc_index = static_cast<int>(i);
     registers.resize(arch.registers.size());
     known.assign(arch.registers.size(), false);
     for (std::size_t i = 0; i < registers.size(); ++i) {
@@ -187,6 +190,14 @@ struct FramesWriter::State {
     auto* pre = std_frame->mutable_operand_pre_list();
     std_frame->mutable_operand_post_list();
     pending_operands = decode(instruction.address.value, instruction.bytes);
+    // The program counter is never recorded as a change (no access list names it
+    // as written by straight-line code): it is the instruction's own address.
+    if (pc_index >= 0) {
+      auto& pc = registers[static_cast<std::size_t>(pc_index)];
+      for (std::size_t i = 0; i < 8 && i < pc.size; ++i)
+        pc.bytes[i] = static_cast<std::uint8_t>(instruction.address.value >> (8 * i));
+      known[static_cast<std::size_t>(pc_index)] = true;
+    }
     for (const std::uint16_t reg : pending_operands->read) {
       if (!known[reg]) continue;
       const bool is_base = std::find(pending_operands->base.begin(), pending_operands->base.end(), reg) !=

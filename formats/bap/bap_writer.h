@@ -16,7 +16,8 @@
 //   read; operand_post_list = every register it writes (Capstone's list plus
 //   arch::ArchInfo::add_unlisted_writes) with its value after, then every memory
 //   write with the value written. Register names are the arch table's, upper
-//   case (RAX, RFLAGS, FS_BASE, XMM0); bit_length is the register's or the
+//   case (RAX, RFLAGS, FS_BASE, XMM0); the program counter (RIP, read by
+//   rip-relative operands and calls) has the instruction's address; bit_length is the register's or the
 //   access's width; taint_info is no_taint. operand_usage: pre-list operands
 //   are read (written false), post-list operands written (read false), because
 //   BAP's frame plugin turns an operand flagged both into a read and a write of

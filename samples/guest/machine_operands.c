@@ -16,7 +16,7 @@
 #include <stdio.h>
 
 uint64_t probe_source[4] = {0x0102030405060708ull, 0x1112131415161718ull, 0x2122232425262728ull, 0x3132333435363738ull};
-uint64_t probe_dest[4];
+uint64_t probe_dest[6];
 uint64_t probe_stack[32];
 uint64_t probe_results[4];
 uint64_t probe_saved_rsp;
@@ -78,8 +78,7 @@ __asm__(
 
 int main(void) {
   operands_probe();
-  for (int i = 0; i < 4; ++i)
-    printf("dest[%d] = %016llx, result[%d] = %016llx\n", i, (unsigned long long)probe_dest[i], i,
-           (unsigned long long)probe_results[i]);
+  for (int i = 0; i < 6; ++i) printf("dest[%d] = %016llx\n", i, (unsigned long long)probe_dest[i]);
+  for (int i = 0; i < 4; ++i) printf("result[%d] = %016llx\n", i, (unsigned long long)probe_results[i]);
   return 0;
 }

@@ -17,9 +17,7 @@
 
 #include "formats/ucir/ucir_reader.h"
 #include "formats/ucir/ucir_writer.h"
-#include "recorder/cli/process_recording.h"
-#include "recorder/core/recorder.h"
-#include "recorder/linux/linux_process.h"
+#include "tests/formats/roundtrip_helpers.h"
 
 using namespace tracecorn;
 
@@ -27,78 +25,9 @@ namespace {
 
 const std::string kSamples = TRACECORN_SAMPLES_DIR;
 
-// An event copied out of the sink call, with the fields UCIR carries.
-struct Copied {
-  events::EventKind kind;
-  std::uint64_t address = 0, size = 0, value = 0, pc = 0, count = 0;
-  bool pc_known = false;
-  std::vector<std::uint8_t> bytes;
-  std::vector<events::RegisterValue> registers;
-  std::uint64_t args[6] = {};
-  std::int64_t result = 0;
-  std::vector<std::pair<std::uint64_t, std::vector<std::uint8_t>>> writes;
-  std::vector<std::tuple<int, std::uint64_t, std::uint64_t, std::uint32_t>> mappings;
-  std::vector<std::uint64_t> stack;
-};
-
-class CopySink final : public events::Sink {
- public:
-  void begin(const events::TraceInfo& info) override { info_ = info; }
-  void on_event(const events::Event& event) override {
-    if (!formats::UcirReader::can_carry(event.kind)) return;
-    Copied copy;
-    copy.kind = event.kind;
-    std::visit(
-        [&](const auto& p) {
-          using T = std::decay_t<decltype(p)>;
-          if constexpr (std::is_same_v<T, events::BlockEvent>) {
-            copy.address = p.address.value;
-            copy.size = p.size;
-            copy.count = p.instruction_count;
-          } else if constexpr (std::is_same_v<T, events::InstructionEvent>) {
-            copy.address = p.address.value;
-            copy.size = p.size;
-            copy.bytes.assign(p.bytes.begin(), p.bytes.end());
-          } else if constexpr (std::is_same_v<T, events::MemoryEvent>) {
-            copy.address = p.address.value;
-            copy.size = p.size;
-            copy.value = p.value;
-            copy.pc = p.pc.value;
-            copy.pc_known = p.pc_known;
-          } else if constexpr (std::is_same_v<T, events::RegistersEvent>) {
-            copy.pc = p.pc.value;
-            copy.registers.assign(p.changes.begin(), p.changes.end());
-          } else if constexpr (std::is_same_v<T, events::SyscallEvent>) {
-            copy.pc = p.pc.value;
-            copy.value = p.number;
-            std::copy(std::begin(p.args), std::end(p.args), copy.args);
-            copy.result = p.result;
-            copy.registers.assign(p.register_changes.begin(), p.register_changes.end());
-            for (const auto& w : p.memory_writes) copy.writes.push_back({w.address.value, {w.bytes.begin(), w.bytes.end()}});
-            for (const auto& m : p.mapping_changes)
-              copy.mappings.emplace_back(static_cast<int>(m.kind), m.start.value, m.length,
-                                         m.kind == events::MappingChangeKind::kUnmap ? 0u : m.prot & 7u);
-            copy.stack.assign(p.call_stack.begin(), p.call_stack.end());
-          } else if constexpr (std::is_same_v<T, events::ExitEvent>) {
-            copy.value = static_cast<std::uint64_t>(p.code);
-          }
-        },
-        event.payload);
-    events_.push_back(std::move(copy));
-  }
-  std::string end(const events::TraceSummary&) override { return ""; }
-  events::TraceInfo info_;
-  std::vector<Copied> events_;
-};
-
-bool same_registers(const std::vector<events::RegisterValue>& a, const std::vector<events::RegisterValue>& b) {
-  if (a.size() != b.size()) return false;
-  for (std::size_t i = 0; i < a.size(); ++i)
-    if (a[i].index != b[i].index || a[i].size != b[i].size ||
-        std::memcmp(a[i].bytes.data(), b[i].bytes.data(), a[i].size) != 0)
-      return false;
-  return true;
-}
+using test::Copied;
+using test::CopySink;
+using test::same_registers;
 
 // Compares the recorded and the read events; returns how many differ and describes the first.
 std::size_t compare(const std::vector<Copied>& recorded, const std::vector<Copied>& read, core::TraceLevel level,
@@ -168,36 +97,15 @@ std::size_t compare(const std::vector<Copied>& recorded, const std::vector<Copie
 // Records `program` at `level` into `path` (UCIR) and into a CopySink; returns the sink.
 std::unique_ptr<CopySink> record(const std::string& program, core::TraceLevel level, const std::string& path,
                                  bool zstd, const std::string& scratch_dir = "") {
-  linux_layer::ProcessConfig config;
-  config.program = program;
-  config.argv = {program};
-  if (!scratch_dir.empty()) config.argv.push_back(scratch_dir);  // samples that work in a directory take it first
-  config.envp = {"LC_ALL=C"};
-  config.diagnostics = nullptr;
-  auto process = linux_layer::LinuxProcess::create(config);
-  REQUIRE(process.has_value());
-  formats::UcirWriterOptions options;
-  options.compress_zstd = zstd;
-  options.keyframe_interval = 20000;  // a few periodic keyframes in a small run
-  auto writer = formats::UcirWriter::open(path, (*process)->arch(), options);
-  REQUIRE(writer.has_value());
-  auto probe = std::make_unique<CopySink>();
-  core::RecorderOptions recorder_options;
-  recorder_options.level = level;
-  recorder_options.ring_bytes = 4u << 20;  // small: a ring is zeroed and pre-faulted per recording
-  events::TraceInfo info;
-  for (const auto& module : (*process)->initial_modules())
-    info.modules.push_back({events::GuestAddress{module.start}, events::GuestAddress{module.end}, module.path});
-  auto recorder = core::Recorder::attach((*process)->engine(), (*process)->arch(), recorder_options,
-                                         {probe.get(), writer->get()}, info);
-  REQUIRE(recorder.has_value());
-  cli::ProcessRecording glue(**recorder);
-  (*process)->set_observer(&glue);
-  const auto outcome = (*process)->run();
-  (*process)->set_observer(nullptr);
-  glue.finish_run(outcome);
-  CHECK((*recorder)->finish().empty());
-  return probe;
+  return test::record_sample(program, level, scratch_dir, &formats::UcirReader::can_carry,
+                             [&](const arch::ArchInfo& arch) -> std::unique_ptr<events::Sink> {
+                               formats::UcirWriterOptions options;
+                               options.compress_zstd = zstd;
+                               options.keyframe_interval = 20000;  // a few periodic keyframes in a small run
+                               auto writer = formats::UcirWriter::open(path, arch, options);
+                               REQUIRE(writer.has_value());
+                               return std::move(*writer);
+                             });
 }
 
 }  // namespace
@@ -244,7 +152,7 @@ TEST_CASE("UCIR: recording, writing and reading back gives the same events (ever
           CHECK(info.initial_memory[i].bytes == recorded->info_.initial_memory[i].bytes);
           CHECK(info.initial_memory[i].file == recorded->info_.initial_memory[i].file);
         }
-        CopySink read;
+        CopySink read(&formats::UcirReader::can_carry);
         const auto status = (*reader)->read_all(read);
         REQUIRE_MESSAGE(status.has_value(), status.error().to_string());
         CHECK((*reader)->warning().empty());

@@ -302,7 +302,7 @@ TEST_CASE("BAP frames: the exact bytes of a tiny trace (header, meta frame, key 
   const Bytes written = write_tiny(tiny, path, false, 2);
   const Bytes expected = tiny.file(2);
   REQUIRE(written.size() == expected.size());
-  // Header first (magic 7456879624156307493 = 0x677c0a6d69706625... little endian, version 3, i386 = 9, mach 64).
+  // Header first (magic 7456879624156307493 = 0x677c28828aaf6025 little endian, version 3, i386 = 9, mach 64).
   CHECK(Bytes(written.begin(), written.begin() + 48) == Bytes(expected.begin(), expected.begin() + 48));
   const Bytes meta = sized(tiny.meta_frame());
   CHECK(Bytes(written.begin() + 48, written.begin() + 48 + static_cast<std::ptrdiff_t>(meta.size())) == meta);

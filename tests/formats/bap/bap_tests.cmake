@@ -9,3 +9,7 @@ target_compile_definitions(unit_tests PRIVATE
 add_test(NAME bap_operands
   COMMAND /usr/bin/python3 ${CMAKE_CURRENT_SOURCE_DIR}/formats/bap/check_operands.py $<TARGET_FILE:tracecorn>
           ${CMAKE_BINARY_DIR}/samples/guest/static/machine_operands ${CMAKE_CURRENT_BINARY_DIR}/bap_operands)
+# `tracecorn record --format frames` then `tracecorn dump`, plain, zstd and cut short.
+add_test(NAME frames_cli COMMAND ${CMAKE_COMMAND} -DTRACECORN=$<TARGET_FILE:tracecorn>
+  -DSAMPLE=${CMAKE_BINARY_DIR}/samples/guest/static/hello -DWORK_DIR=${CMAKE_CURRENT_BINARY_DIR}/frames_cli
+  -P ${CMAKE_CURRENT_SOURCE_DIR}/formats/bap/check_frames_cli.cmake)

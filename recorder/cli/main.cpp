@@ -356,10 +356,13 @@ int run_command(const RunOptions& options, const RecordOptions* record) {
   return status;
 }
 
-// `tracecorn dump FILE` for a BAP frames trace: the header, the meta frame, then
-// the events as the text sink prints them. Returns as dump_command.
-int dump_frames(const std::string& path) {
-  auto reader = tracecorn::formats::FramesReader::open(path);
+// Opens `path` with Reader::open, prints its header lines with `print_header`,
+// then its events with the text sink. Returns 0, or 125 when the file cannot be
+// read or is invalid (after printing the events before the problem); a
+// truncated file prints a warning.
+template <typename Reader, typename PrintHeader>
+int dump_with(const std::string& path, PrintHeader print_header) {
+  auto reader = Reader::open(path);
   if (!reader) {
     fmt::print(stderr, "tracecorn: {}\n", reader.error().to_string());
     return kExitToolError;
@@ -369,23 +372,7 @@ int dump_frames(const std::string& path) {
     fmt::print(stderr, "tracecorn: {}\n", text.error().to_string());
     return kExitToolError;
   }
-  const auto& header = (*reader)->header();
-  const auto& meta = (*reader)->meta();
-  using Layout = tracecorn::formats::FramesHeader::TocLayout;
-  fmt::print("# BAP frames version {}, frame_architecture {}, frame_machine {} ({}){}; n = {}, T = {:#x}, TOC: {}\n",
-             header.version, header.architecture, header.machine, (*reader)->arch().name, header.zstd ? ", zstd" : "",
-             header.frame_count, header.toc_offset,
-             header.toc_layout == Layout::kOurs       ? fmt::format("{} entries of m = {}", header.toc.size(), header.frames_per_toc_entry)
-             : header.toc_layout == Layout::kLibtrace ? fmt::format("{} entries of m = {} (libtrace layout)", header.toc.size(), header.frames_per_toc_entry)
-                                                      : std::string("none"));
-  if (header.has_meta) {
-    std::string md5;
-    for (const std::uint8_t byte : meta.target_md5) md5 += fmt::format("{:02x}", byte);
-    fmt::print("# tracer {} {} ({} args, {} env); target {} ({} args, {} env), md5 {}, {} bytes; user {} host {} time {:.3f}\n",
-               meta.tracer_name, meta.tracer_version, meta.tracer_args.size(), meta.tracer_envp.size(), meta.target_path,
-               meta.target_args.size(), meta.target_envp.size(), md5, meta.target_size, meta.user, meta.host, meta.time);
-  }
-  fmt::print("# initial registers: {}\n", (*reader)->info().initial_registers.size());
+  print_header(**reader);
   std::fflush(stdout);
   const auto status = (*reader)->read_all(**text);
   if (!(*reader)->warning().empty()) fmt::print(stderr, "tracecorn: {}: warning: {}\n", path, (*reader)->warning());
@@ -396,45 +383,52 @@ int dump_frames(const std::string& path) {
   return 0;
 }
 
-int dump_ucir(const std::string& path);
+// `tracecorn dump FILE` for a UCIR trace: the header and initial mappings, then the events.
+int dump_ucir(const std::string& path) {
+  return dump_with<tracecorn::formats::UcirReader>(path, [](const tracecorn::formats::UcirReader& reader) {
+    const auto& header = reader.header();
+    const auto& info = reader.info();
+    fmt::print("# UCIR version {}, arch {}, os {}{}; initial state: {} regions, {} registers\n", header.version,
+               header.arch, header.os, header.zstd ? ", zstd" : "", info.initial_memory.size(),
+               info.initial_registers.size());
+    for (const auto& region : info.initial_memory)
+      fmt::print("#   map {:#x}-{:#x} prot {} {} {}\n", region.start.value, region.start.value + region.size,
+                 region.prot, region.name, region.file);
+  });
+}
 
-// `tracecorn dump FILE`: reads a trace (the format chosen by the file's first
-// bytes, decompressed when it is a zstd stream) and prints its events with the
-// text sink. Returns 0, or 125 when the file cannot be read or is invalid (after
-// printing the events before the problem). A truncated file prints a warning.
+// `tracecorn dump FILE` for a BAP frames trace: the header, the TOC, the meta frame, then the events.
+int dump_frames(const std::string& path) {
+  return dump_with<tracecorn::formats::FramesReader>(path, [](const tracecorn::formats::FramesReader& reader) {
+    const auto& header = reader.header();
+    const auto& meta = reader.meta();
+    using Layout = tracecorn::formats::FramesHeader::TocLayout;
+    const std::string toc =
+        header.toc_layout == Layout::kNone
+            ? std::string("none")
+            : fmt::format("{} entries of m = {}{}", header.toc.size(), header.frames_per_toc_entry,
+                          header.toc_layout == Layout::kLibtrace ? " (libtrace layout)" : "");
+    fmt::print("# BAP frames version {}, frame_architecture {}, frame_machine {} ({}){}; n = {}, T = {:#x}, TOC: {}\n",
+               header.version, header.architecture, header.machine, reader.arch().name, header.zstd ? ", zstd" : "",
+               header.frame_count, header.toc_offset, toc);
+    if (header.has_meta) {
+      std::string md5;
+      for (const std::uint8_t byte : meta.target_md5) md5 += fmt::format("{:02x}", byte);
+      fmt::print("# tracer {} {} ({} args, {} env); target {} ({} args, {} env), md5 {}, {} bytes; user {} host {} "
+                 "time {:.3f}\n",
+                 meta.tracer_name, meta.tracer_version, meta.tracer_args.size(), meta.tracer_envp.size(),
+                 meta.target_path, meta.target_args.size(), meta.target_envp.size(), md5, meta.target_size, meta.user,
+                 meta.host, meta.time);
+    }
+    fmt::print("# initial registers: {}\n", reader.info().initial_registers.size());
+  });
+}
+
+// `tracecorn dump FILE`: the reader is chosen by the file's first bytes
+// (decompressed when it is a zstd stream). Returns as dump_with.
 int dump_command(const std::string& path) {
   if (tracecorn::formats::FramesReader::recognizes(tracecorn::formats::read_head(path, 8))) return dump_frames(path);
   return dump_ucir(path);
-}
-
-// `tracecorn dump FILE` for a UCIR trace.
-int dump_ucir(const std::string& path) {
-  auto reader = tracecorn::formats::UcirReader::open(path);
-  if (!reader) {
-    fmt::print(stderr, "tracecorn: {}\n", reader.error().to_string());
-    return kExitToolError;
-  }
-  auto text = tracecorn::formats::TextWriter::open("-", (*reader)->arch());
-  if (!text) {
-    fmt::print(stderr, "tracecorn: {}\n", text.error().to_string());
-    return kExitToolError;
-  }
-  const auto& header = (*reader)->header();
-  const auto& info = (*reader)->info();
-  fmt::print("# UCIR version {}, arch {}, os {}{}; initial state: {} regions, {} registers\n", header.version,
-             header.arch, header.os, header.zstd ? ", zstd" : "", info.initial_memory.size(),
-             info.initial_registers.size());
-  for (const auto& region : info.initial_memory)
-    fmt::print("#   map {:#x}-{:#x} prot {} {} {}\n", region.start.value, region.start.value + region.size, region.prot,
-               region.name, region.file);
-  std::fflush(stdout);
-  const auto status = (*reader)->read_all(**text);
-  if (!(*reader)->warning().empty()) fmt::print(stderr, "tracecorn: {}: warning: {}\n", path, (*reader)->warning());
-  if (!status) {
-    fmt::print(stderr, "tracecorn: {}\n", status.error().to_string());
-    return kExitToolError;
-  }
-  return 0;
 }
 
 void add_run_options(CLI::App* app, RunOptions& run) {

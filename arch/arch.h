@@ -194,9 +194,22 @@ struct ArchInfo {
   // Returns false when the count is not fixed (rep prefixes, fxsave...).
   bool (*count_memory_accesses)(const cs_insn& insn, std::uint8_t& reads, std::uint8_t& writes);
 
+  // The registers `insn` (decoded with detail) uses to form the addresses of its
+  // explicit memory operands, as base and as index, appended as indices into
+  // `registers` (each once). Used by BAP frames' operand_usage base/index flags.
+  void (*address_registers)(const cs_insn& insn, std::vector<std::uint16_t>& base, std::vector<std::uint16_t>& index);
+
   // Finds a register by canonical name; nullptr if this architecture has none.
   const RegisterInfo* find_register(std::string_view register_name) const;
 };
+
+// The registers `insn` (decoded with detail by `handle`) reads and writes, as
+// indices into `arch.registers`: full registers (al -> rax), each once, in
+// Capstone's access-list order, the writes followed by add_unlisted_writes.
+// `read` may be null. Registers the table does not track are left out; when
+// Capstone cannot give the access lists, only add_unlisted_writes' are given.
+void instruction_registers(const ArchInfo& arch, csh handle, const cs_insn& insn, std::vector<std::uint16_t>* read,
+                           std::vector<std::uint16_t>& written);
 
 // The architecture an ELF header names, or nullptr when tracecorn does not support it.
 const ArchInfo* find_arch_for_elf(std::uint16_t elf_machine, bool is_64bit, bool little_endian);

@@ -2,12 +2,32 @@
 // Adding an architecture: add its accessor to kArchs. Nothing else changes.
 #include "arch/arch.h"
 
+#include <algorithm>
+
 namespace tracecorn::arch {
 
 const RegisterInfo* ArchInfo::find_register(std::string_view register_name) const {
   for (const auto& reg : registers)
     if (reg.name == register_name) return &reg;
   return nullptr;
+}
+
+void instruction_registers(const ArchInfo& arch, csh handle, const cs_insn& insn, std::vector<std::uint16_t>* read,
+                           std::vector<std::uint16_t>& written) {
+  auto add = [&](std::vector<std::uint16_t>& list, unsigned capstone_register) {
+    const int index = arch.register_index_for_capstone(capstone_register);
+    if (index < 0) return;
+    const auto value = static_cast<std::uint16_t>(index);
+    if (std::find(list.begin(), list.end(), value) == list.end()) list.push_back(value);
+  };
+  cs_regs read_list{}, written_list{};
+  std::uint8_t read_count = 0, written_count = 0;
+  if (cs_regs_access(handle, &insn, read_list, &read_count, written_list, &written_count) == CS_ERR_OK) {
+    if (read)
+      for (std::uint8_t i = 0; i < read_count; ++i) add(*read, read_list[i]);
+    for (std::uint8_t i = 0; i < written_count; ++i) add(written, written_list[i]);
+  }
+  arch.add_unlisted_writes(insn, written);
 }
 
 std::span<const ArchInfo* const> all_archs() {

@@ -872,6 +872,23 @@ const BintraceMachine kBintraceMachine{
     .static_registers = &x86_64_bintrace_static_registers,
 };
 
+void x86_64_address_registers(const cs_insn& insn, std::vector<std::uint16_t>& base, std::vector<std::uint16_t>& index) {
+  if (!insn.detail) return;
+  auto add = [](std::vector<std::uint16_t>& list, unsigned capstone_register) {
+    const int found = x86_64_register_index_for_capstone(capstone_register);
+    if (capstone_register == X86_REG_INVALID || found < 0) return;
+    const auto value = static_cast<std::uint16_t>(found);
+    if (std::find(list.begin(), list.end(), value) == list.end()) list.push_back(value);
+  };
+  const cs_x86& x86 = insn.detail->x86;
+  for (std::uint8_t i = 0; i < x86.op_count; ++i) {
+    const cs_x86_op& op = x86.operands[i];
+    if (op.type != X86_OP_MEM) continue;
+    add(base, op.mem.base);
+    add(index, op.mem.index);
+  }
+}
+
 }  // namespace
 
 const ArchInfo& x86_64_arch() {
@@ -908,6 +925,7 @@ const ArchInfo& x86_64_arch() {
       .register_index_for_capstone = &x86_64_register_index_for_capstone,
       .add_unlisted_writes = &x86_64_add_unlisted_writes,
       .count_memory_accesses = &x86_64_count_memory_accesses,
+      .address_registers = &x86_64_address_registers,
   };
   return kInfo;
 }

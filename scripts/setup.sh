@@ -12,9 +12,11 @@ packages=(
   # libraries tracecorn links against
   libunicorn-dev libcapstone-dev libprotobuf-dev protobuf-compiler libzstd-dev
   libsnappy-dev  # reading usercorn's own UCIR files (snappy framed)
+  nettle-dev     # MD5 of the traced binary in BAP frames' meta frame
   doctest-dev libcli11-dev libfmt-dev
   # references the tests compare against (nobody here wrote them)
   busybox-static qemu-user-static gdb binutils coreutils
+  python3-protobuf zstd  # an independent decoder of BAP frames; the zstd CLI
   # peers that bench/peers_bench.sh times (not needed to build or test)
   python3-unicorn valgrind
 )

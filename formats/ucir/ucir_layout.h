@@ -57,8 +57,7 @@ inline constexpr std::size_t kNameBytes = 32;
 inline constexpr std::size_t kHeaderBytes = 4 + 4 + kNameBytes + kNameBytes + 1 + 1;
 static_assert(kHeaderBytes == 74);
 
-// The zstd frame magic (28 b5 2f fd), which starts a compressed file.
-inline constexpr std::uint8_t kZstdMagic[4] = {0x28, 0xb5, 0x2f, 0xfd};
+// A compressed file starts with the zstd magic: formats::kZstdMagic (formats/common/byte_stream.h).
 
 enum Op : std::uint8_t {
   kOpNop = 0,

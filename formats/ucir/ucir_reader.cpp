@@ -14,6 +14,7 @@
 #include <snappy-c.h>
 #include <zstd.h>
 
+#include "formats/common/byte_stream.h"
 #include "formats/ucir/ucir_layout.h"
 
 namespace tracecorn::formats {
@@ -56,138 +57,6 @@ std::uint32_t masked_crc32c(const std::uint8_t* data, std::size_t size) {
   crc = ~crc;
   return ((crc >> 15) | (crc << 17)) + 0xa282ead8u;
 }
-
-}  // namespace
-
-// Where the bytes come from: the reader pulls them a chunk at a time, so that a
-// large trace is never held whole in memory. `problem` says why a stream ended
-// early (a damaged zstd or snappy stream).
-class UcirReader::ByteSource {
- public:
-  virtual ~ByteSource() = default;
-  // Appends up to `want` more bytes to `out`; returns how many (0 at the end).
-  virtual std::size_t read(std::vector<std::uint8_t>& out, std::size_t want) = 0;
-  std::string problem;
-};
-
-namespace {
-
-using ByteSource = UcirReader::ByteSource;
-
-class MemorySource final : public ByteSource {
- public:
-  explicit MemorySource(std::vector<std::uint8_t> bytes) : bytes_(std::move(bytes)) {}
-  std::size_t read(std::vector<std::uint8_t>& out, std::size_t want) override {
-    const std::size_t n = std::min(want, bytes_.size() - pos_);
-    out.insert(out.end(), bytes_.begin() + static_cast<std::ptrdiff_t>(pos_),
-               bytes_.begin() + static_cast<std::ptrdiff_t>(pos_ + n));
-    pos_ += n;
-    return n;
-  }
-
- private:
-  std::vector<std::uint8_t> bytes_;
-  std::size_t pos_ = 0;
-};
-
-class FileSource final : public ByteSource {
- public:
-  explicit FileSource(std::FILE* file) : file_(file) {}
-  ~FileSource() override { std::fclose(file_); }
-  std::size_t read(std::vector<std::uint8_t>& out, std::size_t want) override {
-    const std::size_t old = out.size();
-    out.resize(old + want);
-    const std::size_t n = std::fread(out.data() + old, 1, want, file_);
-    out.resize(old + n);
-    if (n == 0 && std::ferror(file_)) problem = std::string("read error: ") + std::strerror(errno);
-    return n;
-  }
-
- private:
-  std::FILE* file_;
-};
-
-// Bytes already read (while looking at the header), then the rest of `inner`.
-class PrefixSource final : public ByteSource {
- public:
-  PrefixSource(std::vector<std::uint8_t> prefix, std::unique_ptr<ByteSource> inner)
-      : prefix_(std::move(prefix)), inner_(std::move(inner)) {}
-  std::size_t read(std::vector<std::uint8_t>& out, std::size_t want) override {
-    if (pos_ < prefix_.size()) {
-      const std::size_t n = std::min(want, prefix_.size() - pos_);
-      out.insert(out.end(), prefix_.begin() + static_cast<std::ptrdiff_t>(pos_),
-                 prefix_.begin() + static_cast<std::ptrdiff_t>(pos_ + n));
-      pos_ += n;
-      return n;
-    }
-    const std::size_t n = inner_->read(out, want);
-    if (problem.empty()) problem = inner_->problem;
-    return n;
-  }
-
- private:
-  std::vector<std::uint8_t> prefix_;
-  std::size_t pos_ = 0;
-  std::unique_ptr<ByteSource> inner_;
-};
-
-// One zstd stream (our --compress zstd), decompressed as it is read.
-class ZstdSource final : public ByteSource {
- public:
-  explicit ZstdSource(std::unique_ptr<ByteSource> inner) : inner_(std::move(inner)), context_(ZSTD_createDCtx()) {
-    if (!context_) {
-      problem = "cannot create a zstd context";
-      finished_ = true;
-    }
-  }
-  ~ZstdSource() override { ZSTD_freeDCtx(context_); }
-  std::size_t read(std::vector<std::uint8_t>& out, std::size_t want) override {
-    std::size_t produced = 0;
-    while (produced < want && !finished_) {
-      if (in_pos_ == in_.size() && !input_ended_) {
-        in_.clear();
-        in_pos_ = 0;
-        if (inner_->read(in_, 1 << 16) == 0) {
-          input_ended_ = true;
-          problem = inner_->problem;
-        }
-      }
-      ZSTD_inBuffer in{in_.data(), in_.size(), in_pos_};
-      ZSTD_outBuffer chunk{buffer_.data(), buffer_.size(), 0};
-      const std::size_t consumed_before = in.pos;
-      last_ = ZSTD_decompressStream(context_, &chunk, &in);
-      // 0: a frame is complete and flushed. (A later call with no input starts
-      // waiting for another frame and returns non-zero: that is no truncation.)
-      if (last_ == 0) frame_complete_ = true;
-      else if (in.pos != consumed_before) frame_complete_ = false;
-      in_pos_ = in.pos;
-      if (ZSTD_isError(last_)) {
-        problem = std::string("the zstd stream is corrupt (") + ZSTD_getErrorName(last_) + ")";
-        finished_ = true;
-        break;
-      }
-      out.insert(out.end(), buffer_.data(), buffer_.data() + chunk.pos);
-      produced += chunk.pos;
-      // No input left and the output not filled: the decoder holds nothing more.
-      if (input_ended_ && in_pos_ == in_.size() && chunk.pos < buffer_.size()) {
-        if (!frame_complete_ && problem.empty()) problem = "the zstd stream ends early (a truncated file)";
-        finished_ = true;
-      }
-    }
-    return produced;
-  }
-
- private:
-  std::unique_ptr<ByteSource> inner_;
-  ZSTD_DCtx* context_;
-  std::vector<std::uint8_t> in_;
-  std::size_t in_pos_ = 0;
-  std::vector<std::uint8_t> buffer_ = std::vector<std::uint8_t>(ZSTD_DStreamOutSize());
-  std::size_t last_ = 0;
-  bool frame_complete_ = false;
-  bool input_ended_ = false;
-  bool finished_ = false;
-};
 
 // A snappy framed stream (framing_format.txt: chunks of type u8, length u24 LE;
 // 0xff stream identifier "sNaPpY", 0x00 compressed and 0x01 uncompressed data
@@ -557,15 +426,13 @@ Error UcirReader::error_at(std::uint64_t offset, std::string message) const {
 }
 
 Expected<std::unique_ptr<UcirReader>> UcirReader::open(const std::string& path) {
-  std::FILE* file = std::fopen(path.c_str(), "rb");
-  if (!file)
-    return make_error(errno == ENOENT ? ErrorCode::kNotFound : ErrorCode::kIo,
-                      std::string("cannot open: ") + std::strerror(errno), path);
-  return start(std::make_unique<FileSource>(file), path);
+  auto file = open_file_source(path);
+  if (!file) return file.error();
+  return start(std::move(*file), path);
 }
 
 Expected<std::unique_ptr<UcirReader>> UcirReader::from_bytes(std::vector<std::uint8_t> bytes, std::string source) {
-  return start(std::make_unique<MemorySource>(std::move(bytes)), std::move(source));
+  return start(make_memory_source(std::move(bytes)), std::move(source));
 }
 
 Expected<std::unique_ptr<UcirReader>> UcirReader::start(std::unique_ptr<ByteSource> stream, std::string source) {
@@ -607,10 +474,10 @@ bool UcirReader::refill(std::size_t want) {
 
 Status UcirReader::parse_header() {
   refill(ucir::kHeaderBytes);
-  if (bytes_.size() >= 4 && std::equal(std::begin(ucir::kZstdMagic), std::end(ucir::kZstdMagic), bytes_.begin())) {
+  if (bytes_.size() >= 4 && std::equal(std::begin(kZstdMagic), std::end(kZstdMagic), bytes_.begin())) {
     // One zstd stream: everything read so far, then the rest, is its input.
     header_.zstd = true;
-    stream_ = std::make_unique<ZstdSource>(std::make_unique<PrefixSource>(std::move(bytes_), std::move(stream_)));
+    stream_ = make_zstd_source(make_prefix_source(std::move(bytes_), std::move(stream_)));
     bytes_.clear();
     stream_done_ = false;
     warning_.clear();
@@ -656,7 +523,7 @@ Status UcirReader::parse_header() {
     // Everything after the header is one snappy framed stream; offsets from
     // here on count its decoded bytes (after the 74 header bytes).
     std::vector<std::uint8_t> rest(bytes_.begin() + ucir::kHeaderBytes, bytes_.end());
-    stream_ = std::make_unique<SnappySource>(std::make_unique<PrefixSource>(std::move(rest), std::move(stream_)));
+    stream_ = std::make_unique<SnappySource>(make_prefix_source(std::move(rest), std::move(stream_)));
     bytes_.resize(ucir::kHeaderBytes);
     stream_done_ = false;
   }

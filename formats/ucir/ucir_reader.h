@@ -56,6 +56,8 @@
 
 namespace tracecorn::formats {
 
+class ByteSource;  // formats/common/byte_stream.h
+
 struct UcirHeader {
   std::uint32_t version = 0;
   bool usercorn_flavour = false;  // usercorn's own files: version 1 written big endian, a snappy framed
@@ -113,7 +115,7 @@ class UcirReader {
  private:
   struct Op;
  public:
-  class ByteSource;  // where bytes come from (a file, memory, a zstd or snappy stream); internal
+  using ByteSource = formats::ByteSource;  // where bytes come from (a file, memory, a zstd or snappy stream)
 
  private:
   static constexpr std::size_t kReadChunk = 1 << 20;  // bytes pulled from the stream at a time

@@ -6,8 +6,7 @@
 #include <cstring>
 #include <map>
 
-#include <zstd.h>
-
+#include "formats/common/byte_stream.h"
 #include "formats/ucir/ucir_layout.h"
 
 namespace tracecorn::formats {
@@ -100,66 +99,24 @@ std::uint8_t prot_bits(std::uint32_t prot) { return static_cast<std::uint8_t>(pr
 
 }  // namespace
 
-// Where the bytes go: a FILE, optionally through a zstd stream.
+// Where the bytes go: formats/common/byte_stream.h.
 class UcirWriter::Output {
  public:
-  Output(std::FILE* file, bool owns, ZSTD_CCtx* zstd) : file_(file), owns_(owns), zstd_(zstd) {}
-  ~Output() {
-    if (zstd_) ZSTD_freeCCtx(zstd_);
-    if (file_ && owns_) std::fclose(file_);
-  }
-  // Returns "" or an error message (errno's text or zstd's).
-  std::string write(std::span<const std::uint8_t> bytes, ZSTD_EndDirective mode = ZSTD_e_continue) {
-    if (!zstd_) {
-      if (!bytes.empty() && std::fwrite(bytes.data(), 1, bytes.size(), file_) != bytes.size()) return std::strerror(errno);
-      return "";
-    }
-    ZSTD_inBuffer in{bytes.data(), bytes.size(), 0};
-    for (;;) {
-      ZSTD_outBuffer out{buffer_.data(), buffer_.size(), 0};
-      const std::size_t remaining = ZSTD_compressStream2(zstd_, &out, &in, mode);
-      if (ZSTD_isError(remaining)) return std::string("zstd: ") + ZSTD_getErrorName(remaining);
-      if (out.pos && std::fwrite(buffer_.data(), 1, out.pos, file_) != out.pos) return std::strerror(errno);
-      const bool done = mode == ZSTD_e_end ? remaining == 0 : in.pos == in.size;
-      if (done) return "";
-    }
-  }
-  std::string close() {
-    if (zstd_) {
-      if (auto error = write({}, ZSTD_e_end); !error.empty()) return error;
-    }
-    if (std::fflush(file_) != 0 || std::ferror(file_)) return std::strerror(errno ? errno : EIO);
-    if (owns_) {
-      const int status = std::fclose(file_);
-      file_ = nullptr;
-      if (status != 0) return std::strerror(errno);
-    }
-    return "";
-  }
+  explicit Output(std::unique_ptr<OutputFile> file) : file_(std::move(file)) {}
+  std::string write(std::span<const std::uint8_t> bytes) { return file_->write(bytes); }
+  std::string close() { return file_->close(); }
 
  private:
-  std::FILE* file_;
-  bool owns_;
-  ZSTD_CCtx* zstd_;
-  std::vector<std::uint8_t> buffer_ = std::vector<std::uint8_t>(ZSTD_CStreamOutSize());
+  std::unique_ptr<OutputFile> file_;
 };
 
 Expected<std::unique_ptr<UcirWriter>> UcirWriter::open(const std::string& path, const arch::ArchInfo& arch,
                                                        UcirWriterOptions options) {
   if (arch.format_ids.ucir_arch.empty())
     return make_error(ErrorCode::kUnsupported, "UCIR has no name for architecture " + std::string(arch.name), path);
-  std::FILE* file = path == "-" ? stdout : std::fopen(path.c_str(), "wb");
-  if (!file) return make_error(ErrorCode::kIo, std::string("cannot open for writing: ") + std::strerror(errno), path);
-  ZSTD_CCtx* zstd = nullptr;
-  if (options.compress_zstd) {
-    zstd = ZSTD_createCCtx();
-    if (!zstd || ZSTD_isError(ZSTD_CCtx_setParameter(zstd, ZSTD_c_compressionLevel, options.zstd_level))) {
-      if (zstd) ZSTD_freeCCtx(zstd);
-      if (path != "-") std::fclose(file);
-      return make_error(ErrorCode::kInvalidArgument, "cannot set up zstd compression", path);
-    }
-  }
-  auto output = std::make_unique<Output>(file, path != "-", zstd);
+  auto file = OutputFile::open(path, options.compress_zstd, options.zstd_level);
+  if (!file) return file.error();
+  auto output = std::make_unique<Output>(std::move(*file));
   return std::unique_ptr<UcirWriter>(new UcirWriter(std::move(output), path, arch, std::move(options)));
 }
 

@@ -3,7 +3,8 @@
 //   tracecorn run [options] -- PROGRAM [ARGS...]
 //   tracecorn record [options] [-o FILE] [--format text|null|ucir] [--level L] -- PROGRAM [ARGS...]
 //            (ucir: [--compress zstd] [--ucir-strict]; bintrace: [--compress zstd], --level regs|full)
-//   tracecorn dump FILE      (prints a UCIR or binary trace as the text format does)
+//            (frames: [--compress zstd]; --level defaults to full)
+//   tracecorn dump FILE      (prints a UCIR, BAP frames or binary trace as the text format does)
 // Exit status: the guest's own status (128+signal when it is killed), 124 when a
 // --max-insns/--timeout limit stops it, 125 for tracecorn's own errors, 126 when
 // the program cannot be run (not an ELF, unsupported architecture), 127 when it
@@ -25,8 +26,11 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include "formats/bap/bap_reader.h"
+#include "formats/bap/bap_writer.h"
 #include "formats/bintrace/bintrace_reader.h"
 #include "formats/bintrace/bintrace_writer.h"
+#include "formats/common/byte_stream.h"
 #include "formats/null/null_sink.h"
 #include "formats/text/text_writer.h"
 #include "formats/ucir/ucir_reader.h"
@@ -71,6 +75,7 @@ struct RecordOptions {
   std::uint64_t stop_after = 0;
   std::string compress = "none";
   bool ucir_strict = false;
+  std::vector<std::string> tracer_args;  // tracecorn's own command line (BAP frames' meta frame)
 };
 
 // Parses "0x401000" or "4198400"; throws CLI::ValidationError naming the option.
@@ -217,10 +222,16 @@ int run_command(const RunOptions& options, const RecordOptions* record) {
   std::unique_ptr<core::Recorder> recorder;
   std::unique_ptr<tracecorn::cli::ProcessRecording> recording;
   if (record) {
-    if (record->compress != "none" && record->format != "ucir" && record->format != "bintrace")
-      throw CLI::ValidationError("--compress", "only --format ucir or bintrace can be compressed");
+    if (record->compress != "none" && record->format != "ucir" && record->format != "frames" &&
+        record->format != "bintrace")
+      throw CLI::ValidationError("--compress", "only --format ucir, frames and bintrace can be compressed");
     if (record->format == "bintrace" && record->level != "regs" && record->level != "full")
       throw CLI::ValidationError("--level", "--format bintrace needs per-instruction registers: --level regs or full");
+    // BAP frames carry the register values each instruction reads: code left
+    // unrecorded would leave them stale (formats/bap/bap_writer.h).
+    if (record->format == "frames" && (record->only_main || !record->range.empty() || !record->start_at.empty()))
+      throw CLI::ValidationError("--format frames",
+                                 "cannot be combined with --only-main, --range or --start-at (register values would be stale)");
     if (record->format == "null") {
       sink = std::make_unique<tracecorn::formats::NullSink>();
     } else if (record->format == "ucir") {
@@ -251,6 +262,24 @@ int run_command(const RunOptions& options, const RecordOptions* record) {
         return kExitToolError;
       }
       sink = std::move(*writer);
+    } else if (record->format == "frames") {
+      tracecorn::formats::FramesWriterOptions frames_options;
+      frames_options.compress_zstd = record->compress == "zstd";
+      tracecorn::formats::FramesMeta meta;
+      meta.tracer_args = record->tracer_args;
+      for (char** entry = environ; *entry; ++entry) meta.tracer_envp.emplace_back(*entry);
+      meta.tracer_version = "0.1.0";
+      meta.target_path = config.program;
+      meta.target_args = config.argv;
+      meta.target_envp = config.envp;
+      (void)tracecorn::formats::collect_host_meta(meta);  // the program was opened above: this does not fail
+      frames_options.meta = std::move(meta);
+      auto writer = tracecorn::formats::FramesWriter::open(record->output, (*process)->arch(), std::move(frames_options));
+      if (!writer) {
+        fmt::print(stderr, "tracecorn: {}\n", writer.error().to_string());
+        return kExitToolError;
+      }
+      sink = std::move(*writer);
     } else {
       auto writer = tracecorn::formats::TextWriter::open(record->output, (*process)->arch());
       if (!writer) {
@@ -276,8 +305,10 @@ int run_command(const RunOptions& options, const RecordOptions* record) {
     if (!record->start_at.empty()) recorder_options.start_at = parse_address(record->start_at, "--start-at");
     if (!record->stop_at.empty()) recorder_options.stop_at = parse_address(record->stop_at, "--stop-at");
     recorder_options.stop_after_instructions = record->stop_after;
-    // Only UCIR and binary traces open with a snapshot of the machine; the other formats skip its cost.
-    recorder_options.capture_initial_state = record->format == "ucir" || record->format == "bintrace";
+    // UCIR and binary traces open with a snapshot of the machine, frames need the
+    // initial registers; the other formats skip its cost.
+    recorder_options.capture_initial_state =
+        record->format == "ucir" || record->format == "frames" || record->format == "bintrace";
     tracecorn::events::TraceInfo info;
     info.program = config.program;
     info.argv = config.argv;
@@ -383,18 +414,13 @@ int dump_bintrace(const std::string& path) {
   return 0;
 }
 
-// `tracecorn dump FILE`: reads a UCIR trace (or a binary trace, by its first
-// bytes) and prints its events with the text sink. Returns 0, or 125 when the
-// file cannot be read or is invalid (after printing the events before the
-// problem). A truncated file prints a warning.
-int dump_command(const std::string& path) {
-  if (std::FILE* file = std::fopen(path.c_str(), "rb")) {
-    std::uint8_t first[16] = {};
-    const std::size_t got = std::fread(first, 1, sizeof first, file);
-    std::fclose(file);
-    if (tracecorn::formats::BintraceReader::recognizes(std::span(first, got))) return dump_bintrace(path);
-  }
-  auto reader = tracecorn::formats::UcirReader::open(path);
+// Opens `path` with Reader::open, prints its header lines with `print_header`,
+// then its events with the text sink. Returns 0, or 125 when the file cannot be
+// read or is invalid (after printing the events before the problem); a
+// truncated file prints a warning.
+template <typename Reader, typename PrintHeader>
+int dump_with(const std::string& path, PrintHeader print_header) {
+  auto reader = Reader::open(path);
   if (!reader) {
     fmt::print(stderr, "tracecorn: {}\n", reader.error().to_string());
     return kExitToolError;
@@ -404,15 +430,7 @@ int dump_command(const std::string& path) {
     fmt::print(stderr, "tracecorn: {}\n", text.error().to_string());
     return kExitToolError;
   }
-  const auto& header = (*reader)->header();
-  const auto& info = (*reader)->info();
-  fmt::print("# UCIR version {}, arch {}, os {}{}, pid {}; initial state: {} regions, {} registers\n", header.version,
-             header.arch, header.os, header.zstd ? ", zstd" : "", info.process_id, info.initial_memory.size(),
-             info.initial_registers.size());
-  for (const auto& region : info.initial_memory)
-    fmt::print("#   map {:#x}-{:#x} prot {} {}{}\n", region.start.value, region.start.value + region.size, region.prot,
-               region.name, region.file.empty() ? "" : fmt::format(" (file {} offset {:#x}, {:#x} bytes)", region.file,
-                                                                   region.file_offset, region.file_size));
+  print_header(**reader);
   std::fflush(stdout);
   const auto status = (*reader)->read_all(**text);
   if (!(*reader)->warning().empty()) fmt::print(stderr, "tracecorn: {}: warning: {}\n", path, (*reader)->warning());
@@ -421,6 +439,58 @@ int dump_command(const std::string& path) {
     return kExitToolError;
   }
   return 0;
+}
+
+// `tracecorn dump FILE` for a UCIR trace: the header and initial mappings, then the events.
+int dump_ucir(const std::string& path) {
+  return dump_with<tracecorn::formats::UcirReader>(path, [](const tracecorn::formats::UcirReader& reader) {
+    const auto& header = reader.header();
+    const auto& info = reader.info();
+    fmt::print("# UCIR version {}, arch {}, os {}{}, pid {}; initial state: {} regions, {} registers\n",
+               header.version, header.arch, header.os, header.zstd ? ", zstd" : "", info.process_id,
+               info.initial_memory.size(), info.initial_registers.size());
+    for (const auto& region : info.initial_memory)
+      fmt::print("#   map {:#x}-{:#x} prot {} {}{}\n", region.start.value, region.start.value + region.size,
+                 region.prot, region.name,
+                 region.file.empty() ? "" : fmt::format(" (file {} offset {:#x}, {:#x} bytes)", region.file,
+                                                        region.file_offset, region.file_size));
+  });
+}
+
+// `tracecorn dump FILE` for a BAP frames trace: the header, the TOC, the meta frame, then the events.
+int dump_frames(const std::string& path) {
+  return dump_with<tracecorn::formats::FramesReader>(path, [](const tracecorn::formats::FramesReader& reader) {
+    const auto& header = reader.header();
+    const auto& meta = reader.meta();
+    using Layout = tracecorn::formats::FramesHeader::TocLayout;
+    const std::string toc =
+        header.toc_layout == Layout::kNone
+            ? std::string("none")
+            : fmt::format("{} entries of m = {}{}", header.toc.size(), header.frames_per_toc_entry,
+                          header.toc_layout == Layout::kLibtrace ? " (libtrace layout)" : "");
+    fmt::print("# BAP frames version {}, frame_architecture {}, frame_machine {} ({}){}; n = {}, T = {:#x}, TOC: {}\n",
+               header.version, header.architecture, header.machine, reader.arch().name, header.zstd ? ", zstd" : "",
+               header.frame_count, header.toc_offset, toc);
+    if (header.has_meta) {
+      std::string md5;
+      for (const std::uint8_t byte : meta.target_md5) md5 += fmt::format("{:02x}", byte);
+      fmt::print("# tracer {} {} ({} args, {} env); target {} ({} args, {} env), md5 {}, {} bytes; user {} host {} "
+                 "time {:.3f}\n",
+                 meta.tracer_name, meta.tracer_version, meta.tracer_args.size(), meta.tracer_envp.size(),
+                 meta.target_path, meta.target_args.size(), meta.target_envp.size(), md5, meta.target_size, meta.user,
+                 meta.host, meta.time);
+    }
+    fmt::print("# initial registers: {}\n", reader.info().initial_registers.size());
+  });
+}
+
+// `tracecorn dump FILE`: the reader is chosen by the file's first bytes
+// (decompressed when it is a zstd stream). Returns as dump_with.
+int dump_command(const std::string& path) {
+  const auto head = tracecorn::formats::read_head(path, 16);
+  if (tracecorn::formats::FramesReader::recognizes(head)) return dump_frames(path);
+  if (tracecorn::formats::BintraceReader::recognizes(head)) return dump_bintrace(path);
+  return dump_ucir(path);
 }
 
 void add_run_options(CLI::App* app, RunOptions& run) {
@@ -450,9 +520,9 @@ int main(int argc, char** argv) {
   CLI::App* record_app = app.add_subcommand("record", "Run a program in the emulator and record a trace");
   add_run_options(record_app, record_run);
   record_app->add_option("-o,--output", record.output, "Trace file (default: - for stdout)");
-  record_app->add_option("--format", record.format, "Trace format: text, ucir (usercorn's binary format), bintrace (binary trace v1.0, REVEN's; --level regs or full), or null (count events, write nothing)")
-      ->check(CLI::IsMember({"text", "ucir", "bintrace", "null"}));
-  record_app->add_option("--compress", record.compress, "Compress the trace: none or zstd (ucir; bintrace: the events section)")
+  record_app->add_option("--format", record.format, "Trace format: text, ucir (usercorn's binary format), frames (BAP's), bintrace (binary trace v1.0, REVEN's; --level regs or full), or null (count events, write nothing)")
+      ->check(CLI::IsMember({"text", "ucir", "frames", "bintrace", "null"}));
+  record_app->add_option("--compress", record.compress, "Compress the trace: none or zstd (ucir, frames; bintrace: the events section)")
       ->check(CLI::IsMember({"none", "zstd"}));
   record_app->add_flag("--ucir-strict", record.ucir_strict,
                        "UCIR: write only the spec's ops (no call stack extension op)");
@@ -469,8 +539,8 @@ int main(int argc, char** argv) {
   record_app->add_option("--stop-after", record.stop_after, "Stop after about N recorded instructions");
 
   std::string dump_path;
-  CLI::App* dump_app = app.add_subcommand("dump", "Print a UCIR or binary trace file readably");
-  dump_app->add_option("file", dump_path, "The UCIR (plain or zstd) or binary trace file")->required();
+  CLI::App* dump_app = app.add_subcommand("dump", "Print a trace file (UCIR, BAP frames, binary trace) readably");
+  dump_app->add_option("file", dump_path, "The trace file (plain or zstd)")->required();
 
   try {
     app.parse(argc, argv);
@@ -483,7 +553,12 @@ int main(int argc, char** argv) {
   }
   try {
     if (run_app->parsed()) return run_command(run, nullptr);
-    if (record_app->parsed()) return run_command(record_run, &record);
+    if (record_app->parsed()) {
+      // BAP frames want every operand value: full unless a level is given.
+      if (record.format == "frames" && record_app->count("--level") == 0) record.level = "full";
+      record.tracer_args.assign(argv, argv + argc);
+      return run_command(record_run, &record);
+    }
     if (dump_app->parsed()) return dump_command(dump_path);
   } catch (const CLI::ValidationError& error) {
     fmt::print(stderr, "tracecorn: {}\n", error.what());

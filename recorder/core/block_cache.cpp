@@ -41,19 +41,7 @@ DecodedBlock BlockDecoder::decode(std::uint64_t address, std::span<const std::ui
     decoded.size = static_cast<std::uint8_t>(insn->size);
     decoded.offset = static_cast<std::uint16_t>(insn->address - address);
     if (with_registers) {
-      cs_regs read{}, written{};
-      std::uint8_t read_count = 0, written_count = 0;
-      if (cs_regs_access(handle_, insn, read, &read_count, written, &written_count) == CS_ERR_OK) {
-        for (std::uint8_t i = 0; i < written_count; ++i) {
-          const int index = arch_.register_index_for_capstone(written[i]);
-          if (index < 0) continue;
-          const auto value = static_cast<std::uint16_t>(index);
-          if (std::find(decoded.written_registers.begin(), decoded.written_registers.end(), value) ==
-              decoded.written_registers.end())
-            decoded.written_registers.push_back(value);
-        }
-      }
-      arch_.add_unlisted_writes(*insn, decoded.written_registers);
+      arch::instruction_registers(arch_, handle_, *insn, nullptr, decoded.written_registers);
       for (const std::uint16_t index : decoded.written_registers)
         decoded.written_unicorn_ids.push_back(arch_.registers[index].uc_id);
     }

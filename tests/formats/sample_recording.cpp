@@ -34,6 +34,8 @@ SampleRun record_sample(const std::string& program, core::TraceLevel level,
   options.level = level;
   options.ring_bytes = 4u << 20;  // small: a ring is zeroed and pre-faulted per recording
   events::TraceInfo info;
+  info.program = program;
+  info.argv = config.argv;
   for (const auto& module : (*process)->initial_modules())
     info.modules.push_back({events::GuestAddress{module.start}, events::GuestAddress{module.end}, module.path});
   info.mapped_ranges = (*process)->mapped_ranges();

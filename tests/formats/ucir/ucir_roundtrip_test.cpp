@@ -23,6 +23,7 @@
 
 #include "formats/ucir/ucir_reader.h"
 #include "formats/ucir/ucir_writer.h"
+#include "tests/formats/roundtrip_helpers.h"
 #include "tests/formats/sample_recording.h"
 
 using namespace tracecorn;
@@ -31,33 +32,15 @@ namespace {
 
 const std::string kSamples = TRACECORN_SAMPLES_DIR;
 
-// An event copied out of the sink call, with the fields UCIR carries.
-struct Copied {
-  events::EventKind kind;
-  std::uint64_t address = 0, size = 0, value = 0, pc = 0, count = 0;
-  bool pc_known = false;
-  std::vector<std::uint8_t> bytes;
-  std::vector<events::RegisterValue> registers;
-  std::uint64_t args[6] = {};
-  std::int64_t result = 0;
-  std::vector<std::pair<std::uint64_t, std::vector<std::uint8_t>>> writes;
-  struct Mapping {
-    int kind = 0;
-    std::uint64_t start = 0, length = 0;
-    std::uint32_t prot = 0;
-    std::string name, file;
-    std::uint64_t file_offset = 0, file_size = 0;
-    friend bool operator==(const Mapping&, const Mapping&) = default;
-  };
-  std::vector<Mapping> mappings;
-  std::vector<std::uint64_t> stack;
-};
+using test::Copied;
+using test::same_registers;
 
 std::string canonical(const Copied& event, core::TraceLevel level);
 
+// Keeps the events UCIR carries (test::CopySink's copies), or, streaming, folds
+// them at `level` into one digest per kChunkEvents events instead of keeping them.
 class CopySink final : public events::Sink {
  public:
-  // Streaming: fold the events at `level` into chunk digests instead of keeping them.
   static constexpr std::uint64_t kChunkEvents = 1 << 16;
   explicit CopySink(bool streaming = false, core::TraceLevel level = core::TraceLevel::kBlocks)
       : streaming_(streaming), level_(level) {}
@@ -65,10 +48,10 @@ class CopySink final : public events::Sink {
   void on_event(const events::Event& event) override {
     if (!formats::UcirReader::can_carry(event.kind)) return;
     if (streaming_) {
-      fold(canonical(copy_of(event), level_));
+      fold(canonical(test::copy_event(event), level_));
       return;
     }
-    events_.push_back(copy_of(event));
+    events_.push_back(test::copy_event(event));
   }
   std::string end(const events::TraceSummary&) override {
     if (streaming_ && counted_ % kChunkEvents) digests_.push_back(digest_);
@@ -84,48 +67,6 @@ class CopySink final : public events::Sink {
     if (counted_ % kChunkEvents == 0) digest_ = 14695981039346656037ull;
     for (const char c : bytes) digest_ = (digest_ ^ static_cast<std::uint8_t>(c)) * 1099511628211ull;
     if (++counted_ % kChunkEvents == 0) digests_.push_back(digest_);
-  }
-  static Copied copy_of(const events::Event& event) {
-    Copied copy;
-    copy.kind = event.kind;
-    std::visit(
-        [&](const auto& p) {
-          using T = std::decay_t<decltype(p)>;
-          if constexpr (std::is_same_v<T, events::BlockEvent>) {
-            copy.address = p.address.value;
-            copy.size = p.size;
-            copy.count = p.instruction_count;
-          } else if constexpr (std::is_same_v<T, events::InstructionEvent>) {
-            copy.address = p.address.value;
-            copy.size = p.size;
-            copy.bytes.assign(p.bytes.begin(), p.bytes.end());
-          } else if constexpr (std::is_same_v<T, events::MemoryEvent>) {
-            copy.address = p.address.value;
-            copy.size = p.size;
-            copy.value = p.value;
-            copy.pc = p.pc.value;
-            copy.pc_known = p.pc_known;
-          } else if constexpr (std::is_same_v<T, events::RegistersEvent>) {
-            copy.pc = p.pc.value;
-            copy.registers.assign(p.changes.begin(), p.changes.end());
-          } else if constexpr (std::is_same_v<T, events::SyscallEvent>) {
-            copy.pc = p.pc.value;
-            copy.value = p.number;
-            std::copy(std::begin(p.args), std::end(p.args), copy.args);
-            copy.result = p.result;
-            copy.registers.assign(p.register_changes.begin(), p.register_changes.end());
-            for (const auto& w : p.memory_writes) copy.writes.push_back({w.address.value, {w.bytes.begin(), w.bytes.end()}});
-            for (const auto& m : p.mapping_changes)
-              copy.mappings.push_back({static_cast<int>(m.kind), m.start.value, m.length,
-                                       m.kind == events::MappingChangeKind::kUnmap ? 0u : m.prot & 7u,
-                                       std::string(m.name), std::string(m.file), m.file_offset, m.file_size});
-            copy.stack.assign(p.call_stack.begin(), p.call_stack.end());
-          } else if constexpr (std::is_same_v<T, events::ExitEvent>) {
-            copy.value = static_cast<std::uint64_t>(p.code);
-          }
-        },
-        event.payload);
-    return copy;
   }
   bool streaming_;
   core::TraceLevel level_;
@@ -164,10 +105,9 @@ std::string canonical(const Copied& event, core::TraceLevel level) {
       put(event.value), put(event.result), put(event.args);
       if (has_steps) put(event.pc);
       for (const auto& [address, bytes] : event.writes) put(address), out.append(bytes.begin(), bytes.end());
-      for (const auto& m : event.mappings) {
-        put(m.kind), put(m.start), put(m.length), put(m.prot), put(m.file_offset), put(m.file_size);
-        out += m.name + '\0' + m.file + '\0';
-      }
+      for (const auto& [kind, start, length, prot] : event.mappings) put(kind), put(start), put(length), put(prot);
+      for (const auto& [name, file, offset, size] : event.mapping_files)
+        out += name + '\0' + file + '\0', put(offset), put(size);
       put_registers(event.registers);
       for (const auto pc : event.stack) put(pc);
       break;
@@ -175,15 +115,6 @@ std::string canonical(const Copied& event, core::TraceLevel level) {
     default: break;
   }
   return out;
-}
-
-bool same_registers(const std::vector<events::RegisterValue>& a, const std::vector<events::RegisterValue>& b) {
-  if (a.size() != b.size()) return false;
-  for (std::size_t i = 0; i < a.size(); ++i)
-    if (a[i].index != b[i].index || a[i].size != b[i].size ||
-        std::memcmp(a[i].bytes.data(), b[i].bytes.data(), a[i].size) != 0)
-      return false;
-  return true;
 }
 
 // Compares the recorded and the read events; returns how many differ and describes the first.
@@ -237,7 +168,8 @@ std::size_t compare(const std::vector<Copied>& recorded, const std::vector<Copie
         if (a.value != b.value || a.result != b.result || !std::equal(std::begin(a.args), std::end(a.args), b.args))
           note(i, "syscall");
         if (has_steps && a.pc != b.pc) note(i, "syscall pc");
-        if (a.writes != b.writes || a.mappings != b.mappings || !same_registers(a.registers, b.registers) ||
+        if (a.writes != b.writes || a.mappings != b.mappings || a.mapping_files != b.mapping_files ||
+            !same_registers(a.registers, b.registers) ||
             a.stack != b.stack)
           note(i, "syscall effects");
         break;
@@ -396,16 +328,23 @@ TEST_CASE("UCIR: mappings carry their file, offset and size (mmap_file's file ma
   }
   CHECK(file_regions >= 3);  // text, rodata, data at least
   // The sample maps its 3-page-and-100-byte file whole, then one page at offset 2 pages.
-  std::vector<Copied::Mapping> file_maps;
+  struct FileMap {
+    std::uint64_t length;
+    std::string name, file;
+    std::uint64_t offset, size;
+  };
+  std::vector<FileMap> file_maps;
   for (const auto& event : recorded->events_)
-    for (const auto& mapping : event.mappings)
-      if (!mapping.file.empty()) file_maps.push_back(mapping);
+    for (std::size_t i = 0; i < event.mapping_files.size(); ++i) {
+      const auto& [name, file, offset, size] = event.mapping_files[i];
+      if (!file.empty()) file_maps.push_back({std::get<2>(event.mappings[i]), name, file, offset, size});
+    }
   REQUIRE(file_maps.size() == 2);
   CHECK(file_maps[0].file.ends_with("/mapped.bin"));
   CHECK(file_maps[0].name == file_maps[0].file);
-  CHECK(file_maps[0].file_offset == 0);
-  CHECK(file_maps[0].file_size == 3 * 4096 + 100);
+  CHECK(file_maps[0].offset == 0);
+  CHECK(file_maps[0].size == 3 * 4096 + 100);
   CHECK(file_maps[0].length == 4 * 4096);
-  CHECK(file_maps[1].file_offset == 2 * 4096);
-  CHECK(file_maps[1].file_size == 4096);
+  CHECK(file_maps[1].offset == 2 * 4096);
+  CHECK(file_maps[1].size == 4096);
 }

@@ -1,0 +1,459 @@
+// Role: implementation of the BAP frames writer (see bap_writer.h, bap_layout.h).
+#include "formats/bap/bap_writer.h"
+
+#include <capstone/capstone.h>
+
+#include <algorithm>
+#include <cctype>
+#include <unordered_map>
+#include <vector>
+
+#include "formats/bap/bap_layout.h"
+#include "formats/common/byte_stream.h"
+#include "frames.pb.h"
+
+namespace tracecorn::formats {
+
+namespace pb = frames_pb;
+
+namespace {
+
+void put_u64(std::vector<std::uint8_t>& out, std::uint64_t value) {
+  for (int i = 0; i < 8; ++i) out.push_back(static_cast<std::uint8_t>(value >> (8 * i)));
+}
+
+// What the writer needs to know of one instruction, decoded once per address.
+struct DecodedOperands {
+  std::vector<std::uint8_t> bytes;                 // to notice code that changed
+  std::vector<std::uint16_t> read, written;        // register indices
+  std::vector<std::uint16_t> base, index;          // registers forming memory addresses
+};
+
+void set_no_taint(pb::taint_info* taint) { taint->set_no_taint(true); }
+
+void fill_meta(const FramesMeta& meta, pb::meta_frame& out) {
+  auto* tracer = out.mutable_tracer();
+  tracer->set_name(meta.tracer_name);
+  for (const auto& arg : meta.tracer_args) tracer->add_args(arg);
+  for (const auto& env : meta.tracer_envp) tracer->add_envp(env);
+  tracer->set_version(meta.tracer_version);
+  auto* target = out.mutable_target();
+  target->set_path(meta.target_path);
+  for (const auto& arg : meta.target_args) target->add_args(arg);
+  for (const auto& env : meta.target_envp) target->add_envp(env);
+  target->set_md5sum(std::string(meta.target_md5.begin(), meta.target_md5.end()));
+  auto* stats = out.mutable_fstats();
+  stats->set_size(meta.target_size);
+  stats->set_atime(meta.target_atime);
+  stats->set_mtime(meta.target_mtime);
+  stats->set_ctime(meta.target_ctime);
+  out.set_user(meta.user);
+  out.set_host(meta.host);
+  out.set_time(meta.time);
+}
+
+}  // namespace
+
+struct FramesWriter::State {
+  std::unique_ptr<OutputFile> output;
+  std::string path;
+  const arch::ArchInfo& arch;
+  FramesWriterOptions options;
+  std::string error;  // the first write error, reported by end()
+  csh capstone = 0;
+  cs_insn* insn = nullptr;
+
+  std::uint64_t header_file_offset = 0;  // where the 48 header bytes sit in the file (9 inside the raw zstd frame)
+  std::uint64_t offset = 0;              // bytes of the (decompressed) file written so far
+  std::uint64_t frames = 0;              // n
+  std::vector<std::uint64_t> toc;
+  std::uint64_t dropped = 0;
+
+  std::vector<std::string> names;                // upper-case register names, arch table order
+  std::vector<events::RegisterValue> registers;  // last known value of each register
+  std::vector<bool> known;                       // whether registers[i] holds the value
+  int pc_index = -1;                             // the program counter's index in the table
+  std::unordered_map<std::uint64_t, DecodedOperands> decoded;
+
+  // The instruction whose frame is being built (its pre-list register values are
+  // taken when it arrives; the rest when its events are complete).
+  pb::frame frame;
+  bool pending = false;
+  const DecodedOperands* pending_operands = nullptr;
+  std::uint64_t pending_address = 0;
+  std::vector<events::MemoryEvent> pending_writes;
+  std::vector<std::uint8_t> buffer;
+
+  State(std::unique_ptr<OutputFile> out, std::string file, const arch::ArchInfo& info, FramesWriterOptions opts)
+      : output(std::move(out)), path(std::move(file)), arch(info), options(std::move(opts)) {
+    for (const auto& reg : arch.registers) {
+      std::string name(reg.name);
+      for (char& c : name) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+      names.push_back(std::move(name));
+    }
+    for (std::size_t i = 0; i < arch.registers.size(); ++i)
+      if (arch.registers[i].uc_id == arch.pc_reg) pc_index = static_cast<int>(i);
+    registers.resize(arch.registers.size());
+    known.assign(arch.registers.size(), false);
+    for (std::size_t i = 0; i < registers.size(); ++i) {
+      registers[i].index = static_cast<std::uint16_t>(i);
+      registers[i].size = static_cast<std::uint8_t>(std::min<std::size_t>(arch.registers[i].size, 16));
+    }
+  }
+  ~State() {
+    if (insn) cs_free(insn, 1);
+    if (capstone) cs_close(&capstone);
+  }
+
+  void write(std::span<const std::uint8_t> bytes) {
+    if (!error.empty()) return;
+    if (auto problem = output->write(bytes); !problem.empty()) {
+      error = path + ": write error: " + problem;
+      return;
+    }
+    offset += bytes.size();
+  }
+
+  // u64 size, then the message (the meta frame is written the same way but not counted).
+  void write_message(const google::protobuf::MessageLite& message, bool counted) {
+    const std::size_t size = message.ByteSizeLong();
+    buffer.resize(8 + size);
+    for (int i = 0; i < 8; ++i) buffer[static_cast<std::size_t>(i)] = static_cast<std::uint8_t>(size >> (8 * i));
+    message.SerializeWithCachedSizesToArray(buffer.data() + 8);
+    if (counted) {
+      if (frames % options.frames_per_toc_entry == 0) toc.push_back(offset);
+      ++frames;
+    }
+    write(buffer);
+  }
+
+  const DecodedOperands* decode(std::uint64_t address, std::span<const std::uint8_t> bytes) {
+    auto found = decoded.find(address);
+    if (found != decoded.end() && std::equal(bytes.begin(), bytes.end(), found->second.bytes.begin(),
+                                             found->second.bytes.end()))
+      return &found->second;
+    if (decoded.size() > (1u << 20)) decoded.clear();  // bound the cache (self-modifying or huge code)
+    DecodedOperands operands;
+    operands.bytes.assign(bytes.begin(), bytes.end());
+    const std::uint8_t* cursor = bytes.data();
+    std::size_t size = bytes.size();
+    std::uint64_t pc = address;
+    if (capstone && cs_disasm_iter(capstone, &cursor, &size, &pc, insn)) {
+      arch::instruction_registers(arch, capstone, *insn, &operands.read, operands.written);
+      arch.address_registers(*insn, operands.base, operands.index);
+      // Address registers are read even where Capstone's list leaves them out.
+      for (const auto list : {&operands.base, &operands.index})
+        for (const std::uint16_t reg : *list)
+          if (std::find(operands.read.begin(), operands.read.end(), reg) == operands.read.end())
+            operands.read.push_back(reg);
+    }
+    return &(decoded[address] = std::move(operands));
+  }
+
+  void add_register(pb::operand_value_list* list, std::uint16_t index, bool written, bool is_base, bool is_index) {
+    auto* operand = list->add_elem();
+    operand->mutable_operand_info_specific()->mutable_reg_operand()->set_name(names[index]);
+    const events::RegisterValue& value = registers[index];
+    operand->set_bit_length(static_cast<std::int32_t>(value.size) * 8);
+    auto* usage = operand->mutable_operand_usage();
+    usage->set_read(!written);
+    usage->set_written(written);
+    usage->set_index(is_index);
+    usage->set_base(is_base);
+    set_no_taint(operand->mutable_taint_info());
+    operand->set_value(value.bytes.data(), value.size);
+  }
+
+  static void add_memory(pb::operand_value_list* list, const events::MemoryEvent& access, bool written) {
+    auto* operand = list->add_elem();
+    operand->mutable_operand_info_specific()->mutable_mem_operand()->set_address(access.address.value);
+    const std::size_t size = std::min<std::size_t>(access.size, 8);
+    operand->set_bit_length(static_cast<std::int32_t>(size * 8));
+    auto* usage = operand->mutable_operand_usage();
+    usage->set_read(!written);
+    usage->set_written(written);
+    usage->set_index(false);
+    usage->set_base(false);
+    set_no_taint(operand->mutable_taint_info());
+    char bytes[8];
+    for (std::size_t i = 0; i < size; ++i) bytes[i] = static_cast<char>(access.value >> (8 * i));
+    operand->set_value(bytes, size);
+  }
+
+  void start_instruction(const events::Event& event, const events::InstructionEvent& instruction) {
+    flush();
+    frame.Clear();
+    auto* std_frame = frame.mutable_std_frame();
+    std_frame->set_address(instruction.address.value);
+    std_frame->set_thread_id(event.thread.value);
+    std_frame->set_rawbytes(instruction.bytes.data(), instruction.bytes.size());
+    auto* pre = std_frame->mutable_operand_pre_list();
+    std_frame->mutable_operand_post_list();
+    pending_operands = decode(instruction.address.value, instruction.bytes);
+    // The program counter is never recorded as a change (no access list names it
+    // as written by straight-line code): it is the instruction's own address.
+    if (pc_index >= 0) {
+      auto& pc = registers[static_cast<std::size_t>(pc_index)];
+      for (std::size_t i = 0; i < 8 && i < pc.size; ++i)
+        pc.bytes[i] = static_cast<std::uint8_t>(instruction.address.value >> (8 * i));
+      known[static_cast<std::size_t>(pc_index)] = true;
+    }
+    for (const std::uint16_t reg : pending_operands->read) {
+      if (!known[reg]) continue;
+      const bool is_base = std::find(pending_operands->base.begin(), pending_operands->base.end(), reg) !=
+                           pending_operands->base.end();
+      const bool is_index = std::find(pending_operands->index.begin(), pending_operands->index.end(), reg) !=
+                            pending_operands->index.end();
+      add_register(pre, reg, false, is_base, is_index);
+    }
+    pending = true;
+    pending_address = instruction.address.value;
+  }
+
+  // Writes the pending instruction's frame (post-list registers from the values now known).
+  void flush() {
+    if (!pending) return;
+    pending = false;
+    auto* post = frame.mutable_std_frame()->mutable_operand_post_list();
+    for (const std::uint16_t reg : pending_operands->written)
+      if (known[reg]) add_register(post, reg, true, false, false);
+    for (const auto& access : pending_writes) add_memory(post, access, true);
+    pending_writes.clear();
+    write_message(frame, true);
+  }
+
+  void apply(std::span<const events::RegisterValue> values) {
+    for (const auto& value : values) {
+      if (value.index >= registers.size()) continue;
+      registers[value.index] = value;
+      registers[value.index].size = static_cast<std::uint8_t>(std::min<std::size_t>(arch.registers[value.index].size, 16));
+      known[value.index] = true;
+    }
+  }
+
+  void handle(const events::Event& event) {
+    using events::EventKind;
+    switch (event.kind) {
+      case EventKind::kInstruction:
+        start_instruction(event, std::get<events::InstructionEvent>(event.payload));
+        return;
+      case EventKind::kMemoryRead:
+      case EventKind::kMemoryWrite: {
+        const auto& access = std::get<events::MemoryEvent>(event.payload);
+        if (!pending) {
+          ++dropped;  // no instruction to tie it to
+          return;
+        }
+        auto* std_frame = frame.mutable_std_frame();
+        const bool written = event.kind == EventKind::kMemoryWrite;
+        if (!access.pc_known || access.pc.value != pending_address)
+          add_memory(std_frame->mutable_tracecorn_unattributed(), access, written);
+        else if (written)
+          pending_writes.push_back(access);  // after the post-list registers, at flush()
+        else
+          add_memory(std_frame->mutable_operand_pre_list(), access, false);
+        return;
+      }
+      case EventKind::kRegisters:
+        apply(std::get<events::RegistersEvent>(event.payload).changes);
+        return;
+      case EventKind::kSyscall: {
+        flush();
+        const auto& call = std::get<events::SyscallEvent>(event.payload);
+        frame.Clear();
+        auto* out = frame.mutable_syscall_frame();
+        out->set_address(call.pc.value);
+        out->set_thread_id(event.thread.value);
+        out->set_number(call.number);
+        auto* args = out->mutable_argument_list();
+        for (const std::uint64_t arg : call.args) args->add_elem(static_cast<std::int64_t>(arg));
+        for (const std::uint64_t address : call.call_stack) out->add_tracecorn_call_stack(address);
+        out->set_tracecorn_result(call.result);
+        for (const auto& write : call.memory_writes) {
+          auto* effect = out->add_tracecorn_memory_writes();
+          effect->set_address(write.address.value);
+          effect->set_bytes(write.bytes.data(), write.bytes.size());
+        }
+        for (const auto& change : call.mapping_changes) {
+          auto* effect = out->add_tracecorn_mapping_changes();
+          effect->set_kind(static_cast<std::uint32_t>(change.kind));
+          effect->set_start(change.start.value);
+          effect->set_length(change.length);
+          effect->set_prot(change.prot);
+        }
+        apply(call.register_changes);
+        if (!call.register_changes.empty()) {
+          auto* list = out->mutable_tracecorn_register_changes();
+          for (const auto& value : call.register_changes)
+            if (value.index < registers.size()) add_register(list, value.index, true, false, false);
+        }
+        write_message(frame, true);
+        return;
+      }
+      case EventKind::kFault: {
+        flush();
+        const auto& fault = std::get<events::FaultEvent>(event.payload);
+        frame.Clear();
+        auto* out = frame.mutable_exception_frame();
+        out->set_exception_number(fault.signal);
+        out->set_thread_id(event.thread.value);
+        out->set_from_addr(fault.pc.value);
+        out->set_tracecorn_fault_address(fault.address.value);
+        out->set_tracecorn_description(std::string(fault.description));
+        write_message(frame, true);
+        return;
+      }
+      case EventKind::kGap: {
+        flush();
+        const auto& gap = std::get<events::GapEvent>(event.payload);
+        frame.Clear();
+        auto* out = frame.mutable_exception_frame();
+        out->set_exception_number(0);
+        out->set_thread_id(event.thread.value);
+        out->set_tracecorn_description(std::string(gap.reason));
+        out->set_tracecorn_lost_events(gap.lost_events);
+        write_message(frame, true);
+        known.assign(known.size(), false);  // changes were lost: no register value is certain now
+        return;
+      }
+      case EventKind::kModuleLoad: {
+        flush();
+        const auto& module = std::get<events::ModuleLoadEvent>(event.payload);
+        frame.Clear();
+        auto* out = frame.mutable_modload_frame();
+        out->set_module_name(std::string(module.path));
+        out->set_low_address(module.start.value);
+        out->set_high_address(module.end.value > module.start.value ? module.end.value - 1 : module.start.value);
+        out->set_tracecorn_load_bias(module.load_bias);
+        write_message(frame, true);
+        return;
+      }
+      case EventKind::kExit:
+        flush();
+        ++dropped;
+        return;
+      case EventKind::kBlock:
+        flush();
+        return;
+    }
+  }
+};
+
+Expected<std::unique_ptr<FramesWriter>> FramesWriter::open(const std::string& path, const arch::ArchInfo& arch,
+                                                           FramesWriterOptions options) {
+  if (arch.format_ids.bap_architecture == 0)
+    return make_error(ErrorCode::kUnsupported,
+                      "bap-frames has no architecture id for " + std::string(arch.name), path);
+  if (options.frames_per_toc_entry == 0)
+    return make_error(ErrorCode::kInvalidArgument, "frames per TOC entry must be above 0", path);
+  auto output = OutputFile::open(path, options.compress_zstd, options.zstd_level);
+  if (!output) return output.error();
+  if (!(*output)->seekable())
+    return make_error(ErrorCode::kInvalidArgument,
+                      "BAP frames need a seekable output file (n and T are patched at the end): give -o FILE", path);
+  auto state = std::make_unique<State>(std::move(*output), path, arch, std::move(options));
+  if (cs_open(arch.capstone_arch, arch.capstone_mode, &state->capstone) != CS_ERR_OK ||
+      cs_option(state->capstone, CS_OPT_DETAIL, CS_OPT_ON) != CS_ERR_OK)
+    return make_error(ErrorCode::kUnsupported, "Capstone cannot decode " + std::string(arch.name), path);
+  state->insn = cs_malloc(state->capstone);
+  return std::unique_ptr<FramesWriter>(new FramesWriter(std::move(state)));
+}
+
+FramesWriter::FramesWriter(std::unique_ptr<State> state) : state_(std::move(state)) {}
+FramesWriter::~FramesWriter() = default;
+
+std::uint64_t FramesWriter::frames_written() const { return state_->frames; }
+std::uint64_t FramesWriter::dropped_events() const { return state_->dropped; }
+std::uint64_t FramesWriter::bytes_written() const { return state_->offset; }
+
+void FramesWriter::begin(const events::TraceInfo& info) {
+  State& s = *state_;
+  try {
+    std::vector<std::uint8_t> header;
+    put_u64(header, bap::kMagic);
+    put_u64(header, bap::kVersion);
+    put_u64(header, s.arch.format_ids.bap_architecture);
+    put_u64(header, s.arch.format_ids.bap_machine);
+    put_u64(header, 0);  // n, patched by end()
+    put_u64(header, 0);  // T, patched by end()
+    if (s.output->compressed()) {
+      // The header alone in a raw zstd frame, so that n and T can be patched in place.
+      std::vector<std::uint8_t> raw(std::begin(bap::kZstdHeaderFramePrefix), std::end(bap::kZstdHeaderFramePrefix));
+      s.header_file_offset = raw.size();
+      raw.insert(raw.end(), header.begin(), header.end());
+      if (auto problem = s.output->write_raw(raw); !problem.empty()) s.error = s.path + ": write error: " + problem;
+      s.offset = header.size();
+    } else {
+      s.write(header);
+    }
+    FramesMeta meta;
+    if (s.options.meta) {
+      meta = *s.options.meta;
+    } else {
+      meta.target_path = info.program;
+      meta.target_args = info.argv;
+      (void)collect_host_meta(meta);  // what cannot be read stays empty: the trace is still useful
+    }
+    pb::meta_frame meta_frame;
+    fill_meta(meta, meta_frame);
+    s.write_message(meta_frame, false);
+    if (info.has_initial_state && !info.initial_registers.empty()) {
+      s.apply(info.initial_registers);
+      s.frame.Clear();
+      auto* list = s.frame.mutable_key_frame()->mutable_tagged_value_lists()->add_elem();
+      list->mutable_value_source_tag()->set_no_thread_id(true);
+      auto* values = list->mutable_value_list();
+      for (const auto& value : info.initial_registers) {
+        if (value.index >= s.registers.size()) continue;
+        auto* out = values->add_elem();
+        out->mutable_operand_info_specific()->mutable_reg_operand()->set_name(s.names[value.index]);
+        const auto& known = s.registers[value.index];
+        out->set_bit_length(static_cast<std::int32_t>(known.size) * 8);
+        set_no_taint(out->mutable_taint_info());
+        out->set_value(known.bytes.data(), known.size);
+      }
+      s.write_message(s.frame, true);
+    }
+  } catch (const std::exception& error) {
+    if (s.error.empty()) s.error = s.path + ": cannot write the header: " + error.what();
+  }
+}
+
+void FramesWriter::on_event(const events::Event& event) {
+  State& s = *state_;
+  if (!s.error.empty()) return;
+  try {
+    s.handle(event);
+  } catch (const std::exception& error) {
+    s.error = s.path + ": write error: " + error.what();
+  }
+}
+
+std::string FramesWriter::end(const events::TraceSummary&) {
+  State& s = *state_;
+  if (!s.output) return s.error;
+  if (s.error.empty()) {
+    try {
+      s.flush();
+      const std::uint64_t toc_offset = s.offset;
+      std::vector<std::uint8_t> index;
+      put_u64(index, s.options.frames_per_toc_entry);
+      for (const std::uint64_t entry : s.toc) put_u64(index, entry);
+      s.write(index);
+      std::vector<std::uint8_t> patch;
+      put_u64(patch, s.frames);
+      put_u64(patch, toc_offset);
+      if (s.error.empty())
+        if (auto problem = s.output->patch(s.header_file_offset + bap::kFrameCountOffset, patch); !problem.empty())
+          s.error = s.path + ": write error: " + problem;
+    } catch (const std::exception& error) {
+      s.error = s.path + ": write error: " + error.what();
+    }
+  }
+  const std::string close_error = s.output->close();
+  s.output.reset();
+  if (s.error.empty() && !close_error.empty()) s.error = s.path + ": write error: " + close_error;
+  return s.error;
+}
+
+}  // namespace tracecorn::formats

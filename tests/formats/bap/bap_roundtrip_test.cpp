@@ -1,0 +1,302 @@
+// Role: BAP frames round trips on real guest programs: each sample (every
+// static one but heap and stdio_buffered, plus hello dynamic) is recorded once
+// at the full level with both a probe sink and the frames writer attached to the
+// same recording; the file is read back and the two event sequences are
+// compared on every field frames carry (instructions with their bytes, memory
+// accesses with values and pc_known, register changes, syscalls with results,
+// effects and call stacks, faults, modules, gaps; not blocks and exits, which
+// have no frame). hello also goes through the lower levels and zstd, and one
+// trace is decoded by an independent decoder (frames_decode.py: Debian's
+// python3-protobuf on a .proto generated from its own field table).
+#include <doctest/doctest.h>
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "formats/bap/bap_reader.h"
+#include "formats/bap/bap_writer.h"
+#include "tests/formats/roundtrip_helpers.h"
+
+using namespace tracecorn;
+
+namespace {
+
+const std::string kSamples = TRACECORN_SAMPLES_DIR;
+using test::Copied;
+using test::CopySink;
+
+// Within each run of memory events, attributed reads, then attributed writes,
+// then unattributed accesses (frames carry reads and writes in two lists; the
+// interleaving of a rep string instruction's accesses is not carried).
+std::vector<Copied> normalized(std::vector<Copied> events) {
+  auto is_memory = [](const Copied& e) {
+    return e.kind == events::EventKind::kMemoryRead || e.kind == events::EventKind::kMemoryWrite;
+  };
+  for (auto run = events.begin(); run != events.end();) {
+    if (!is_memory(*run)) {
+      ++run;
+      continue;
+    }
+    auto end = std::find_if_not(run, events.end(), is_memory);
+    std::stable_sort(run, end, [](const Copied& a, const Copied& b) {
+      auto rank = [](const Copied& e) { return !e.pc_known ? 2 : e.kind == events::EventKind::kMemoryRead ? 0 : 1; };
+      return rank(a) < rank(b);
+    });
+    run = end;
+  }
+  return events;
+}
+
+// Compares the recorded and the read events; returns how many differ and describes the first.
+std::size_t compare(const std::vector<Copied>& recorded_events, const std::vector<Copied>& read_events,
+                    std::string& first) {
+  const auto recorded = normalized(recorded_events);
+  const auto& read = read_events;
+  std::size_t differing = 0;
+  auto note = [&](std::size_t i, const char* what) {
+    if (first.empty()) first = "event " + std::to_string(i) + ": " + what;
+    ++differing;
+  };
+  if (recorded.size() != read.size()) note(std::min(recorded.size(), read.size()), "the counts differ");
+  for (std::size_t i = 0; i < recorded.size() && i < read.size(); ++i) {
+    const Copied& a = recorded[i];
+    const Copied& b = read[i];
+    if (a.kind != b.kind) {
+      note(i, "kind");
+      break;
+    }
+    if (a.thread != b.thread) note(i, "thread");
+    switch (a.kind) {
+      case events::EventKind::kInstruction:
+        if (a.address != b.address || a.size != b.size || a.bytes != b.bytes) note(i, "instruction");
+        break;
+      case events::EventKind::kMemoryRead:
+      case events::EventKind::kMemoryWrite:
+        if (a.address != b.address || a.size != b.size || a.value != b.value) note(i, "memory access");
+        if (a.pc_known != b.pc_known || (a.pc_known && a.pc != b.pc)) note(i, "memory pc");
+        break;
+      case events::EventKind::kRegisters:
+        if (!test::same_registers(a.registers, b.registers) || a.pc != b.pc) note(i, "registers");
+        break;
+      case events::EventKind::kSyscall:
+        if (a.value != b.value || a.result != b.result || !std::equal(std::begin(a.args), std::end(a.args), b.args) ||
+            a.pc != b.pc)
+          note(i, "syscall");
+        if (a.writes != b.writes || a.mappings != b.mappings || !test::same_registers(a.registers, b.registers) ||
+            a.stack != b.stack)
+          note(i, "syscall effects");
+        break;
+      case events::EventKind::kFault:
+      case events::EventKind::kModuleLoad:
+      case events::EventKind::kGap:
+        if (a.address != b.address || a.size != b.size || a.value != b.value || a.pc != b.pc || a.text != b.text)
+          note(i, "fault, module or gap");
+        break;
+      default:
+        break;
+    }
+  }
+  return differing;
+}
+
+std::string temp_path(const std::string& name) {
+  return (std::filesystem::temp_directory_path() / ("tracecorn-bap-rt-" + std::to_string(::getpid()) + "-" + name))
+      .string();
+}
+
+std::unique_ptr<CopySink> record(const std::string& program, core::TraceLevel level, const std::string& path,
+                                 bool zstd, const std::string& scratch_dir) {
+  return test::record_sample(program, level, scratch_dir, &formats::FramesReader::can_carry,
+                             [&](const arch::ArchInfo& arch) -> std::unique_ptr<events::Sink> {
+                               formats::FramesWriterOptions options;
+                               options.compress_zstd = zstd;
+                               options.frames_per_toc_entry = 1000;  // several TOC entries in a small run
+                               auto writer = formats::FramesWriter::open(path, arch, options);
+                               REQUIRE(writer.has_value());
+                               return std::move(*writer);
+                             });
+}
+
+// Records, reads back and compares; returns the recorded events.
+std::unique_ptr<CopySink> round_trip(const std::string& sample, core::TraceLevel level, bool zstd,
+                                     const std::string& path) {
+  CAPTURE(sample);
+  CAPTURE(core::trace_level_name(level));
+  CAPTURE(zstd);
+  const auto scratch = std::filesystem::temp_directory_path() / ("tracecorn-bap-dir-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(scratch);
+  std::filesystem::create_directories(scratch);
+  auto recorded = record(kSamples + "/" + sample, level, path, zstd, scratch.string());
+  std::filesystem::remove_all(scratch);
+  auto reader = formats::FramesReader::open(path);
+  REQUIRE_MESSAGE(reader.has_value(), reader.error().to_string());
+  CHECK((*reader)->header().zstd == zstd);
+  CHECK((*reader)->header().version == 3);
+  // Our TOC is read and checked on plain files (a zstd stream cannot seek).
+  CHECK(((*reader)->header().toc_layout == formats::FramesHeader::TocLayout::kOurs) == !zstd);
+  const auto& info = (*reader)->info();
+  REQUIRE(info.initial_registers.size() == recorded->info_.initial_registers.size());
+  CHECK(test::same_registers(info.initial_registers, recorded->info_.initial_registers));
+  CHECK(info.program == kSamples + "/" + sample);
+  CopySink read(&formats::FramesReader::can_carry);
+  const auto status = (*reader)->read_all(read);
+  REQUIRE_MESSAGE(status.has_value(), status.error().to_string());
+  CHECK_MESSAGE((*reader)->warning().empty(), (*reader)->warning());
+  std::string first;
+  const std::size_t differing = compare(recorded->events_, read.events_, first);
+  CHECK_MESSAGE(differing == 0, first);
+  CHECK(read.events_.size() > 100);
+  return recorded;
+}
+
+std::vector<std::string> split(const std::string& line, char separator) {
+  std::vector<std::string> parts;
+  std::stringstream stream(line);
+  for (std::string part; std::getline(stream, part, separator);) parts.push_back(part);
+  return parts;
+}
+
+std::uint64_t little_endian(const std::string& hex_bytes) {
+  std::uint64_t value = 0;
+  for (std::size_t i = 0; i + 1 < hex_bytes.size() && i < 16; i += 2)
+    value |= std::stoull(hex_bytes.substr(i, 2), nullptr, 16) << (4 * i);
+  return value;
+}
+
+}  // namespace
+
+TEST_CASE("BAP frames: recording, writing and reading back gives the same events (every sample, full level)") {
+  std::vector<std::string> samples = {"dynamic/hello"};
+  for (const auto& entry : std::filesystem::directory_iterator(kSamples + "/static"))
+    samples.push_back("static/" + entry.path().filename().string());
+  std::sort(samples.begin(), samples.end());
+  REQUIRE(samples.size() >= 16);
+  const std::string path = temp_path("all.frames");
+  for (const std::string& sample : samples) {
+    // heap (40 million instructions) and stdio_buffered (4.5 million) are left
+    // out: the comparison copies every event of both sides, and the other
+    // samples cover the same instructions, syscalls and faults.
+    if (sample.find("heap") != std::string::npos || sample.find("stdio_buffered") != std::string::npos) continue;
+    round_trip(sample, core::TraceLevel::kFull, false, path);
+  }
+  std::filesystem::remove(path);
+}
+
+TEST_CASE("BAP frames: round trips at the lower levels and through zstd") {
+  const std::string path = temp_path("levels.frames");
+  for (auto level : {core::TraceLevel::kBlocks, core::TraceLevel::kInstructions, core::TraceLevel::kMemory,
+                     core::TraceLevel::kRegisters}) {
+    if (level == core::TraceLevel::kBlocks) {
+      // Blocks have no frame: only syscalls and modules come back.
+      auto recorded = record(kSamples + "/static/hello", level, path, false, "");
+      auto reader = formats::FramesReader::open(path);
+      REQUIRE(reader.has_value());
+      CopySink read(&formats::FramesReader::can_carry);
+      REQUIRE((*reader)->read_all(read).has_value());
+      std::string first;
+      CHECK_MESSAGE(compare(recorded->events_, read.events_, first) == 0, first);
+      continue;
+    }
+    round_trip("static/hello", level, false, path);
+  }
+  round_trip("static/file_io", core::TraceLevel::kFull, true, path);
+  round_trip("static/segfault", core::TraceLevel::kFull, true, path);
+  std::filesystem::remove(path);
+}
+
+TEST_CASE("BAP frames: an independent decoder (python3-protobuf) reads the same frames") {
+  const std::string path = temp_path("decoder.frames");
+  auto recorded = record(kSamples + "/static/hello", core::TraceLevel::kFull, path, false, "");
+  const std::string command = std::string("/usr/bin/python3 ") + TRACECORN_BAP_DECODER + " " + path;
+  std::FILE* pipe = ::popen(command.c_str(), "r");
+  REQUIRE(pipe);
+  std::vector<std::string> lines;
+  char buffer[1 << 16];
+  std::string pending;
+  while (std::fgets(buffer, sizeof buffer, pipe)) {
+    pending += buffer;
+    if (!pending.empty() && pending.back() == '\n') {
+      pending.pop_back();
+      lines.push_back(pending);
+      pending.clear();
+    }
+  }
+  REQUIRE(::pclose(pipe) == 0);  // the decoder also checks n, T and the TOC
+  REQUIRE(lines.size() > 100);
+  CHECK(split(lines[0], '\t') == std::vector<std::string>{"header", "3", "9", "64", split(lines[0], '\t')[4],
+                                                         split(lines[0], '\t')[5]});
+  CHECK(lines[1].rfind("meta\ttracecorn\t", 0) == 0);
+  // Walk the decoded frames beside the recorded events: instructions, their
+  // memory operands, syscalls and modules, in order.
+  std::size_t next = 0;
+  const auto& events = recorded->events_;
+  std::size_t instructions = 0, syscalls = 0, accesses = 0;
+  for (const std::string& line : lines) {
+    const auto fields = split(line, '\t');
+    if (fields[0] == "std") {
+      while (next < events.size() && events[next].kind != events::EventKind::kInstruction) ++next;
+      REQUIRE(next < events.size());
+      const Copied& insn = events[next++];
+      CHECK(std::stoull(fields[1], nullptr, 16) == insn.address);
+      std::string raw;
+      for (const std::uint8_t byte : insn.bytes) {
+        char hex[3];
+        std::snprintf(hex, sizeof hex, "%02x", byte);
+        raw += hex;
+      }
+      CHECK(fields[3] == raw);
+      // The recorded accesses of this instruction, against the decoded memory operands.
+      std::vector<std::string> decoded_memory;
+      for (const std::size_t list : {std::size_t{4}, std::size_t{5}})
+        for (const auto& op : split(fields[list].substr(fields[list].find('=') + 1), ','))
+          if (!op.empty() && op[0] == '@') decoded_memory.push_back(op);
+      std::vector<std::string> recorded_memory;
+      for (; next < events.size() && events[next].kind != events::EventKind::kInstruction &&
+             events[next].kind != events::EventKind::kSyscall;
+           ++next) {
+        const Copied& e = events[next];
+        if (e.kind != events::EventKind::kMemoryRead && e.kind != events::EventKind::kMemoryWrite) continue;
+        char text[96];
+        std::snprintf(text, sizeof text, "@%llx/%llu/%s/%llx", static_cast<unsigned long long>(e.address),
+                      static_cast<unsigned long long>(e.size * 8), e.kind == events::EventKind::kMemoryRead ? "rn" : "wn",
+                      static_cast<unsigned long long>(e.value));
+        recorded_memory.push_back(text);
+      }
+      std::vector<std::string> decoded_text;
+      for (const auto& op : decoded_memory) {
+        const auto parts = split(op, '/');
+        REQUIRE(parts.size() == 4);
+        char text[96];
+        std::snprintf(text, sizeof text, "%s/%s/%s/%llx", parts[0].c_str(), parts[1].c_str(), parts[2].c_str(),
+                      static_cast<unsigned long long>(little_endian(parts[3])));
+        decoded_text.push_back(text);
+      }
+      std::sort(recorded_memory.begin(), recorded_memory.end());
+      std::sort(decoded_text.begin(), decoded_text.end());
+      CHECK(recorded_memory == decoded_text);
+      accesses += decoded_text.size();
+      ++instructions;
+    } else if (fields[0] == "syscall") {
+      while (next < events.size() && events[next].kind != events::EventKind::kSyscall) ++next;
+      REQUIRE(next < events.size());
+      const Copied& call = events[next++];
+      CHECK(std::stoull(fields[1], nullptr, 16) == call.pc);
+      CHECK(std::stoull(fields[3]) == call.value);
+      const auto args = split(fields[4], ',');
+      REQUIRE(args.size() == 6);
+      for (std::size_t i = 0; i < 6; ++i) CHECK(static_cast<std::uint64_t>(std::stoll(args[i])) == call.args[i]);
+      CHECK(fields[5] == "result=" + std::to_string(call.result));
+      ++syscalls;
+    }
+  }
+  CHECK(instructions > 1000);
+  CHECK(syscalls >= 4);
+  CHECK(accesses > 1000);
+  std::filesystem::remove(path);
+}

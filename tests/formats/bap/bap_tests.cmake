@@ -1,0 +1,15 @@
+# BAP frames (formats/bap) tests, included from tests/CMakeLists.txt: golden
+# bytes, malicious inputs and round trips in unit_tests (the round trips also
+# decode a trace with frames_decode.py, Debian's python3-protobuf), and the
+# operand check of the machine_operands sample against gdb (check_operands.py).
+target_sources(unit_tests PRIVATE formats/bap/bap_test.cpp formats/bap/bap_roundtrip_test.cpp)
+target_link_libraries(unit_tests PRIVATE tracecorn_format_bap)
+target_compile_definitions(unit_tests PRIVATE
+  TRACECORN_BAP_DECODER="${CMAKE_CURRENT_SOURCE_DIR}/formats/bap/frames_decode.py")
+add_test(NAME bap_operands
+  COMMAND /usr/bin/python3 ${CMAKE_CURRENT_SOURCE_DIR}/formats/bap/check_operands.py $<TARGET_FILE:tracecorn>
+          ${CMAKE_BINARY_DIR}/samples/guest/static/machine_operands ${CMAKE_CURRENT_BINARY_DIR}/bap_operands)
+# `tracecorn record --format frames` then `tracecorn dump`, plain, zstd and cut short.
+add_test(NAME frames_cli COMMAND ${CMAKE_COMMAND} -DTRACECORN=$<TARGET_FILE:tracecorn>
+  -DSAMPLE=${CMAKE_BINARY_DIR}/samples/guest/static/hello -DWORK_DIR=${CMAKE_CURRENT_BINARY_DIR}/frames_cli
+  -P ${CMAKE_CURRENT_SOURCE_DIR}/formats/bap/check_frames_cli.cmake)

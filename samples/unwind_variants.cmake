@@ -1,0 +1,41 @@
+# Extra builds of the unwinder's guest samples (included by samples/CMakeLists.txt).
+# The samples listed below are built once more per unwind variant, into
+# ${CMAKE_BINARY_DIR}/samples/unwind/<variant>/<name>:
+#   sframe-static, sframe-dynamic   -O2 -fomit-frame-pointer -Wa,--gsframe (SFrame v1
+#                                   from Debian's gas; libc itself has none)
+#   cfi-static, cfi-dynamic         -O2 -fomit-frame-pointer (DWARF CFI only)
+#   debug_frame                     -O2 -g -fno-asynchronous-unwind-tables: the
+#                                   program's own CFI is in .debug_frame only
+#   fp                              -O2 -fno-omit-frame-pointer (dynamic)
+# Exported: TRACECORN_UNWIND_SAMPLES_DIR (cache), target unwind_samples.
+set(TRACECORN_UNWIND_SAMPLES_DIR "${CMAKE_BINARY_DIR}/samples/unwind"
+    CACHE INTERNAL "Where the unwinder's sample variants go")
+set(unwind_sample_names nested_calls)
+add_custom_target(unwind_samples)
+foreach(name IN LISTS unwind_sample_names)
+  foreach(variant sframe-static sframe-dynamic cfi-static cfi-dynamic debug_frame fp)
+    string(REPLACE "-" "_" variant_id "${variant}")
+    set(target "unwind_${name}_${variant_id}")
+    add_executable(${target} "${CMAKE_CURRENT_SOURCE_DIR}/guest/${name}.c")
+    set_target_properties(${target} PROPERTIES OUTPUT_NAME "${name}"
+      RUNTIME_OUTPUT_DIRECTORY "${TRACECORN_UNWIND_SAMPLES_DIR}/${variant}")
+    target_compile_options(${target} PRIVATE -O2 -Wall -Wextra)
+    if(variant MATCHES "^sframe")
+      target_compile_options(${target} PRIVATE -fomit-frame-pointer -Wa,--gsframe)
+    elseif(variant MATCHES "^cfi")
+      target_compile_options(${target} PRIVATE -fomit-frame-pointer)
+    elseif(variant STREQUAL "debug_frame")
+      target_compile_options(${target} PRIVATE -g -fomit-frame-pointer -fno-asynchronous-unwind-tables)
+    else()
+      target_compile_options(${target} PRIVATE -fno-omit-frame-pointer)
+    endif()
+    if(variant MATCHES "static$")
+      target_compile_options(${target} PRIVATE -fno-pie)
+      target_link_options(${target} PRIVATE -static)
+    else()
+      target_compile_options(${target} PRIVATE -fPIE)
+      target_link_options(${target} PRIVATE -pie)
+    endif()
+    add_dependencies(unwind_samples ${target})
+  endforeach()
+endforeach()

@@ -1,0 +1,10 @@
+# The unwinder's tests (included by tests/CMakeLists.txt): unit tests in
+# unit_tests, comparing with readelf, objdump and gdb.
+target_sources(unit_tests PRIVATE
+  ${CMAKE_CURRENT_LIST_DIR}/cfi_test.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/dwarf_expression_test.cpp)
+target_link_libraries(unit_tests PRIVATE tracecorn_unwind)
+target_include_directories(unit_tests PRIVATE ${PROJECT_SOURCE_DIR})
+target_compile_definitions(unit_tests PRIVATE
+  TRACECORN_UNWIND_SAMPLES_DIR="${TRACECORN_UNWIND_SAMPLES_DIR}")
+add_dependencies(unit_tests unwind_samples)

@@ -1,6 +1,8 @@
 // Role: implementation of GuestStacks (see guest_stacks.h).
 #include "recorder/core/guest_stacks.h"
 
+#include <cstring>
+
 namespace tracecorn::core {
 
 Expected<unwind::UnwinderConfig> unwinder_config_for(const arch::ArchInfo& arch) {
@@ -67,7 +69,27 @@ void GuestStacks::unmapped(std::uint64_t start, std::uint64_t length) noexcept {
   unwinder_.remove_range(start, length);
 }
 
+bool GuestStacks::EngineMemory::read(std::uint64_t address, void* out, std::size_t size) noexcept {
+  const std::uint64_t base = address & ~(kPage - 1);
+  if (size == 0 || size > kPage || address - base > kPage - size)  // crosses a page: read it directly
+    return uc_mem_read(engine_, address, out, size) == UC_ERR_OK;
+  for (std::size_t i = 0; i < used_; ++i) {
+    if (pages_[i].base == base) {
+      std::memcpy(out, pages_[i].bytes + (address - base), size);
+      return true;
+    }
+  }
+  const std::size_t slot = used_ < kPages ? used_++ : (next_victim_++ % kPages);
+  pages_[slot].base = 1;  // never a page base: the slot is empty until the read succeeds
+  if (uc_mem_read(engine_, base, pages_[slot].bytes, kPage) != UC_ERR_OK)
+    return uc_mem_read(engine_, address, out, size) == UC_ERR_OK;  // part of the page is unmapped: read the word
+  pages_[slot].base = base;
+  std::memcpy(out, pages_[slot].bytes + (address - base), size);
+  return true;
+}
+
 unwind::UnwindResult GuestStacks::walk(std::uint64_t trap_pc, std::span<unwind::StackFrame> out) noexcept {
+  memory_.forget();
   for (auto& value : register_values_) value = 0;
   uc_reg_read_batch(engine_, register_ids_.data(), register_pointers_.data(), static_cast<int>(register_ids_.size()));
   unwind::RegisterSet registers;

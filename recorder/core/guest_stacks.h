@@ -53,15 +53,26 @@ class GuestStacks final : public StackProvider {
   GuestStacks(uc_engine* engine, const arch::ArchInfo& arch, unwind::UnwinderConfig config,
               unwind::UnwindMethod method, std::string rootfs);
 
+  // Guest memory through uc_mem_read, a page at a time: a stack walk reads a
+  // few words from the same few pages, and one uc_mem_read of a page costs
+  // about what one of a word does. forget() before each walk (the guest ran).
   class EngineMemory final : public unwind::MemoryReader {
    public:
     explicit EngineMemory(uc_engine* engine) : engine_(engine) {}
-    bool read(std::uint64_t address, void* out, std::size_t size) noexcept override {
-      return uc_mem_read(engine_, address, out, size) == UC_ERR_OK;
-    }
+    bool read(std::uint64_t address, void* out, std::size_t size) noexcept override;
+    void forget() noexcept { used_ = 0; }
 
    private:
+    static constexpr std::uint64_t kPage = 4096;
+    static constexpr std::size_t kPages = 4;
+    struct Page {
+      std::uint64_t base;
+      std::uint8_t bytes[kPage];
+    };
     uc_engine* engine_;
+    Page pages_[kPages];
+    std::size_t used_ = 0;
+    std::size_t next_victim_ = 0;
   };
 
   uc_engine* engine_;

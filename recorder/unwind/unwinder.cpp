@@ -129,11 +129,15 @@ void Unwinder::remove_range(std::uint64_t start, std::uint64_t length) {
 }
 
 const Unwinder::Mapping* Unwinder::find_mapping(std::uint64_t pc) const {
+  if (last_mapping_ < mappings_.size() && pc >= mappings_[last_mapping_].start && pc < mappings_[last_mapping_].end)
+    return &mappings_[last_mapping_];
   auto it = std::upper_bound(mappings_.begin(), mappings_.end(), pc,
                              [](std::uint64_t value, const Mapping& m) { return value < m.start; });
   if (it == mappings_.begin()) return nullptr;
   --it;
-  return pc < it->end ? &*it : nullptr;
+  if (pc >= it->end) return nullptr;
+  last_mapping_ = static_cast<std::size_t>(it - mappings_.begin());
+  return &*it;
 }
 
 Unwinder::Lookup Unwinder::compute_row(const Mapping& mapping, std::uint64_t pc, UnwindMethod method, UnwindRow& row,
@@ -242,9 +246,14 @@ UnwindResult Unwinder::unwind(const RegisterSet& initial, MemoryReader& memory, 
   bool exact = first == FirstFrame::kExact;
   const unsigned word = config_.address_size;
 
+  const bool native_words = word == 8 && config_.little_endian;  // the common case: one load
   auto read_word = [&](std::uint64_t address, std::uint64_t& value) {
     std::uint8_t raw[8] = {};
     if (!memory.read(address, raw, word)) return false;
+    if (native_words) {
+      std::memcpy(&value, raw, 8);
+      return true;
+    }
     value = 0;
     for (unsigned i = 0; i < word; ++i)
       value |= static_cast<std::uint64_t>(raw[i]) << (8 * (config_.little_endian ? i : word - 1 - i));
@@ -293,21 +302,28 @@ UnwindResult Unwinder::unwind(const RegisterSet& initial, MemoryReader& memory, 
       }
       cfa = regs.value[row->cfa.reg] + static_cast<std::uint64_t>(row->cfa.offset);
     }
-    // The caller's registers: unspecified ones keep their values.
-    RegisterSet caller = regs;
+    // The caller's registers: unspecified ones keep their values. Every rule
+    // reads the callee's values, so the new values are staged and applied
+    // after all of them (in place: no copy of the whole register set).
+    struct Staged {
+      std::uint16_t column;
+      bool known;
+      std::uint64_t value;
+    };
+    Staged staged[kMaxRowRules];
+    std::size_t staged_count = 0;
     bool sp_has_rule = false;
     bool ra_undefined = false;
     for (const RegisterRule& rule : row->rule_list()) {
       const unsigned column = rule.column;
-      if (column == config_.sp_register && rule.kind != RuleKind::kUnspecified && rule.kind != RuleKind::kSameValue)
-        sp_has_rule = true;
       std::uint64_t value = 0;
+      bool known = true;
       switch (rule.kind) {
         case RuleKind::kUnspecified: case RuleKind::kSameValue: continue;
         case RuleKind::kUndefined:
-          caller.forget(column);
+          known = false;
           if (column == row->return_column) ra_undefined = true;
-          continue;
+          break;
         case RuleKind::kOffset:
           if (!read_word(cfa + static_cast<std::uint64_t>(rule.offset), value)) {
             result.stop = StopReason::kUnreadableMemory;
@@ -316,11 +332,8 @@ UnwindResult Unwinder::unwind(const RegisterSet& initial, MemoryReader& memory, 
           break;
         case RuleKind::kValOffset: value = cfa + static_cast<std::uint64_t>(rule.offset); break;
         case RuleKind::kRegister:
-          if (!regs.has(static_cast<unsigned>(rule.reg))) {
-            caller.forget(column);
-            continue;
-          }
-          value = regs.value[rule.reg];
+          known = regs.has(static_cast<unsigned>(rule.reg));
+          if (known) value = regs.value[rule.reg];
           break;
         case RuleKind::kExpression: case RuleKind::kValExpression: {
           expression.section_offset = static_cast<std::uint64_t>(rule.expression - row->section_base);
@@ -339,12 +352,21 @@ UnwindResult Unwinder::unwind(const RegisterSet& initial, MemoryReader& memory, 
           break;
         }
       }
-      caller.set(column, value);
+      if (column == config_.sp_register) sp_has_rule = true;
+      staged[staged_count++] = {static_cast<std::uint16_t>(column), known, value};
     }
     if (ra_undefined) {
       result.stop = StopReason::kEndOfStack;
       return result;
     }
+    const std::uint64_t callee_sp = regs.value[config_.sp_register];
+    for (std::size_t i = 0; i < staged_count; ++i) {
+      if (staged[i].known)
+        regs.set(staged[i].column, staged[i].value);
+      else
+        regs.forget(staged[i].column);
+    }
+    RegisterSet& caller = regs;
     if (!caller.has(row->return_column)) {
       last_error_ = "the return address column is not known";
       result.stop = StopReason::kBadUnwindInfo;
@@ -358,13 +380,12 @@ UnwindResult Unwinder::unwind(const RegisterSet& initial, MemoryReader& memory, 
     }
     // A caller's frame lies above its callee's (a signal frame may restore any
     // stack pointer: the interrupted one is checked on the next step).
-    if (!row->signal_frame && caller.value[config_.sp_register] <= regs.value[config_.sp_register]) {
+    if (!row->signal_frame && (!caller.has(config_.sp_register) || caller.value[config_.sp_register] <= callee_sp)) {
       result.stop = StopReason::kStackNotIncreasing;
       return result;
     }
     caller.set(config_.pc_register, return_address);
     exact = row->signal_frame;
-    regs = caller;
     pc = return_address;
     out[result.depth++] = {pc, source};
   }

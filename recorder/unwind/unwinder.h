@@ -144,6 +144,7 @@ class Unwinder {
 
   UnwinderConfig config_;
   std::vector<Mapping> mappings_;  // sorted by start, non-overlapping
+  mutable std::size_t last_mapping_ = 0;  // the last one found (frames cluster in a module)
   std::unordered_map<std::string, std::shared_ptr<const ModuleUnwindInfo>> files_;
   std::unique_ptr<CacheEntry[]> cache_;
   std::size_t cache_mask_ = 0;

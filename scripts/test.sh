@@ -8,9 +8,11 @@ bash scripts/setup.sh
 bash scripts/build.sh
 # clang 14: the library and the CLI only (the tests build once, with g++).
 CC=clang CXX=clang++ cmake -S . -B build-clang -G Ninja -DTRACECORN_WERROR=ON >/dev/null
-cmake --build build-clang -j "$(nproc)" --target tracecorn unit_tests ucir_reader_fuzzer
+cmake --build build-clang -j "$(nproc)" --target tracecorn unit_tests ucir_reader_fuzzer unwind_fuzzer
 # The UCIR reader's libFuzzer target (clang only), for a bounded number of runs.
 (cd build-clang && ctest --output-on-failure -R ucir_reader_fuzzer_smoke)
+# The unwinder's libFuzzer target (SFrame, CFI, DW_OP), likewise.
+(cd build-clang && ctest --output-on-failure -R unwind_fuzzer_smoke)
 bash scripts/tsan.sh  # the SPSC ring's tests under ThreadSanitizer (clang)
 cd build
 ctest --output-on-failure -j "$(nproc)" --timeout 300

@@ -264,7 +264,8 @@ void check_against_gdb(const std::string& variant, bool expect_sframe) {
   // sframe only: a prefix of gdb's stack (it stops where SFrame does not cover a pc).
   // (Paired by the auto stacks, which equal gdb's.)
   const auto pairs = align(expected, emulated[0]);
-  for (const auto& [i, j] : pairs) {
+  for (const auto& pair : pairs) {  // (no structured bindings: doctest's macros are lambdas)
+    const std::size_t i = pair.first, j = pair.second;
     const auto& want = expected[i].frames;
     const auto& sframe = emulated[2][j].frames;
     CHECK(sframe.size() <= want.size());
@@ -282,7 +283,8 @@ TEST_CASE("Stacks: frame pointers follow the program's frame records as gdb does
   const auto expected = gdb_stacks(program);
   const auto emulated = emulated_stacks(program);
   std::size_t checked = 0;
-  for (const auto& [i, j] : align(expected, emulated[0])) {
+  for (const auto& pair : align(expected, emulated[0])) {
+    const std::size_t i = pair.first, j = pair.second;
     const auto& want = expected[i].frames;
     const auto& fp = emulated[3][j].frames;
     if (want.size() < 6 || want[1].rfind("nested_calls ", 0) != 0 || expected[i].number != 1) continue;

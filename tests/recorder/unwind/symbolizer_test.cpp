@@ -71,7 +71,9 @@ void check_against_readelf(const std::string& path, bool dynamic, std::uint64_t 
   const auto expected = readelf_functions(path, dynamic);
   REQUIRE(expected.size() > 100);
   std::size_t checked = 0, aliases = 0;
-  for (const auto& [address, symbols] : expected) {
+  for (const auto& entry : expected) {
+    const std::uint64_t address = entry.first;
+    const std::vector<ElfSymbol>& symbols = entry.second;
     if (address < 0x1000) continue;
     std::uint64_t size = 0;
     for (const auto& s : symbols) size = std::max(size, s.size);

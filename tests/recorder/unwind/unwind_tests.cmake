@@ -5,7 +5,8 @@ target_sources(unit_tests PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/dwarf_expression_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/sframe_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/stacks_test.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/symbolizer_test.cpp)
+  ${CMAKE_CURRENT_LIST_DIR}/symbolizer_test.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/unwinder_test.cpp)
 target_link_libraries(unit_tests PRIVATE tracecorn_unwind tracecorn_guest_stacks)
 target_include_directories(unit_tests PRIVATE ${PROJECT_SOURCE_DIR})
 target_compile_definitions(unit_tests PRIVATE

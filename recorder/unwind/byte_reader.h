@@ -79,40 +79,12 @@ class ByteReader {
   bool u64(std::uint64_t& value) { return read_unsigned(8, value); }
 
   // LEB128: at most 10 bytes; bits beyond 64 are dropped (as readelf does).
-  bool uleb128(std::uint64_t& value) {
-    std::uint64_t result = 0;
-    unsigned shift = 0;
-    std::uint64_t at = position_;
-    for (unsigned count = 0; count < 10; ++count) {
-      if (at >= bytes_.size()) return false;
-      const std::uint8_t byte = bytes_[at++];
-      if (shift < 64) result |= static_cast<std::uint64_t>(byte & 0x7f) << shift;
-      shift += 7;
-      if (!(byte & 0x80)) {
-        position_ = at;
-        value = result;
-        return true;
-      }
-    }
-    return false;
-  }
+  bool uleb128(std::uint64_t& value) { return leb128(false, value); }
   bool sleb128(std::int64_t& value) {
-    std::uint64_t result = 0;
-    unsigned shift = 0;
-    std::uint64_t at = position_;
-    for (unsigned count = 0; count < 10; ++count) {
-      if (at >= bytes_.size()) return false;
-      const std::uint8_t byte = bytes_[at++];
-      if (shift < 64) result |= static_cast<std::uint64_t>(byte & 0x7f) << shift;
-      shift += 7;
-      if (!(byte & 0x80)) {
-        if (shift < 64 && (byte & 0x40)) result |= ~std::uint64_t{0} << shift;
-        position_ = at;
-        value = static_cast<std::int64_t>(result);
-        return true;
-      }
-    }
-    return false;
+    std::uint64_t raw = 0;
+    if (!leb128(true, raw)) return false;
+    value = static_cast<std::int64_t>(raw);
+    return true;
   }
 
   // `count` bytes as a span, advancing past them.
@@ -124,6 +96,25 @@ class ByteReader {
   }
 
  private:
+  bool leb128(bool sign_extend, std::uint64_t& value) {
+    std::uint64_t result = 0;
+    unsigned shift = 0;
+    std::uint64_t at = position_;
+    for (unsigned count = 0; count < 10; ++count) {
+      if (at >= bytes_.size()) return false;
+      const std::uint8_t byte = bytes_[at++];
+      if (shift < 64) result |= static_cast<std::uint64_t>(byte & 0x7f) << shift;
+      shift += 7;
+      if (!(byte & 0x80)) {
+        if (sign_extend && shift < 64 && (byte & 0x40)) result |= ~std::uint64_t{0} << shift;
+        position_ = at;
+        value = result;
+        return true;
+      }
+    }
+    return false;
+  }
+
   std::span<const std::uint8_t> bytes_;
   bool little_endian_;
   std::uint64_t base_offset_;

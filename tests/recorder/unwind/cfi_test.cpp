@@ -186,8 +186,9 @@ TEST_CASE("CFI: every row of Debian's libc.so.6 equals readelf --debug-dump=fram
   check_file_against_readelf(libc_path());
 }
 
-TEST_CASE("CFI: every row of ld.so and the sample binaries equals readelf") {
+TEST_CASE("CFI: every row of ld.so, libstdc++ (\"zPLR\" CIEs) and the sample binaries equals readelf") {
   check_file_against_readelf("/lib64/ld-linux-x86-64.so.2");
+  check_file_against_readelf("/usr/lib/x86_64-linux-gnu/libstdc++.so.6");
   for (const char* variant : {"static", "static-pie", "dynamic"}) check_file_against_readelf(kSamples + "/" + variant + "/hello");
   check_file_against_readelf(kUnwindSamples + "/debug_frame/nested_calls", true);
 }

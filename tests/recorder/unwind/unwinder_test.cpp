@@ -65,6 +65,32 @@ std::uint64_t plain_function(const ModuleUnwindInfo& libc, std::uint64_t after, 
   return found;
 }
 
+// libc mapped at kLibcBase in a fresh unwinder, and a stack at kStack whose
+// frame 0 is at the first byte of a libc function.
+struct LibcStack {
+  static constexpr std::uint64_t kStack = 0x7fffffff1000;
+  std::shared_ptr<const ModuleUnwindInfo> libc;
+  std::uint64_t function = 0;
+  Unwinder unwinder{x86_64_config()};
+  ImageMemory memory;
+  RegisterSet registers;
+  StackFrame frames[4];
+
+  LibcStack() {
+    auto loaded = ModuleUnwindInfo::load(kLibc);
+    REQUIRE(loaded.has_value());
+    libc = *loaded;
+    function = plain_function(*libc, 0x30000);
+    REQUIRE(function != 0);
+    unwinder.add_module(kLibcBase, kLibcBase + 0x200000, kLibcBase, libc);
+    registers.set(7, kStack);
+    registers.set(16, kLibcBase + function);  // at the first byte: CFA = rsp + 8
+  }
+  UnwindResult walk(UnwindMethod method = UnwindMethod::kCfi) {
+    return unwinder.unwind(registers, memory, method, FirstFrame::kExact, frames);
+  }
+};
+
 }  // namespace
 
 TEST_CASE("Unwinder: a signal frame through libc's __restore_rt, laid out as <sys/ucontext.h> says") {
@@ -110,79 +136,60 @@ TEST_CASE("Unwinder: a signal frame through libc's __restore_rt, laid out as <sy
 }
 
 TEST_CASE("Unwinder: stop reasons and module bookkeeping") {
-  auto libc = ModuleUnwindInfo::load(kLibc);
-  REQUIRE(libc.has_value());
-  const std::uint64_t function = plain_function(**libc, 0x30000);
-  Unwinder unwinder(x86_64_config());
-  unwinder.add_module(kLibcBase, kLibcBase + 0x200000, kLibcBase, *libc);
-  ImageMemory memory;
-  const std::uint64_t sp = 0x7fffffff1000;
-  RegisterSet registers;
-  registers.set(7, sp);
-  registers.set(16, kLibcBase + function);  // at the first byte: CFA = rsp + 8
-  StackFrame frames[4];
+  LibcStack stack;
+  auto& memory = stack.memory;
+  auto& frames = stack.frames;
+  const std::uint64_t sp = LibcStack::kStack, base = kLibcBase + stack.function;
 
   SUBCASE("pc outside every module") {
     memory.words[sp] = 0x1234;
-    const auto result = unwinder.unwind(registers, memory, UnwindMethod::kCfi, FirstFrame::kExact, frames);
+    const auto result = stack.walk();
     CHECK(result.depth == 2);
     CHECK(frames[1].pc == 0x1234);
     CHECK(result.stop == StopReason::kOutsideModules);
   }
   SUBCASE("a zero return address ends the stack") {
     memory.words[sp] = 0;
-    const auto result = unwinder.unwind(registers, memory, UnwindMethod::kCfi, FirstFrame::kExact, frames);
+    const auto result = stack.walk();
     CHECK(result.depth == 1);
     CHECK(result.stop == StopReason::kEndOfStack);
   }
   SUBCASE("unreadable stack") {
-    const auto result = unwinder.unwind(registers, memory, UnwindMethod::kCfi, FirstFrame::kExact, frames);
+    const auto result = stack.walk();
     CHECK(result.depth == 1);
     CHECK(result.stop == StopReason::kUnreadableMemory);
   }
   SUBCASE("depth limit, and a stack pointer that does not increase") {
-    // Return into the same function's first byte again and again: each step
-    // moves sp up by 8 until the depth limit.
-    for (int i = 0; i < 8; ++i) memory.words[sp + 8 * static_cast<std::uint64_t>(i)] = kLibcBase + function + 1;
-    // (function + 1 looked up at pc - 1 = the first byte: CFA = rsp + 8)
-    const auto result = unwinder.unwind(registers, memory, UnwindMethod::kCfi, FirstFrame::kExact, frames);
+    // Return into the same function again and again (base + 1 is looked up at
+    // pc - 1 = the first byte: CFA = rsp + 8): sp grows by 8 a frame.
+    for (int i = 0; i < 8; ++i) memory.words[sp + 8 * static_cast<std::uint64_t>(i)] = base + 1;
+    const auto result = stack.walk();
     CHECK(result.depth == 4);
     CHECK(result.stop == StopReason::kDepthLimit);
     // The frame-pointer method with rbp pointing below sp: the caller's sp would not be above.
-    registers.set(6, sp - 0x100);
+    stack.registers.set(6, sp - 0x100);
     memory.words[sp - 0x100] = sp - 0x200;
-    memory.words[sp - 0xf8] = kLibcBase + function + 1;
-    const auto fp = unwinder.unwind(registers, memory, UnwindMethod::kFramePointer, FirstFrame::kExact, frames);
+    memory.words[sp - 0xf8] = base + 1;
+    const auto fp = stack.walk(UnwindMethod::kFramePointer);
     CHECK(fp.depth == 1);
     CHECK(fp.stop == StopReason::kStackNotIncreasing);
   }
   SUBCASE("a partial unmap keeps the module; a whole one removes it") {
-    memory.words[sp] = kLibcBase + function + 0x10;
+    memory.words[sp] = base + 0x10;
     memory.words[sp + 8] = 0;
-    unwinder.remove_range(kLibcBase + 0x1000, 0x1000);  // ld.so mapping a segment with MAP_FIXED
-    auto kept = unwinder.unwind(registers, memory, UnwindMethod::kCfi, FirstFrame::kExact, frames);
-    CHECK(kept.depth >= 2);
-    unwinder.remove_range(kLibcBase, 0x200000);
-    auto gone = unwinder.unwind(registers, memory, UnwindMethod::kCfi, FirstFrame::kExact, frames);
+    stack.unwinder.remove_range(kLibcBase + 0x1000, 0x1000);  // ld.so mapping a segment with MAP_FIXED
+    CHECK(stack.walk().depth >= 2);
+    stack.unwinder.remove_range(kLibcBase, 0x200000);
+    const auto gone = stack.walk();
     CHECK(gone.depth == 1);
     CHECK(gone.stop == StopReason::kOutsideModules);
   }
 }
 
 TEST_CASE("Unwinder: the per-pc row cache serves repeated stacks") {
-  auto libc = ModuleUnwindInfo::load(kLibc);
-  REQUIRE(libc.has_value());
-  const std::uint64_t function = plain_function(**libc, 0x30000);
-  Unwinder unwinder(x86_64_config());
-  unwinder.add_module(kLibcBase, kLibcBase + 0x200000, kLibcBase, *libc);
-  ImageMemory memory;
-  const std::uint64_t sp = 0x7fffffff1000;
-  memory.words[sp] = 0;
-  RegisterSet registers;
-  registers.set(7, sp);
-  registers.set(16, kLibcBase + function);
-  StackFrame frames[4];
-  for (int i = 0; i < 100; ++i) (void)unwinder.unwind(registers, memory, UnwindMethod::kCfi, FirstFrame::kExact, frames);
-  CHECK(unwinder.stats().cache_misses == 1);
-  CHECK(unwinder.stats().cache_hits == 99);
+  LibcStack stack;
+  stack.memory.words[LibcStack::kStack] = 0;
+  for (int i = 0; i < 100; ++i) (void)stack.walk();
+  CHECK(stack.unwinder.stats().cache_misses == 1);
+  CHECK(stack.unwinder.stats().cache_hits == 99);
 }

@@ -222,7 +222,8 @@ int run_command(const RunOptions& options, const RecordOptions* record) {
   std::unique_ptr<core::GuestStacks> stacks;
   if (stacks_choice != "none") {
     auto created = core::GuestStacks::create((*process)->engine(), (*process)->arch(),
-                                             *tracecorn::unwind::parse_unwind_method(stacks_choice), options.rootfs);
+                                             *tracecorn::unwind::parse_unwind_method(stacks_choice),
+                                             tracecorn::cli::host_path_mapper(options.rootfs));
     if (!created) {
       fmt::print(stderr, "tracecorn: {}\n", created.error().to_string());
       return kExitToolError;

@@ -1,13 +1,44 @@
 // Role: implementation of the CLI's stack display (see stack_display.h).
 #include "recorder/cli/stack_display.h"
 
+#include <unistd.h>
+
+#include <climits>
+#include <cstdio>
+
 #include <fmt/format.h>
 
+#include "recorder/linux/guest_fs.h"
+
 namespace tracecorn::cli {
+namespace {
+
+std::shared_ptr<linux_layer::GuestFs> GuestFs_or_null(const std::string& rootfs) {
+  auto fs = linux_layer::GuestFs::create(rootfs, "/");
+  if (!fs) return nullptr;
+  return std::make_shared<linux_layer::GuestFs>(std::move(*fs));
+}
+
+}  // namespace
+
+core::HostPathMapper host_path_mapper(const std::string& rootfs) {
+  if (rootfs.empty()) return [](std::string_view guest_path) { return std::string(guest_path); };
+  auto fs = GuestFs_or_null(rootfs);
+  return [fs](std::string_view guest_path) -> std::string {
+    if (!fs) return "";
+    auto opened = fs->open_for_loader(std::string(guest_path));
+    if (!opened.ok()) return "";
+    const int fd = opened.value;
+    char link[64], target[PATH_MAX + 1];
+    std::snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+    const ssize_t length = ::readlink(link, target, PATH_MAX);
+    ::close(fd);
+    return length > 0 ? std::string(target, static_cast<std::size_t>(length)) : "";
+  };
+}
 
 void SymbolNamer::module_loaded(const events::ModuleLoadEvent& module) {
-  std::string host = std::string(module.path);
-  if (!rootfs_.empty() && !host.empty() && host.front() == '/') host = rootfs_ + host;
+  const std::string host = host_path_(module.path);
   (void)symbolizer_.add_module(module.start.value, module.end.value, module.load_bias, host, std::string(module.path));
 }
 

@@ -7,7 +7,8 @@
 //    > /tmp/a.out(main+0x1c) [0x555555555151]
 // Threads: the namer runs on the sink's thread (the drain thread), the printer
 // on the emulation thread (inside Unicorn's syscall hook: nothing throws out).
-// Invariants: guest paths are looked up inside the rootfs when one is given;
+// Invariants: guest paths are looked up inside the rootfs when one is given,
+// resolved as the Linux layer resolves them (symlinks stay inside the tree);
 // an unreadable module is shown as its path with an offset, never an error.
 #pragma once
 
@@ -23,15 +24,20 @@
 
 namespace tracecorn::cli {
 
+// The host file behind a guest path: the path itself without a rootfs; with
+// one, the file the guest would open there (through a GuestFs of its own, so
+// each thread that maps paths gets its own mapper). "" when it cannot be opened.
+core::HostPathMapper host_path_mapper(const std::string& rootfs);
+
 class SymbolNamer final : public formats::AddressNamer {
  public:
-  explicit SymbolNamer(std::string rootfs) : rootfs_(std::move(rootfs)) {}
+  explicit SymbolNamer(const std::string& rootfs) : host_path_(host_path_mapper(rootfs)) {}
   void module_loaded(const events::ModuleLoadEvent& module) override;
   void unmapped(std::uint64_t start, std::uint64_t length) override { symbolizer_.remove_range(start, length); }
   std::string name(std::uint64_t address) override { return symbolizer_.describe(address); }
 
  private:
-  std::string rootfs_;
+  core::HostPathMapper host_path_;
   unwind::Symbolizer symbolizer_;
 };
 

@@ -26,19 +26,19 @@ Expected<unwind::UnwinderConfig> unwinder_config_for(const arch::ArchInfo& arch)
 }
 
 Expected<std::unique_ptr<GuestStacks>> GuestStacks::create(uc_engine* engine, const arch::ArchInfo& arch,
-                                                           unwind::UnwindMethod method, std::string rootfs) {
+                                                           unwind::UnwindMethod method, HostPathMapper host_path) {
   auto config = unwinder_config_for(arch);
   if (!config) return config.error();
-  return std::unique_ptr<GuestStacks>(new GuestStacks(engine, arch, *config, method, std::move(rootfs)));
+  return std::unique_ptr<GuestStacks>(new GuestStacks(engine, arch, *config, method, std::move(host_path)));
 }
 
 GuestStacks::GuestStacks(uc_engine* engine, const arch::ArchInfo& arch, unwind::UnwinderConfig config,
-                         unwind::UnwindMethod method, std::string rootfs)
+                         unwind::UnwindMethod method, HostPathMapper host_path)
     : engine_(engine),
       arch_(arch),
       config_(config),
       method_(method),
-      rootfs_(std::move(rootfs)),
+      host_path_(std::move(host_path)),
       unwinder_(config),
       memory_(engine) {
   for (const auto& reg : arch.registers) {
@@ -52,8 +52,7 @@ GuestStacks::GuestStacks(uc_engine* engine, const arch::ArchInfo& arch, unwind::
 }
 
 std::string GuestStacks::host_path(std::string_view guest_path) const {
-  if (rootfs_.empty() || guest_path.empty() || guest_path.front() != '/') return std::string(guest_path);
-  return rootfs_ + std::string(guest_path);
+  return host_path_ ? host_path_(guest_path) : std::string(guest_path);
 }
 
 void GuestStacks::module_loaded(std::uint64_t start, std::uint64_t end, std::uint64_t load_bias,

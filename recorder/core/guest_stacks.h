@@ -4,13 +4,15 @@
 // Who calls it: the Recorder at each syscall (as its StackProvider), and the
 // CLI's `run --strace -k` printer; both on the emulation thread. Not thread safe.
 // Invariants: the engine outlives this object; modules are opened from the
-// host file system, inside `rootfs` when one is given (the guest's paths are
-// resolved there, as the Linux layer does); a module that cannot be read is
+// host file system at the path `host_path` maps the guest's path to (the CLI
+// resolves it inside --rootfs as the Linux layer does; by default the guest's
+// path is the host's); a module that cannot be read is
 // counted and its frames end the stack; capture() never allocates after the
 // first stack (the unwinder's row cache is sized at creation) and never throws.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -29,11 +31,14 @@ namespace tracecorn::core {
 // and frame pointer. Errors: kUnsupported when the register table lacks them.
 Expected<unwind::UnwinderConfig> unwinder_config_for(const arch::ArchInfo& arch);
 
+// Maps a path as the guest names it to the host file to read ("" if none).
+using HostPathMapper = std::function<std::string(std::string_view guest_path)>;
+
 class GuestStacks final : public StackProvider {
  public:
   // Errors: the architecture has no DWARF numbers for its pc/sp/fp.
   static Expected<std::unique_ptr<GuestStacks>> create(uc_engine* engine, const arch::ArchInfo& arch,
-                                                       unwind::UnwindMethod method, std::string rootfs = {});
+                                                       unwind::UnwindMethod method, HostPathMapper host_path = {});
 
   void module_loaded(std::uint64_t start, std::uint64_t end, std::uint64_t load_bias,
                      std::string_view path) noexcept override;
@@ -51,7 +56,7 @@ class GuestStacks final : public StackProvider {
 
  private:
   GuestStacks(uc_engine* engine, const arch::ArchInfo& arch, unwind::UnwinderConfig config,
-              unwind::UnwindMethod method, std::string rootfs);
+              unwind::UnwindMethod method, HostPathMapper host_path);
 
   // Guest memory through uc_mem_read, a page at a time: a stack walk reads a
   // few words from the same few pages, and one uc_mem_read of a page costs
@@ -79,7 +84,7 @@ class GuestStacks final : public StackProvider {
   const arch::ArchInfo& arch_;
   unwind::UnwinderConfig config_;
   unwind::UnwindMethod method_;
-  std::string rootfs_;
+  HostPathMapper host_path_;
   unwind::Unwinder unwinder_;
   EngineMemory memory_;
   // The registers the unwinder reads (GPRs with DWARF numbers), as batch-read arguments.

@@ -377,3 +377,51 @@ TEST_CASE("Stacks: tracecorn run --strace -k prints gdb's frames, symbolized, un
     CHECK(lines[i + 1].find("nested_calls" + std::string(callers[i])) != std::string::npos);
   }
 }
+
+TEST_CASE("Stacks: under --rootfs, modules are read from the tree (symlinks resolved inside it)") {
+  // A tree with the program, libc and ld.so, reached through an absolute symlink
+  // (/lib64/ld-linux-x86-64.so.2 -> /lib/x86_64-linux-gnu/...), as Debian lays it out.
+  char directory[] = "/tmp/tracecorn-rootfs-XXXXXX";
+  REQUIRE(::mkdtemp(directory) != nullptr);
+  const std::filesystem::path root = directory;
+  std::filesystem::create_directories(root / "lib/x86_64-linux-gnu");
+  std::filesystem::create_directories(root / "lib64");
+  std::filesystem::create_directories(root / "bin");
+  std::filesystem::copy_file("/lib/x86_64-linux-gnu/libc.so.6", root / "lib/x86_64-linux-gnu/libc.so.6");
+  std::filesystem::copy_file("/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2",
+                             root / "lib/x86_64-linux-gnu/ld-linux-x86-64.so.2");
+  std::filesystem::create_symlink("/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2", root / "lib64/ld-linux-x86-64.so.2");
+  std::filesystem::copy_file(kUnwindSamples + "/cfi-dynamic/nested_calls", root / "bin/nested_calls");
+  // The program opens its argv[0], a host path: the same path inside the tree.
+  const std::filesystem::path again = root / root.relative_path() / "bin";
+  std::filesystem::create_directories(again);
+  std::filesystem::copy_file(kUnwindSamples + "/cfi-dynamic/nested_calls", again / "nested_calls");
+  auto strace_k = [&](const std::string& rootfs, const std::string& program) {
+    const std::string output = unwind::test::run_tool(std::string(TRACECORN_CLI) + " run " + rootfs +
+                                                      " --strace -k -- '" + program + "' 2>&1 >/dev/null");
+    // The frames from the program's first write on (before it, ld.so searches
+    // the tree for libraries with syscalls of its own: no ld.so.cache there).
+    std::vector<std::string> frames;
+    std::istringstream in(output);
+    std::string line;
+    bool started = false;
+    while (std::getline(in, line)) {
+      started = started || line.rfind("write(", 0) == 0;
+      if (started && line.rfind(" > ", 0) == 0) frames.push_back(line.substr(0, line.find(" [")));  // without the address
+    }
+    return frames;
+  };
+  const auto in_tree = strace_k("--rootfs '" + root.string() + "'", (root / "bin/nested_calls").string());
+  const auto on_host = strace_k("", kUnwindSamples + "/cfi-dynamic/nested_calls");
+  std::filesystem::remove_all(root);
+  REQUIRE(on_host.size() > 50);
+  // The same frames, named the same (the program's own path aside).
+  REQUIRE(in_tree.size() == on_host.size());
+  std::size_t libc_named = 0;
+  for (std::size_t i = 0; i < on_host.size(); ++i) {
+    if (on_host[i].find("libc.so.6(") == std::string::npos) continue;
+    CHECK(in_tree[i] == on_host[i]);
+    libc_named += on_host[i].find("libc.so.6(+") == std::string::npos;
+  }
+  CHECK(libc_named > 20);
+}

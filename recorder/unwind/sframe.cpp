@@ -207,7 +207,11 @@ Expected<std::optional<SFrameFre>> SFrameTable::find_fre(const SFrameFde& fde, s
 }
 
 Expected<UnwindRow> SFrameTable::row_for(const SFrameFre& fre, const SFrameRegisters& registers) const {
-  if (!fre.ra_offset) return error("FRE does not say where the return address is", fre_start_);
+  // AArch64 tracks the RA per FRE: an FRE without an RA offset (a function's
+  // first instructions) leaves it in the link register, the return column.
+  // AMD64 always has one (fixed in the header): its absence is malformed.
+  const bool ra_in_register = abi_ == kSFrameAbiAarch64Big || abi_ == kSFrameAbiAarch64Little;
+  if (!fre.ra_offset && !ra_in_register) return error("FRE does not say where the return address is", fre_start_);
   UnwindRow row;
   row.cfa.reg = fre.cfa_base_is_sp ? registers.sp : registers.fp;
   row.cfa.offset = fre.cfa_offset;
@@ -222,7 +226,7 @@ Expected<UnwindRow> SFrameTable::row_for(const SFrameFre& fre, const SFrameRegis
   };
   // Sorted by column, as rows from CFI are.
   if (fre.fp_offset && registers.fp < registers.return_column) add(registers.fp, *fre.fp_offset);
-  add(registers.return_column, *fre.ra_offset);
+  if (fre.ra_offset) add(registers.return_column, *fre.ra_offset);
   if (fre.fp_offset && registers.fp > registers.return_column) add(registers.fp, *fre.fp_offset);
   return row;
 }

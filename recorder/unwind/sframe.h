@@ -102,7 +102,8 @@ class SFrameTable {
   // first FRE) and the row it describes.
   Expected<std::optional<SFrameFre>> find_fre(const SFrameFde& fde, std::uint64_t pc) const;
   // The UnwindRow an FRE describes (CFA = base + offset; RA and FP saved at
-  // CFA + offset). Errors: the FRE leaves the RA unknown.
+  // CFA + offset; on AArch64 an FRE without an RA offset leaves the RA in the
+  // link register). Errors: an AMD64 FRE that leaves the RA unknown.
   Expected<UnwindRow> row_for(const SFrameFre& fre, const SFrameRegisters& registers) const;
 
  private:

@@ -281,12 +281,15 @@ TEST_CASE("SFrame: v2 AArch64 (both byte orders) tracks RA per FRE; unsorted FDE
     CHECK(row->rule_for(30).offset == -8);
     CHECK(row->rule_for(29).offset == -16);
     // The first FRE of each function has only the CFA offset: the RA is still
-    // in the link register, which SFrame cannot express: an error, not a guess.
+    // in the link register (x30, the return column): no rule for it.
     auto first = table->find_fre(**found, 0x4000 + 0x900);
     REQUIRE(first.has_value());
     REQUIRE(first->has_value());
     CHECK_FALSE((*first)->ra_offset.has_value());
-    CHECK_FALSE(table->row_for(**first, regs).has_value());
+    auto in_lr = table->row_for(**first, regs);
+    REQUIRE(in_lr.has_value());
+    CHECK(in_lr->rule_for(30).kind == RuleKind::kUnspecified);
+    CHECK(in_lr->cfa.reg == 31);
     auto second = table->find_fde(0x4000 + 0x100 + 9);
     REQUIRE(second.has_value());
     REQUIRE(second->has_value());
@@ -365,6 +368,17 @@ TEST_CASE("Malicious: truncated and inconsistent SFrame sections give errors, ne
   CHECK_FALSE(corrupt(4, 9).has_value());     // unknown ABI
   CHECK_FALSE(corrupt(11, 0x7f).has_value());  // num_fdes far past the end
   CHECK_FALSE(corrupt(19, 0x7f).has_value());  // fre_len past the end
+  {
+    // An AMD64 FRE with no RA: the header's fixed RA offset cleared.
+    auto no_ra = corrupt(6, 0);
+    REQUIRE(no_ra.has_value());
+    auto fde = no_ra->fde(0);
+    REQUIRE(fde.has_value());
+    auto fre = no_ra->find_fre(*fde, fde->start);
+    REQUIRE(fre.has_value());
+    REQUIRE(fre->has_value());
+    CHECK_FALSE(no_ra->row_for(**fre, SFrameRegisters{}).has_value());
+  }
   auto table = corrupt(28 + 16, 3);            // FRE type 3
   REQUIRE(table.has_value());
   CHECK_FALSE(table->fde(0).has_value());

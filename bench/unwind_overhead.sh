@@ -2,7 +2,9 @@
 # Role: the recording overhead of call stacks (issue 7): times
 # `tracecorn record --format null` on Debian's static busybox with
 # --stacks none and with --stacks auto (the default), best of N runs each,
-# and prints the syscall count and the cost per stack. Run by hand:
+# and prints the syscall count, the wall-clock difference, and the time spent
+# unwinding as tracecorn's own --stats measures it (a clock around each stack
+# walk: the figure that does not drown in the machine's noise). Run by hand:
 #   bash bench/unwind_overhead.sh [RUNS]        (default 5)
 # Needs a built tree (build/recorder/cli/tracecorn), /bin/busybox, bash 5, awk.
 # Invariant: both configurations run the same command lines in the same
@@ -14,7 +16,7 @@ busybox=${BUSYBOX:-/bin/busybox}
 runs=${1:-5}
 echo "# unwind_overhead: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), load $(cut -d' ' -f1-3 /proc/loadavg), commit $(git rev-parse --short HEAD)"
 echo "# tracecorn record --format null, best of $runs; busybox $($busybox | head -1 | cut -d' ' -f2)"
-printf '%-36s %9s %11s %11s %9s %12s\n' workload syscalls "none (s)" "auto (s)" overhead "per stack"
+printf '%-36s %9s %9s %9s %9s %13s %10s\n' workload syscalls "none (s)" "auto (s)" "wall" "unwinding (s)" "per stack"
 best() {  # best wall time of $runs runs of: tracecorn record ... $stacks -- busybox ARGS
   local stacks=$1; shift
   local best=999999
@@ -29,11 +31,15 @@ workload() {
   local label=$1; shift
   local syscalls
   syscalls=$("$tracecorn" run --stats -- "$busybox" "$@" 2>&1 >/dev/null | sed -n 's/.* instructions, \([0-9]*\) syscalls.*/\1/p')
-  local none auto
+  local none auto unwinding
   none=$(best none "$@")
   auto=$(best auto "$@")
-  awk -v l="$label" -v s="$syscalls" -v n="$none" -v a="$auto" 'BEGIN {
-    printf "%-36s %9d %11.3f %11.3f %8.1f%% %9.2f us\n", l, s, n, a, (a - n) / n * 100, (a - n) / s * 1e6 }'
+  # "tracecorn: N call stacks, F frames, S s unwinding (U us a stack)"
+  unwinding=$("$tracecorn" record --format null --stats --stacks auto -- "$busybox" "$@" 2>&1 >/dev/null |
+              sed -n 's/.* frames, \([0-9.]*\) s unwinding (\([0-9.]*\) us a stack).*/\1 \2/p')
+  awk -v l="$label" -v s="$syscalls" -v n="$none" -v a="$auto" -v u="$unwinding" 'BEGIN {
+    split(u, w, " ");
+    printf "%-36s %9d %9.3f %9.3f %+8.1f%% %13.3f %7.2f us\n", l, s, n, a, (a - n) / n * 100, w[1], w[2] }'
 }
 workload "ls -lR /usr/share/doc (syscalls)" ls -lR /usr/share/doc
 workload "find /usr/include -name '*.h'" find /usr/include -name '*.h'

@@ -349,6 +349,13 @@ int run_command(const RunOptions& options, const RecordOptions* record) {
                  stats.events, stats.records, stats.ring_bytes_written, stats.producer_stalls,
                  stats.records_overwritten);
   }
+  if (stacks && options.stats) {
+    const auto walked = stacks->stats();
+    fmt::print(stderr, "tracecorn: {} call stacks, {} frames, {:.3f} s unwinding ({:.2f} us a stack){}\n", walked.stacks,
+               walked.frames, static_cast<double>(walked.nanoseconds) / 1e9,
+               walked.stacks ? static_cast<double>(walked.nanoseconds) / 1e3 / static_cast<double>(walked.stacks) : 0.0,
+               stacks->unreadable_modules() ? fmt::format(", {} modules unreadable", stacks->unreadable_modules()) : "");
+  }
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   if (options.stats)
     fmt::print(stderr, "tracecorn: {} instructions, {} syscalls, {:.3f} s, exit status {}\n", instructions,

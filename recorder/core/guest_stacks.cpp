@@ -1,6 +1,7 @@
 // Role: implementation of GuestStacks (see guest_stacks.h).
 #include "recorder/core/guest_stacks.h"
 
+#include <chrono>
 #include <cstring>
 
 namespace tracecorn::core {
@@ -88,6 +89,7 @@ bool GuestStacks::EngineMemory::read(std::uint64_t address, void* out, std::size
 }
 
 unwind::UnwindResult GuestStacks::walk(std::uint64_t trap_pc, std::span<unwind::StackFrame> out) noexcept {
+  const auto started = std::chrono::steady_clock::now();
   memory_.forget();
   for (auto& value : register_values_) value = 0;
   uc_reg_read_batch(engine_, register_ids_.data(), register_pointers_.data(), static_cast<int>(register_ids_.size()));
@@ -95,7 +97,12 @@ unwind::UnwindResult GuestStacks::walk(std::uint64_t trap_pc, std::span<unwind::
   for (std::size_t i = 0; i < register_ids_.size(); ++i) registers.set(register_dwarf_[i], register_values_[i]);
   // Frame 0 is the address the syscall returns to (see unwinder.h).
   registers.set(config_.pc_register, trap_pc + arch_.syscall_abi.trap_length);
-  return unwinder_.unwind(registers, memory_, method_, unwind::FirstFrame::kAfterTrap, out);
+  const auto result = unwinder_.unwind(registers, memory_, method_, unwind::FirstFrame::kAfterTrap, out);
+  ++stats_.stacks;
+  stats_.frames += result.depth;
+  stats_.nanoseconds += static_cast<std::uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - started).count());
+  return result;
 }
 
 std::size_t GuestStacks::capture(std::uint64_t trap_pc, std::span<std::uint64_t> out) noexcept {

@@ -52,6 +52,14 @@ class GuestStacks final : public StackProvider {
   // Where the guest's `path` is on the host.
   std::string host_path(std::string_view guest_path) const;
   std::uint64_t unreadable_modules() const { return unreadable_modules_; }
+
+  // What the walks cost (for --stats and the benchmarks).
+  struct Stats {
+    std::uint64_t stacks = 0;
+    std::uint64_t frames = 0;
+    std::uint64_t nanoseconds = 0;  // inside walk(): registers, memory, unwinding
+  };
+  Stats stats() const { return stats_; }
   const unwind::Unwinder& unwinder() const { return unwinder_; }
 
  private:
@@ -94,6 +102,7 @@ class GuestStacks final : public StackProvider {
   std::vector<void*> register_pointers_;
   std::vector<unwind::StackFrame> frames_;
   std::uint64_t unreadable_modules_ = 0;
+  Stats stats_;
 };
 
 }  // namespace tracecorn::core

@@ -7,6 +7,7 @@
 #   debug_frame                     -O2 -g -fno-asynchronous-unwind-tables: the
 #                                   program's own CFI is in .debug_frame only
 #   fp                              -O2 -fno-omit-frame-pointer (dynamic)
+# plus cfi_ops.so (from unwind/cfi_ops.s, below).
 # Exported: TRACECORN_UNWIND_SAMPLES_DIR (cache), target unwind_samples.
 set(TRACECORN_UNWIND_SAMPLES_DIR "${CMAKE_BINARY_DIR}/samples/unwind"
     CACHE INTERNAL "Where the unwinder's sample variants go")
@@ -42,3 +43,15 @@ foreach(name IN LISTS unwind_sample_names)
     add_dependencies(unwind_samples ${target})
   endforeach()
 endforeach()
+
+# cfi_ops.so: one function whose CFI uses the DW_CFA instructions glibc does
+# not (val_offset, val_expression, GNU_args_size, restore_extended, ...), for
+# the readelf comparison; assembled and linked by the C compiler driver.
+add_custom_command(OUTPUT "${TRACECORN_UNWIND_SAMPLES_DIR}/cfi_ops.so"
+  COMMAND ${CMAKE_COMMAND} -E make_directory "${TRACECORN_UNWIND_SAMPLES_DIR}"
+  COMMAND ${CMAKE_C_COMPILER} -nostdlib -shared -o "${TRACECORN_UNWIND_SAMPLES_DIR}/cfi_ops.so"
+          "${CMAKE_CURRENT_SOURCE_DIR}/unwind/cfi_ops.s"
+  DEPENDS "${CMAKE_CURRENT_SOURCE_DIR}/unwind/cfi_ops.s"
+  COMMENT "Assembling the unwinder's CFI instruction sample")
+add_custom_target(unwind_cfi_ops DEPENDS "${TRACECORN_UNWIND_SAMPLES_DIR}/cfi_ops.so")
+add_dependencies(unwind_samples unwind_cfi_ops)

@@ -191,6 +191,8 @@ TEST_CASE("CFI: every row of ld.so, libstdc++ (\"zPLR\" CIEs) and the sample bin
   check_file_against_readelf("/usr/lib/x86_64-linux-gnu/libstdc++.so.6");
   for (const char* variant : {"static", "static-pie", "dynamic"}) check_file_against_readelf(kSamples + "/" + variant + "/hello");
   check_file_against_readelf(kUnwindSamples + "/debug_frame/nested_calls", true);
+  // The DW_CFA instructions glibc does not use (samples/unwind/cfi_ops.s).
+  check_file_against_readelf(kUnwindSamples + "/cfi_ops.so");
 }
 
 TEST_CASE("CFI: FDE lookup through .eh_frame_hdr agrees with the scanned index at every FDE boundary") {

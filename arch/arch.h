@@ -37,6 +37,7 @@ struct SyscallAbi {
   std::array<int, 6> arg_regs;
   int return_reg;
   std::string_view trap_instruction;  // "syscall", "svc #0", ...
+  std::uint8_t trap_length = 0;       // bytes of the trap instruction (the user pc the kernel sees is after it)
 };
 
 struct BintraceMachine;  // below

@@ -910,7 +910,8 @@ const ArchInfo& x86_64_arch() {
                       .arg_regs = {UC_X86_REG_RDI, UC_X86_REG_RSI, UC_X86_REG_RDX, UC_X86_REG_R10,
                                    UC_X86_REG_R8, UC_X86_REG_R9},
                       .return_reg = UC_X86_REG_RAX,
-                      .trap_instruction = "syscall"},
+                      .trap_instruction = "syscall",
+                      .trap_length = 2},
       .stat_layout = StatLayout::kX86_64,
       // Linux x86-64 with 47-bit user space and randomisation off.
       .layout = {.stack_top = 0x7ffffffff000,

@@ -28,6 +28,7 @@ set(TRACECORN_PUBLIC_HEADERS
   arch/linux_syscall_ids.h
   recorder/core/recorder.h
   recorder/core/trace_level.h
+  recorder/core/stack_provider.h
   recorder/events/event.h
   recorder/support/expected.h
   formats/text/text_writer.h

@@ -9,9 +9,11 @@ bash scripts/build.sh
 # clang 14: the library and the CLI only (the tests build once, with g++).
 CC=clang CXX=clang++ cmake -S . -B build-clang -G Ninja -DTRACECORN_WERROR=ON >/dev/null
 cmake --build build-clang -j "$(nproc)" --target tracecorn unit_tests ucir_reader_fuzzer bintrace_reader_fuzzer \
-  bap_reader_fuzzer
-# The readers' libFuzzer targets (UCIR, binary trace, BAP frames; clang only), for a bounded number of runs.
-(cd build-clang && ctest --output-on-failure -R "ucir_reader_fuzzer_smoke|bintrace_reader_fuzzer_smoke|bap_reader_fuzzer_smoke")
+  bap_reader_fuzzer unwind_fuzzer
+# The libFuzzer targets (the UCIR, binary trace and BAP frames readers; the
+# unwinder's SFrame, CFI and DW_OP parsers; clang only), for a bounded number of runs.
+(cd build-clang && ctest --output-on-failure \
+  -R "ucir_reader_fuzzer_smoke|bintrace_reader_fuzzer_smoke|bap_reader_fuzzer_smoke|unwind_fuzzer_smoke")
 bash scripts/tsan.sh  # the SPSC ring's tests under ThreadSanitizer (clang)
 cd build
 ctest --output-on-failure -j "$(nproc)" --timeout 300

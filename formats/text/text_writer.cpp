@@ -114,7 +114,15 @@ void TextWriter::print_event(const events::Event& event) {
                                                           change.file_offset, change.file_size));
       }
       if (!call.register_changes.empty()) fmt::print(file_, "    regs{}\n", register_list(call.register_changes));
-      if (!call.call_stack.empty()) {
+      if (namer_) {
+        for (const auto pc : call.call_stack) {
+          const std::string name = namer_->name(pc);
+          fmt::print(file_, "    at {:#x}{}{}\n", pc, name.empty() ? "" : " ", name);
+        }
+        // The stack was taken before the kernel ran: unmaps apply after it.
+        for (const auto& change : call.mapping_changes)
+          if (change.kind == events::MappingChangeKind::kUnmap) namer_->unmapped(change.start.value, change.length);
+      } else if (!call.call_stack.empty()) {
         std::string stack;
         for (const auto pc : call.call_stack) stack += fmt::format(" {:#x}", pc);
         fmt::print(file_, "    stack{}\n", stack);
@@ -129,6 +137,7 @@ void TextWriter::print_event(const events::Event& event) {
     }
     case EventKind::kModuleLoad: {
       const auto& module = std::get<events::ModuleLoadEvent>(event.payload);
+      if (namer_) namer_->module_loaded(module);
       fmt::print(file_, "#{} module {:#x}-{:#x} bias {:#x} {}\n", seq, module.start.value, module.end.value,
                  module.load_bias, module.path);
       break;

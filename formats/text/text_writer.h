@@ -19,6 +19,18 @@
 
 namespace tracecorn::formats {
 
+// Names code addresses for the call stacks printed under syscalls (the CLI
+// gives one over the unwinder's symbolizer). Fed the trace's module and unmap
+// events in order; called on the sink's thread only.
+class AddressNamer {
+ public:
+  virtual ~AddressNamer() = default;
+  virtual void module_loaded(const events::ModuleLoadEvent& module) = 0;
+  virtual void unmapped(std::uint64_t start, std::uint64_t length) = 0;
+  // "write+0x17 (/usr/lib/x86_64-linux-gnu/libc.so.6)", or "" when unknown.
+  virtual std::string name(std::uint64_t address) = 0;
+};
+
 class TextWriter final : public events::Sink {
  public:
   // Writes to `path` ("-" for stdout).
@@ -26,6 +38,11 @@ class TextWriter final : public events::Sink {
   ~TextWriter() override;
   TextWriter(const TextWriter&) = delete;
   TextWriter& operator=(const TextWriter&) = delete;
+
+  // With a namer, each syscall's stack is printed one frame a line, named
+  // ("    at 0x7ffff7e9e887 write+0x17 (/usr/lib/.../libc.so.6)"); without, on
+  // one line of addresses ("    stack 0x... 0x..."). Call before begin().
+  void set_address_namer(std::unique_ptr<AddressNamer> namer) { namer_ = std::move(namer); }
 
   void begin(const events::TraceInfo& info) override;
   void on_event(const events::Event& event) override;
@@ -44,6 +61,7 @@ class TextWriter final : public events::Sink {
   cs_insn* insn_ = nullptr;
   bool owns_file_ = true;
   std::string write_error_;  // the first write error; reported by end()
+  std::unique_ptr<AddressNamer> namer_;
 };
 
 }  // namespace tracecorn::formats

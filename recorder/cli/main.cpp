@@ -1,6 +1,6 @@
 // Role: the `tracecorn` command line. Parses options (CLI11) and drives the
 // library; nothing below the CLI parses options.
-//   tracecorn run [options] -- PROGRAM [ARGS...]
+//   tracecorn run [options] [--strace [-k]] -- PROGRAM [ARGS...]
 //   tracecorn record [options] [-o FILE] [--format text|null|ucir] [--level L] -- PROGRAM [ARGS...]
 //            (ucir: [--compress zstd] [--ucir-strict]; bintrace: [--compress zstd], --level regs|full)
 //            (frames: [--compress zstd]; --level defaults to full)
@@ -36,6 +36,8 @@
 #include "formats/ucir/ucir_reader.h"
 #include "formats/ucir/ucir_writer.h"
 #include "recorder/cli/process_recording.h"
+#include "recorder/cli/stack_display.h"
+#include "recorder/core/guest_stacks.h"
 #include "recorder/core/recorder.h"
 #include "recorder/engine/instruction_counter.h"
 #include "recorder/linux/linux_process.h"
@@ -60,6 +62,9 @@ struct RunOptions {
   bool clear_env = false;
   bool stats = false;
   std::string syscall_log;
+  std::string stacks;          // --stacks: auto|sframe|cfi|fp|none ("" = the command's default)
+  bool strace = false;         // run --strace: a line per syscall on stderr
+  bool strace_stacks = false;  // run -k: the stack under each line
 };
 
 struct RecordOptions {
@@ -198,6 +203,7 @@ int run_command(const RunOptions& options, const RecordOptions* record) {
     }
     config.syscall_log = log.get();
   }
+  if (options.strace) config.syscall_log = stderr;
 
   const auto started = std::chrono::steady_clock::now();
   InterruptWatcher interrupts;  // before any thread starts, so that all inherit the mask
@@ -214,6 +220,27 @@ int run_command(const RunOptions& options, const RecordOptions* record) {
       return kExitToolError;
     }
     counter = std::move(*attached);
+  }
+
+  // Call stacks at syscalls (--stacks; recording defaults to auto, run -k too).
+  const std::string stacks_choice = !options.stacks.empty() ? options.stacks
+                                    : (record || options.strace_stacks) ? "auto"
+                                                                        : "none";
+  std::unique_ptr<core::GuestStacks> stacks;
+  if (stacks_choice != "none") {
+    auto created = core::GuestStacks::create((*process)->engine(), (*process)->arch(),
+                                             *tracecorn::unwind::parse_unwind_method(stacks_choice),
+                                             tracecorn::cli::host_path_mapper(options.rootfs));
+    if (!created) {
+      fmt::print(stderr, "tracecorn: {}\n", created.error().to_string());
+      return kExitToolError;
+    }
+    stacks = std::move(*created);
+  }
+  std::unique_ptr<tracecorn::cli::StraceStackPrinter> strace_printer;
+  if (!record && options.strace && options.strace_stacks && stacks) {
+    strace_printer = std::make_unique<tracecorn::cli::StraceStackPrinter>(*stacks, stderr);
+    (*process)->set_observer(strace_printer.get());
   }
 
   // Recording: a sink for the format, a recorder on the process's engine, and the
@@ -286,6 +313,7 @@ int run_command(const RunOptions& options, const RecordOptions* record) {
         fmt::print(stderr, "tracecorn: {}\n", writer.error().to_string());
         return kExitToolError;
       }
+      (*writer)->set_address_namer(std::make_unique<tracecorn::cli::SymbolNamer>(options.rootfs));
       sink = std::move(*writer);
     }
     core::RecorderOptions recorder_options;
@@ -309,6 +337,7 @@ int run_command(const RunOptions& options, const RecordOptions* record) {
     // initial registers; the other formats skip its cost.
     recorder_options.capture_initial_state =
         record->format == "ucir" || record->format == "frames" || record->format == "bintrace";
+    recorder_options.stack_provider = stacks.get();
     tracecorn::events::TraceInfo info;
     info.program = config.program;
     info.argv = config.argv;
@@ -371,6 +400,13 @@ int run_command(const RunOptions& options, const RecordOptions* record) {
                  stats.events, stats.records, stats.ring_bytes_written, stats.producer_stalls,
                  stats.records_overwritten);
   }
+  if (stacks && options.stats) {
+    const auto walked = stacks->stats();
+    fmt::print(stderr, "tracecorn: {} call stacks, {} frames, {:.3f} s unwinding ({:.2f} us a stack){}\n", walked.stacks,
+               walked.frames, static_cast<double>(walked.nanoseconds) / 1e9,
+               walked.stacks ? static_cast<double>(walked.nanoseconds) / 1e3 / static_cast<double>(walked.stacks) : 0.0,
+               stacks->unreadable_modules() ? fmt::format(", {} modules unreadable", stacks->unreadable_modules()) : "");
+  }
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   if (options.stats)
     fmt::print(stderr, "tracecorn: {} instructions, {} syscalls, {:.3f} s, exit status {}\n", instructions,
@@ -392,6 +428,7 @@ int dump_bintrace(const std::string& path) {
     fmt::print(stderr, "tracecorn: {}\n", text.error().to_string());
     return kExitToolError;
   }
+  (*text)->set_address_namer(std::make_unique<tracecorn::cli::SymbolNamer>(""));
   const auto& meta = (*reader)->metadata();
   const auto& machine = (*reader)->machine();
   fmt::print("# binary trace {}{}, arch {}, {} events{}; {} regions, {} registers, {} operations\n",
@@ -430,6 +467,8 @@ int dump_with(const std::string& path, PrintHeader print_header) {
     fmt::print(stderr, "tracecorn: {}\n", text.error().to_string());
     return kExitToolError;
   }
+  // Call stacks symbolized from the modules' files where they are readable here.
+  (*text)->set_address_namer(std::make_unique<tracecorn::cli::SymbolNamer>(""));
   print_header(**reader);
   std::fflush(stdout);
   const auto status = (*reader)->read_all(**text);
@@ -503,6 +542,10 @@ void add_run_options(CLI::App* app, RunOptions& run) {
   app->add_flag("--clear-env", run.clear_env, "Start the guest with an empty environment");
   app->add_flag("--stats", run.stats, "Print instructions, syscalls and time on stderr at the end");
   app->add_option("--syscall-log", run.syscall_log, "Write one line per guest syscall to FILE");
+  app->add_option("--stacks", run.stacks,
+                  "Call stack at each syscall: auto (SFrame, then DWARF CFI, then frame pointers), sframe, cfi, fp or "
+                  "none (default: auto when recording or with -k, else none)")
+      ->check(CLI::IsMember({"auto", "sframe", "cfi", "fp", "none"}));
   app->add_option("command", run.command, "PROGRAM [ARGS...] (after --)")->required();
 }
 
@@ -514,6 +557,8 @@ int main(int argc, char** argv) {
   RunOptions run;
   CLI::App* run_app = app.add_subcommand("run", "Run a program in the emulator, with no trace");
   add_run_options(run_app, run);
+  run_app->add_flag("--strace", run.strace, "Print one line per guest syscall on stderr, as strace does");
+  run_app->add_flag("-k", run.strace_stacks, "With --strace: print the call stack under each syscall (strace -k)");
 
   RunOptions record_run;
   RecordOptions record;

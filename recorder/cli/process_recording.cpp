@@ -3,9 +3,9 @@
 
 namespace tracecorn::cli {
 
-void ProcessRecording::on_syscall_enter(std::uint64_t, std::uint64_t) noexcept {
+void ProcessRecording::on_syscall_enter(std::uint64_t pc, std::uint64_t) noexcept {
   in_syscall_ = true;
-  recorder_.syscall_enter();
+  recorder_.syscall_enter(pc);
 }
 
 void ProcessRecording::on_memory_written(std::uint64_t address, std::span<const std::uint8_t> bytes) noexcept {

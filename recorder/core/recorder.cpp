@@ -319,7 +319,10 @@ class Recorder::Impl {
 
   // ---- producer: process events (emulation thread, outside the hot path) ----
 
-  void syscall_enter() noexcept {
+  void syscall_enter(std::optional<std::uint64_t> trap_pc) noexcept {
+    captured_stack_depth_ = 0;
+    if (trap_pc && options_.stack_provider)
+      captured_stack_depth_ = options_.stack_provider->capture(*trap_pc, captured_stack_);
     flush_pending_registers();
     if (syscall_snapshot_.size() != shadow_.size()) syscall_snapshot_.resize(shadow_.size());
     read_all_registers(syscall_snapshot_);
@@ -346,6 +349,8 @@ class Recorder::Impl {
     const std::uint64_t start = change.start.value;
     if (change.kind != events::MappingChangeKind::kProtect || !(change.prot & 4))
       forget_code(start, start + change.length);
+    if (change.kind == events::MappingChangeKind::kUnmap && options_.stack_provider)
+      options_.stack_provider->unmapped(start, change.length);
     // Names longer than a path can be are cut (they only describe the mapping).
     constexpr std::size_t kNameLimit = 4096;
     const std::string_view name = change.name.substr(0, kNameLimit);
@@ -397,6 +402,8 @@ class Recorder::Impl {
     }
     shadow_ = after;
     if (count) write_registers(RecordKind::kSyscallRegisters, pc, changed, count);
+    if (call_stack.empty() && captured_stack_depth_) call_stack = std::span(captured_stack_, captured_stack_depth_);
+    captured_stack_depth_ = 0;
     const std::uint16_t depth = static_cast<std::uint16_t>(std::min<std::size_t>(call_stack.size(), 256));
     const std::uint32_t total = sizeof(SyscallRecord) + depth * 8u;
     auto* record = static_cast<SyscallRecord*>(static_cast<void*>(reserve_bytes(total)));
@@ -413,6 +420,7 @@ class Recorder::Impl {
   }
 
   void module_loaded(std::uint64_t start, std::uint64_t end, std::uint64_t load_bias, std::string_view path) noexcept {
+    if (options_.stack_provider) options_.stack_provider->module_loaded(start, end, load_bias, path);
     const std::uint16_t length = static_cast<std::uint16_t>(std::min<std::size_t>(path.size(), 4096));
     auto* record = static_cast<ModuleLoadRecord*>(
         static_cast<void*>(reserve_bytes(sizeof(ModuleLoadRecord) + padded8(length))));
@@ -631,6 +639,9 @@ class Recorder::Impl {
   std::vector<std::uint8_t> unicorn_width_;  // bytes Unicorn writes per register (index as in arch registers)
   std::vector<Shadow> syscall_snapshot_;
   std::vector<Shadow> syscall_after_;
+  static constexpr std::size_t kMaxStackDepth = 256;  // as many as a syscall record carries
+  std::uint64_t captured_stack_[kMaxStackDepth] = {};
+  std::size_t captured_stack_depth_ = 0;
   bool active_ = true;
   bool ended_ = false;         // an exit or fault record was written
   bool stop_written_ = false;
@@ -661,7 +672,8 @@ Expected<std::unique_ptr<Recorder>> Recorder::attach(uc_engine* engine, const ar
   return std::unique_ptr<Recorder>(new Recorder(std::move(impl)));
 }
 
-void Recorder::syscall_enter() noexcept { impl_->syscall_enter(); }
+void Recorder::syscall_enter() noexcept { impl_->syscall_enter(std::nullopt); }
+void Recorder::syscall_enter(std::uint64_t trap_pc) noexcept { impl_->syscall_enter(trap_pc); }
 void Recorder::syscall_memory_written(std::uint64_t address, std::span<const std::uint8_t> bytes) noexcept {
   impl_->syscall_memory_written(address, bytes);
 }

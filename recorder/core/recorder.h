@@ -29,6 +29,7 @@
 #include <unicorn/unicorn.h>
 
 #include "arch/arch.h"
+#include "recorder/core/stack_provider.h"
 #include "recorder/core/trace_level.h"
 #include "recorder/events/event.h"
 #include "recorder/support/expected.h"
@@ -59,6 +60,10 @@ struct RecorderOptions {
   // (for formats that open with a snapshot, such as UCIR). Costs one read of all
   // guest memory; turn it off when no sink needs it.
   bool capture_initial_state = true;
+  // Asked for the call stack at every syscall (see stack_provider.h); not
+  // owned, must outlive finish(). nullptr: syscall events carry no stack
+  // unless the caller passes one to syscall_exit().
+  StackProvider* stack_provider = nullptr;
 };
 
 struct RecorderStats {
@@ -88,6 +93,10 @@ class Recorder {
   // Process events, from whoever runs the guest (the Linux layer through the CLI,
   // or a harness). All on the emulation thread.
   void syscall_enter() noexcept;  // before the kernel side runs: snapshots registers
+  // The same, knowing the trap instruction's address: with a stack provider,
+  // the call stack is captured here (before the kernel changes anything) and
+  // attached to the event by syscall_exit().
+  void syscall_enter(std::uint64_t trap_pc) noexcept;
   void syscall_memory_written(std::uint64_t address, std::span<const std::uint8_t> bytes) noexcept;
   // A mapping change; for kMap, `change` may name the mapping and its backing file.
   void syscall_mapping_changed(const events::MappingEffect& change) noexcept;

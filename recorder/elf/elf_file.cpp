@@ -139,6 +139,9 @@ Expected<ElfFile> ElfFile::parse(std::span<const std::uint8_t> bytes, std::strin
       sh.addr = in.read(at + (is64 ? 16 : 12), word);
       sh.offset = in.read(at + (is64 ? 24 : 16), word);
       sh.size = in.read(at + (is64 ? 32 : 20), word);
+      sh.link = static_cast<std::uint32_t>(in.read(at + (is64 ? 40 : 24), 4));
+      sh.info = static_cast<std::uint32_t>(in.read(at + (is64 ? 44 : 28), 4));
+      sh.entsize = in.read(at + (is64 ? 56 : 36), word);
       return std::pair{sh, in.read(at, 4)};
     };
     const auto [strtab, unused] = read_section(shstrndx);
@@ -170,6 +173,18 @@ Expected<ElfFile> ElfFile::load(const std::string& path) {
   if (!parsed) return parsed.error();
   parsed->owned_ = std::move(owned);
   return parsed;
+}
+
+const SectionHeader* ElfFile::find_section(std::string_view name) const {
+  for (const auto& section : section_headers_)
+    if (section.name == name) return &section;
+  return nullptr;
+}
+
+std::optional<std::span<const std::uint8_t>> ElfFile::section_bytes(const SectionHeader& section) const {
+  if (section.type == kShtNobits) return std::span<const std::uint8_t>{};
+  if (section.offset > bytes_.size() || section.size > bytes_.size() - section.offset) return std::nullopt;
+  return bytes_.subspan(section.offset, section.size);
 }
 
 std::uint64_t ElfFile::load_start(std::uint64_t page) const {

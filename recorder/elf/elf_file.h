@@ -12,6 +12,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "recorder/support/expected.h"
@@ -42,7 +43,12 @@ struct SectionHeader {
   std::uint64_t addr;
   std::uint64_t offset;
   std::uint64_t size;
+  std::uint32_t link = 0;     // sh_link (a symbol table's string table)
+  std::uint32_t info = 0;     // sh_info
+  std::uint64_t entsize = 0;  // sh_entsize (a symbol table's entry size)
 };
+
+inline constexpr std::uint32_t kShtNobits = 8;
 
 class ElfFile {
  public:
@@ -67,6 +73,12 @@ class ElfFile {
   const std::string& source() const { return source_; }
   // The whole file (owned when created by load()).
   std::span<const std::uint8_t> file_bytes() const { return bytes_; }
+
+  // The first section called `name`, or nullptr.
+  const SectionHeader* find_section(std::string_view name) const;
+  // The bytes of `section` inside the file: empty for SHT_NOBITS; nullopt when
+  // the header points outside the file (never a span past the end).
+  std::optional<std::span<const std::uint8_t>> section_bytes(const SectionHeader& section) const;
 
   // Lowest PT_LOAD vaddr rounded down to `page`, and highest end rounded up.
   std::uint64_t load_start(std::uint64_t page) const;

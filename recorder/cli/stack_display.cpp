@@ -1,0 +1,87 @@
+// Role: implementation of the CLI's stack display (see stack_display.h).
+#include "recorder/cli/stack_display.h"
+
+#include <unistd.h>
+
+#include <climits>
+#include <cstdio>
+
+#include <fmt/format.h>
+
+#include "recorder/linux/guest_fs.h"
+
+namespace tracecorn::cli {
+namespace {
+
+std::shared_ptr<linux_layer::GuestFs> GuestFs_or_null(const std::string& rootfs) {
+  auto fs = linux_layer::GuestFs::create(rootfs, "/");
+  if (!fs) return nullptr;
+  return std::make_shared<linux_layer::GuestFs>(std::move(*fs));
+}
+
+}  // namespace
+
+core::HostPathMapper host_path_mapper(const std::string& rootfs) {
+  if (rootfs.empty()) return [](std::string_view guest_path) { return std::string(guest_path); };
+  auto fs = GuestFs_or_null(rootfs);
+  return [fs](std::string_view guest_path) -> std::string {
+    if (!fs) return "";
+    auto opened = fs->open_for_loader(std::string(guest_path));
+    if (!opened.ok()) return "";
+    const int fd = opened.value;
+    char link[64], target[PATH_MAX + 1];
+    std::snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+    const ssize_t length = ::readlink(link, target, PATH_MAX);
+    ::close(fd);
+    return length > 0 ? std::string(target, static_cast<std::size_t>(length)) : "";
+  };
+}
+
+void SymbolNamer::module_loaded(const events::ModuleLoadEvent& module) {
+  const std::string host = host_path_(module.path);
+  (void)symbolizer_.add_module(module.start.value, module.end.value, module.load_bias, host, std::string(module.path));
+}
+
+std::string strace_frame_line(const unwind::Symbolizer& symbolizer, std::uint64_t address) {
+  const unwind::SymbolizedAddress where = symbolizer.locate(address);
+  if (where.module.empty()) return fmt::format(" > ? [{:#x}]", address);
+  if (where.symbol.empty()) return fmt::format(" > {}(+{:#x}) [{:#x}]", where.module, where.offset, address);
+  return fmt::format(" > {}({}+{:#x}) [{:#x}]", where.module, where.symbol, where.offset, address);
+}
+
+void StraceStackPrinter::on_syscall_enter(std::uint64_t pc, std::uint64_t) noexcept {
+  depth_ = stacks_.walk(pc, frames_).depth;
+}
+
+void StraceStackPrinter::on_mapping_changed(const events::MappingEffect& change) noexcept {
+  if (change.kind != events::MappingChangeKind::kUnmap) return;
+  const std::uint64_t start = change.start.value, length = change.length;
+  stacks_.unmapped(start, length);
+  try {
+    pending_unmaps_.emplace_back(start, length);
+  } catch (...) {
+  }
+}
+
+void StraceStackPrinter::on_syscall(std::uint64_t, std::uint64_t, arch::SyscallId, const std::uint64_t (&)[6],
+                                    std::int64_t) noexcept {
+  try {
+    for (std::size_t i = 0; i < depth_; ++i)
+      std::fprintf(out_, "%s\n", strace_frame_line(symbolizer_, frames_[i].pc).c_str());
+  } catch (...) {  // formatting failed (out of memory): the stack is left out
+  }
+  depth_ = 0;
+  for (const auto& [start, length] : pending_unmaps_) symbolizer_.remove_range(start, length);
+  pending_unmaps_.clear();
+}
+
+void StraceStackPrinter::on_module_loaded(std::uint64_t start, std::uint64_t end, std::uint64_t load_bias,
+                                          std::string_view path) noexcept {
+  stacks_.module_loaded(start, end, load_bias, path);
+  try {
+    (void)symbolizer_.add_module(start, end, load_bias, stacks_.host_path(path), std::string(path));
+  } catch (...) {
+  }
+}
+
+}  // namespace tracecorn::cli

@@ -1,0 +1,394 @@
+// Role: the stack walk declared in unwinder.h: module lookup, the per-pc row
+// cache, and applying a row (CFA, saved registers, return address).
+#include "recorder/unwind/unwinder.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "recorder/unwind/dwarf_expression.h"
+
+namespace tracecorn::unwind {
+
+std::optional<UnwindMethod> parse_unwind_method(std::string_view text) {
+  if (text == "auto") return UnwindMethod::kAuto;
+  if (text == "sframe") return UnwindMethod::kSFrame;
+  if (text == "cfi") return UnwindMethod::kCfi;
+  if (text == "fp") return UnwindMethod::kFramePointer;
+  return std::nullopt;
+}
+
+std::string_view unwind_method_name(UnwindMethod method) {
+  switch (method) {
+    case UnwindMethod::kAuto: return "auto";
+    case UnwindMethod::kSFrame: return "sframe";
+    case UnwindMethod::kCfi: return "cfi";
+    case UnwindMethod::kFramePointer: return "fp";
+  }
+  return "?";
+}
+
+std::string_view frame_source_name(FrameSource source) {
+  switch (source) {
+    case FrameSource::kInitial: return "initial";
+    case FrameSource::kSFrame: return "sframe";
+    case FrameSource::kCfi: return "cfi";
+    case FrameSource::kFramePointer: return "fp";
+  }
+  return "?";
+}
+
+std::string_view stop_reason_name(StopReason reason) {
+  switch (reason) {
+    case StopReason::kEndOfStack: return "end of stack";
+    case StopReason::kOutsideModules: return "pc outside every module";
+    case StopReason::kNoUnwindInfo: return "no unwind information";
+    case StopReason::kStackNotIncreasing: return "stack pointer not increasing";
+    case StopReason::kUnreadableMemory: return "unreadable stack";
+    case StopReason::kBadUnwindInfo: return "bad unwind information";
+    case StopReason::kDepthLimit: return "depth limit";
+  }
+  return "?";
+}
+
+struct Unwinder::CacheEntry {
+  std::uint64_t pc = 0;
+  UnwindMethod method = UnwindMethod::kAuto;
+  bool valid = false;
+  Lookup lookup = Lookup::kNone;
+  FrameSource source = FrameSource::kCfi;
+  UnwindRow row;
+};
+
+Unwinder::Unwinder(UnwinderConfig config) : config_(config) {
+  std::size_t entries = 1;
+  while (entries < config_.cache_entries) entries <<= 1;
+  cache_.reset(new CacheEntry[entries]);
+  cache_mask_ = entries - 1;
+  // The frame-pointer convention shared by x86-64 and AArch64: the frame
+  // pointer points at the saved frame pointer, the return address is the
+  // next word up, and the caller's stack pointer is just above both.
+  const auto word = static_cast<std::int64_t>(config_.address_size);
+  frame_pointer_row_.cfa.reg = static_cast<std::uint16_t>(config_.fp_register);
+  frame_pointer_row_.cfa.offset = 2 * word;
+  frame_pointer_row_.return_column = static_cast<std::uint16_t>(config_.pc_register);
+  RegisterRule fp_rule, ra_rule;
+  fp_rule.kind = ra_rule.kind = RuleKind::kOffset;
+  fp_rule.column = static_cast<std::uint16_t>(config_.fp_register);
+  fp_rule.offset = -2 * word;
+  ra_rule.column = static_cast<std::uint16_t>(config_.pc_register);
+  ra_rule.offset = -word;
+  frame_pointer_row_.rules[0] = fp_rule;
+  frame_pointer_row_.rules[1] = ra_rule;
+  frame_pointer_row_.rule_count = 2;
+}
+
+Unwinder::~Unwinder() = default;
+
+void Unwinder::flush_cache() {
+  for (std::size_t i = 0; i <= cache_mask_; ++i) cache_[i].valid = false;
+}
+
+Status Unwinder::add_module(std::uint64_t start, std::uint64_t end, std::uint64_t load_bias,
+                            const std::string& host_path) {
+  std::shared_ptr<const ModuleUnwindInfo> info;
+  if (auto found = files_.find(host_path); found != files_.end()) {
+    info = found->second;
+  } else {
+    auto loaded = ModuleUnwindInfo::load(host_path);
+    if (!loaded) {
+      add_module(start, end, load_bias, std::shared_ptr<const ModuleUnwindInfo>{});
+      return loaded.error();
+    }
+    info = *loaded;
+    files_.emplace(host_path, info);
+  }
+  add_module(start, end, load_bias, std::move(info));
+  return ok_status();
+}
+
+void Unwinder::add_module(std::uint64_t start, std::uint64_t end, std::uint64_t load_bias,
+                          std::shared_ptr<const ModuleUnwindInfo> info) {
+  if (end <= start) return;
+  for (const Mapping& existing : mappings_)
+    if (existing.start == start && existing.bias == load_bias && existing.end >= end && existing.info == info &&
+        info)
+      return;  // a segment of a module already known (see remove_range)
+  std::erase_if(mappings_, [&](const Mapping& m) { return m.start < end && start < m.end; });
+  Mapping mapping{start, end, load_bias, std::move(info)};
+  auto at = std::lower_bound(mappings_.begin(), mappings_.end(), start,
+                             [](const Mapping& m, std::uint64_t value) { return m.start < value; });
+  mappings_.insert(at, std::move(mapping));
+  flush_cache();
+}
+
+void Unwinder::remove_range(std::uint64_t start, std::uint64_t length) {
+  const std::uint64_t end = length > ~std::uint64_t{0} - start ? ~std::uint64_t{0} : start + length;
+  const auto before = mappings_.size();
+  std::erase_if(mappings_, [&](const Mapping& m) { return start <= m.start && m.end <= end; });
+  if (mappings_.size() != before) flush_cache();
+}
+
+const Unwinder::Mapping* Unwinder::find_mapping(std::uint64_t pc) const {
+  if (last_mapping_ < mappings_.size() && pc >= mappings_[last_mapping_].start && pc < mappings_[last_mapping_].end)
+    return &mappings_[last_mapping_];
+  auto it = std::upper_bound(mappings_.begin(), mappings_.end(), pc,
+                             [](std::uint64_t value, const Mapping& m) { return value < m.start; });
+  if (it == mappings_.begin()) return nullptr;
+  --it;
+  if (pc >= it->end) return nullptr;
+  last_mapping_ = static_cast<std::size_t>(it - mappings_.begin());
+  return &*it;
+}
+
+Unwinder::Lookup Unwinder::compute_row(const Mapping& mapping, std::uint64_t pc, UnwindMethod method, UnwindRow& row,
+                                       FrameSource& source) {
+  if (method == UnwindMethod::kFramePointer) {
+    row = frame_pointer_row_;
+    source = FrameSource::kFramePointer;
+    return Lookup::kFound;
+  }
+  if (!mapping.info) {
+    if (method != UnwindMethod::kAuto) return Lookup::kNone;
+    row = frame_pointer_row_;
+    source = FrameSource::kFramePointer;
+    return Lookup::kFound;
+  }
+  const std::uint64_t file_pc = pc - mapping.bias;
+  const ModuleUnwindInfo& info = *mapping.info;
+  auto fail = [&](const Error& error) {
+    last_error_ = error.to_string();
+    return Lookup::kError;
+  };
+  if (method == UnwindMethod::kAuto || method == UnwindMethod::kSFrame) {
+    if (const SFrameTable* sframe = info.sframe()) {
+      auto fde = sframe->find_fde(file_pc);
+      if (!fde) return fail(fde.error());
+      if (*fde) {
+        auto fre = sframe->find_fre(**fde, file_pc);
+        if (!fre) return fail(fre.error());
+        if (*fre) {
+          SFrameRegisters registers;
+          registers.sp = static_cast<std::uint16_t>(config_.sp_register);
+          registers.fp = static_cast<std::uint16_t>(config_.fp_register);
+          registers.return_column = static_cast<std::uint16_t>(config_.pc_register);
+          auto sframe_row = sframe->row_for(**fre, registers);
+          if (!sframe_row) return fail(sframe_row.error());
+          row = *sframe_row;
+          source = FrameSource::kSFrame;
+          return Lookup::kFound;
+        }
+      }
+    }
+    if (method == UnwindMethod::kSFrame) return Lookup::kNone;
+  }
+  for (const CfiTable* table : {info.eh_frame(), info.debug_frame()}) {
+    if (!table) continue;
+    auto fde = table->find_fde(file_pc);
+    if (!fde) return fail(fde.error());
+    if (!*fde) continue;
+    auto cfi_row = table->row_at(**fde, file_pc);
+    if (!cfi_row) return fail(cfi_row.error());
+    row = *cfi_row;
+    source = FrameSource::kCfi;
+    return Lookup::kFound;
+  }
+  if (method == UnwindMethod::kAuto) {
+    row = frame_pointer_row_;
+    source = FrameSource::kFramePointer;
+    return Lookup::kFound;
+  }
+  return Lookup::kNone;
+}
+
+Unwinder::Lookup Unwinder::row_for(const Mapping& mapping, std::uint64_t pc, UnwindMethod method,
+                                   const UnwindRow*& row, FrameSource& source) noexcept {
+  CacheEntry& entry = cache_[(pc ^ (pc >> 12) ^ static_cast<std::uint64_t>(method) * 0x9e37) & cache_mask_];
+  if (entry.valid && entry.pc == pc && entry.method == method) {
+    ++stats_.cache_hits;
+    row = &entry.row;
+    source = entry.source;
+    return entry.lookup;
+  }
+  ++stats_.cache_misses;
+  entry.valid = false;
+  Lookup lookup = Lookup::kError;
+  try {
+    lookup = compute_row(mapping, pc, method, entry.row, entry.source);
+  } catch (const std::exception& error) {  // allocation failure while parsing
+    last_error_ = error.what();
+  }
+  if (lookup == Lookup::kError) return lookup;  // errors are not cached: the message is kept fresh
+  entry.pc = pc;
+  entry.method = method;
+  entry.lookup = lookup;
+  entry.valid = true;
+  row = &entry.row;
+  source = entry.source;
+  return lookup;
+}
+
+UnwindResult Unwinder::unwind(const RegisterSet& initial, MemoryReader& memory, UnwindMethod method, FirstFrame first,
+                              std::span<StackFrame> out) noexcept {
+  UnwindResult result;
+  if (out.empty()) {
+    result.stop = StopReason::kDepthLimit;
+    return result;
+  }
+  if (!initial.has(config_.pc_register) || !initial.has(config_.sp_register)) {
+    result.stop = StopReason::kBadUnwindInfo;
+    last_error_ = "the initial registers lack the pc or the stack pointer";
+    return result;
+  }
+  RegisterSet regs = initial;
+  std::uint64_t pc = regs.value[config_.pc_register];
+  out[0] = {pc, FrameSource::kInitial};
+  result.depth = 1;
+  bool exact = first == FirstFrame::kExact;
+  const unsigned word = config_.address_size;
+
+  const bool native_words = word == 8 && config_.little_endian;  // the common case: one load
+  auto read_word = [&](std::uint64_t address, std::uint64_t& value) {
+    std::uint8_t raw[8] = {};
+    if (!memory.read(address, raw, word)) return false;
+    if (native_words) {
+      std::memcpy(&value, raw, 8);
+      return true;
+    }
+    value = 0;
+    for (unsigned i = 0; i < word; ++i)
+      value |= static_cast<std::uint64_t>(raw[i]) << (8 * (config_.little_endian ? i : word - 1 - i));
+    return true;
+  };
+  ExpressionContext expression;
+  expression.memory = &memory;
+  expression.address_size = word;
+  expression.little_endian = config_.little_endian;
+
+  for (;;) {
+    if (result.depth >= out.size()) {
+      result.stop = StopReason::kDepthLimit;
+      return result;
+    }
+    const std::uint64_t lookup_pc = exact ? pc : pc - 1;
+    const Mapping* mapping = find_mapping(lookup_pc);
+    if (!mapping) {
+      result.stop = StopReason::kOutsideModules;
+      return result;
+    }
+    const UnwindRow* row = nullptr;
+    FrameSource source = FrameSource::kCfi;
+    const Lookup lookup = row_for(*mapping, lookup_pc, method, row, source);
+    if (lookup != Lookup::kFound) {
+      result.stop = lookup == Lookup::kNone ? StopReason::kNoUnwindInfo : StopReason::kBadUnwindInfo;
+      return result;
+    }
+    // The CFA.
+    std::uint64_t cfa = 0;
+    expression.registers = &regs;
+    if (row->cfa.is_expression) {
+      expression.section_offset = static_cast<std::uint64_t>(row->cfa.expression - row->section_base);
+      auto value = evaluate_expression({row->cfa.expression, row->cfa.expression_size}, expression, std::nullopt);
+      if (!value) {
+        last_error_ = value.error().to_string();
+        result.stop = value.error().code == ErrorCode::kIo ? StopReason::kUnreadableMemory : StopReason::kBadUnwindInfo;
+        return result;
+      }
+      cfa = *value;
+    } else {
+      if (!regs.has(row->cfa.reg)) {
+        last_error_ = "the CFA register " + std::to_string(row->cfa.reg) + " is not known in this frame";
+        result.stop = StopReason::kBadUnwindInfo;
+        return result;
+      }
+      cfa = regs.value[row->cfa.reg] + static_cast<std::uint64_t>(row->cfa.offset);
+    }
+    // The caller's registers: unspecified ones keep their values. Every rule
+    // reads the callee's values, so the new values are staged and applied
+    // after all of them (in place: no copy of the whole register set).
+    struct Staged {
+      std::uint16_t column;
+      bool known;
+      std::uint64_t value;
+    };
+    Staged staged[kMaxRowRules];
+    std::size_t staged_count = 0;
+    bool sp_has_rule = false;
+    bool ra_undefined = false;
+    for (const RegisterRule& rule : row->rule_list()) {
+      const unsigned column = rule.column;
+      std::uint64_t value = 0;
+      bool known = true;
+      switch (rule.kind) {
+        case RuleKind::kUnspecified: case RuleKind::kSameValue: continue;
+        case RuleKind::kUndefined:
+          known = false;
+          if (column == row->return_column) ra_undefined = true;
+          break;
+        case RuleKind::kOffset:
+          if (!read_word(cfa + static_cast<std::uint64_t>(rule.offset), value)) {
+            result.stop = StopReason::kUnreadableMemory;
+            return result;
+          }
+          break;
+        case RuleKind::kValOffset: value = cfa + static_cast<std::uint64_t>(rule.offset); break;
+        case RuleKind::kRegister:
+          known = regs.has(static_cast<unsigned>(rule.reg));
+          if (known) value = regs.value[rule.reg];
+          break;
+        case RuleKind::kExpression: case RuleKind::kValExpression: {
+          expression.section_offset = static_cast<std::uint64_t>(rule.expression - row->section_base);
+          auto computed = evaluate_expression({rule.expression, rule.expression_size}, expression, cfa);
+          if (!computed) {
+            last_error_ = computed.error().to_string();
+            result.stop =
+                computed.error().code == ErrorCode::kIo ? StopReason::kUnreadableMemory : StopReason::kBadUnwindInfo;
+            return result;
+          }
+          value = *computed;
+          if (rule.kind == RuleKind::kExpression && !read_word(value, value)) {
+            result.stop = StopReason::kUnreadableMemory;
+            return result;
+          }
+          break;
+        }
+      }
+      if (column == config_.sp_register) sp_has_rule = true;
+      staged[staged_count++] = {static_cast<std::uint16_t>(column), known, value};
+    }
+    if (ra_undefined) {
+      result.stop = StopReason::kEndOfStack;
+      return result;
+    }
+    const std::uint64_t callee_sp = regs.value[config_.sp_register];
+    for (std::size_t i = 0; i < staged_count; ++i) {
+      if (staged[i].known)
+        regs.set(staged[i].column, staged[i].value);
+      else
+        regs.forget(staged[i].column);
+    }
+    RegisterSet& caller = regs;
+    if (!caller.has(row->return_column)) {
+      last_error_ = "the return address column is not known";
+      result.stop = StopReason::kBadUnwindInfo;
+      return result;
+    }
+    const std::uint64_t return_address = caller.value[row->return_column];
+    if (!sp_has_rule) caller.set(config_.sp_register, cfa);
+    if (return_address == 0) {
+      result.stop = StopReason::kEndOfStack;
+      return result;
+    }
+    // A caller's frame lies above its callee's (a signal frame may restore any
+    // stack pointer: the interrupted one is checked on the next step).
+    if (!row->signal_frame && (!caller.has(config_.sp_register) || caller.value[config_.sp_register] <= callee_sp)) {
+      result.stop = StopReason::kStackNotIncreasing;
+      return result;
+    }
+    caller.set(config_.pc_register, return_address);
+    exact = row->signal_frame;
+    pc = return_address;
+    out[result.depth++] = {pc, source};
+  }
+}
+
+}  // namespace tracecorn::unwind

@@ -1,0 +1,156 @@
+// Role: the unwinder: given the registers of a guest thread stopped at a
+// syscall (or a fault) and a way to read its memory, produce the call stack
+// (the pc and then the return addresses, innermost first) from the unwind
+// tables of the modules the guest mapped: SFrame, DWARF CFI (.eh_frame, then
+// .debug_frame), or frame pointers.
+//
+// Who calls it: the recorder core's stack provider (recorder/core/guest_stacks.h)
+// at every syscall event, on the emulation thread; tests and benchmarks over a
+// memory image. Not thread safe: one Unwinder per guest process, one thread.
+//
+// Conventions (also in README "Call stacks"):
+// - Frame 0. For a syscall, frame 0 is the address the syscall returns to
+//   (the instruction after the trap): what the kernel reports as the user pc,
+//   and what gdb, perf and strace -k show as frame 0. Its row is looked up at
+//   pc - 1 (inside the trap instruction), like any return address
+//   (FirstFrame::kAfterTrap). For a fault, frame 0 is the faulting instruction,
+//   looked up at the pc itself (FirstFrame::kExact).
+// - Frame n > 0 is a return address, looked up at address - 1 (a call may be
+//   the last instruction of its function), except right after a signal frame
+//   (a CIE with augmentation 'S'), whose caller's pc is the interrupted
+//   instruction itself.
+// - Each frame says which method found it (frame 0: kInitial).
+// - Methods: kAuto uses SFrame where the module's .sframe covers the pc, else
+//   CFI (.eh_frame, then .debug_frame), else the frame-pointer convention;
+//   kSFrame, kCfi and kFramePointer use only that one method.
+// - The walk stops at a return-address column marked undefined (glibc's
+//   _start: the normal end), a zero return address, a pc outside every known
+//   module, a pc no table of the method covers, a stack pointer that does not
+//   increase, an unreadable stack slot, bad unwind data, or the depth limit.
+//
+// Invariants: no Unicorn; rows are cached per (pc, method) in a direct-mapped
+// cache that is flushed whenever a module is added or removed, so the CFA
+// program of a function is not re-run for every stack; unwind() never
+// allocates on a cache hit and never throws.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "recorder/support/expected.h"
+#include "recorder/unwind/module_unwind_info.h"
+#include "recorder/unwind/unwind_rules.h"
+
+namespace tracecorn::unwind {
+
+enum class UnwindMethod : std::uint8_t { kAuto, kSFrame, kCfi, kFramePointer };
+// "auto", "sframe", "cfi", "fp"; nullopt for anything else.
+std::optional<UnwindMethod> parse_unwind_method(std::string_view text);
+std::string_view unwind_method_name(UnwindMethod method);
+
+enum class FrameSource : std::uint8_t { kInitial, kSFrame, kCfi, kFramePointer };
+std::string_view frame_source_name(FrameSource source);  // "initial", "sframe", "cfi", "fp"
+
+enum class FirstFrame : std::uint8_t { kAfterTrap, kExact };
+
+enum class StopReason : std::uint8_t {
+  kEndOfStack,          // the return address column is undefined, or the return address is 0
+  kOutsideModules,      // the pc lies in no known module
+  kNoUnwindInfo,        // no table of the chosen method covers the pc
+  kStackNotIncreasing,  // the caller's stack pointer is not above the callee's
+  kUnreadableMemory,    // a saved register could not be read
+  kBadUnwindInfo,       // the table is malformed or names an unknown register (see last_error())
+  kDepthLimit,
+};
+std::string_view stop_reason_name(StopReason reason);
+
+struct StackFrame {
+  std::uint64_t pc = 0;
+  FrameSource source = FrameSource::kInitial;
+};
+
+struct UnwindResult {
+  std::size_t depth = 0;  // frames written
+  StopReason stop = StopReason::kEndOfStack;
+};
+
+// What the unwinder needs to know about an architecture, by DWARF number
+// (recorder/core/guest_stacks.h derives it from arch/'s register table).
+struct UnwinderConfig {
+  unsigned pc_register = 16;
+  unsigned sp_register = 7;
+  unsigned fp_register = 6;
+  unsigned address_size = 8;
+  bool little_endian = true;
+  std::size_t cache_entries = 4096;  // rounded up to a power of two
+};
+
+class Unwinder {
+ public:
+  explicit Unwinder(UnwinderConfig config);
+  ~Unwinder();
+  Unwinder(const Unwinder&) = delete;
+  Unwinder& operator=(const Unwinder&) = delete;
+
+  // A file mapped at [start, end) with `load_bias` (runtime address - file
+  // address). The file is read once per path and shared by its mappings.
+  // Errors: the file cannot be read or is not ELF (the range is then known as
+  // a module without tables, so stacks stop there cleanly).
+  Status add_module(std::uint64_t start, std::uint64_t end, std::uint64_t load_bias, const std::string& host_path);
+  void add_module(std::uint64_t start, std::uint64_t end, std::uint64_t load_bias,
+                  std::shared_ptr<const ModuleUnwindInfo> info);
+  // Forgets the modules lying wholly inside [start, start + length) (munmap).
+  // A partial unmap keeps the module: ld.so maps a library's segments with
+  // MAP_FIXED over the reservation it made for the whole image, which the
+  // Linux layer reports as an unmap of each segment's range. Re-adding the
+  // same file at the same start with a smaller end (the first segment, which
+  // also starts with the ELF header) keeps the larger range.
+  void remove_range(std::uint64_t start, std::uint64_t length);
+
+  // Walks the stack from `registers`, writing at most out.size() frames.
+  UnwindResult unwind(const RegisterSet& registers, MemoryReader& memory, UnwindMethod method, FirstFrame first,
+                      std::span<StackFrame> out) noexcept;
+
+  // The last kBadUnwindInfo error, for diagnostics ("" if none).
+  const std::string& last_error() const { return last_error_; }
+
+  struct Stats {
+    std::uint64_t cache_hits = 0;
+    std::uint64_t cache_misses = 0;
+  };
+  Stats stats() const { return stats_; }
+
+ private:
+  struct Mapping {
+    std::uint64_t start, end, bias;
+    std::shared_ptr<const ModuleUnwindInfo> info;
+  };
+  struct CacheEntry;
+  enum class Lookup : std::uint8_t { kFound, kNone, kError };
+
+  const Mapping* find_mapping(std::uint64_t pc) const;
+  // The row for `pc` by `method`: from the cache, else from the tables.
+  Lookup row_for(const Mapping& mapping, std::uint64_t pc, UnwindMethod method, const UnwindRow*& row,
+                 FrameSource& source) noexcept;
+  Lookup compute_row(const Mapping& mapping, std::uint64_t pc, UnwindMethod method, UnwindRow& row,
+                     FrameSource& source);
+  void flush_cache();
+
+  UnwinderConfig config_;
+  std::vector<Mapping> mappings_;  // sorted by start, non-overlapping
+  mutable std::size_t last_mapping_ = 0;  // the last one found (frames cluster in a module)
+  std::unordered_map<std::string, std::shared_ptr<const ModuleUnwindInfo>> files_;
+  std::unique_ptr<CacheEntry[]> cache_;
+  std::size_t cache_mask_ = 0;
+  UnwindRow frame_pointer_row_;
+  std::string last_error_;
+  Stats stats_;
+};
+
+}  // namespace tracecorn::unwind

@@ -9,11 +9,11 @@ bash scripts/build.sh
 # clang 14: the library and the CLI only (the tests build once, with g++).
 CC=clang CXX=clang++ cmake -S . -B build-clang -G Ninja -DTRACECORN_WERROR=ON >/dev/null
 cmake --build build-clang -j "$(nproc)" --target tracecorn unit_tests ucir_reader_fuzzer bintrace_reader_fuzzer \
-  bap_reader_fuzzer unwind_fuzzer
+  bap_reader_fuzzer unwind_fuzzer elf_loader_fuzzer
 # The libFuzzer targets (the UCIR, binary trace and BAP frames readers; the
-# unwinder's SFrame, CFI and DW_OP parsers; clang only), for a bounded number of runs.
-(cd build-clang && ctest --output-on-failure \
-  -R "ucir_reader_fuzzer_smoke|bintrace_reader_fuzzer_smoke|bap_reader_fuzzer_smoke|unwind_fuzzer_smoke")
+# unwinder's SFrame, CFI and DW_OP parsers; the ELF parser and loader; clang
+# only), each for a bounded number of runs.
+(cd build-clang && ctest --output-on-failure -R "_fuzzer_smoke$")
 bash scripts/tsan.sh  # the SPSC ring's tests under ThreadSanitizer (clang)
 cd build
 ctest --output-on-failure -j "$(nproc)" --timeout 300

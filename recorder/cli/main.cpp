@@ -4,7 +4,8 @@
 //   tracecorn record [options] [-o FILE] [--format text|null|ucir] [--level L] -- PROGRAM [ARGS...]
 //            (ucir: [--compress zstd] [--ucir-strict]; bintrace: [--compress zstd], --level regs|full)
 //            (frames: [--compress zstd]; --level defaults to full)
-//   tracecorn dump FILE      (prints a UCIR, BAP frames or binary trace as the text format does)
+//   tracecorn dump FILE      (prints a UCIR, BAP frames or binary trace as the text format does;
+//                             the reader is chosen by content: recorder/replay/trace_reader.h)
 // Exit status: the guest's own status (128+signal when it is killed), 124 when a
 // --max-insns/--timeout limit stops it, 125 for tracecorn's own errors, 126 when
 // the program cannot be run (not an ELF, unsupported architecture), 127 when it
@@ -26,19 +27,16 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
-#include "formats/bap/bap_reader.h"
 #include "formats/bap/bap_writer.h"
-#include "formats/bintrace/bintrace_reader.h"
 #include "formats/bintrace/bintrace_writer.h"
-#include "formats/common/byte_stream.h"
 #include "formats/null/null_sink.h"
 #include "formats/text/text_writer.h"
-#include "formats/ucir/ucir_reader.h"
 #include "formats/ucir/ucir_writer.h"
 #include "recorder/cli/process_recording.h"
 #include "recorder/core/recorder.h"
 #include "recorder/engine/instruction_counter.h"
 #include "recorder/linux/linux_process.h"
+#include "recorder/replay/trace_reader.h"
 
 extern char** environ;
 
@@ -378,49 +376,13 @@ int run_command(const RunOptions& options, const RecordOptions* record) {
   return status;
 }
 
-// `tracecorn dump FILE` for a binary trace: its declarations, then its events
-// with the text sink. Returns 0, or 125 when the file cannot be read or is
-// invalid (after printing the events before the problem).
-int dump_bintrace(const std::string& path) {
-  auto reader = tracecorn::formats::BintraceReader::open(path);
-  if (!reader) {
-    fmt::print(stderr, "tracecorn: {}\n", reader.error().to_string());
-    return kExitToolError;
-  }
-  auto text = tracecorn::formats::TextWriter::open("-", (*reader)->arch());
-  if (!text) {
-    fmt::print(stderr, "tracecorn: {}\n", text.error().to_string());
-    return kExitToolError;
-  }
-  const auto& meta = (*reader)->metadata();
-  const auto& machine = (*reader)->machine();
-  fmt::print("# binary trace {}{}, arch {}, {} events{}; {} regions, {} registers, {} operations\n",
-             meta.present ? meta.format_version : "(no metadata)",
-             meta.present ? fmt::format(" by {} {} ({})", meta.tool_name, meta.tool_version, meta.tool_info) : "",
-             (*reader)->arch().name, (*reader)->event_count(), (*reader)->compression() ? ", zstd" : "",
-             machine.regions.size(), machine.registers.size(), machine.operations.size());
-  for (const auto& region : machine.regions)
-    fmt::print("#   region {:#x}-{:#x}\n", region.start, region.start + region.size);
-  for (const auto& reg : machine.statics)
-    fmt::print("#   static {} = {}\n", reg.name, reg.value.empty() ? 0 : reg.value[0]);
-  std::fflush(stdout);
-  const auto status = (*reader)->read_all(**text);
-  if (!status) {
-    fmt::print(stderr, "tracecorn: {}\n", status.error().to_string());
-    return kExitToolError;
-  }
-  if ((*reader)->unrecognized_events())
-    fmt::print("# {} other events with descriptions tracecorn does not know\n", (*reader)->unrecognized_events());
-  return 0;
-}
-
-// Opens `path` with Reader::open, prints its header lines with `print_header`,
-// then its events with the text sink. Returns 0, or 125 when the file cannot be
-// read or is invalid (after printing the events before the problem); a
+// `tracecorn dump FILE`: the reader is chosen by the file's content
+// (recorder/replay/trace_reader.h); its description, then its events with the
+// text sink. Returns 0, or 125 when the file cannot be read or is invalid
+// (after printing the events before the problem, and the byte offset); a
 // truncated file prints a warning.
-template <typename Reader, typename PrintHeader>
-int dump_with(const std::string& path, PrintHeader print_header) {
-  auto reader = Reader::open(path);
+int dump_command(const std::string& path) {
+  auto reader = tracecorn::replay::TraceReader::open(path);
   if (!reader) {
     fmt::print(stderr, "tracecorn: {}\n", reader.error().to_string());
     return kExitToolError;
@@ -430,7 +392,7 @@ int dump_with(const std::string& path, PrintHeader print_header) {
     fmt::print(stderr, "tracecorn: {}\n", text.error().to_string());
     return kExitToolError;
   }
-  print_header(**reader);
+  fmt::print("{}", (*reader)->describe());
   std::fflush(stdout);
   const auto status = (*reader)->read_all(**text);
   if (!(*reader)->warning().empty()) fmt::print(stderr, "tracecorn: {}: warning: {}\n", path, (*reader)->warning());
@@ -439,58 +401,6 @@ int dump_with(const std::string& path, PrintHeader print_header) {
     return kExitToolError;
   }
   return 0;
-}
-
-// `tracecorn dump FILE` for a UCIR trace: the header and initial mappings, then the events.
-int dump_ucir(const std::string& path) {
-  return dump_with<tracecorn::formats::UcirReader>(path, [](const tracecorn::formats::UcirReader& reader) {
-    const auto& header = reader.header();
-    const auto& info = reader.info();
-    fmt::print("# UCIR version {}, arch {}, os {}{}, pid {}; initial state: {} regions, {} registers\n",
-               header.version, header.arch, header.os, header.zstd ? ", zstd" : "", info.process_id,
-               info.initial_memory.size(), info.initial_registers.size());
-    for (const auto& region : info.initial_memory)
-      fmt::print("#   map {:#x}-{:#x} prot {} {}{}\n", region.start.value, region.start.value + region.size,
-                 region.prot, region.name,
-                 region.file.empty() ? "" : fmt::format(" (file {} offset {:#x}, {:#x} bytes)", region.file,
-                                                        region.file_offset, region.file_size));
-  });
-}
-
-// `tracecorn dump FILE` for a BAP frames trace: the header, the TOC, the meta frame, then the events.
-int dump_frames(const std::string& path) {
-  return dump_with<tracecorn::formats::FramesReader>(path, [](const tracecorn::formats::FramesReader& reader) {
-    const auto& header = reader.header();
-    const auto& meta = reader.meta();
-    using Layout = tracecorn::formats::FramesHeader::TocLayout;
-    const std::string toc =
-        header.toc_layout == Layout::kNone
-            ? std::string("none")
-            : fmt::format("{} entries of m = {}{}", header.toc.size(), header.frames_per_toc_entry,
-                          header.toc_layout == Layout::kLibtrace ? " (libtrace layout)" : "");
-    fmt::print("# BAP frames version {}, frame_architecture {}, frame_machine {} ({}){}; n = {}, T = {:#x}, TOC: {}\n",
-               header.version, header.architecture, header.machine, reader.arch().name, header.zstd ? ", zstd" : "",
-               header.frame_count, header.toc_offset, toc);
-    if (header.has_meta) {
-      std::string md5;
-      for (const std::uint8_t byte : meta.target_md5) md5 += fmt::format("{:02x}", byte);
-      fmt::print("# tracer {} {} ({} args, {} env); target {} ({} args, {} env), md5 {}, {} bytes; user {} host {} "
-                 "time {:.3f}\n",
-                 meta.tracer_name, meta.tracer_version, meta.tracer_args.size(), meta.tracer_envp.size(),
-                 meta.target_path, meta.target_args.size(), meta.target_envp.size(), md5, meta.target_size, meta.user,
-                 meta.host, meta.time);
-    }
-    fmt::print("# initial registers: {}\n", reader.info().initial_registers.size());
-  });
-}
-
-// `tracecorn dump FILE`: the reader is chosen by the file's first bytes
-// (decompressed when it is a zstd stream). Returns as dump_with.
-int dump_command(const std::string& path) {
-  const auto head = tracecorn::formats::read_head(path, 16);
-  if (tracecorn::formats::FramesReader::recognizes(head)) return dump_frames(path);
-  if (tracecorn::formats::BintraceReader::recognizes(head)) return dump_bintrace(path);
-  return dump_ucir(path);
 }
 
 void add_run_options(CLI::App* app, RunOptions& run) {

@@ -317,8 +317,12 @@ Expected<std::unique_ptr<TraceIndex>> TraceIndex::build(TraceReader& reader, con
     std::visit(
         [&](const auto& p) {
           using T = std::decay_t<decltype(p)>;
-          if constexpr (std::is_same_v<T, events::BlockEvent> || std::is_same_v<T, events::InstructionEvent>) {
+          if constexpr (std::is_same_v<T, events::InstructionEvent>) {
             add_pc(p.address.value);
+          } else if constexpr (std::is_same_v<T, events::BlockEvent>) {
+            // A block is entered before its instructions run: it gives the pc
+            // only in a trace without instruction events (blocks level).
+            if (!self.seen_[static_cast<std::size_t>(events::EventKind::kInstruction)]) add_pc(p.address.value);
           } else if constexpr (std::is_same_v<T, events::MemoryEvent>) {
             scratch.resize(p.size);
             for (std::size_t i = 0; i < p.size && i < 8; ++i) scratch[i] = static_cast<std::uint8_t>(p.value >> (8 * i));

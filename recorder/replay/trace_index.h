@@ -95,7 +95,8 @@ class TraceIndex {
   std::uint64_t position() const { return position_; }
   // The current state: register `index` of the arch table, when known.
   std::optional<events::RegisterValue> register_value(std::size_t index) const;
-  // The pc of the last instruction (or block) before the current position.
+  // The pc of the last instruction before the current position (of the last
+  // block entered, in a trace without instruction events); nullopt before any.
   std::optional<std::uint64_t> pc() const;
   // Copies memory into `out`; returns how many bytes from the start are known
   // (stops at the first unknown byte; out's rest is zeroed).

@@ -26,6 +26,7 @@
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "formats/bap/bap_writer.h"
 #include "formats/bintrace/bintrace_writer.h"
@@ -36,6 +37,7 @@
 #include "recorder/core/recorder.h"
 #include "recorder/engine/instruction_counter.h"
 #include "recorder/linux/linux_process.h"
+#include "recorder/replay/replayer.h"
 #include "recorder/replay/trace_reader.h"
 
 extern char** environ;
@@ -403,6 +405,32 @@ int dump_command(const std::string& path) {
   return 0;
 }
 
+// `tracecorn replay TRACE [-- PROGRAM [ARGS...]]` (recorder/replay/replayer.h):
+// re-runs the program with the trace's syscall answers and compares. Prints one
+// line: the match, or the first divergence. Returns 0 (match), 1 (divergence),
+// 125 (the replay could not start: an invalid trace, with its byte offset...).
+int replay_command(const std::string& path, const std::vector<std::string>& command) {
+  tracecorn::replay::ReplayOptions options;
+  if (!command.empty()) {
+    options.program = find_program(command.front());
+    options.argv = command;
+  }
+  auto report = tracecorn::replay::replay_trace(path, options);
+  if (!report) {
+    fmt::print(stderr, "tracecorn: {}\n", report.error().to_string());
+    return kExitToolError;
+  }
+  if (report->divergence) {
+    fmt::print("tracecorn: {}: diverged at {}\n", path, report->divergence->to_string());
+    return 1;
+  }
+  fmt::print("tracecorn: {}: replay matches: {} events, {} steps compared at level {}, {} syscalls answered from the "
+             "trace, {} run in the emulator; not compared: {}\n",
+             path, report->trace_events, report->steps_compared, report->level, report->syscalls_answered,
+             report->syscalls_run, fmt::join(report->not_compared, "; "));
+  return 0;
+}
+
 void add_run_options(CLI::App* app, RunOptions& run) {
   app->add_option("--max-insns", run.max_instructions, "Stop after N guest instructions (exit status 124)");
   app->add_option("--timeout", run.timeout_seconds, "Stop after S seconds (exit status 124)")
@@ -452,6 +480,13 @@ int main(int argc, char** argv) {
   CLI::App* dump_app = app.add_subcommand("dump", "Print a trace file (UCIR, BAP frames, binary trace) readably");
   dump_app->add_option("file", dump_path, "The trace file (plain or zstd)")->required();
 
+  std::string replay_path;
+  std::vector<std::string> replay_program;
+  CLI::App* replay_app =
+      app.add_subcommand("replay", "Re-run a trace's program with its syscalls answered from the trace, and compare");
+  replay_app->add_option("trace", replay_path, "The trace file (UCIR, BAP frames, binary trace)")->required();
+  replay_app->add_option("program", replay_program, "PROGRAM [ARGS...] (after --; default: the trace's)");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& error) {
@@ -470,6 +505,7 @@ int main(int argc, char** argv) {
       return run_command(record_run, &record);
     }
     if (dump_app->parsed()) return dump_command(dump_path);
+    if (replay_app->parsed()) return replay_command(replay_path, replay_program);
   } catch (const CLI::ValidationError& error) {
     fmt::print(stderr, "tracecorn: {}\n", error.what());
     return kExitToolError;

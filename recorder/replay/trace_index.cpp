@@ -318,10 +318,12 @@ Expected<std::unique_ptr<TraceIndex>> TraceIndex::build(TraceReader& reader, con
         [&](const auto& p) {
           using T = std::decay_t<decltype(p)>;
           if constexpr (std::is_same_v<T, events::InstructionEvent>) {
+            ++self.instructions_;
             add_pc(p.address.value);
           } else if constexpr (std::is_same_v<T, events::BlockEvent>) {
             // A block is entered before its instructions run: it gives the pc
             // only in a trace without instruction events (blocks level).
+            self.block_instructions_ += p.instruction_count;
             if (!self.seen_[static_cast<std::size_t>(events::EventKind::kInstruction)]) add_pc(p.address.value);
           } else if constexpr (std::is_same_v<T, events::MemoryEvent>) {
             scratch.resize(p.size);
@@ -354,8 +356,10 @@ Expected<std::unique_ptr<TraceIndex>> TraceIndex::build(TraceReader& reader, con
             for (const auto& write : p.memory_writes) {
               add_memory(kMemory, write.address.value, write.bytes);
               record.bytes_written += write.bytes.size();
+              record.memory_writes.push_back({write.address.value, {write.bytes.begin(), write.bytes.end()}});
             }
             for (const auto& value : p.register_changes) add_register(value);
+            record.register_changes.assign(p.register_changes.begin(), p.register_changes.end());
             self.syscalls_.push_back(std::move(record));
           }
         },
@@ -440,6 +444,21 @@ Expected<std::vector<MemoryWriteRecord>> TraceIndex::memory_history(std::uint64_
                              std::span<const std::uint8_t> data, std::uint64_t = 0) {
                            if (kind == kMemory && at < end && at + data.size() > address)
                              out.push_back({event, at, {data.begin(), data.end()}});
+                         });
+    if (!status) return status.error();
+  }
+  return out;
+}
+
+Expected<std::vector<MemoryWriteRecord>> TraceIndex::first_reads() {
+  std::vector<MemoryWriteRecord> out;
+  for (std::size_t k = 0; k < chunks_.size(); ++k) {
+    auto raw = load_chunk(k);
+    if (!raw) return raw.error();
+    auto status = decode(k, *raw, ~0ull,
+                         [&](std::uint64_t event, std::uint8_t kind, const events::RegisterValue&, std::uint64_t at,
+                             std::span<const std::uint8_t> data, std::uint64_t = 0) {
+                           if (kind == kRevealed) out.push_back({event, at, {data.begin(), data.end()}});
                          });
     if (!status) return status.error();
   }

@@ -55,6 +55,9 @@ struct SyscallRecord {
   std::int64_t result = 0;
   std::vector<std::uint64_t> call_stack;  // innermost first; empty when not recorded
   std::uint64_t bytes_written = 0;        // by the kernel into guest memory
+  // Its effects (what replay applies instead of running it).
+  std::vector<std::pair<std::uint64_t, std::vector<std::uint8_t>>> memory_writes;
+  std::vector<events::RegisterValue> register_changes;
 };
 
 struct MemoryWriteRecord {
@@ -87,6 +90,12 @@ class TraceIndex {
   // Whether events of `kind` appear in the trace (what the level recorded).
   bool saw(events::EventKind kind) const { return seen_[static_cast<std::size_t>(kind)]; }
   const std::vector<SyscallRecord>& syscalls() const { return syscalls_; }
+  // Instructions in the trace (instruction events, or the blocks' counts at blocks level).
+  std::uint64_t instructions() const { return instructions_ ? instructions_ : block_instructions_; }
+  // For a format without initial memory (BAP frames): every byte read before
+  // anything wrote it, with the value read (the initial memory the program
+  // saw, as far as it looked). Empty for the other formats.
+  Expected<std::vector<MemoryWriteRecord>> first_reads();
 
   // Makes the current state the state at event `event` (0..event_count()).
   // Fails with kInvalidArgument beyond the end, kIo/kBadFormat if the temporary
@@ -133,6 +142,7 @@ class TraceIndex {
   const arch::ArchInfo* arch_ = nullptr;
   std::uint64_t interval_ = 1;
   std::uint64_t event_count_ = 0;
+  std::uint64_t instructions_ = 0, block_instructions_ = 0;
   bool seen_[16] = {};
   std::vector<SyscallRecord> syscalls_;
   std::vector<Chunk> chunks_;

@@ -86,7 +86,7 @@ class FramesAdapter final : public TraceReader {
     return text;
   }
   std::string warning() const override { return reader_->warning(); }
-  const formats::FramesReader& frames() const { return *reader_; }
+  std::vector<std::string> environment() const override { return reader_->meta().target_envp; }
 
  private:
   Expected<bool> next_record(const EventCallback& on_event) override { return reader_->next(on_event); }

@@ -70,6 +70,9 @@ class TraceReader {
   // Arch, program, argv and level where the format says them, and the initial
   // state it carries (see capabilities()).
   virtual const events::TraceInfo& info() const = 0;
+  // The guest's environment when the format records it (BAP frames' meta
+  // frame), else empty.
+  virtual std::vector<std::string> environment() const { return {}; }
   // One line about the file (version, flavour, compression), for dump and stat.
   virtual std::string describe() const = 0;
 

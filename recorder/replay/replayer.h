@@ -28,7 +28,10 @@
 // do not matter); register values (each side keeps a register file: the values
 // of the registers either side says changed must be equal; the pc register is
 // compared through the instruction addresses); syscall numbers, arguments,
-// results (and pcs where the format carries them); exit codes and fault pcs.
+// results (and pcs where the format carries them), and the registers the
+// kernel changed (the re-run's kernel writes the trace's result into the return
+// register after the trace's register effects: a trace whose result and
+// registers disagree diverges at that syscall); exit codes and fault pcs.
 // Module loads and gaps are not compared (a trace with lost events is refused).
 // Who calls it: the CLI (`tracecorn replay`), tests; one replay per thread;
 // it starts the recorder's drain thread for the duration of the run.

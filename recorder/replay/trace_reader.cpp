@@ -148,7 +148,7 @@ const Capabilities& TraceReader::capabilities(TraceFormat format) {
   // Built once per call site from the readers' own can_carry(); immutable after.
   static const Capabilities ucir = make_capabilities(&formats::UcirReader::can_carry, [](Capabilities& c) {
     c.initial_memory = c.initial_registers = true;
-    c.memory_read_values = true;  // from the reader's image: exact at levels mem and full
+    c.memory_read_values = false;  // not recorded: rebuilt from the reader's image (see cannot_carry)
     c.exit_code = true;           // the first argument of the last exit/exit_group
     c.syscall_effects = true;
     c.syscall_pc = true;  // not at blocks level (no OP_STEP): the block's address

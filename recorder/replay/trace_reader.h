@@ -37,7 +37,7 @@ struct Capabilities {
   bool kinds[11] = {};                  // indexed by EventKind: whether events of that kind can appear
   bool initial_memory = false;          // the trace opens with every mapped byte (UCIR keyframe, bintrace)
   bool initial_registers = false;       // the trace opens with every register
-  bool memory_read_values = false;      // read values are recorded (UCIR: rebuilt from its memory image)
+  bool memory_read_values = false;      // read values are recorded (UCIR's are rebuilt from its memory image: false)
   bool exit_code = false;               // exit events carry the status
   bool syscall_effects = false;         // syscalls carry their memory, mapping and register effects
   bool syscall_pc = false;              // syscalls carry the trapping pc (UCIR: from the next OP_STEP)

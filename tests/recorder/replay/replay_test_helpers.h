@@ -84,3 +84,20 @@ inline SampleRun record_files(const std::string& program, core::TraceLevel level
 }
 
 }  // namespace tracecorn::test
+
+#include "recorder/replay/replayer.h"
+
+namespace tracecorn::test {
+
+// The one-line check: replay `trace` against `program` and expect no divergence.
+inline void check_replay_matches(const std::string& trace, const std::string& program) {
+  CAPTURE(trace);
+  replay::ReplayOptions options;
+  options.program = program;
+  auto report = replay::replay_trace(trace, options);
+  REQUIRE_MESSAGE(report.has_value(), report.error().to_string());
+  CHECK_MESSAGE(!report->divergence.has_value(), report->divergence->to_string());
+  CHECK(report->steps_compared > 0);
+}
+
+}  // namespace tracecorn::test

@@ -2,5 +2,6 @@
 # included from tests/CMakeLists.txt: doctest cases in unit_tests.
 target_sources(unit_tests PRIVATE
   recorder/replay/trace_reader_test.cpp
-  recorder/replay/trace_index_test.cpp)
+  recorder/replay/trace_index_test.cpp
+  recorder/replay/replayer_test.cpp)
 target_link_libraries(unit_tests PRIVATE tracecorn_replay)

@@ -15,6 +15,7 @@
 #include <pthread.h>
 #include <signal.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstring>
@@ -39,6 +40,7 @@
 #include "recorder/linux/linux_process.h"
 #include "recorder/replay/replayer.h"
 #include "recorder/replay/trace_reader.h"
+#include "recorder/replay/trace_tools.h"
 
 extern char** environ;
 
@@ -431,6 +433,63 @@ int replay_command(const std::string& path, const std::vector<std::string>& comm
   return 0;
 }
 
+// `tracecorn stat FILE`: counts by kind, model bytes per kind, the hottest
+// blocks, the syscalls. Returns 0, or 125 with the reader's error (byte offset).
+int stat_command(const std::string& path) {
+  auto reader = tracecorn::replay::TraceReader::open(path);
+  if (!reader) {
+    fmt::print(stderr, "tracecorn: {}\n", reader.error().to_string());
+    return kExitToolError;
+  }
+  auto stats = tracecorn::replay::compute_stats(**reader);
+  if (!stats) {
+    fmt::print(stderr, "tracecorn: {}\n", stats.error().to_string());
+    return kExitToolError;
+  }
+  fmt::print("{}", (*reader)->describe());
+  fmt::print("{} events, {} instructions, {} bytes in the file ({:.2f} bytes per event)\n", stats->events,
+             stats->instructions, stats->file_bytes,
+             stats->events ? static_cast<double>(stats->file_bytes) / static_cast<double>(stats->events) : 0.0);
+  fmt::print("{:<10} {:>12} {:>14}  (model bytes: addresses, values, code and effects, not the file's encoding)\n",
+             "kind", "events", "bytes");
+  for (int k = 1; k < 11; ++k)
+    if (stats->count[k])
+      fmt::print("{:<10} {:>12} {:>14}\n", tracecorn::events::event_kind_name(static_cast<tracecorn::events::EventKind>(k)),
+                 stats->count[k], stats->bytes[k]);
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> hot(stats->block_hits.begin(), stats->block_hits.end());
+  std::sort(hot.begin(), hot.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+  fmt::print("hottest blocks ({} distinct):\n", hot.size());
+  for (std::size_t i = 0; i < hot.size() && i < 10; ++i) fmt::print("  {:#x} {}\n", hot[i].first, hot[i].second);
+  fmt::print("syscalls:\n");
+  for (const auto& [name, calls] : stats->syscalls) fmt::print("  {} {}\n", name, calls);
+  if (!(*reader)->warning().empty()) fmt::print(stderr, "tracecorn: {}: warning: {}\n", path, (*reader)->warning());
+  return 0;
+}
+
+// `tracecorn convert IN OUT --format F [--compress zstd]`, and the exporters
+// (`--format drcov|chrome`). Prints what the target cannot carry. Returns 0 or 125.
+int convert_command(const std::string& in, const std::string& out, const std::string& format, bool zstd) {
+  using tracecorn::replay::TraceFormat;
+  if (format == "drcov" || format == "chrome") {
+    auto written = format == "drcov" ? tracecorn::replay::export_drcov(in, out) : tracecorn::replay::export_chrome(in, out);
+    if (!written) {
+      fmt::print(stderr, "tracecorn: {}\n", written.error().to_string());
+      return kExitToolError;
+    }
+    fmt::print(stderr, "tracecorn: {}: {} {}\n", out, *written, format == "drcov" ? "blocks" : "trace events");
+    return 0;
+  }
+  const TraceFormat target = format == "ucir" ? TraceFormat::kUcir : format == "frames" ? TraceFormat::kFrames
+                                                                                         : TraceFormat::kBintrace;
+  auto lost = tracecorn::replay::convert_trace(in, out, target, zstd);
+  if (!lost) {
+    fmt::print(stderr, "tracecorn: {}\n", lost.error().to_string());
+    return kExitToolError;
+  }
+  for (const auto& line : *lost) fmt::print(stderr, "tracecorn: {}: {}\n", out, line);
+  return 0;
+}
+
 void add_run_options(CLI::App* app, RunOptions& run) {
   app->add_option("--max-insns", run.max_instructions, "Stop after N guest instructions (exit status 124)");
   app->add_option("--timeout", run.timeout_seconds, "Stop after S seconds (exit status 124)")
@@ -487,6 +546,18 @@ int main(int argc, char** argv) {
   replay_app->add_option("trace", replay_path, "The trace file (UCIR, BAP frames, binary trace)")->required();
   replay_app->add_option("program", replay_program, "PROGRAM [ARGS...] (after --; default: the trace's)");
 
+  std::string stat_path;
+  CLI::App* stat_app = app.add_subcommand("stat", "Count a trace's events by kind, its hottest blocks and syscalls");
+  stat_app->add_option("file", stat_path, "The trace file")->required();
+  std::string convert_in, convert_out, convert_format, convert_compress = "none";
+  CLI::App* convert_app = app.add_subcommand("convert", "Convert a trace to another format, or export it (drcov, chrome)");
+  convert_app->add_option("in", convert_in, "The trace file")->required();
+  convert_app->add_option("out", convert_out, "The file to write")->required();
+  convert_app->add_option("--format", convert_format, "ucir, frames, bintrace, drcov or chrome (trace-event JSON)")
+      ->required()
+      ->check(CLI::IsMember({"ucir", "frames", "bintrace", "drcov", "chrome"}));
+  convert_app->add_option("--compress", convert_compress, "none or zstd")->check(CLI::IsMember({"none", "zstd"}));
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& error) {
@@ -506,6 +577,9 @@ int main(int argc, char** argv) {
     }
     if (dump_app->parsed()) return dump_command(dump_path);
     if (replay_app->parsed()) return replay_command(replay_path, replay_program);
+    if (stat_app->parsed()) return stat_command(stat_path);
+    if (convert_app->parsed())
+      return convert_command(convert_in, convert_out, convert_format, convert_compress == "zstd");
   } catch (const CLI::ValidationError& error) {
     fmt::print(stderr, "tracecorn: {}\n", error.what());
     return kExitToolError;

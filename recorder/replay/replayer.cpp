@@ -182,9 +182,16 @@ class Comparator final : public events::Sink {
       if (arch.registers[i].uc_id == arch.pc_reg) pc_index_ = i;
   }
   void begin(const events::TraceInfo&) override {}
+  // Memory and register events are compared only when the trace has some (a
+  // trace converted from a format without them, or recorded at a lower level).
+  // Blocks only when the trace has no instructions (a converted trace's blocks
+  // may be made up: runs of fall-through instructions, not Unicorn's blocks).
+  void compare_only(bool blocks, bool reads, bool writes, bool registers) {
+    compare_blocks_ = blocks, compare_reads_ = reads, compare_writes_ = writes, compare_registers_ = registers;
+  }
   void on_event(const events::Event& event) override {
     if (divergence_ || !error_.empty()) return;
-    if (!caps_.carries(event.kind)) return;
+    if (!wanted(event.kind)) return;
     replay_builder_.feed(event, replay_events_++, replay_steps_);
     compare_ready(false);
   }
@@ -207,11 +214,21 @@ class Comparator final : public events::Sink {
   std::uint64_t steps_compared_ = 0;
 
  private:
+  bool wanted(EventKind kind) const {
+    if (!caps_.carries(kind)) return false;
+    switch (kind) {
+      case EventKind::kBlock: return compare_blocks_;
+      case EventKind::kMemoryRead: return compare_reads_;
+      case EventKind::kMemoryWrite: return compare_writes_;
+      case EventKind::kRegisters: return compare_registers_;
+      default: return true;
+    }
+  }
   // Reads trace events until a step is complete (or the trace ends, when `to_end`).
   void pull_trace(bool to_end) {
     while ((trace_steps_.empty() || to_end) && !trace_done_) {
       auto more = trace_.next([&](const events::Event& event) {
-        if (!caps_.carries(event.kind)) return;
+        if (!wanted(event.kind)) return;
         trace_builder_.feed(event, trace_.index() - 1, trace_steps_);
       });
       if (!more) {
@@ -312,6 +329,7 @@ class Comparator final : public events::Sink {
   std::deque<Step> trace_steps_, replay_steps_;
   bool trace_done_ = false;
   std::uint64_t replay_events_ = 0;
+  bool compare_blocks_ = true, compare_reads_ = true, compare_writes_ = true, compare_registers_ = true;
   RegisterFile trace_registers_, replay_registers_;
 };
 
@@ -459,6 +477,8 @@ Expected<ReplayReport> replay_trace(const std::string& trace_path, const ReplayO
   if (level == core::TraceLevel::kBlocks)
     report.not_compared.push_back("syscall pcs (a blocks-level trace gives the block's address)");
   report.not_compared.push_back("module loads");
+  if (idx.saw(EventKind::kInstruction) && caps.carries(EventKind::kBlock))
+    report.not_compared.push_back("blocks (the instructions are compared instead)");
 
   linux_layer::ProcessConfig config;
   config.program = options.program.empty() ? info.program : options.program;
@@ -484,7 +504,7 @@ Expected<ReplayReport> replay_trace(const std::string& trace_path, const ReplayO
   // The trace's starting state.
   for (const auto& region : info.initial_memory)
     if (region.bytes.size() == region.size) write_mapped(engine, region.start.value, region.bytes);
-  if (!caps.initial_memory) {
+  if (info.initial_memory.empty()) {
     auto reads = (*index)->first_reads();
     if (!reads) return reads.error();
     for (const auto& read : *reads) write_mapped(engine, read.address, read.bytes);
@@ -514,6 +534,8 @@ Expected<ReplayReport> replay_trace(const std::string& trace_path, const ReplayO
   if (!second) return second.error();
   Comparator comparator(**second, arch, engine,
                         caps.syscall_pc && level != core::TraceLevel::kBlocks);
+  comparator.compare_only(!idx.saw(EventKind::kInstruction), idx.saw(EventKind::kMemoryRead), idx.saw(EventKind::kMemoryWrite),
+                          idx.saw(EventKind::kRegisters));
   core::RecorderOptions recorder_options;
   recorder_options.level = level;
   recorder_options.ring_bytes = 16u << 20;

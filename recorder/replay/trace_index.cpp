@@ -268,7 +268,7 @@ Expected<std::unique_ptr<TraceIndex>> TraceIndex::build(TraceReader& reader, con
   index->state_ = std::move(state);
   TraceIndex& self = *index;
   State& now = *self.state_;
-  const bool learn_from_reads = !reader.capabilities().initial_memory;
+  const bool learn_from_reads = info.initial_memory.empty();
 
   std::uint64_t event_index = 0;
   std::vector<std::uint8_t> scratch;

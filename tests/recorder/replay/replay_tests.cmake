@@ -6,3 +6,7 @@ target_sources(unit_tests PRIVATE
   recorder/replay/replayer_test.cpp
   recorder/replay/trace_tools_test.cpp)
 target_link_libraries(unit_tests PRIVATE tracecorn_replay)
+# The commands that read traces back (replay, stat, convert, exports), on good and damaged traces.
+add_test(NAME replay_cli COMMAND ${CMAKE_COMMAND} -DTRACECORN=$<TARGET_FILE:tracecorn>
+  -DSAMPLE=${CMAKE_BINARY_DIR}/samples/guest/static/hello -DWORK_DIR=${CMAKE_CURRENT_BINARY_DIR}/replay_cli
+  -P ${CMAKE_CURRENT_SOURCE_DIR}/recorder/replay/check_replay_cli.cmake)

@@ -435,6 +435,89 @@ class TraceSyscalls final : public linux_layer::SyscallSource {
   const SyscallRecord* pending_ = nullptr;
 };
 
+// The time stamp counter is an input that is no syscall (ld.so reads it):
+// where the trace recorded what `rdtsc`/`rdtscp` returned, the re-run gets the
+// same values. Two small code hooks per site: the one on the instruction arms,
+// the one on the next instruction (the instruction has run) writes the trace's
+// values, before the recorder's own hooks there (they are added after these).
+class TimeStampCounter {
+ public:
+  struct Site {
+    std::uint64_t pc = 0, next = 0;
+    std::deque<std::vector<events::RegisterValue>> values;  // per execution, in order
+    bool armed = false;
+    TimeStampCounter* owner = nullptr;
+    uc_hook arm_hook = 0, apply_hook = 0;
+  };
+  // Reads `path` for rdtsc/rdtscp instructions and the registers they set.
+  Status collect(const std::string& path) {
+    auto reader = TraceReader::open(path);
+    if (!reader) return reader.error();
+    Site* last = nullptr;
+    for (;;) {
+      auto more = (*reader)->next([&](const events::Event& event) {
+        if (event.kind == EventKind::kInstruction) {
+          const auto& i = std::get<events::InstructionEvent>(event.payload);
+          const bool rdtsc = i.bytes.size() == 2 && i.bytes[0] == 0x0f && i.bytes[1] == 0x31;
+          const bool rdtscp = i.bytes.size() == 3 && i.bytes[0] == 0x0f && i.bytes[1] == 0x01 && i.bytes[2] == 0xf9;
+          last = nullptr;
+          if (!rdtsc && !rdtscp) return;
+          auto& site = sites_[i.address.value];
+          if (!site) site = std::make_unique<Site>();
+          site->pc = i.address.value, site->next = i.address.value + i.size, site->owner = this;
+          site->values.emplace_back();
+          last = site.get();
+        } else if (event.kind == EventKind::kRegisters && last) {
+          const auto& r = std::get<events::RegistersEvent>(event.payload);
+          last->values.back().insert(last->values.back().end(), r.changes.begin(), r.changes.end());
+        }
+      });
+      if (!more) return more.error();
+      if (!*more) return ok_status();
+    }
+  }
+  // Adds the hooks (before the recorder's). Returns the sites hooked.
+  std::size_t install(uc_engine* engine, const arch::ArchInfo& arch) {
+    engine_ = engine, arch_ = &arch;
+    for (auto& [pc, site] : sites_) {
+      uc_hook_add(engine, &site->arm_hook, UC_HOOK_CODE, reinterpret_cast<void*>(&TimeStampCounter::on_arm),
+                  site.get(), site->pc, site->pc);
+      uc_hook_add(engine, &site->apply_hook, UC_HOOK_CODE, reinterpret_cast<void*>(&TimeStampCounter::on_apply),
+                  site.get(), site->next, site->next);
+    }
+    return sites_.size();
+  }
+  void remove() {
+    for (auto& [pc, site] : sites_) {
+      if (site->arm_hook) uc_hook_del(engine_, site->arm_hook);
+      if (site->apply_hook) uc_hook_del(engine_, site->apply_hook);
+    }
+  }
+
+ private:
+  static void on_arm(uc_engine*, std::uint64_t, std::uint32_t, void* user) noexcept {
+    static_cast<Site*>(user)->armed = true;
+  }
+  static void on_apply(uc_engine* engine, std::uint64_t, std::uint32_t, void* user) noexcept {
+    auto* site = static_cast<Site*>(user);
+    if (!site->armed) return;  // reached by another path
+    site->armed = false;
+    if (site->values.empty()) return;
+    for (const auto& value : site->values.front()) {
+      if (value.index >= site->owner->arch_->registers.size()) continue;
+      const int id = site->owner->arch_->registers[value.index].uc_id;
+      if (id == site->owner->arch_->pc_reg) continue;
+      std::array<std::uint8_t, 64> bytes{};
+      std::memcpy(bytes.data(), value.bytes.data(), value.size);
+      (void)uc_reg_write(engine, id, bytes.data());
+    }
+    site->values.pop_front();
+  }
+  std::map<std::uint64_t, std::unique_ptr<Site>> sites_;
+  uc_engine* engine_ = nullptr;
+  const arch::ArchInfo* arch_ = nullptr;
+};
+
 // The level whose events the trace holds.
 core::TraceLevel infer_level(const TraceIndex& index) {
   const bool memory = index.saw(EventKind::kMemoryRead) || index.saw(EventKind::kMemoryWrite);
@@ -529,6 +612,15 @@ Expected<ReplayReport> replay_trace(const std::string& trace_path, const ReplayO
   }
   TraceSyscalls source(idx.syscalls(), arch, engine, trace_pid, (*process)->guest_pid());
 
+  // The time stamp counter's values (a pass over the trace; hooks before the recorder's).
+  TimeStampCounter tsc;
+  if (idx.saw(EventKind::kRegisters)) {
+    if (auto status = tsc.collect(trace_path); !status) return status.error();
+  } else {
+    report.not_compared.push_back("rdtsc values (the trace has no registers: a program that reads them may diverge)");
+  }
+  tsc.install(engine, arch);
+
   // Pass 2: the trace again, step by step against the re-run.
   auto second = TraceReader::open(trace_path);
   if (!second) return second.error();
@@ -552,6 +644,7 @@ Expected<ReplayReport> replay_trace(const std::string& trace_path, const ReplayO
   (*process)->set_syscall_source(nullptr);
   if (!source.divergence_) glue.finish_run(outcome);
   (void)(*recorder)->finish();
+  tsc.remove();
   if (!comparator.error_.empty()) return make_error(ErrorCode::kBadFormat, comparator.error_);
 
   report.steps_compared = comparator.steps_compared_;

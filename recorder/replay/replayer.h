@@ -13,7 +13,9 @@
 // kernel's writes recorded with it); a pid argument of kill/tgkill/tkill that
 // names the recorded process is given the replaying process's pid. Nothing
 // else reaches the host: no file is opened, the clock and getrandom are the
-// trace's, and the guest's output is not printed.
+// trace's, and the guest's output is not printed. The time stamp counter
+// (rdtsc, rdtscp: ld.so reads it) is the other input: where the trace has
+// registers, the re-run gets the values it recorded.
 //
 // Starting state: the trace's initial memory and registers when it has them
 // (UCIR's first keyframe, binary trace's initial memory); for BAP frames,

@@ -10,3 +10,5 @@ target_link_libraries(unit_tests PRIVATE tracecorn_replay)
 add_test(NAME replay_cli COMMAND ${CMAKE_COMMAND} -DTRACECORN=$<TARGET_FILE:tracecorn>
   -DSAMPLE=${CMAKE_BINARY_DIR}/samples/guest/static/hello -DWORK_DIR=${CMAKE_CURRENT_BINARY_DIR}/replay_cli
   -P ${CMAKE_CURRENT_SOURCE_DIR}/recorder/replay/check_replay_cli.cmake)
+# Every sample in every format, replayed (about 25 s): its own ctest entry, in parallel with the rest.
+add_test(NAME replay_long_runs COMMAND unit_tests "-tc=Replay long runs*")

@@ -331,8 +331,18 @@ Expected<std::unique_ptr<TraceIndex>> TraceIndex::build(TraceReader& reader, con
             if (event.kind == events::EventKind::kMemoryWrite) {
               add_memory(kMemory, p.address.value, scratch);
             } else if (learn_from_reads) {
-              std::vector<std::uint8_t> have(p.size);
-              if (now.read(p.address.value, have) < p.size) add_memory(kRevealed, p.address.value, scratch);
+              // Only the bytes nothing wrote before: the rest may have changed since the start.
+              std::uint8_t one = 0;
+              std::size_t run = 0;
+              for (std::size_t i = 0; i <= p.size; ++i) {
+                const bool unknown = i < p.size && now.read(p.address.value + i, std::span(&one, 1)) == 0;
+                if (unknown) {
+                  ++run;
+                } else if (run) {
+                  add_memory(kRevealed, p.address.value + i - run, std::span(scratch).subspan(i - run, run));
+                  run = 0;
+                }
+              }
             }
           } else if constexpr (std::is_same_v<T, events::RegistersEvent>) {
             for (const auto& value : p.changes) add_register(value);

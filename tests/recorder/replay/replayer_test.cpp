@@ -34,10 +34,7 @@ TEST_CASE("Replay long runs: every sample, recorded in every format, replays wit
     std::filesystem::create_directories(scratch);
     std::vector<test::FileToWrite> files = {{TraceFormat::kUcir, test::replay_temp_path("all.ucir"), true}};
     if (!is_long(sample)) {
-      // Open finding: BAP frames of machine_operands diverge at `xchg rcx, [rdi+8]`
-      // (0x4016ea, an unaligned operand): the re-run's read bytes there are not
-      // the recorded ones (UCIR and bintrace of the same sample replay).
-      if (sample != "static/machine_operands") files.push_back({TraceFormat::kFrames, test::replay_temp_path("all.frames")});
+      files.push_back({TraceFormat::kFrames, test::replay_temp_path("all.frames")});
       files.push_back({TraceFormat::kBintrace, test::replay_temp_path("all.bt"), true});
     }
     test::record_files(program, is_long(sample) ? core::TraceLevel::kBlocks : core::TraceLevel::kFull, files, {},

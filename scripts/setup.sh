@@ -17,6 +17,7 @@ packages=(
   # references the tests compare against (nobody here wrote them)
   busybox-static qemu-user-static gdb binutils coreutils
   python3-protobuf zstd  # an independent decoder of BAP frames; the zstd CLI
+  xxd  # the replay CLI test writes damaged traces back from hex
   # peers that bench/peers_bench.sh times (not needed to build or test)
   python3-unicorn valgrind
 )

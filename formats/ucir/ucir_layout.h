@@ -97,6 +97,12 @@ static_assert(kMemMapFixedBytes == 34 && kSyscallFixedBytes == 14);
 // Protection bits in OP_MEM_MAP/PROT (the same as PROT_* and UC_PROT_*).
 inline constexpr std::uint8_t kProtRead = 1, kProtWrite = 2, kProtExec = 4;
 
+// The largest OP_MEM_WRITE / OP_MEM_READ we write (bigger writes are split).
+// The reader refuses a larger one in a spec-flavour file as damage: a length
+// field hit by garbage would otherwise read as a file cut short. Bump the
+// version if a writer ever needs larger ops.
+inline constexpr std::uint32_t kMaxMemOpBytes = 16u << 20;
+
 // The pid we write in every frame when the trace does not say the guest's
 // (TraceInfo::process_id 0: a harness's engine has no process).
 inline constexpr std::uint64_t kPid = 1;

@@ -241,6 +241,9 @@ class OpParser {
         if (!c.has(8 + static_cast<std::size_t>(size_bytes))) return Parse::kTruncated;
         out.address = c.le(8);
         out.size = c.le(size_bytes);
+        if (!usercorn_ && (out.op == ucir::kOpMemWrite || out.op == ucir::kOpMemRead) && out.size > ucir::kMaxMemOpBytes)
+          return fail(op_name(out.op) + " of " + std::to_string(out.size) + " bytes (expected at most " +
+                      std::to_string(ucir::kMaxMemOpBytes) + ", the largest a writer writes): the file is damaged");
         if (out.op == ucir::kOpMemWrite) {
           if (!c.has(out.size)) return Parse::kTruncated;
           out.bytes = std::span(c.data + c.pos, out.size);

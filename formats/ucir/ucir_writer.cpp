@@ -35,9 +35,8 @@ void put_name(std::vector<std::uint8_t>& out, std::string_view name) {
 // OP_MEM_WRITE, split so that each op's size fits its u32.
 std::uint32_t put_mem_write(std::vector<std::uint8_t>& out, std::uint64_t address, std::span<const std::uint8_t> bytes) {
   std::uint32_t ops = 0;
-  constexpr std::size_t kMaxChunk = 1u << 30;
   do {
-    const std::size_t chunk = std::min(bytes.size(), kMaxChunk);
+    const std::size_t chunk = std::min<std::size_t>(bytes.size(), ucir::kMaxMemOpBytes);
     put_u8(out, ucir::kOpMemWrite);
     put_u64(out, address);
     put_u32(out, static_cast<std::uint32_t>(chunk));

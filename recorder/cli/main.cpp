@@ -4,7 +4,8 @@
 //   tracecorn record [options] [-o FILE] [--format text|null|ucir] [--level L] -- PROGRAM [ARGS...]
 //            (ucir: [--compress zstd] [--ucir-strict]; bintrace: [--compress zstd], --level regs|full)
 //            (frames: [--compress zstd]; --level defaults to full)
-//   tracecorn dump FILE      (prints a UCIR, BAP frames or binary trace as the text format does)
+//   tracecorn dump FILE      (prints a UCIR, BAP frames or binary trace as the text format does;
+//                             the reader is chosen by content: recorder/replay/trace_reader.h)
 // Exit status: the guest's own status (128+signal when it is killed), 124 when a
 // --max-insns/--timeout limit stops it, 125 for tracecorn's own errors, 126 when
 // the program cannot be run (not an ELF, unsupported architecture), 127 when it
@@ -14,6 +15,7 @@
 #include <pthread.h>
 #include <signal.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstring>
@@ -25,15 +27,12 @@
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
-#include "formats/bap/bap_reader.h"
 #include "formats/bap/bap_writer.h"
-#include "formats/bintrace/bintrace_reader.h"
 #include "formats/bintrace/bintrace_writer.h"
-#include "formats/common/byte_stream.h"
 #include "formats/null/null_sink.h"
 #include "formats/text/text_writer.h"
-#include "formats/ucir/ucir_reader.h"
 #include "formats/ucir/ucir_writer.h"
 #include "recorder/cli/process_recording.h"
 #include "recorder/cli/stack_display.h"
@@ -41,6 +40,9 @@
 #include "recorder/core/recorder.h"
 #include "recorder/engine/instruction_counter.h"
 #include "recorder/linux/linux_process.h"
+#include "recorder/replay/replayer.h"
+#include "recorder/replay/trace_reader.h"
+#include "recorder/replay/trace_tools.h"
 
 extern char** environ;
 
@@ -122,10 +124,11 @@ class InterruptWatcher {
       const timespec tick{0, 100'000'000};
       while (!done_) {
         const int signal = sigtimedwait(&signals_, nullptr, &tick);
-        if (signal > 0) {
-          received_ = signal;
-          uc_emu_stop(engine);
-        }
+        if (signal > 0 && received_ == 0) received_ = signal;
+        // Asked again at every tick: a stop asked before uc_emu_start has begun
+        // is ignored by Unicorn (a signal that comes while the process is still
+        // being set up, on a loaded machine).
+        if (received_ != 0) uc_emu_stop(engine);
       }
     });
   }
@@ -414,50 +417,13 @@ int run_command(const RunOptions& options, const RecordOptions* record) {
   return status;
 }
 
-// `tracecorn dump FILE` for a binary trace: its declarations, then its events
-// with the text sink. Returns 0, or 125 when the file cannot be read or is
-// invalid (after printing the events before the problem).
-int dump_bintrace(const std::string& path) {
-  auto reader = tracecorn::formats::BintraceReader::open(path);
-  if (!reader) {
-    fmt::print(stderr, "tracecorn: {}\n", reader.error().to_string());
-    return kExitToolError;
-  }
-  auto text = tracecorn::formats::TextWriter::open("-", (*reader)->arch());
-  if (!text) {
-    fmt::print(stderr, "tracecorn: {}\n", text.error().to_string());
-    return kExitToolError;
-  }
-  (*text)->set_address_namer(std::make_unique<tracecorn::cli::SymbolNamer>(""));
-  const auto& meta = (*reader)->metadata();
-  const auto& machine = (*reader)->machine();
-  fmt::print("# binary trace {}{}, arch {}, {} events{}; {} regions, {} registers, {} operations\n",
-             meta.present ? meta.format_version : "(no metadata)",
-             meta.present ? fmt::format(" by {} {} ({})", meta.tool_name, meta.tool_version, meta.tool_info) : "",
-             (*reader)->arch().name, (*reader)->event_count(), (*reader)->compression() ? ", zstd" : "",
-             machine.regions.size(), machine.registers.size(), machine.operations.size());
-  for (const auto& region : machine.regions)
-    fmt::print("#   region {:#x}-{:#x}\n", region.start, region.start + region.size);
-  for (const auto& reg : machine.statics)
-    fmt::print("#   static {} = {}\n", reg.name, reg.value.empty() ? 0 : reg.value[0]);
-  std::fflush(stdout);
-  const auto status = (*reader)->read_all(**text);
-  if (!status) {
-    fmt::print(stderr, "tracecorn: {}\n", status.error().to_string());
-    return kExitToolError;
-  }
-  if ((*reader)->unrecognized_events())
-    fmt::print("# {} other events with descriptions tracecorn does not know\n", (*reader)->unrecognized_events());
-  return 0;
-}
-
-// Opens `path` with Reader::open, prints its header lines with `print_header`,
-// then its events with the text sink. Returns 0, or 125 when the file cannot be
-// read or is invalid (after printing the events before the problem); a
+// `tracecorn dump FILE`: the reader is chosen by the file's content
+// (recorder/replay/trace_reader.h); its description, then its events with the
+// text sink. Returns 0, or 125 when the file cannot be read or is invalid
+// (after printing the events before the problem, and the byte offset); a
 // truncated file prints a warning.
-template <typename Reader, typename PrintHeader>
-int dump_with(const std::string& path, PrintHeader print_header) {
-  auto reader = Reader::open(path);
+int dump_command(const std::string& path) {
+  auto reader = tracecorn::replay::TraceReader::open(path);
   if (!reader) {
     fmt::print(stderr, "tracecorn: {}\n", reader.error().to_string());
     return kExitToolError;
@@ -469,7 +435,7 @@ int dump_with(const std::string& path, PrintHeader print_header) {
   }
   // Call stacks symbolized from the modules' files where they are readable here.
   (*text)->set_address_namer(std::make_unique<tracecorn::cli::SymbolNamer>(""));
-  print_header(**reader);
+  fmt::print("{}", (*reader)->describe());
   std::fflush(stdout);
   const auto status = (*reader)->read_all(**text);
   if (!(*reader)->warning().empty()) fmt::print(stderr, "tracecorn: {}: warning: {}\n", path, (*reader)->warning());
@@ -480,56 +446,87 @@ int dump_with(const std::string& path, PrintHeader print_header) {
   return 0;
 }
 
-// `tracecorn dump FILE` for a UCIR trace: the header and initial mappings, then the events.
-int dump_ucir(const std::string& path) {
-  return dump_with<tracecorn::formats::UcirReader>(path, [](const tracecorn::formats::UcirReader& reader) {
-    const auto& header = reader.header();
-    const auto& info = reader.info();
-    fmt::print("# UCIR version {}, arch {}, os {}{}, pid {}; initial state: {} regions, {} registers\n",
-               header.version, header.arch, header.os, header.zstd ? ", zstd" : "", info.process_id,
-               info.initial_memory.size(), info.initial_registers.size());
-    for (const auto& region : info.initial_memory)
-      fmt::print("#   map {:#x}-{:#x} prot {} {}{}\n", region.start.value, region.start.value + region.size,
-                 region.prot, region.name,
-                 region.file.empty() ? "" : fmt::format(" (file {} offset {:#x}, {:#x} bytes)", region.file,
-                                                        region.file_offset, region.file_size));
-  });
+// `tracecorn replay TRACE [-- PROGRAM [ARGS...]]` (recorder/replay/replayer.h):
+// re-runs the program with the trace's syscall answers and compares. Prints one
+// line: the match, or the first divergence. Returns 0 (match), 1 (divergence),
+// 125 (the replay could not start: an invalid trace, with its byte offset...).
+int replay_command(const std::string& path, const std::vector<std::string>& command) {
+  tracecorn::replay::ReplayOptions options;
+  if (!command.empty()) {
+    options.program = find_program(command.front());
+    options.argv = command;
+  }
+  auto report = tracecorn::replay::replay_trace(path, options);
+  if (!report) {
+    fmt::print(stderr, "tracecorn: {}\n", report.error().to_string());
+    return kExitToolError;
+  }
+  if (report->divergence) {
+    fmt::print("tracecorn: {}: diverged at {}\n", path, report->divergence->to_string());
+    return 1;
+  }
+  fmt::print("tracecorn: {}: replay matches: {} events, {} steps compared at level {}, {} syscalls answered from the "
+             "trace, {} run in the emulator; not compared: {}\n",
+             path, report->trace_events, report->steps_compared, report->level, report->syscalls_answered,
+             report->syscalls_run, fmt::join(report->not_compared, "; "));
+  return 0;
 }
 
-// `tracecorn dump FILE` for a BAP frames trace: the header, the TOC, the meta frame, then the events.
-int dump_frames(const std::string& path) {
-  return dump_with<tracecorn::formats::FramesReader>(path, [](const tracecorn::formats::FramesReader& reader) {
-    const auto& header = reader.header();
-    const auto& meta = reader.meta();
-    using Layout = tracecorn::formats::FramesHeader::TocLayout;
-    const std::string toc =
-        header.toc_layout == Layout::kNone
-            ? std::string("none")
-            : fmt::format("{} entries of m = {}{}", header.toc.size(), header.frames_per_toc_entry,
-                          header.toc_layout == Layout::kLibtrace ? " (libtrace layout)" : "");
-    fmt::print("# BAP frames version {}, frame_architecture {}, frame_machine {} ({}){}; n = {}, T = {:#x}, TOC: {}\n",
-               header.version, header.architecture, header.machine, reader.arch().name, header.zstd ? ", zstd" : "",
-               header.frame_count, header.toc_offset, toc);
-    if (header.has_meta) {
-      std::string md5;
-      for (const std::uint8_t byte : meta.target_md5) md5 += fmt::format("{:02x}", byte);
-      fmt::print("# tracer {} {} ({} args, {} env); target {} ({} args, {} env), md5 {}, {} bytes; user {} host {} "
-                 "time {:.3f}\n",
-                 meta.tracer_name, meta.tracer_version, meta.tracer_args.size(), meta.tracer_envp.size(),
-                 meta.target_path, meta.target_args.size(), meta.target_envp.size(), md5, meta.target_size, meta.user,
-                 meta.host, meta.time);
+// `tracecorn stat FILE`: counts by kind, model bytes per kind, the hottest
+// blocks, the syscalls. Returns 0, or 125 with the reader's error (byte offset).
+int stat_command(const std::string& path) {
+  auto reader = tracecorn::replay::TraceReader::open(path);
+  if (!reader) {
+    fmt::print(stderr, "tracecorn: {}\n", reader.error().to_string());
+    return kExitToolError;
+  }
+  auto stats = tracecorn::replay::compute_stats(**reader);
+  if (!stats) {
+    fmt::print(stderr, "tracecorn: {}\n", stats.error().to_string());
+    return kExitToolError;
+  }
+  fmt::print("{}", (*reader)->describe());
+  fmt::print("{} events, {} instructions, {} bytes in the file ({:.2f} bytes per event)\n", stats->events,
+             stats->instructions, stats->file_bytes,
+             stats->events ? static_cast<double>(stats->file_bytes) / static_cast<double>(stats->events) : 0.0);
+  fmt::print("{:<10} {:>12} {:>14}  (model bytes: addresses, values, code and effects, not the file's encoding)\n",
+             "kind", "events", "bytes");
+  for (int k = 1; k < 11; ++k)
+    if (stats->count[k])
+      fmt::print("{:<10} {:>12} {:>14}\n", tracecorn::events::event_kind_name(static_cast<tracecorn::events::EventKind>(k)),
+                 stats->count[k], stats->bytes[k]);
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> hot(stats->block_hits.begin(), stats->block_hits.end());
+  std::sort(hot.begin(), hot.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+  fmt::print("hottest blocks ({} distinct):\n", hot.size());
+  for (std::size_t i = 0; i < hot.size() && i < 10; ++i) fmt::print("  {:#x} {}\n", hot[i].first, hot[i].second);
+  fmt::print("syscalls:\n");
+  for (const auto& [name, calls] : stats->syscalls) fmt::print("  {} {}\n", name, calls);
+  if (!(*reader)->warning().empty()) fmt::print(stderr, "tracecorn: {}: warning: {}\n", path, (*reader)->warning());
+  return 0;
+}
+
+// `tracecorn convert IN OUT --format F [--compress zstd]`, and the exporters
+// (`--format drcov|chrome`). Prints what the target cannot carry. Returns 0 or 125.
+int convert_command(const std::string& in, const std::string& out, const std::string& format, bool zstd) {
+  using tracecorn::replay::TraceFormat;
+  if (format == "drcov" || format == "chrome") {
+    auto written = format == "drcov" ? tracecorn::replay::export_drcov(in, out) : tracecorn::replay::export_chrome(in, out);
+    if (!written) {
+      fmt::print(stderr, "tracecorn: {}\n", written.error().to_string());
+      return kExitToolError;
     }
-    fmt::print("# initial registers: {}\n", reader.info().initial_registers.size());
-  });
-}
-
-// `tracecorn dump FILE`: the reader is chosen by the file's first bytes
-// (decompressed when it is a zstd stream). Returns as dump_with.
-int dump_command(const std::string& path) {
-  const auto head = tracecorn::formats::read_head(path, 16);
-  if (tracecorn::formats::FramesReader::recognizes(head)) return dump_frames(path);
-  if (tracecorn::formats::BintraceReader::recognizes(head)) return dump_bintrace(path);
-  return dump_ucir(path);
+    fmt::print(stderr, "tracecorn: {}: {} {}\n", out, *written, format == "drcov" ? "blocks" : "trace events");
+    return 0;
+  }
+  const TraceFormat target = format == "ucir" ? TraceFormat::kUcir : format == "frames" ? TraceFormat::kFrames
+                                                                                         : TraceFormat::kBintrace;
+  auto lost = tracecorn::replay::convert_trace(in, out, target, zstd);
+  if (!lost) {
+    fmt::print(stderr, "tracecorn: {}\n", lost.error().to_string());
+    return kExitToolError;
+  }
+  for (const auto& line : *lost) fmt::print(stderr, "tracecorn: {}: {}\n", out, line);
+  return 0;
 }
 
 void add_run_options(CLI::App* app, RunOptions& run) {
@@ -587,6 +584,25 @@ int main(int argc, char** argv) {
   CLI::App* dump_app = app.add_subcommand("dump", "Print a trace file (UCIR, BAP frames, binary trace) readably");
   dump_app->add_option("file", dump_path, "The trace file (plain or zstd)")->required();
 
+  std::string replay_path;
+  std::vector<std::string> replay_program;
+  CLI::App* replay_app =
+      app.add_subcommand("replay", "Re-run a trace's program with its syscalls answered from the trace, and compare");
+  replay_app->add_option("trace", replay_path, "The trace file (UCIR, BAP frames, binary trace)")->required();
+  replay_app->add_option("program", replay_program, "PROGRAM [ARGS...] (after --; default: the trace's)");
+
+  std::string stat_path;
+  CLI::App* stat_app = app.add_subcommand("stat", "Count a trace's events by kind, its hottest blocks and syscalls");
+  stat_app->add_option("file", stat_path, "The trace file")->required();
+  std::string convert_in, convert_out, convert_format, convert_compress = "none";
+  CLI::App* convert_app = app.add_subcommand("convert", "Convert a trace to another format, or export it (drcov, chrome)");
+  convert_app->add_option("in", convert_in, "The trace file")->required();
+  convert_app->add_option("out", convert_out, "The file to write")->required();
+  convert_app->add_option("--format", convert_format, "ucir, frames, bintrace, drcov or chrome (trace-event JSON)")
+      ->required()
+      ->check(CLI::IsMember({"ucir", "frames", "bintrace", "drcov", "chrome"}));
+  convert_app->add_option("--compress", convert_compress, "none or zstd")->check(CLI::IsMember({"none", "zstd"}));
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& error) {
@@ -605,6 +621,10 @@ int main(int argc, char** argv) {
       return run_command(record_run, &record);
     }
     if (dump_app->parsed()) return dump_command(dump_path);
+    if (replay_app->parsed()) return replay_command(replay_path, replay_program);
+    if (stat_app->parsed()) return stat_command(stat_path);
+    if (convert_app->parsed())
+      return convert_command(convert_in, convert_out, convert_format, convert_compress == "zstd");
   } catch (const CLI::ValidationError& error) {
     fmt::print(stderr, "tracecorn: {}\n", error.what());
     return kExitToolError;

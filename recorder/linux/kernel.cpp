@@ -25,7 +25,19 @@ void Kernel::on_trap() noexcept {
     ++syscall_count_;
     const std::uint64_t pc = cpu_.trap_pc();
     if (observer_) observer_->on_syscall_enter(pc, number);
-    const std::int64_t result = dispatch(id, number, args);
+    std::int64_t result = 0;
+    if (source_) {
+      // Replay: the source answers, or lets the kernel run it (memory syscalls, exit...).
+      const SyscallSource::Decision decision = source_->on_syscall(pc, number, id, args);
+      if (decision.run) {
+        result = dispatch(id, number, decision.args);
+        source_->after_run(number, result);
+      } else {
+        result = decision.result;
+      }
+    } else {
+      result = dispatch(id, number, args);
+    }
     if (!termination_.ended) {
       const auto value = static_cast<std::uint64_t>(result);
       uc_reg_write(engine_, arch_.syscall_abi.return_reg, &value);

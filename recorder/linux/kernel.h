@@ -54,6 +54,9 @@ class Kernel {
     memory_.set_observer(observer);
   }
 
+  // Replay: syscalls are asked of `source` first (see SyscallSource).
+  void set_syscall_source(SyscallSource* source) { source_ = source; }
+
   // The trap hook: reads the syscall from the registers, runs it, writes the
   // result. Stops the engine when the process ends. Never throws.
   void on_trap() noexcept;
@@ -122,6 +125,7 @@ class Kernel {
   GuestFs fs_;
   const ProcessConfig& config_;
   ProcessObserver* observer_ = nullptr;
+  SyscallSource* source_ = nullptr;
 
   std::uint64_t brk_start_ = 0;
   std::uint64_t brk_current_ = 0;

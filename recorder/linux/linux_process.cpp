@@ -197,6 +197,8 @@ void LinuxProcess::set_observer(ProcessObserver* observer) {
     for (const auto& image : images_) observer->on_module_loaded(image.start, image.end, image.bias, image.path);
 }
 
+void LinuxProcess::set_syscall_source(SyscallSource* source) { kernel_->set_syscall_source(source); }
+
 RunOutcome LinuxProcess::run() {
   RunOutcome outcome;
   const auto started = std::chrono::steady_clock::now();

@@ -80,6 +80,28 @@ class ProcessObserver {
                                 std::string_view path) noexcept = 0;
 };
 
+// Replay (recorder/replay/replayer.h): where syscalls are answered from when
+// they must not reach the host (a recorded trace), instead of the emulated
+// kernel's handlers. Called on the emulation thread inside the trap hook:
+// implementations must not throw. A source that answers a syscall has applied
+// its effects on guest memory and registers itself; the kernel then writes the
+// result into the return register as usual, and the observer, if any, sees the
+// syscall (enter and exit, not the source's effects).
+class SyscallSource {
+ public:
+  virtual ~SyscallSource() = default;
+  struct Decision {
+    bool run = false;         // true: the emulated kernel runs it, with `args`
+    std::int64_t result = 0;  // when !run: what the guest gets back
+    std::uint64_t args[6] = {};
+  };
+  // Before the syscall: answer it, or let it run (possibly with other arguments).
+  virtual Decision on_syscall(std::uint64_t pc, std::uint64_t number, arch::SyscallId id,
+                              const std::uint64_t (&args)[6]) noexcept = 0;
+  // After a syscall that ran: what the kernel returned.
+  virtual void after_run(std::uint64_t number, std::int64_t result) noexcept = 0;
+};
+
 class Kernel;
 struct LinuxProcessHooks;
 
@@ -113,6 +135,9 @@ class LinuxProcess {
   // Attaches an observer (not owned; nullptr detaches). The images loaded so far
   // are reported to it at once.
   void set_observer(ProcessObserver* observer);
+  // Answers syscalls from `source` instead of the handlers (not owned; nullptr:
+  // the handlers again). For replay.
+  void set_syscall_source(SyscallSource* source);
 
  private:
   LinuxProcess() = default;

@@ -1,0 +1,663 @@
+// Role: implementation of replay_trace (see replayer.h): the syscall source
+// that answers from the trace (emulation thread), the comparing sink (the
+// recorder's drain thread), and the set-up of the re-run.
+#include "recorder/replay/replayer.h"
+
+#include <sys/mman.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <deque>
+#include <map>
+#include <mutex>
+
+#include <fmt/format.h>
+
+#include "recorder/cli/process_recording.h"
+#include "recorder/core/recorder.h"
+#include "recorder/linux/linux_process.h"
+#include "recorder/replay/trace_index.h"
+#include "recorder/replay/trace_reader.h"
+
+namespace tracecorn::replay {
+
+std::string Divergence::to_string() const {
+  return fmt::format("event {}, pc {:#x}: {}: the trace says {}, the emulator {}", event, pc, what, trace_says,
+                     emulator_did);
+}
+
+namespace {
+
+using events::EventKind;
+using arch::SyscallId;
+
+std::string syscall_text(const arch::ArchInfo& arch, std::uint64_t number, const std::uint64_t* args) {
+  const SyscallId id = arch.syscall_id(number);
+  std::string text = id == SyscallId::unknown ? fmt::format("syscall_{}", number) : std::string(arch::syscall_name(id));
+  return text + fmt::format("({:#x}, {:#x}, {:#x}, {:#x}, {:#x}, {:#x})", args[0], args[1], args[2], args[3], args[4],
+                            args[5]);
+}
+
+// One step of execution, as either side describes it.
+struct Step {
+  std::uint64_t event = 0;  // index of its first event in its stream
+  EventKind kind = EventKind::kInstruction;
+  std::uint64_t pc = 0, size = 0;
+  std::uint64_t number = 0, args[6] = {};
+  std::int64_t result = 0;
+  std::int64_t code = 0;  // exit code, fault signal
+  std::map<std::uint64_t, std::uint8_t> written, read;
+  std::vector<events::RegisterValue> registers;
+};
+
+// Groups events into steps: an instruction, block, syscall, fault or exit
+// starts one; memory and register events join the current one.
+class StepBuilder {
+ public:
+  void feed(const events::Event& event, std::uint64_t index, std::deque<Step>& out) {
+    switch (event.kind) {
+      case EventKind::kModuleLoad: case EventKind::kGap: return;
+      case EventKind::kMemoryRead: case EventKind::kMemoryWrite: {
+        const auto& m = std::get<events::MemoryEvent>(event.payload);
+        Step& step = current(index);
+        auto& bytes = event.kind == EventKind::kMemoryWrite ? step.written : step.read;
+        for (std::size_t i = 0; i < m.size && i < 8; ++i) {
+          const std::uint8_t value = static_cast<std::uint8_t>(m.value >> (8 * i));
+          if (event.kind == EventKind::kMemoryWrite) bytes[m.address.value + i] = value;
+          else bytes.emplace(m.address.value + i, value);  // the first read of a byte is before the writes
+        }
+        return;
+      }
+      case EventKind::kRegisters: {
+        const auto& r = std::get<events::RegistersEvent>(event.payload);
+        Step& step = current(index);
+        step.registers.insert(step.registers.end(), r.changes.begin(), r.changes.end());
+        return;
+      }
+      default: break;
+    }
+    flush(out);
+    Step step;
+    step.event = index;
+    step.kind = event.kind;
+    std::visit(
+        [&](const auto& p) {
+          using T = std::decay_t<decltype(p)>;
+          if constexpr (std::is_same_v<T, events::BlockEvent>) {
+            step.pc = p.address.value, step.size = p.size;
+          } else if constexpr (std::is_same_v<T, events::InstructionEvent>) {
+            step.pc = p.address.value, step.size = p.size;
+          } else if constexpr (std::is_same_v<T, events::SyscallEvent>) {
+            step.pc = p.pc.value, step.number = p.number, step.result = p.result;
+            std::copy(std::begin(p.args), std::end(p.args), step.args);
+            // The registers the kernel changed (the result among them): compared
+            // like an instruction's, so a result that disagrees with them shows.
+            step.registers.assign(p.register_changes.begin(), p.register_changes.end());
+          } else if constexpr (std::is_same_v<T, events::FaultEvent>) {
+            step.pc = p.pc.value, step.code = p.signal;
+          } else if constexpr (std::is_same_v<T, events::ExitEvent>) {
+            step.code = p.code;
+          }
+        },
+        event.payload);
+    current_ = std::move(step);
+  }
+  void flush(std::deque<Step>& out) {
+    if (current_) out.push_back(std::move(*current_));
+    current_.reset();
+  }
+
+ private:
+  Step& current(std::uint64_t index) {
+    if (!current_) {  // memory or registers before any step: a step of their own
+      current_ = Step{};
+      current_->event = index;
+      current_->kind = EventKind::kRegisters;
+    }
+    return *current_;
+  }
+  std::optional<Step> current_;
+};
+
+// A register file: values and whether each is known.
+struct RegisterFile {
+  std::vector<events::RegisterValue> values;
+  std::vector<bool> known;
+  explicit RegisterFile(const events::TraceInfo& info, std::size_t count) : values(count), known(count, false) {
+    for (const auto& value : info.initial_registers)
+      if (value.index < count) values[value.index] = value, known[value.index] = true;
+  }
+  void apply(const std::vector<events::RegisterValue>& changes) {
+    for (const auto& value : changes)
+      if (value.index < values.size()) values[value.index] = value, known[value.index] = true;
+  }
+};
+
+std::string hex_bytes(const events::RegisterValue& value) {
+  std::string text = "0x";
+  for (std::size_t i = value.size; i-- > 0;) text += fmt::format("{:02x}", value.bytes[i]);
+  return text;
+}
+
+std::string step_text(const arch::ArchInfo& arch, const Step& step) {
+  switch (step.kind) {
+    case EventKind::kInstruction: return fmt::format("an instruction at {:#x} ({} bytes)", step.pc, step.size);
+    case EventKind::kBlock: return fmt::format("a block at {:#x} ({} bytes)", step.pc, step.size);
+    case EventKind::kSyscall:
+      return fmt::format("{} = {} at pc {:#x}", syscall_text(arch, step.number, step.args), step.result, step.pc);
+    case EventKind::kFault: return fmt::format("a fault (signal {}) at {:#x}", step.code, step.pc);
+    case EventKind::kExit: return fmt::format("the exit (code {})", step.code);
+    default: return "memory or register changes outside an instruction";
+  }
+}
+
+std::string byte_map_text(const std::map<std::uint64_t, std::uint8_t>& bytes) {
+  std::string text;
+  std::uint64_t next = ~0ull;
+  std::size_t shown = 0;
+  for (const auto& [address, value] : bytes) {
+    if (address != next) text += fmt::format("{}{:#x}:", text.empty() ? "" : " ", address);
+    text += fmt::format(" {:02x}", value);
+    next = address + 1;
+    if (++shown == 32) return text + " ...";
+  }
+  return text.empty() ? "nothing" : text;
+}
+
+// The sink the re-run's recorder feeds (drain thread): compares each step with
+// the trace's, read from its own reader as needed; stops the engine at the
+// first divergence.
+class Comparator final : public events::Sink {
+ public:
+  Comparator(TraceReader& trace, const arch::ArchInfo& arch, uc_engine* engine, bool compare_syscall_pc)
+      : trace_(trace),
+        arch_(arch),
+        engine_(engine),
+        caps_(trace.capabilities()),
+        compare_syscall_pc_(compare_syscall_pc),
+        trace_registers_(trace.info(), arch.registers.size()),
+        replay_registers_(trace.info(), arch.registers.size()) {
+    for (std::size_t i = 0; i < arch.registers.size(); ++i)
+      if (arch.registers[i].uc_id == arch.pc_reg) pc_index_ = i;
+  }
+  void begin(const events::TraceInfo&) override {}
+  // Memory and register events are compared only when the trace has some (a
+  // trace converted from a format without them, or recorded at a lower level).
+  // Blocks only when the trace has no instructions (a converted trace's blocks
+  // may be made up: runs of fall-through instructions, not Unicorn's blocks).
+  void compare_only(bool blocks, bool reads, bool writes, bool registers) {
+    compare_blocks_ = blocks, compare_reads_ = reads, compare_writes_ = writes, compare_registers_ = registers;
+  }
+  void on_event(const events::Event& event) override {
+    if (divergence_ || !error_.empty()) return;
+    if (!wanted(event.kind)) return;
+    replay_builder_.feed(event, replay_events_++, replay_steps_);
+    compare_ready(false);
+  }
+  std::string end(const events::TraceSummary&) override {
+    if (divergence_ || !error_.empty()) return "";
+    replay_builder_.flush(replay_steps_);
+    compare_ready(true);
+    if (divergence_ || !error_.empty()) return "";
+    // The trace must have nothing left.
+    pull_trace(true);
+    if (!trace_steps_.empty()) {
+      const Step& step = trace_steps_.front();
+      diverge(step, "the run ended early", step_text(arch_, step), "had ended");
+    }
+    return "";
+  }
+
+  std::optional<Divergence> divergence_;
+  std::string error_;  // the trace could not be read
+  std::uint64_t steps_compared_ = 0;
+
+ private:
+  bool wanted(EventKind kind) const {
+    if (!caps_.carries(kind)) return false;
+    switch (kind) {
+      case EventKind::kBlock: return compare_blocks_;
+      case EventKind::kMemoryRead: return compare_reads_;
+      case EventKind::kMemoryWrite: return compare_writes_;
+      case EventKind::kRegisters: return compare_registers_;
+      default: return true;
+    }
+  }
+  // Reads trace events until a step is complete (or the trace ends, when `to_end`).
+  void pull_trace(bool to_end) {
+    while ((trace_steps_.empty() || to_end) && !trace_done_) {
+      auto more = trace_.next([&](const events::Event& event) {
+        if (!wanted(event.kind)) return;
+        trace_builder_.feed(event, trace_.index() - 1, trace_steps_);
+      });
+      if (!more) {
+        error_ = more.error().to_string();
+        trace_done_ = true;
+      } else if (!*more) {
+        trace_done_ = true;
+        trace_builder_.flush(trace_steps_);
+      }
+    }
+  }
+  void compare_ready(bool at_end) {
+    // A step is complete once the next one started (or at the end).
+    while (!replay_steps_.empty() && !divergence_ && error_.empty()) {
+      (void)at_end;
+      pull_trace(false);
+      if (!error_.empty()) return;
+      const Step& mine = replay_steps_.front();
+      if (trace_steps_.empty()) {
+        Step end_marker;
+        end_marker.event = trace_.index();
+        diverge(end_marker, "the trace ends here", "nothing more", "went on: " + step_text(arch_, mine));
+        return;
+      }
+      compare(trace_steps_.front(), mine);
+      ++steps_compared_;
+      trace_steps_.pop_front();
+      replay_steps_.pop_front();
+    }
+  }
+  void diverge(const Step& at, std::string what, std::string trace_says, std::string emulator_did) {
+    if (divergence_) return;
+    divergence_ = Divergence{at.event, at.pc, std::move(what), std::move(trace_says), std::move(emulator_did)};
+    uc_emu_stop(engine_);  // from the drain thread: Unicorn allows it
+  }
+  void compare(const Step& trace, const Step& mine) {
+    if (trace.kind != mine.kind)
+      return diverge(trace, "what happens next", step_text(arch_, trace), "did " + step_text(arch_, mine));
+    switch (trace.kind) {
+      case EventKind::kInstruction: case EventKind::kBlock:
+        if (trace.pc != mine.pc || trace.size != mine.size)
+          return diverge(trace, "the code executed", step_text(arch_, trace), "executed " + step_text(arch_, mine));
+        break;
+      case EventKind::kSyscall:
+        if (trace.number != mine.number || !std::equal(std::begin(trace.args), std::end(trace.args), mine.args))
+          return diverge(trace, "the syscall", step_text(arch_, trace), "made " + step_text(arch_, mine));
+        if (trace.result != mine.result)
+          return diverge(trace, "the syscall's result", std::to_string(trace.result), "got " + std::to_string(mine.result));
+        if (compare_syscall_pc_ && trace.pc != mine.pc)
+          return diverge(trace, "the syscall's pc", fmt::format("{:#x}", trace.pc), fmt::format("made it at {:#x}", mine.pc));
+        break;
+      case EventKind::kFault:
+        if (trace.pc != mine.pc || trace.code != mine.code)
+          return diverge(trace, "the fault", step_text(arch_, trace), "had " + step_text(arch_, mine));
+        break;
+      case EventKind::kExit:
+        if (caps_.exit_code && trace.code != mine.code)
+          return diverge(trace, "the exit code", std::to_string(trace.code), "exited with " + std::to_string(mine.code));
+        break;
+      default: break;
+    }
+    if (trace.written != mine.written)
+      return diverge(trace, "the memory written", byte_map_text(trace.written), "wrote " + byte_map_text(mine.written));
+    if (caps_.carries(EventKind::kMemoryRead)) {
+      // Addresses always; values only where the format records them (UCIR rebuilds them).
+      bool same = trace.read.size() == mine.read.size();
+      for (auto a = trace.read.begin(), b = mine.read.begin(); same && a != trace.read.end(); ++a, ++b)
+        same = a->first == b->first && (!caps_.memory_read_values || a->second == b->second);
+      if (!same) return diverge(trace, "the memory read", byte_map_text(trace.read), "read " + byte_map_text(mine.read));
+    }
+    trace_registers_.apply(trace.registers);
+    replay_registers_.apply(mine.registers);
+    auto check = [&](const std::vector<events::RegisterValue>& changes) {
+      for (const auto& value : changes) {
+        const std::size_t i = value.index;
+        if (i >= arch_.registers.size() || i == pc_index_ || !trace_registers_.known[i] || !replay_registers_.known[i])
+          continue;
+        const auto& a = trace_registers_.values[i];
+        const auto& b = replay_registers_.values[i];
+        if (a.size != b.size || std::memcmp(a.bytes.data(), b.bytes.data(), a.size) != 0) {
+          diverge(trace, "register " + std::string(arch_.registers[i].name) + " after " + step_text(arch_, trace),
+                  hex_bytes(a), "computed " + hex_bytes(b));
+          return;
+        }
+      }
+    };
+    check(trace.registers);
+    if (!divergence_) check(mine.registers);
+  }
+
+  TraceReader& trace_;
+  const arch::ArchInfo& arch_;
+  uc_engine* engine_;
+  const Capabilities& caps_;
+  bool compare_syscall_pc_;
+  std::size_t pc_index_ = ~std::size_t{0};
+  StepBuilder trace_builder_, replay_builder_;
+  std::deque<Step> trace_steps_, replay_steps_;
+  bool trace_done_ = false;
+  std::uint64_t replay_events_ = 0;
+  bool compare_blocks_ = true, compare_reads_ = true, compare_writes_ = true, compare_registers_ = true;
+  RegisterFile trace_registers_, replay_registers_;
+};
+
+// Whether a syscall must run inside the emulator (it changes the emulated
+// machine or ends or signals the process) rather than be answered.
+bool must_run(SyscallId id) {
+  switch (id) {
+    case SyscallId::brk: case SyscallId::mmap: case SyscallId::munmap: case SyscallId::mprotect:
+    case SyscallId::mremap: case SyscallId::madvise: case SyscallId::arch_prctl: case SyscallId::exit:
+    case SyscallId::exit_group: case SyscallId::kill: case SyscallId::tgkill: case SyscallId::tkill:
+    case SyscallId::rt_sigaction: case SyscallId::rt_sigprocmask:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// Answers the re-run's syscalls from the trace (emulation thread).
+class TraceSyscalls final : public linux_layer::SyscallSource {
+ public:
+  TraceSyscalls(const std::vector<SyscallRecord>& syscalls, const arch::ArchInfo& arch, uc_engine* engine,
+                std::uint64_t trace_pid, std::uint64_t own_pid)
+      : syscalls_(syscalls), arch_(arch), engine_(engine), trace_pid_(trace_pid), own_pid_(own_pid) {}
+
+  Decision on_syscall(std::uint64_t pc, std::uint64_t number, SyscallId id,
+                      const std::uint64_t (&args)[6]) noexcept override {
+    Decision decision;
+    decision.result = -ENOSYS;
+    if (divergence_) return decision;
+    if (next_ >= syscalls_.size()) {
+      diverge(syscalls_.empty() ? 0 : syscalls_.back().event + 1, pc, "a syscall", "no more syscalls",
+              "made " + syscall_text(arch_, number, args));
+      return decision;
+    }
+    const SyscallRecord& record = syscalls_[next_++];
+    if (record.number != number || !std::equal(std::begin(args), std::end(args), record.args)) {
+      diverge(record.event, record.pc, "the syscall", syscall_text(arch_, record.number, record.args),
+              "made " + syscall_text(arch_, number, args));
+      return decision;
+    }
+    pending_ = &record;
+    if (must_run(id)) {
+      ++run_;
+      decision.run = true;
+      std::copy(std::begin(args), std::end(args), decision.args);
+      if (id == SyscallId::mmap && !(args[3] & MAP_ANONYMOUS)) {
+        // A file mapping: an anonymous one here, filled with the trace's bytes after.
+        decision.args[3] |= MAP_ANONYMOUS;
+        decision.args[4] = static_cast<std::uint64_t>(-1);
+        decision.args[5] = 0;
+      }
+      if (id == SyscallId::kill || id == SyscallId::tgkill || id == SyscallId::tkill)
+        for (int i = 0; i < (id == SyscallId::tgkill ? 2 : 1); ++i)
+          if (decision.args[i] == trace_pid_) decision.args[i] = own_pid_;
+      return decision;
+    }
+    ++answered_;
+    apply_effects(record);
+    decision.result = record.result;
+    return decision;
+  }
+
+  void after_run(std::uint64_t, std::int64_t result) noexcept override {
+    if (!pending_ || divergence_) return;
+    if (result != pending_->result) {
+      diverge(pending_->event, pending_->pc, "the result of " + syscall_text(arch_, pending_->number, pending_->args),
+              std::to_string(pending_->result), "got " + std::to_string(result));
+      return;
+    }
+    // A file mapping's contents (and the same bytes as the kernel's own writes otherwise).
+    for (const auto& [address, bytes] : pending_->memory_writes)
+      (void)uc_mem_write(engine_, address, bytes.data(), bytes.size());
+  }
+
+  std::optional<Divergence> divergence_;
+  std::uint64_t answered_ = 0, run_ = 0;
+
+ private:
+  void apply_effects(const SyscallRecord& record) {
+    for (const auto& [address, bytes] : record.memory_writes)
+      if (uc_mem_write(engine_, address, bytes.data(), bytes.size()) != UC_ERR_OK) {
+        diverge(record.event, record.pc, "the syscall's memory effect",
+                fmt::format("{} bytes written at {:#x}", bytes.size(), address), "has no memory there");
+        return;
+      }
+    for (const auto& value : record.register_changes) {
+      if (value.index >= arch_.registers.size()) continue;
+      std::array<std::uint8_t, 64> bytes{};
+      std::memcpy(bytes.data(), value.bytes.data(), value.size);
+      (void)uc_reg_write(engine_, arch_.registers[value.index].uc_id, bytes.data());
+    }
+  }
+  void diverge(std::uint64_t event, std::uint64_t pc, std::string what, std::string trace_says, std::string did) {
+    divergence_ = Divergence{event, pc, std::move(what), std::move(trace_says), std::move(did)};
+    uc_emu_stop(engine_);
+  }
+
+  const std::vector<SyscallRecord>& syscalls_;
+  const arch::ArchInfo& arch_;
+  uc_engine* engine_;
+  std::uint64_t trace_pid_, own_pid_;
+  std::size_t next_ = 0;
+  const SyscallRecord* pending_ = nullptr;
+};
+
+// The time stamp counter is an input that is no syscall (ld.so reads it):
+// where the trace recorded what `rdtsc`/`rdtscp` returned, the re-run gets the
+// same values. Two small code hooks per site: the one on the instruction arms,
+// the one on the next instruction (the instruction has run) writes the trace's
+// values, before the recorder's own hooks there (they are added after these).
+class TimeStampCounter {
+ public:
+  struct Site {
+    std::uint64_t pc = 0, next = 0;
+    std::deque<std::vector<events::RegisterValue>> values;  // per execution, in order
+    bool armed = false;
+    TimeStampCounter* owner = nullptr;
+    uc_hook arm_hook = 0, apply_hook = 0;
+  };
+  // Reads `path` for rdtsc/rdtscp instructions and the registers they set.
+  Status collect(const std::string& path) {
+    auto reader = TraceReader::open(path);
+    if (!reader) return reader.error();
+    Site* last = nullptr;
+    for (;;) {
+      auto more = (*reader)->next([&](const events::Event& event) {
+        if (event.kind == EventKind::kInstruction) {
+          const auto& i = std::get<events::InstructionEvent>(event.payload);
+          const bool rdtsc = i.bytes.size() == 2 && i.bytes[0] == 0x0f && i.bytes[1] == 0x31;
+          const bool rdtscp = i.bytes.size() == 3 && i.bytes[0] == 0x0f && i.bytes[1] == 0x01 && i.bytes[2] == 0xf9;
+          last = nullptr;
+          if (!rdtsc && !rdtscp) return;
+          auto& site = sites_[i.address.value];
+          if (!site) site = std::make_unique<Site>();
+          site->pc = i.address.value, site->next = i.address.value + i.size, site->owner = this;
+          site->values.emplace_back();
+          last = site.get();
+        } else if (event.kind == EventKind::kRegisters && last) {
+          const auto& r = std::get<events::RegistersEvent>(event.payload);
+          last->values.back().insert(last->values.back().end(), r.changes.begin(), r.changes.end());
+        }
+      });
+      if (!more) return more.error();
+      if (!*more) return ok_status();
+    }
+  }
+  // Adds the hooks (before the recorder's). Returns the sites hooked.
+  std::size_t install(uc_engine* engine, const arch::ArchInfo& arch) {
+    engine_ = engine, arch_ = &arch;
+    for (auto& [pc, site] : sites_) {
+      uc_hook_add(engine, &site->arm_hook, UC_HOOK_CODE, reinterpret_cast<void*>(&TimeStampCounter::on_arm),
+                  site.get(), site->pc, site->pc);
+      uc_hook_add(engine, &site->apply_hook, UC_HOOK_CODE, reinterpret_cast<void*>(&TimeStampCounter::on_apply),
+                  site.get(), site->next, site->next);
+    }
+    return sites_.size();
+  }
+  void remove() {
+    for (auto& [pc, site] : sites_) {
+      if (site->arm_hook) uc_hook_del(engine_, site->arm_hook);
+      if (site->apply_hook) uc_hook_del(engine_, site->apply_hook);
+    }
+  }
+
+ private:
+  static void on_arm(uc_engine*, std::uint64_t, std::uint32_t, void* user) noexcept {
+    static_cast<Site*>(user)->armed = true;
+  }
+  static void on_apply(uc_engine* engine, std::uint64_t, std::uint32_t, void* user) noexcept {
+    auto* site = static_cast<Site*>(user);
+    if (!site->armed) return;  // reached by another path
+    site->armed = false;
+    if (site->values.empty()) return;
+    for (const auto& value : site->values.front()) {
+      if (value.index >= site->owner->arch_->registers.size()) continue;
+      const int id = site->owner->arch_->registers[value.index].uc_id;
+      if (id == site->owner->arch_->pc_reg) continue;
+      std::array<std::uint8_t, 64> bytes{};
+      std::memcpy(bytes.data(), value.bytes.data(), value.size);
+      (void)uc_reg_write(engine, id, bytes.data());
+    }
+    site->values.pop_front();
+  }
+  std::map<std::uint64_t, std::unique_ptr<Site>> sites_;
+  uc_engine* engine_ = nullptr;
+  const arch::ArchInfo* arch_ = nullptr;
+};
+
+// The level whose events the trace holds.
+core::TraceLevel infer_level(const TraceIndex& index) {
+  const bool memory = index.saw(EventKind::kMemoryRead) || index.saw(EventKind::kMemoryWrite);
+  if (index.saw(EventKind::kRegisters)) return memory ? core::TraceLevel::kFull : core::TraceLevel::kRegisters;
+  if (memory) return core::TraceLevel::kMemory;
+  if (index.saw(EventKind::kInstruction)) return core::TraceLevel::kInstructions;
+  return core::TraceLevel::kBlocks;
+}
+
+// Writes `bytes` at `address` page by page, skipping pages the engine has not mapped.
+void write_mapped(uc_engine* engine, std::uint64_t address, std::span<const std::uint8_t> bytes) {
+  std::size_t done = 0;
+  while (done < bytes.size()) {
+    const std::uint64_t at = address + done;
+    const std::size_t n = std::min<std::uint64_t>(bytes.size() - done, 4096 - at % 4096);
+    (void)uc_mem_write(engine, at, bytes.data() + done, n);
+    done += n;
+  }
+}
+
+}  // namespace
+
+Expected<ReplayReport> replay_trace(const std::string& trace_path, const ReplayOptions& options) {
+  // Pass 1: the syscalls and their effects, what the trace holds, the first reads.
+  auto first = TraceReader::open(trace_path);
+  if (!first) return first.error();
+  auto index = TraceIndex::build(**first);
+  if (!index) return index.error();
+  const TraceIndex& idx = **index;
+  if (idx.saw(EventKind::kGap))
+    return make_error(ErrorCode::kUnsupported, "the trace lost events (gap markers): it cannot be replayed", trace_path);
+  const events::TraceInfo& info = (*first)->info();
+  const Capabilities& caps = (*first)->capabilities();
+
+  ReplayReport report;
+  report.trace_events = idx.event_count();
+  const core::TraceLevel level = infer_level(idx);
+  report.level = std::string(core::trace_level_name(level));
+  for (const auto& line : caps.cannot_carry) report.not_compared.push_back(line);
+  if (level == core::TraceLevel::kBlocks)
+    report.not_compared.push_back("syscall pcs (a blocks-level trace gives the block's address)");
+  report.not_compared.push_back("module loads");
+  if (idx.saw(EventKind::kInstruction) && caps.carries(EventKind::kBlock))
+    report.not_compared.push_back("blocks (the instructions are compared instead)");
+
+  linux_layer::ProcessConfig config;
+  config.program = options.program.empty() ? info.program : options.program;
+  // UCIR names no program, but its first keyframe names each mapping's file: the lowest is the program's.
+  for (const auto& region : info.initial_memory)
+    if (config.program.empty() && !region.file.empty()) config.program = region.file;
+  if (config.program.empty())
+    return make_error(ErrorCode::kInvalidArgument, "the trace does not name its program: give it (-- PROGRAM)",
+                      trace_path);
+  config.argv = !options.argv.empty() ? options.argv : !info.argv.empty() ? info.argv : std::vector{config.program};
+  config.envp = (*first)->environment();
+  config.rootfs = options.rootfs;
+  config.diagnostics = nullptr;
+  config.max_instructions = 2 * idx.instructions() + 1'000'000;
+  auto process = linux_layer::LinuxProcess::create(config);
+  if (!process) return process.error();
+  uc_engine* engine = (*process)->engine();
+  const arch::ArchInfo& arch = (*process)->arch();
+  if (arch.name != (*first)->arch().name)
+    return make_error(ErrorCode::kInvalidArgument,
+                      fmt::format("the trace is of {}, the program of {}", (*first)->arch().name, arch.name), trace_path);
+
+  // The trace's starting state.
+  for (const auto& region : info.initial_memory)
+    if (region.bytes.size() == region.size) write_mapped(engine, region.start.value, region.bytes);
+  if (info.initial_memory.empty()) {
+    auto reads = (*index)->first_reads();
+    if (!reads) return reads.error();
+    for (const auto& read : *reads) write_mapped(engine, read.address, read.bytes);
+  }
+  for (const auto& value : info.initial_registers) {
+    if (value.index >= arch.registers.size() || arch.registers[value.index].uc_id == arch.pc_reg) continue;
+    std::array<std::uint8_t, 64> now{}, wanted{};
+    std::memcpy(wanted.data(), value.bytes.data(), value.size);
+    if (uc_reg_read(engine, arch.registers[value.index].uc_id, now.data()) == UC_ERR_OK &&
+        std::memcmp(now.data(), wanted.data(), value.size) != 0)
+      (void)uc_reg_write(engine, arch.registers[value.index].uc_id, wanted.data());
+  }
+
+  // The recorded pid (kill/tgkill name it): what getpid/gettid returned, else the trace's.
+  std::uint64_t trace_pid = info.process_id;
+  for (const auto& record : idx.syscalls()) {
+    const SyscallId id = arch.syscall_id(record.number);
+    if (id == SyscallId::getpid || id == SyscallId::gettid) {
+      trace_pid = static_cast<std::uint64_t>(record.result);
+      break;
+    }
+  }
+  TraceSyscalls source(idx.syscalls(), arch, engine, trace_pid, (*process)->guest_pid());
+
+  // The time stamp counter's values (a pass over the trace; hooks before the recorder's).
+  TimeStampCounter tsc;
+  if (idx.saw(EventKind::kRegisters)) {
+    if (auto status = tsc.collect(trace_path); !status) return status.error();
+  } else {
+    report.not_compared.push_back("rdtsc values (the trace has no registers: a program that reads them may diverge)");
+  }
+  tsc.install(engine, arch);
+
+  // Pass 2: the trace again, step by step against the re-run.
+  auto second = TraceReader::open(trace_path);
+  if (!second) return second.error();
+  Comparator comparator(**second, arch, engine,
+                        caps.syscall_pc && level != core::TraceLevel::kBlocks);
+  comparator.compare_only(!idx.saw(EventKind::kInstruction), idx.saw(EventKind::kMemoryRead), idx.saw(EventKind::kMemoryWrite),
+                          idx.saw(EventKind::kRegisters));
+  core::RecorderOptions recorder_options;
+  recorder_options.level = level;
+  recorder_options.ring_bytes = 16u << 20;
+  recorder_options.capture_initial_state = false;
+  events::TraceInfo replay_info;
+  replay_info.program = config.program;
+  auto recorder = core::Recorder::attach(engine, arch, recorder_options, {&comparator}, replay_info);
+  if (!recorder) return recorder.error();
+  cli::ProcessRecording glue(**recorder);
+  (*process)->set_observer(&glue);
+  (*process)->set_syscall_source(&source);
+  const linux_layer::RunOutcome outcome = (*process)->run();
+  (*process)->set_observer(nullptr);
+  (*process)->set_syscall_source(nullptr);
+  if (!source.divergence_) glue.finish_run(outcome);
+  (void)(*recorder)->finish();
+  tsc.remove();
+  if (!comparator.error_.empty()) return make_error(ErrorCode::kBadFormat, comparator.error_);
+
+  report.steps_compared = comparator.steps_compared_;
+  report.syscalls_answered = source.answered_;
+  report.syscalls_run = source.run_;
+  // The earliest of the two (the source sees syscalls before the comparator's events catch up).
+  report.divergence = comparator.divergence_;
+  if (source.divergence_ && (!report.divergence || source.divergence_->event <= report.divergence->event))
+    report.divergence = source.divergence_;
+  if (!report.divergence && outcome.kind == linux_layer::RunOutcome::Kind::kInstructionLimit)
+    report.divergence = Divergence{idx.event_count(), outcome.pc, "the run's length", "it ends",
+                                   "ran twice as many instructions without ending"};
+  return report;
+}
+
+}  // namespace tracecorn::replay

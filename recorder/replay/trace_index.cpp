@@ -1,0 +1,494 @@
+// Role: implementation of TraceIndex (see trace_index.h for the design and the
+// delta log's layout).
+#include "recorder/replay/trace_index.h"
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+
+#include <zstd.h>
+
+namespace tracecorn::replay {
+namespace {
+
+constexpr std::uint64_t kPageBytes = 4096;
+enum Record : std::uint8_t { kRegister = 1, kMemory = 2, kMapping = 3, kPc = 4, kRevealed = 5 };
+
+void put_varint(std::vector<std::uint8_t>& out, std::uint64_t value) {
+  while (value >= 0x80) {
+    out.push_back(static_cast<std::uint8_t>(value | 0x80));
+    value >>= 7;
+  }
+  out.push_back(static_cast<std::uint8_t>(value));
+}
+
+// Reads a varint at `at`; false when it runs past the end or is over-long.
+bool get_varint(std::span<const std::uint8_t> bytes, std::size_t& at, std::uint64_t& value) {
+  value = 0;
+  for (int shift = 0; shift < 64; shift += 7) {
+    if (at >= bytes.size()) return false;
+    const std::uint8_t byte = bytes[at++];
+    value |= static_cast<std::uint64_t>(byte & 0x7f) << shift;
+    if (!(byte & 0x80)) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+struct TraceIndex::Page {
+  std::array<std::uint8_t, kPageBytes> bytes{};
+  std::array<std::uint64_t, kPageBytes / 64> known{};  // one bit per byte
+};
+
+// The machine state: registers (table order) and memory. Pages are shared with
+// checkpoints and copied before their first write (copy on write); a byte with
+// no page is known to be zero inside a mapped range and unknown outside.
+struct TraceIndex::State {
+  std::vector<events::RegisterValue> registers;
+  std::vector<bool> known;
+  std::uint64_t pc = 0;
+  bool pc_known = false;
+  std::unordered_map<std::uint64_t, std::shared_ptr<Page>> pages;
+  std::map<std::uint64_t, std::uint64_t> mapped;  // start -> end (exclusive), disjoint
+
+  bool in_mapping(std::uint64_t address) const {
+    auto it = mapped.upper_bound(address);
+    if (it == mapped.begin()) return false;
+    --it;
+    return address < it->second;
+  }
+  Page& writable(std::uint64_t number) {
+    auto& slot = pages[number];
+    if (!slot) {
+      slot = std::make_shared<Page>();
+      if (in_mapping(number * kPageBytes)) slot->known.fill(~0ull);  // (mappings are page aligned)
+    } else if (slot.use_count() > 1) {
+      slot = std::make_shared<Page>(*slot);
+    }
+    return *slot;
+  }
+  void write(std::uint64_t address, std::span<const std::uint8_t> bytes) {
+    std::size_t done = 0;
+    while (done < bytes.size()) {
+      const std::uint64_t at = address + done;
+      const std::uint64_t offset = at % kPageBytes;
+      const std::size_t n = std::min<std::uint64_t>(bytes.size() - done, kPageBytes - offset);
+      Page& page = writable(at / kPageBytes);
+      std::memcpy(page.bytes.data() + offset, bytes.data() + done, n);
+      for (std::size_t i = offset; i < offset + n; ++i) page.known[i / 64] |= 1ull << (i % 64);
+      done += n;
+    }
+  }
+  void drop_pages(std::uint64_t start, std::uint64_t end) {
+    if ((end - start) / kPageBytes < pages.size()) {
+      for (std::uint64_t n = start / kPageBytes; n * kPageBytes < end; ++n) pages.erase(n);
+    } else {
+      std::erase_if(pages, [&](const auto& entry) { return entry.first * kPageBytes >= start && entry.first * kPageBytes < end; });
+    }
+  }
+  void unmap_range(std::uint64_t start, std::uint64_t end) {
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> keep;
+    for (auto it = mapped.begin(); it != mapped.end();) {
+      if (it->second <= start || it->first >= end) {
+        ++it;
+        continue;
+      }
+      if (it->first < start) keep.push_back({it->first, start});
+      if (it->second > end) keep.push_back({end, it->second});
+      it = mapped.erase(it);
+    }
+    for (const auto& [s, e] : keep) mapped[s] = e;
+  }
+  void map(std::uint64_t start, std::uint64_t length, bool fresh) {
+    const std::uint64_t end = start + length < start ? ~0ull : start + length;
+    drop_pages(start, end);
+    unmap_range(start, end);
+    if (fresh) mapped[start] = end;
+  }
+  std::size_t read(std::uint64_t address, std::span<std::uint8_t> out) const {
+    std::fill(out.begin(), out.end(), 0);
+    for (std::size_t i = 0; i < out.size(); ++i) {
+      const std::uint64_t at = address + i;
+      auto it = pages.find(at / kPageBytes);
+      if (it == pages.end()) {
+        if (!in_mapping(at)) return i;
+        continue;
+      }
+      const std::size_t offset = at % kPageBytes;
+      if (!(it->second->known[offset / 64] >> (offset % 64) & 1)) return i;
+      out[i] = it->second->bytes[offset];
+    }
+    return out.size();
+  }
+};
+
+TraceIndex::~TraceIndex() {
+  if (spill_) std::fclose(spill_);
+}
+
+template <typename OnRecord>
+Status TraceIndex::decode(std::size_t chunk, std::span<const std::uint8_t> bytes, std::uint64_t limit,
+                          OnRecord on_record) const {
+  std::size_t at = 0;
+  std::uint64_t event = chunks_[chunk].first_event;
+  auto bad = [&](const char* what) {
+    return make_error(ErrorCode::kBadFormat, std::string("delta log damaged: ") + what, "trace index", at);
+  };
+  while (at < bytes.size()) {
+    std::uint64_t step = 0;
+    if (!get_varint(bytes, at, step) || at >= bytes.size()) return bad("record header");
+    event += step;
+    if (event >= limit) return ok_status();
+    const std::uint8_t kind = bytes[at++];
+    switch (kind) {
+      case kRegister: {
+        if (at + 3 > bytes.size()) return bad("register");
+        events::RegisterValue value;
+        value.index = static_cast<std::uint16_t>(bytes[at] | bytes[at + 1] << 8);
+        value.size = bytes[at + 2];
+        at += 3;
+        if (value.size > value.bytes.size() || at + value.size > bytes.size()) return bad("register value");
+        std::memcpy(value.bytes.data(), bytes.data() + at, value.size);
+        at += value.size;
+        on_record(event, kind, value, 0, std::span<const std::uint8_t>{});
+        break;
+      }
+      case kMemory: case kRevealed: case kMapping: {
+        std::uint64_t address = 0, length = 0;
+        if (!get_varint(bytes, at, address) || !get_varint(bytes, at, length)) return bad("memory");
+        std::span<const std::uint8_t> data;
+        if (kind == kMapping) {
+          if (at >= bytes.size()) return bad("mapping");
+          data = bytes.subspan(at, 1);
+          at += 1;
+        } else {
+          if (length > bytes.size() - at) return bad("memory bytes");
+          data = bytes.subspan(at, length);
+          at += length;
+        }
+        on_record(event, kind, events::RegisterValue{}, address, data, length);
+        break;
+      }
+      case kPc: {
+        std::uint64_t pc = 0;
+        if (!get_varint(bytes, at, pc)) return bad("pc");
+        on_record(event, kind, events::RegisterValue{}, pc, std::span<const std::uint8_t>{});
+        break;
+      }
+      default:
+        return bad("record kind");
+    }
+  }
+  return ok_status();
+}
+
+namespace {
+// Applies one decoded record to `state`.
+struct Apply {
+  TraceIndex::State& state;
+  void operator()(std::uint64_t, std::uint8_t kind, const events::RegisterValue& value, std::uint64_t address,
+                  std::span<const std::uint8_t> data, std::uint64_t length = 0) const {
+    switch (kind) {
+      case kRegister:
+        if (value.index < state.registers.size()) {
+          state.registers[value.index] = value;
+          state.known[value.index] = true;
+        }
+        break;
+      case kMemory: case kRevealed: state.write(address, data); break;
+      case kMapping: state.map(address, length, data[0] != 0); break;
+      case kPc: state.pc = address, state.pc_known = true; break;
+      default: break;
+    }
+  }
+};
+}  // namespace
+
+Status TraceIndex::flush_chunk() {
+  Chunk& chunk = chunks_.back();
+  std::sort(chunk.pages_written.begin(), chunk.pages_written.end());
+  chunk.pages_written.erase(std::unique(chunk.pages_written.begin(), chunk.pages_written.end()), chunk.pages_written.end());
+  std::vector<std::uint8_t> packed(ZSTD_compressBound(pending_.size()));
+  const std::size_t size = ZSTD_compress(packed.data(), packed.size(), pending_.data(), pending_.size(), 1);
+  if (ZSTD_isError(size)) return make_error(ErrorCode::kIo, std::string("zstd: ") + ZSTD_getErrorName(size), "trace index");
+  chunk.file_offset = delta_bytes_;
+  chunk.compressed_size = size;
+  chunk.raw_size = pending_.size();
+  if (size && std::fwrite(packed.data(), 1, size, spill_) != size)
+    return make_error(ErrorCode::kIo, "cannot write the delta log to a temporary file", "trace index");
+  delta_bytes_ += size;
+  pending_.clear();
+  return ok_status();
+}
+
+Expected<std::vector<std::uint8_t>> TraceIndex::load_chunk(std::size_t index) const {
+  const Chunk& chunk = chunks_[index];
+  std::vector<std::uint8_t> packed(chunk.compressed_size), raw(chunk.raw_size);
+  if (chunk.compressed_size == 0) return raw;
+  if (std::fflush(spill_) != 0 || std::fseek(spill_, static_cast<long>(chunk.file_offset), SEEK_SET) != 0 ||
+      std::fread(packed.data(), 1, packed.size(), spill_) != packed.size())
+    return make_error(ErrorCode::kIo, "cannot read the delta log back", "trace index", chunk.file_offset);
+  std::fseek(spill_, 0, SEEK_END);
+  const std::size_t size = ZSTD_decompress(raw.data(), raw.size(), packed.data(), packed.size());
+  if (ZSTD_isError(size) || size != raw.size())
+    return make_error(ErrorCode::kBadFormat, "the delta log does not decompress", "trace index", chunk.file_offset);
+  return raw;
+}
+
+Expected<std::unique_ptr<TraceIndex>> TraceIndex::build(TraceReader& reader, const TraceIndexOptions& options) {
+  std::unique_ptr<TraceIndex> index(new TraceIndex());
+  index->arch_ = &reader.arch();
+  index->interval_ = std::max<std::uint64_t>(1, options.checkpoint_interval);
+  index->spill_ = std::tmpfile();
+  if (!index->spill_) return make_error(ErrorCode::kIo, "cannot create a temporary file for the delta log", "trace index");
+  auto state = std::make_unique<State>();
+  const std::size_t register_count = reader.arch().registers.size();
+  state->registers.resize(register_count);
+  state->known.assign(register_count, false);
+  for (std::size_t i = 0; i < register_count; ++i) {
+    state->registers[i].index = static_cast<std::uint16_t>(i);
+    state->registers[i].size = reader.arch().registers[i].size;
+  }
+  const events::TraceInfo& info = reader.info();
+  for (const auto& value : info.initial_registers)
+    if (value.index < register_count) state->registers[value.index] = value, state->known[value.index] = true;
+  for (const auto& region : info.initial_memory) {
+    if (!region.bytes.empty() && region.bytes.size() != region.size) continue;
+    if (region.bytes.empty() && !reader.capabilities().initial_memory) continue;
+    state->mapped[region.start.value] = region.start.value + region.size;
+    // Only non-zero pages are stored: a mapped byte without a page is zero.
+    for (std::uint64_t offset = 0; offset < region.bytes.size(); offset += kPageBytes) {
+      const std::size_t n = std::min<std::uint64_t>(kPageBytes, region.bytes.size() - offset);
+      const auto* bytes = region.bytes.data() + offset;
+      if (std::any_of(bytes, bytes + n, [](std::uint8_t b) { return b != 0; }))
+        state->write(region.start.value + offset, std::span(bytes, n));
+    }
+  }
+  index->state_ = std::move(state);
+  TraceIndex& self = *index;
+  State& now = *self.state_;
+  const bool learn_from_reads = info.initial_memory.empty();
+
+  std::uint64_t event_index = 0;
+  std::vector<std::uint8_t> scratch;
+  auto header = [&](std::uint8_t kind) {
+    put_varint(self.pending_, event_index - self.pending_last_event_);
+    self.pending_last_event_ = event_index;
+    self.pending_.push_back(kind);
+  };
+  auto add_register = [&](const events::RegisterValue& value) {
+    if (value.index >= register_count || value.size > value.bytes.size()) return;
+    header(kRegister);
+    self.pending_.push_back(static_cast<std::uint8_t>(value.index));
+    self.pending_.push_back(static_cast<std::uint8_t>(value.index >> 8));
+    self.pending_.push_back(value.size);
+    self.pending_.insert(self.pending_.end(), value.bytes.begin(), value.bytes.begin() + value.size);
+    self.chunks_.back().registers_written[value.index] = true;
+    now.registers[value.index] = value;
+    now.known[value.index] = true;
+  };
+  auto add_memory = [&](std::uint8_t kind, std::uint64_t address, std::span<const std::uint8_t> bytes) {
+    if (bytes.empty()) return;
+    header(kind);
+    put_varint(self.pending_, address);
+    put_varint(self.pending_, bytes.size());
+    self.pending_.insert(self.pending_.end(), bytes.begin(), bytes.end());
+    for (std::uint64_t page = address / kPageBytes; page <= (address + bytes.size() - 1) / kPageBytes; ++page)
+      self.chunks_.back().pages_written.push_back(page);
+    now.write(address, bytes);
+  };
+  auto add_pc = [&](std::uint64_t pc) {
+    header(kPc);
+    put_varint(self.pending_, pc);
+    now.pc = pc, now.pc_known = true;
+  };
+  Status failure = ok_status();
+  auto on_event = [&](const events::Event& event) {
+    if (event_index % self.interval_ == 0) {
+      if (!self.chunks_.empty()) {
+        if (auto status = self.flush_chunk(); !status && failure) failure = status;
+      }
+      self.chunks_.push_back(Chunk{event_index, 0, 0, 0, {}, std::vector<bool>(register_count, false)});
+      self.pending_last_event_ = event_index;
+      self.checkpoints_.push_back(std::make_unique<State>(now));
+    }
+    self.seen_[static_cast<std::size_t>(event.kind)] = true;
+    std::visit(
+        [&](const auto& p) {
+          using T = std::decay_t<decltype(p)>;
+          if constexpr (std::is_same_v<T, events::InstructionEvent>) {
+            ++self.instructions_;
+            add_pc(p.address.value);
+          } else if constexpr (std::is_same_v<T, events::BlockEvent>) {
+            // A block is entered before its instructions run: it gives the pc
+            // only in a trace without instruction events (blocks level).
+            self.block_instructions_ += p.instruction_count;
+            if (!self.seen_[static_cast<std::size_t>(events::EventKind::kInstruction)]) add_pc(p.address.value);
+          } else if constexpr (std::is_same_v<T, events::MemoryEvent>) {
+            scratch.resize(p.size);
+            for (std::size_t i = 0; i < p.size && i < 8; ++i) scratch[i] = static_cast<std::uint8_t>(p.value >> (8 * i));
+            if (event.kind == events::EventKind::kMemoryWrite) {
+              add_memory(kMemory, p.address.value, scratch);
+            } else if (learn_from_reads) {
+              // Only the bytes nothing wrote before: the rest may have changed since the start.
+              std::uint8_t one = 0;
+              std::size_t run = 0;
+              for (std::size_t i = 0; i <= p.size; ++i) {
+                const bool unknown = i < p.size && now.read(p.address.value + i, std::span(&one, 1)) == 0;
+                if (unknown) {
+                  ++run;
+                } else if (run) {
+                  add_memory(kRevealed, p.address.value + i - run, std::span(scratch).subspan(i - run, run));
+                  run = 0;
+                }
+              }
+            }
+          } else if constexpr (std::is_same_v<T, events::RegistersEvent>) {
+            for (const auto& value : p.changes) add_register(value);
+          } else if constexpr (std::is_same_v<T, events::SyscallEvent>) {
+            SyscallRecord record;
+            record.event = event_index;
+            record.pc = p.pc.value;
+            record.number = p.number;
+            record.name = std::string(p.name);
+            std::copy(std::begin(p.args), std::end(p.args), record.args);
+            record.result = p.result;
+            record.call_stack.assign(p.call_stack.begin(), p.call_stack.end());
+            for (const auto& change : p.mapping_changes) {
+              if (change.kind == events::MappingChangeKind::kProtect) continue;
+              header(kMapping);
+              put_varint(self.pending_, change.start.value);
+              put_varint(self.pending_, change.length);
+              self.pending_.push_back(change.kind == events::MappingChangeKind::kMap ? 1 : 0);
+              now.map(change.start.value, change.length, change.kind == events::MappingChangeKind::kMap);
+            }
+            for (const auto& write : p.memory_writes) {
+              add_memory(kMemory, write.address.value, write.bytes);
+              record.bytes_written += write.bytes.size();
+              record.memory_writes.push_back({write.address.value, {write.bytes.begin(), write.bytes.end()}});
+            }
+            for (const auto& value : p.register_changes) add_register(value);
+            record.register_changes.assign(p.register_changes.begin(), p.register_changes.end());
+            self.syscalls_.push_back(std::move(record));
+          }
+        },
+        event.payload);
+    ++event_index;
+  };
+  for (;;) {
+    auto more = reader.next(on_event);
+    if (!more) return more.error();
+    if (!failure) return failure.error();
+    if (!*more) break;
+  }
+  if (self.chunks_.empty()) {
+    self.chunks_.push_back(Chunk{0, 0, 0, 0, {}, std::vector<bool>(register_count, false)});
+    self.checkpoints_.push_back(std::make_unique<State>(now));
+  }
+  if (auto status = self.flush_chunk(); !status) return status.error();
+  self.event_count_ = event_index;
+  self.position_ = event_index;
+  return index;
+}
+
+Status TraceIndex::seek(std::uint64_t event) {
+  if (event > event_count_)
+    return make_error(ErrorCode::kInvalidArgument,
+                      "event " + std::to_string(event) + " is beyond the trace's " + std::to_string(event_count_) + " events");
+  const std::size_t chunk = std::min<std::size_t>(event / interval_, chunks_.size() - 1);
+  auto raw = load_chunk(chunk);
+  if (!raw) return raw.error();
+  auto state = std::make_unique<State>(*checkpoints_[chunk]);
+  if (auto status = decode(chunk, *raw, event, Apply{*state}); !status) return status;
+  state_ = std::move(state);
+  position_ = event;
+  return ok_status();
+}
+
+std::optional<events::RegisterValue> TraceIndex::register_value(std::size_t index) const {
+  if (index >= state_->registers.size() || !state_->known[index]) return std::nullopt;
+  return state_->registers[index];
+}
+
+std::optional<std::uint64_t> TraceIndex::pc() const {
+  if (!state_->pc_known) return std::nullopt;
+  return state_->pc;
+}
+
+std::size_t TraceIndex::read_memory(std::uint64_t address, std::span<std::uint8_t> out) const {
+  return state_->read(address, out);
+}
+
+Expected<std::optional<MemoryWriteRecord>> TraceIndex::last_write(std::uint64_t address, std::uint64_t before) {
+  const std::uint64_t page = address / kPageBytes;
+  for (std::size_t k = std::min<std::size_t>(before / interval_, chunks_.size() - 1) + 1; k-- > 0;) {
+    if (!std::binary_search(chunks_[k].pages_written.begin(), chunks_[k].pages_written.end(), page)) continue;
+    auto raw = load_chunk(k);
+    if (!raw) return raw.error();
+    std::optional<MemoryWriteRecord> found;
+    auto status = decode(k, *raw, before,
+                         [&](std::uint64_t event, std::uint8_t kind, const events::RegisterValue&, std::uint64_t at,
+                             std::span<const std::uint8_t> data, std::uint64_t = 0) {
+                           if (kind == kMemory && address >= at && address - at < data.size())
+                             found = MemoryWriteRecord{event, at, {data.begin(), data.end()}};
+                         });
+    if (!status) return status.error();
+    if (found) return found;
+  }
+  return std::optional<MemoryWriteRecord>{};
+}
+
+Expected<std::vector<MemoryWriteRecord>> TraceIndex::memory_history(std::uint64_t address, std::uint64_t length) {
+  std::vector<MemoryWriteRecord> out;
+  if (length == 0) return out;
+  const std::uint64_t end = address + length < address ? ~0ull : address + length;
+  for (std::size_t k = 0; k < chunks_.size(); ++k) {
+    const auto& pages = chunks_[k].pages_written;
+    auto first = std::lower_bound(pages.begin(), pages.end(), address / kPageBytes);
+    if (first == pages.end() || *first > (end - 1) / kPageBytes) continue;
+    auto raw = load_chunk(k);
+    if (!raw) return raw.error();
+    auto status = decode(k, *raw, ~0ull,
+                         [&](std::uint64_t event, std::uint8_t kind, const events::RegisterValue&, std::uint64_t at,
+                             std::span<const std::uint8_t> data, std::uint64_t = 0) {
+                           if (kind == kMemory && at < end && at + data.size() > address)
+                             out.push_back({event, at, {data.begin(), data.end()}});
+                         });
+    if (!status) return status.error();
+  }
+  return out;
+}
+
+Expected<std::vector<MemoryWriteRecord>> TraceIndex::first_reads() {
+  std::vector<MemoryWriteRecord> out;
+  for (std::size_t k = 0; k < chunks_.size(); ++k) {
+    auto raw = load_chunk(k);
+    if (!raw) return raw.error();
+    auto status = decode(k, *raw, ~0ull,
+                         [&](std::uint64_t event, std::uint8_t kind, const events::RegisterValue&, std::uint64_t at,
+                             std::span<const std::uint8_t> data, std::uint64_t = 0) {
+                           if (kind == kRevealed) out.push_back({event, at, {data.begin(), data.end()}});
+                         });
+    if (!status) return status.error();
+  }
+  return out;
+}
+
+Expected<std::vector<RegisterWriteRecord>> TraceIndex::register_history(std::size_t index) {
+  std::vector<RegisterWriteRecord> out;
+  for (std::size_t k = 0; k < chunks_.size(); ++k) {
+    if (index >= chunks_[k].registers_written.size() || !chunks_[k].registers_written[index]) continue;
+    auto raw = load_chunk(k);
+    if (!raw) return raw.error();
+    auto status = decode(k, *raw, ~0ull,
+                         [&](std::uint64_t event, std::uint8_t kind, const events::RegisterValue& value, std::uint64_t,
+                             std::span<const std::uint8_t>, std::uint64_t = 0) {
+                           if (kind == kRegister && value.index == index) out.push_back({event, value});
+                         });
+    if (!status) return status.error();
+  }
+  return out;
+}
+
+}  // namespace tracecorn::replay

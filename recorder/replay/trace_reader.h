@@ -1,0 +1,102 @@
+// Role: one reader API over every trace format tracecorn reads: UCIR (the
+// spec's flavour and usercorn's own), BAP frames and binary trace v1.0, each
+// plain or zstd. The format is chosen by the file's content (its first bytes,
+// decompressed when the file is a zstd stream), never by its name. Events come
+// out in order in the common event model (recorder/events/event.h), exactly as
+// the format's own reader produces them; capabilities() says what the format
+// cannot carry, so that a consumer never mistakes a missing value for a zero.
+// Who calls it: the CLI (dump, stat, convert, replay), TraceIndex and Replayer
+// (recorder/replay/), tests; one thread per reader (not thread safe).
+// Untrusted input: every byte of the file; errors come back from open() and
+// next() as an Error with the byte offset and the reason (the formats' readers
+// check everything); nothing here aborts or throws on bad input.
+// Invariants: event indices (index()) count the events produced so far, from 0,
+// in file order; they are what "event N" means everywhere in recorder/replay/.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "arch/arch.h"
+#include "recorder/events/event.h"
+#include "recorder/support/expected.h"
+
+namespace tracecorn::replay {
+
+enum class TraceFormat : std::uint8_t { kUcir, kFrames, kBintrace };
+std::string_view trace_format_name(TraceFormat format);  // "ucir", "frames", "bintrace"
+
+// What a format can and cannot carry (per format; the level a trace was
+// recorded at narrows it further: see TraceIndex::kinds_seen()).
+struct Capabilities {
+  bool kinds[11] = {};                  // indexed by EventKind: whether events of that kind can appear
+  bool initial_memory = false;          // the trace opens with every mapped byte (UCIR keyframe, bintrace)
+  bool initial_registers = false;       // the trace opens with every register
+  bool memory_read_values = false;      // read values are recorded (UCIR's are rebuilt from its memory image: false)
+  bool exit_code = false;               // exit events carry the status
+  bool syscall_effects = false;         // syscalls carry their memory, mapping and register effects
+  bool syscall_pc = false;              // syscalls carry the trapping pc (UCIR: from the next OP_STEP)
+  bool fault_events = false;
+  std::vector<std::string> cannot_carry;  // one line each, for users ("blocks", "memory reads"...)
+  bool carries(events::EventKind kind) const { return kinds[static_cast<std::size_t>(kind)]; }
+};
+
+class TraceReader {
+ public:
+  using EventCallback = std::function<void(const events::Event&)>;
+
+  // Opens `path` and chooses the reader by content. Fails with kNotFound/kIo
+  // (the file), kBadFormat ("not a trace": the first bytes match no format, with
+  // what they were), or the format reader's own errors (offset and reason).
+  static Expected<std::unique_ptr<TraceReader>> open(const std::string& path);
+  // Which format the first bytes of a file (decompressed) belong to; false when none.
+  static bool detect(std::span<const std::uint8_t> head, TraceFormat& format);
+  // What `format` can carry.
+  static const Capabilities& capabilities(TraceFormat format);
+
+  virtual ~TraceReader() = default;
+  TraceReader(const TraceReader&) = delete;
+  TraceReader& operator=(const TraceReader&) = delete;
+
+  TraceFormat format() const { return format_; }
+  const Capabilities& capabilities() const { return capabilities(format_); }
+  const std::string& path() const { return path_; }
+  virtual const arch::ArchInfo& arch() const = 0;
+  // Arch, program, argv and level where the format says them, and the initial
+  // state it carries (see capabilities()).
+  virtual const events::TraceInfo& info() const = 0;
+  // The guest's environment when the format records it (BAP frames' meta
+  // frame), else empty.
+  virtual std::vector<std::string> environment() const { return {}; }
+  // One line about the file (version, flavour, compression), for dump and stat.
+  virtual std::string describe() const = 0;
+
+  // Reads the next record of the file (one UCIR frame, one BAP frame, one
+  // bintrace event) and calls `on_event` for each of its events (valid during
+  // the call only). Returns true when a record was read, false at the end (see
+  // warning() for a file that ends early), or an Error with the byte offset.
+  Expected<bool> next(const EventCallback& on_event);
+  // Reads everything left into `sink`: begin(info()), the events, end(). Returns
+  // the first error (the file's, or the sink's end() error as kIo).
+  Status read_all(events::Sink& sink);
+  // Events produced so far (the index of the next event).
+  std::uint64_t index() const { return produced_; }
+  // "" or why the file ended before its natural end.
+  virtual std::string warning() const = 0;
+
+ protected:
+  TraceReader(TraceFormat format, std::string path) : format_(format), path_(std::move(path)) {}
+  virtual Expected<bool> next_record(const EventCallback& on_event) = 0;
+
+ private:
+  TraceFormat format_;
+  std::string path_;
+  std::uint64_t produced_ = 0;
+};
+
+}  // namespace tracecorn::replay

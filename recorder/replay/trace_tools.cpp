@@ -1,0 +1,421 @@
+// Role: implementation of the trace tools (see trace_tools.h).
+#include "recorder/replay/trace_tools.h"
+
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "formats/bap/bap_writer.h"
+#include "formats/bintrace/bintrace_writer.h"
+#include "formats/ucir/ucir_writer.h"
+
+namespace tracecorn::replay {
+namespace {
+
+using events::EventKind;
+
+std::size_t kind_index(EventKind kind) { return static_cast<std::size_t>(kind); }
+
+// Calls on_event for every event left in `reader`; returns the reader's error.
+template <typename OnEvent>
+Status read_each(TraceReader& reader, OnEvent on_event) {
+  for (;;) {
+    auto more = reader.next(on_event);
+    if (!more) return more.error();
+    if (!*more) return ok_status();
+  }
+}
+
+// Turns instruction events into blocks (runs of fall-through instructions),
+// or passes block events through: on_block(start, size) once per block entered.
+class BlockTracker {
+ public:
+  template <typename OnBlock>
+  void feed(const events::Event& event, OnBlock on_block) {
+    if (event.kind == EventKind::kBlock) {
+      const auto& b = std::get<events::BlockEvent>(event.payload);
+      have_blocks_ = true;
+      on_block(b.address.value, b.size);
+    } else if (event.kind == EventKind::kInstruction && !have_blocks_) {
+      const auto& i = std::get<events::InstructionEvent>(event.payload);
+      if (!open_ || i.address.value != end_) {
+        close(on_block);
+        open_ = true, start_ = i.address.value;
+      }
+      end_ = i.address.value + i.size;
+    } else if (event.kind == EventKind::kSyscall || event.kind == EventKind::kFault) {
+      close(on_block);  // a syscall ends a block
+    }
+  }
+  template <typename OnBlock>
+  void close(OnBlock on_block) {
+    if (open_) on_block(start_, end_ - start_);
+    open_ = false;
+  }
+
+ private:
+  bool have_blocks_ = false, open_ = false;
+  std::uint64_t start_ = 0, end_ = 0;
+};
+
+std::string json_string(std::string_view text) {
+  std::string out = "\"";
+  for (const char c : text) {
+    if (c == '"' || c == '\\') out += '\\', out += c;
+    else if (static_cast<unsigned char>(c) < 0x20) out += fmt::format("\\u{:04x}", static_cast<int>(c));
+    else out += c;
+  }
+  return out + '"';
+}
+
+class File {
+ public:
+  static Expected<File> open(const std::string& path) {
+    std::FILE* f = path == "-" ? stdout : std::fopen(path.c_str(), "wb");
+    if (!f) return make_error(ErrorCode::kIo, std::string("cannot open for writing: ") + std::strerror(errno), path);
+    return File(f, path);
+  }
+  File(File&& other) noexcept : file_(other.file_), path_(std::move(other.path_)) { other.file_ = nullptr; }
+  ~File() {
+    if (file_ && file_ != stdout) std::fclose(file_);
+  }
+  void write(std::string_view text) { std::fwrite(text.data(), 1, text.size(), file_); }
+  void write(const void* data, std::size_t size) { std::fwrite(data, 1, size, file_); }
+  Status close() {
+    const bool failed = std::ferror(file_) || (file_ != stdout ? std::fclose(file_) != 0 : std::fflush(file_) != 0);
+    file_ = nullptr;
+    if (failed) return make_error(ErrorCode::kIo, "write failed", path_);
+    return ok_status();
+  }
+
+ private:
+  File(std::FILE* file, std::string path) : file_(file), path_(std::move(path)) {}
+  std::FILE* file_;
+  std::string path_;
+};
+
+// The sink in front of a converter's writer: gives it the reader's info with
+// the level the events show, and, for a target that needs blocks (UCIR) from a
+// trace without them, makes them up: each run of fall-through instructions
+// becomes a block event before its instructions (the run's events are held
+// until it ends: a jump, a syscall, a fault, the end).
+class BlockMaker final : public events::Sink {
+ public:
+  BlockMaker(events::Sink& inner, std::string level, bool make_blocks)
+      : inner_(inner), level_(std::move(level)), make_blocks_(make_blocks) {}
+  void begin(const events::TraceInfo& info) override {
+    events::TraceInfo copy = info;
+    copy.level = level_;
+    copy.has_initial_state = !copy.initial_registers.empty();
+    inner_.begin(copy);
+  }
+  void on_event(const events::Event& event) override {
+    if (!make_blocks_) return inner_.on_event(event);
+    switch (event.kind) {
+      case EventKind::kInstruction: {
+        const auto& i = std::get<events::InstructionEvent>(event.payload);
+        if (!held_.empty() && i.address.value != end_) flush();
+        if (held_.empty()) start_ = i.address.value;
+        end_ = i.address.value + i.size;
+        code_.insert(code_.end(), i.bytes.begin(), i.bytes.end());
+        hold(event, {i.bytes.begin(), i.bytes.end()}, {});
+        ++count_;
+        return;
+      }
+      case EventKind::kMemoryRead: case EventKind::kMemoryWrite:
+        if (held_.empty()) return inner_.on_event(event);
+        return hold(event, {}, {});
+      case EventKind::kRegisters: {
+        if (held_.empty()) return inner_.on_event(event);
+        const auto& r = std::get<events::RegistersEvent>(event.payload);
+        return hold(event, {}, {r.changes.begin(), r.changes.end()});
+      }
+      default:
+        flush();
+        return inner_.on_event(event);
+    }
+  }
+  std::string end(const events::TraceSummary& summary) override {
+    flush();
+    return inner_.end(summary);
+  }
+
+ private:
+  struct Held {
+    events::Event event;
+    std::vector<std::uint8_t> bytes;
+    std::vector<events::RegisterValue> registers;
+  };
+  void hold(const events::Event& event, std::vector<std::uint8_t> bytes, std::vector<events::RegisterValue> registers) {
+    held_.push_back(std::make_unique<Held>(Held{event, std::move(bytes), std::move(registers)}));
+  }
+  void flush() {
+    if (held_.empty()) return;
+    events::Event block;
+    block.sequence = held_.front()->event.sequence;
+    block.thread = held_.front()->event.thread;
+    block.kind = EventKind::kBlock;
+    block.payload = events::BlockEvent{events::GuestAddress{start_}, static_cast<std::uint32_t>(end_ - start_), count_, code_};
+    inner_.on_event(block);
+    for (auto& held : held_) {
+      // Point the spans at the held copies.
+      if (auto* i = std::get_if<events::InstructionEvent>(&held->event.payload)) i->bytes = held->bytes;
+      if (auto* r = std::get_if<events::RegistersEvent>(&held->event.payload)) r->changes = held->registers;
+      inner_.on_event(held->event);
+    }
+    held_.clear();
+    code_.clear();
+    count_ = 0;
+  }
+  events::Sink& inner_;
+  std::string level_;
+  bool make_blocks_;
+  std::vector<std::unique_ptr<Held>> held_;
+  std::vector<std::uint8_t> code_;
+  std::uint64_t start_ = 0, end_ = 0;
+  std::uint32_t count_ = 0;
+};
+
+}  // namespace
+
+std::string level_from_kinds(const bool (&seen)[11]) {
+  const bool memory = seen[kind_index(EventKind::kMemoryRead)] || seen[kind_index(EventKind::kMemoryWrite)];
+  if (seen[kind_index(EventKind::kRegisters)]) return memory ? "full" : "regs";
+  if (memory) return "mem";
+  if (seen[kind_index(EventKind::kInstruction)]) return "insns";
+  return "blocks";
+}
+
+Expected<TraceStats> compute_stats(TraceReader& reader) {
+  TraceStats stats;
+  struct stat info {};
+  if (::stat(reader.path().c_str(), &info) == 0) stats.file_bytes = static_cast<std::uint64_t>(info.st_size);
+  BlockTracker blocks;
+  std::uint64_t block_instructions = 0;
+  auto on_block = [&](std::uint64_t start, std::uint64_t) { ++stats.block_hits[start]; };
+  auto status = read_each(reader, [&](const events::Event& event) {
+    const std::size_t k = kind_index(event.kind);
+    ++stats.events;
+    if (k < 11) ++stats.count[k];
+    std::uint64_t bytes = 0;
+    std::visit(
+        [&](const auto& p) {
+          using T = std::decay_t<decltype(p)>;
+          if constexpr (std::is_same_v<T, events::BlockEvent>) {
+            bytes = 8 + 4 + p.bytes.size();
+            block_instructions += p.instruction_count;
+          } else if constexpr (std::is_same_v<T, events::InstructionEvent>) {
+            bytes = 8 + p.bytes.size();
+            ++stats.instructions;
+          } else if constexpr (std::is_same_v<T, events::MemoryEvent>) {
+            bytes = 8 + p.size;
+          } else if constexpr (std::is_same_v<T, events::RegistersEvent>) {
+            for (const auto& r : p.changes) bytes += 2 + r.size;
+          } else if constexpr (std::is_same_v<T, events::SyscallEvent>) {
+            bytes = 8 * 8;
+            for (const auto& w : p.memory_writes) bytes += 8 + w.bytes.size();
+            for (const auto& r : p.register_changes) bytes += 2 + r.size;
+            bytes += 8 * p.call_stack.size() + 24 * p.mapping_changes.size();
+            ++stats.syscalls[std::string(p.name)];
+          } else {
+            bytes = 16;
+          }
+        },
+        event.payload);
+    if (k < 11) stats.bytes[k] += bytes;
+    blocks.feed(event, on_block);
+  });
+  if (!status) return status.error();
+  blocks.close(on_block);
+  if (!stats.instructions) stats.instructions = block_instructions;
+  return stats;
+}
+
+Expected<std::vector<std::string>> convert_trace(const std::string& in, const std::string& out, TraceFormat format,
+                                                 bool compress) {
+  // Pass 1: the kinds the trace holds (its level, which some writers need).
+  bool seen[11] = {};
+  {
+    auto reader = TraceReader::open(in);
+    if (!reader) return reader.error();
+    auto status = read_each(**reader, [&](const events::Event& event) {
+      if (kind_index(event.kind) < 11) seen[kind_index(event.kind)] = true;
+    });
+    if (!status) return status.error();
+  }
+  auto reader = TraceReader::open(in);
+  if (!reader) return reader.error();
+  const auto& arch = (*reader)->arch();
+  std::unique_ptr<events::Sink> writer;
+  switch (format) {
+    case TraceFormat::kUcir: {
+      formats::UcirWriterOptions options;
+      options.compress_zstd = compress;
+      auto opened = formats::UcirWriter::open(out, arch, options);
+      if (!opened) return opened.error();
+      writer = std::move(*opened);
+      break;
+    }
+    case TraceFormat::kFrames: {
+      formats::FramesWriterOptions options;
+      options.compress_zstd = compress;
+      auto opened = formats::FramesWriter::open(out, arch, std::move(options));
+      if (!opened) return opened.error();
+      writer = std::move(*opened);
+      break;
+    }
+    case TraceFormat::kBintrace: {
+      if (!seen[kind_index(EventKind::kRegisters)])
+        return make_error(ErrorCode::kInvalidArgument,
+                          "a binary trace needs per-instruction registers: this trace has none (level " +
+                              level_from_kinds(seen) + ")",
+                          in);
+      formats::BintraceWriterOptions options;
+      options.compress_zstd = compress;
+      auto opened = formats::BintraceWriter::open(out, arch, options);
+      if (!opened) return opened.error();
+      writer = std::move(*opened);
+      break;
+    }
+  }
+  // What the target loses of what the trace has.
+  std::vector<std::string> lost;
+  const Capabilities& target = TraceReader::capabilities(format);
+  const Capabilities& source = (*reader)->capabilities();
+  for (int k = 1; k < 11; ++k)
+    if (seen[k] && !target.carries(static_cast<EventKind>(k)))
+      lost.push_back(std::string(events::event_kind_name(static_cast<EventKind>(k))) + " events");
+  if (source.initial_memory && !target.initial_memory) lost.push_back("the initial memory");
+  if (seen[kind_index(EventKind::kMemoryRead)] && source.memory_read_values && !target.memory_read_values &&
+      target.carries(EventKind::kMemoryRead))
+    lost.push_back("memory read values (rebuilt from the written bytes when read back)");
+  if (seen[kind_index(EventKind::kExit)] && source.exit_code && !target.exit_code && target.carries(EventKind::kExit))
+    lost.push_back("the exit status (rebuilt from the last exit syscall)");
+
+  const bool make_blocks = target.carries(EventKind::kBlock) && !seen[kind_index(EventKind::kBlock)] &&
+                           seen[kind_index(EventKind::kInstruction)];
+  for (auto& line : lost) line = std::string(trace_format_name(format)) + " cannot carry " + line;
+  if (make_blocks)
+    lost.push_back("the trace has no blocks: the " + std::string(trace_format_name(format)) +
+                   " blocks are made up (runs of fall-through instructions)");
+  BlockMaker relabel(*writer, level_from_kinds(seen), make_blocks);
+  if (auto status = (*reader)->read_all(relabel); !status) return status.error();
+  return lost;
+}
+
+Expected<std::uint64_t> export_drcov(const std::string& in, const std::string& out) {
+  auto reader = TraceReader::open(in);
+  if (!reader) return reader.error();
+  struct Module {
+    std::uint64_t start, end;
+    std::string path;
+  };
+  std::vector<Module> modules;
+  std::set<std::pair<std::uint64_t, std::uint64_t>> blocks;  // start, size
+  BlockTracker tracker;
+  auto on_block = [&](std::uint64_t start, std::uint64_t size) { blocks.insert({start, size}); };
+  auto status = read_each(**reader, [&](const events::Event& event) {
+    if (event.kind == EventKind::kModuleLoad) {
+      const auto& m = std::get<events::ModuleLoadEvent>(event.payload);
+      modules.push_back({m.start.value, m.end.value, std::string(m.path)});
+    }
+    tracker.feed(event, on_block);
+  });
+  if (!status) return status.error();
+  tracker.close(on_block);
+  if (modules.empty()) {
+    // Formats without module events: the initial regions backed by a file, merged per file.
+    for (const auto& region : (*reader)->info().initial_memory) {
+      if (region.file.empty()) continue;
+      if (!modules.empty() && modules.back().path == region.file && modules.back().end == region.start.value)
+        modules.back().end = region.start.value + region.size;
+      else
+        modules.push_back({region.start.value, region.start.value + region.size, region.file});
+    }
+  }
+  auto file = File::open(out);
+  if (!file) return file.error();
+  std::vector<std::uint8_t> table;
+  std::uint64_t count = 0;
+  for (const auto& [start, size] : blocks) {
+    for (std::size_t id = 0; id < modules.size(); ++id) {
+      if (start < modules[id].start || start >= modules[id].end) continue;
+      const std::uint32_t offset = static_cast<std::uint32_t>(start - modules[id].start);
+      const std::uint16_t length = static_cast<std::uint16_t>(std::min<std::uint64_t>(size, 0xffff));
+      const std::uint16_t module = static_cast<std::uint16_t>(id);
+      for (int i = 0; i < 4; ++i) table.push_back(static_cast<std::uint8_t>(offset >> (8 * i)));
+      for (int i = 0; i < 2; ++i) table.push_back(static_cast<std::uint8_t>(length >> (8 * i)));
+      for (int i = 0; i < 2; ++i) table.push_back(static_cast<std::uint8_t>(module >> (8 * i)));
+      ++count;
+      break;
+    }
+  }
+  file->write(fmt::format("DRCOV VERSION: 2\nDRCOV FLAVOR: drcov\nModule Table: version 2, count {}\n"
+                          "Columns: id, base, end, entry, checksum, timestamp, path\n",
+                          modules.size()));
+  for (std::size_t id = 0; id < modules.size(); ++id)
+    file->write(fmt::format(" {}, {:#018x}, {:#018x}, 0x0000000000000000, 0x00000000, 0x00000000, {}\n", id,
+                            modules[id].start, modules[id].end, modules[id].path));
+  file->write(fmt::format("BB Table: {} bbs\n", count));
+  file->write(table.data(), table.size());
+  if (auto closed = file->close(); !closed) return closed.error();
+  return count;
+}
+
+Expected<std::uint64_t> export_chrome(const std::string& in, const std::string& out) {
+  auto reader = TraceReader::open(in);
+  if (!reader) return reader.error();
+  auto file = File::open(out);
+  if (!file) return file.error();
+  const std::uint64_t pid = (*reader)->info().process_id ? (*reader)->info().process_id : 1;  // 1 when not recorded
+  std::uint64_t instructions = 0, written = 0;
+  file->write("{\"displayTimeUnit\": \"ns\", \"otherData\": {\"timestamps\": \"instructions executed before the event\"},\n"
+              "\"traceEvents\": [\n");
+  auto emit = [&](const std::string& record) {
+    file->write(written++ ? ",\n" : "");
+    file->write(record);
+  };
+  emit(fmt::format("{{\"name\": \"process_name\", \"ph\": \"M\", \"pid\": {}, \"tid\": {}, \"args\": {{\"name\": {}}}}}",
+                   pid, pid, json_string((*reader)->info().program.empty() ? in : (*reader)->info().program)));
+  auto status = read_each(**reader, [&](const events::Event& event) {
+    std::visit(
+        [&](const auto& p) {
+          using T = std::decay_t<decltype(p)>;
+          if constexpr (std::is_same_v<T, events::InstructionEvent>) {
+            ++instructions;
+          } else if constexpr (std::is_same_v<T, events::BlockEvent>) {
+            if (!(*reader)->capabilities().carries(EventKind::kInstruction) || instructions == 0)
+              instructions += p.instruction_count;
+          } else if constexpr (std::is_same_v<T, events::SyscallEvent>) {
+            std::string stack;
+            for (const auto pc : p.call_stack) stack += fmt::format("{}\"{:#x}\"", stack.empty() ? "" : ", ", pc);
+            emit(fmt::format("{{\"name\": {}, \"cat\": \"syscall\", \"ph\": \"X\", \"ts\": {}, \"dur\": 1, \"pid\": {}, "
+                             "\"tid\": {}, \"args\": {{\"number\": {}, \"args\": [{}], \"result\": {}, \"pc\": \"{:#x}\", "
+                             "\"event\": {}, \"stack\": [{}]}}}}",
+                             json_string(p.name), instructions, pid, pid, p.number, fmt::join(p.args, ", "), p.result,
+                             p.pc.value, (*reader)->index() - 1, stack));
+          } else if constexpr (std::is_same_v<T, events::FaultEvent>) {
+            emit(fmt::format("{{\"name\": {}, \"cat\": \"fault\", \"ph\": \"i\", \"s\": \"p\", \"ts\": {}, \"pid\": {}, "
+                             "\"tid\": {}, \"args\": {{\"pc\": \"{:#x}\", \"address\": \"{:#x}\", \"signal\": {}}}}}",
+                             json_string(p.description), instructions, pid, pid, p.pc.value, p.address.value, p.signal));
+          } else if constexpr (std::is_same_v<T, events::ExitEvent>) {
+            emit(fmt::format("{{\"name\": \"exit\", \"cat\": \"process\", \"ph\": \"i\", \"s\": \"p\", \"ts\": {}, "
+                             "\"pid\": {}, \"tid\": {}, \"args\": {{\"code\": {}, \"by_signal\": {}}}}}",
+                             instructions, pid, pid, p.code, p.by_signal ? "true" : "false"));
+          }
+        },
+        event.payload);
+  });
+  if (!status) return status.error();
+  file->write("\n]}\n");
+  if (auto closed = file->close(); !closed) return closed.error();
+  return written;
+}
+
+}  // namespace tracecorn::replay

@@ -1,0 +1,61 @@
+// Role: the trace tools behind `tracecorn stat`, `convert` and `export`, over
+// any format through TraceReader: statistics, conversion into another format's
+// writer, and exporters (drcov coverage for Lighthouse and other disassembler
+// plugins; Chrome trace-event JSON with the syscalls and their stacks, for
+// Perfetto's UI).
+// Who calls it: the CLI and tests, one thread. Errors: the reader's (with the
+// byte offset), or kIo for the output.
+//
+// drcov (version 2, flavor drcov, as DynamoRIO's drcov writes it):
+//   "DRCOV VERSION: 2\n" "DRCOV FLAVOR: drcov\n"
+//   "Module Table: version 2, count N\n"
+//   "Columns: id, base, end, entry, checksum, timestamp, path\n"
+//   N lines " id, 0xBASE, 0xEND, 0x0000000000000000, 0x00000000, 0x00000000, PATH\n"
+//   "BB Table: M bbs\n"
+//   M binary records (8 bytes, little endian): u32 start (offset from the
+//   module's base), u16 size, u16 module id
+// Blocks are the trace's blocks, or, in a format without blocks, runs of
+// consecutive instructions (a new one starts wherever execution did not fall
+// through); each block once; blocks outside every module are left out.
+// Modules: the module load events, else the initial regions backed by a file.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "recorder/replay/trace_reader.h"
+
+namespace tracecorn::replay {
+
+struct TraceStats {
+  std::uint64_t events = 0;
+  std::uint64_t instructions = 0;  // instruction events, else the blocks' counts
+  std::uint64_t count[11] = {};    // by EventKind
+  std::uint64_t bytes[11] = {};    // model bytes by EventKind (addresses, values, code, effects; not the file's encoding)
+  std::map<std::uint64_t, std::uint64_t> block_hits;  // block start -> times entered
+  std::map<std::string, std::uint64_t> syscalls;      // name -> calls
+  std::uint64_t file_bytes = 0;
+};
+
+// Reads `reader` to its end and counts.
+Expected<TraceStats> compute_stats(TraceReader& reader);
+
+// The level a trace's events correspond to ("blocks"... "full"), from the kinds seen.
+std::string level_from_kinds(const bool (&seen)[11]);
+
+// Converts the trace at `in` into `out` in `format` (zstd when `compress`).
+// Returns sentences saying what the target cannot carry of what the trace has,
+// or an error (reading, the writer refusing, e.g. bintrace needs registers).
+Expected<std::vector<std::string>> convert_trace(const std::string& in, const std::string& out, TraceFormat format,
+                                                 bool compress);
+
+// Writes the coverage of the trace at `in` as drcov to `out`. Returns the number of blocks written.
+Expected<std::uint64_t> export_drcov(const std::string& in, const std::string& out);
+// Writes the syscalls (with stacks), faults and exit of the trace at `in` as
+// Chrome trace-event JSON to `out` (ts = instructions executed before, in µs).
+// Returns the number of trace events written.
+Expected<std::uint64_t> export_chrome(const std::string& in, const std::string& out);
+
+}  // namespace tracecorn::replay

@@ -1,0 +1,89 @@
+# Role: behaviour test of the commands that read traces back: a sample is
+# recorded in each format; `tracecorn replay` matches (exit 0, the guest's
+# output not printed again), `stat` counts its syscalls, `convert` to another
+# format says what the target cannot carry and the result replays, the drcov
+# and chrome exports are written; a trace cut short or damaged gives every
+# command (dump, stat, convert, replay) a message with a byte offset and exit
+# status 125 (or, for a cut the reader tolerates, a warning naming the offset).
+# Run by CTest: cmake -DTRACECORN=... -DSAMPLE=... -DWORK_DIR=... -P this file.
+file(REMOVE_RECURSE ${WORK_DIR})
+file(MAKE_DIRECTORY ${WORK_DIR})
+
+function(check_contains text needle what)
+  string(FIND "${text}" "${needle}" at)
+  if(at EQUAL -1)
+    message(FATAL_ERROR "${what}: expected to find '${needle}' in: ${text}")
+  endif()
+endfunction()
+
+foreach(format ucir frames bintrace)
+  set(trace ${WORK_DIR}/trace.${format})
+  execute_process(COMMAND ${TRACECORN} record --format ${format} --level full -o ${trace} -- ${SAMPLE}
+    RESULT_VARIABLE status OUTPUT_QUIET ERROR_QUIET)
+  if(NOT status EQUAL 3)
+    message(FATAL_ERROR "record ${format}: exit status ${status}")
+  endif()
+  execute_process(COMMAND ${TRACECORN} replay ${trace} -- ${SAMPLE}
+    RESULT_VARIABLE status OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(NOT status EQUAL 0)
+    message(FATAL_ERROR "replay ${format}: exit status ${status}: ${out} ${err}")
+  endif()
+  check_contains("${out}" "replay matches" "replay ${format}")
+  string(FIND "${out}" "hello from a tracecorn guest" at)
+  if(NOT at EQUAL -1)
+    message(FATAL_ERROR "replay ${format}: the guest's output was printed again")
+  endif()
+  execute_process(COMMAND ${TRACECORN} stat ${trace} RESULT_VARIABLE status OUTPUT_VARIABLE out)
+  if(NOT status EQUAL 0)
+    message(FATAL_ERROR "stat ${format}: exit status ${status}")
+  endif()
+  check_contains("${out}" "  write 2" "stat ${format}")
+  check_contains("${out}" "hottest blocks" "stat ${format}")
+  foreach(export drcov chrome)
+    execute_process(COMMAND ${TRACECORN} convert ${trace} ${WORK_DIR}/out.${export} --format ${export}
+      RESULT_VARIABLE status ERROR_VARIABLE err)
+    if(NOT status EQUAL 0)
+      message(FATAL_ERROR "convert ${format} to ${export}: exit status ${status}: ${err}")
+    endif()
+  endforeach()
+endforeach()
+
+# UCIR to a binary trace: what is lost is said; the result replays.
+execute_process(COMMAND ${TRACECORN} convert ${WORK_DIR}/trace.ucir ${WORK_DIR}/converted.bt --format bintrace --compress zstd
+  RESULT_VARIABLE status ERROR_VARIABLE err)
+if(NOT status EQUAL 0)
+  message(FATAL_ERROR "convert: exit status ${status}: ${err}")
+endif()
+check_contains("${err}" "bintrace cannot carry block events" "convert stderr")
+execute_process(COMMAND ${TRACECORN} replay ${WORK_DIR}/converted.bt -- ${SAMPLE} RESULT_VARIABLE status OUTPUT_VARIABLE out)
+if(NOT status EQUAL 0)
+  message(FATAL_ERROR "replay of the converted trace: exit status ${status}: ${out}")
+endif()
+
+# Damaged: 64 bytes of 0xff over the events near the end of each file.
+foreach(format ucir frames bintrace)
+  file(READ ${WORK_DIR}/trace.${format} hex HEX)
+  string(LENGTH "${hex}" hex_length)
+  math(EXPR at "(${hex_length} - ${hex_length} / 100) / 2 * 2")
+  string(SUBSTRING "${hex}" 0 ${at} before)
+  math(EXPR after_at "${at} + 128")
+  string(SUBSTRING "${hex}" ${after_at} -1 after)
+  string(REPEAT "ff" 64 garbage)
+  set(damaged_hex "${before}${garbage}${after}")
+  # Write the bytes back through a hex file and xxd -r -p (Debian's xxd).
+  file(WRITE ${WORK_DIR}/damaged.hex "${damaged_hex}")
+  execute_process(COMMAND xxd -r -p ${WORK_DIR}/damaged.hex ${WORK_DIR}/damaged.${format})
+  foreach(command dump stat replay convert)
+    set(args ${command} ${WORK_DIR}/damaged.${format})
+    if(command STREQUAL "convert")
+      list(APPEND args ${WORK_DIR}/damaged.out --format ucir)
+    elseif(command STREQUAL "replay")
+      list(APPEND args -- ${SAMPLE})
+    endif()
+    execute_process(COMMAND ${TRACECORN} ${args} RESULT_VARIABLE status OUTPUT_QUIET ERROR_VARIABLE err)
+    if(NOT status EQUAL 125)
+      message(FATAL_ERROR "${command} of a damaged ${format} trace: exit status ${status}, expected 125: ${err}")
+    endif()
+    check_contains("${err}" "at offset 0x" "${command} of a damaged ${format} trace")
+  endforeach()
+endforeach()

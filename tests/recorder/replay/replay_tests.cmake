@@ -1,0 +1,14 @@
+# recorder/replay tests (one reader API, state at any event, replay, tools),
+# included from tests/CMakeLists.txt: doctest cases in unit_tests.
+target_sources(unit_tests PRIVATE
+  recorder/replay/trace_reader_test.cpp
+  recorder/replay/trace_index_test.cpp
+  recorder/replay/replayer_test.cpp
+  recorder/replay/trace_tools_test.cpp)
+target_link_libraries(unit_tests PRIVATE tracecorn_replay)
+# The commands that read traces back (replay, stat, convert, exports), on good and damaged traces.
+add_test(NAME replay_cli COMMAND ${CMAKE_COMMAND} -DTRACECORN=$<TARGET_FILE:tracecorn>
+  -DSAMPLE=${CMAKE_BINARY_DIR}/samples/guest/static/hello -DWORK_DIR=${CMAKE_CURRENT_BINARY_DIR}/replay_cli
+  -P ${CMAKE_CURRENT_SOURCE_DIR}/recorder/replay/check_replay_cli.cmake)
+# Every sample in every format, replayed (about 25 s): its own ctest entry, in parallel with the rest.
+add_test(NAME replay_long_runs COMMAND unit_tests "-tc=Replay long runs*")

@@ -381,7 +381,7 @@ TEST_CASE("Malicious: random bit flips give an error or events, never a crash") 
   }
 }
 
-TEST_CASE("Malicious: an unknown op, a frame inside a syscall and an overrunning op_count are named with their offset") {
+TEST_CASE("Malicious: an unknown op, a frame inside a syscall, an overrunning op_count and a huge memory op are named with their offset") {
   const Bytes original = expected_tiny_trace();
   const std::size_t frame_start = original.size() - (13 + 13 + 17 + 11 + 14 + 48 + 15 + 2 + 1);
   const std::size_t jmp = frame_start + 13;
@@ -407,6 +407,17 @@ TEST_CASE("Malicious: an unknown op, a frame inside a syscall and an overrunning
   error = read_everything(overrun, nullptr, &warning);
   CHECK(error.empty());
   CHECK(warning.find("announces 100 ops") != std::string::npos);
+
+  // A memory op's length hit by garbage (0xffffffff) is damage, not a file cut
+  // short: no writer writes an op over 16 MiB (ucir::kMaxMemOpBytes).
+  Bytes huge_write = original;
+  for (int i = 0; i < 4; ++i) huge_write[nested + 9 + static_cast<std::size_t>(i)] = 0xff;
+  warning.clear();
+  error = read_everything(huge_write, nullptr, &warning);
+  CHECK(error.find("OP_MEM_WRITE of 4294967295 bytes") != std::string::npos);
+  std::snprintf(where, sizeof where, "at offset 0x%zx", nested);
+  CHECK_MESSAGE(error.find(where) != std::string::npos, error);
+  CHECK(warning.empty());
 
   Bytes not_ucir = original;
   not_ucir[0] = 'X';

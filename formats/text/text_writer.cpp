@@ -31,6 +31,19 @@ TextWriter::~TextWriter() {
 }
 
 void TextWriter::begin(const events::TraceInfo& info) {
+  // Files mapped from their start in the initial state (a program, its
+  // interpreter), each over the run of adjacent regions backed by it.
+  if (namer_) {
+    const auto& regions = info.initial_memory;
+    for (std::size_t i = 0; i < regions.size(); ++i) {
+      if (regions[i].file.empty() || regions[i].file_offset != 0) continue;
+      std::uint64_t end = regions[i].start.value + regions[i].size;
+      for (std::size_t j = i + 1;
+           j < regions.size() && regions[j].file == regions[i].file && regions[j].start.value == end; ++j)
+        end = regions[j].start.value + regions[j].size;
+      namer_->file_mapped(regions[i].start.value, end, regions[i].file);
+    }
+  }
   try {
     fmt::print(file_, "# tracecorn text trace: arch {}, level {}, program {}\n", info.arch_name, info.level,
                info.program);
@@ -119,9 +132,12 @@ void TextWriter::print_event(const events::Event& event) {
           const std::string name = namer_->name(pc);
           fmt::print(file_, "    at {:#x}{}{}\n", pc, name.empty() ? "" : " ", name);
         }
-        // The stack was taken before the kernel ran: unmaps apply after it.
-        for (const auto& change : call.mapping_changes)
+        // The stack was taken before the kernel ran: mapping changes apply after it.
+        for (const auto& change : call.mapping_changes) {
           if (change.kind == events::MappingChangeKind::kUnmap) namer_->unmapped(change.start.value, change.length);
+          if (change.kind == events::MappingChangeKind::kMap && !change.file.empty() && change.file_offset == 0)
+            namer_->file_mapped(change.start.value, change.start.value + change.length, change.file);
+        }
       } else if (!call.call_stack.empty()) {
         std::string stack;
         for (const auto pc : call.call_stack) stack += fmt::format(" {:#x}", pc);

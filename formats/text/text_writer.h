@@ -27,6 +27,12 @@ class AddressNamer {
   virtual ~AddressNamer() = default;
   virtual void module_loaded(const events::ModuleLoadEvent& module) = 0;
   virtual void unmapped(std::uint64_t start, std::uint64_t length) = 0;
+  // A file mapped from its first byte at [start, end), as a trace's mapping
+  // records say it (initial regions, syscall maps): for traces without module
+  // events (UCIR). Default: ignored.
+  virtual void file_mapped(std::uint64_t start, std::uint64_t end, std::string_view path) {
+    (void)start, (void)end, (void)path;
+  }
   // "write+0x17 (/usr/lib/x86_64-linux-gnu/libc.so.6)", or "" when unknown.
   virtual std::string name(std::uint64_t address) = 0;
 };

@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "recorder/elf/elf_file.h"
 #include "recorder/linux/guest_fs.h"
 
 namespace tracecorn::cli {
@@ -40,6 +41,16 @@ core::HostPathMapper host_path_mapper(const std::string& rootfs) {
 void SymbolNamer::module_loaded(const events::ModuleLoadEvent& module) {
   const std::string host = host_path_(module.path);
   (void)symbolizer_.add_module(module.start.value, module.end.value, module.load_bias, host, std::string(module.path));
+}
+
+void SymbolNamer::file_mapped(std::uint64_t start, std::uint64_t end, std::string_view path) {
+  const std::string guest_path(path);
+  const std::string host = host_path_(guest_path);
+  if (host.empty()) return;
+  auto file = elf::ElfFile::load(host);
+  if (!file) return;
+  constexpr std::uint64_t kPage = 4096;  // the loader's page (recorder/linux/guest_memory.h)
+  (void)symbolizer_.add_module(start, end, start - file->load_start(kPage), host, guest_path);
 }
 
 std::string strace_frame_line(const unwind::Symbolizer& symbolizer, std::uint64_t address) {

@@ -34,6 +34,9 @@ class SymbolNamer final : public formats::AddressNamer {
   explicit SymbolNamer(const std::string& rootfs) : host_path_(host_path_mapper(rootfs)) {}
   void module_loaded(const events::ModuleLoadEvent& module) override;
   void unmapped(std::uint64_t start, std::uint64_t length) override { symbolizer_.remove_range(start, length); }
+  // Reads the file's program headers for its load bias (start minus the page
+  // of its lowest PT_LOAD); a file that is not a readable ELF is left unnamed.
+  void file_mapped(std::uint64_t start, std::uint64_t end, std::string_view path) override;
   std::string name(std::uint64_t address) override { return symbolizer_.describe(address); }
 
  private:

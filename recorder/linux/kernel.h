@@ -10,9 +10,11 @@
 // Invariants: a handler returns the guest's return value (negative errno on
 // failure) and never leaves guest memory half-written on EFAULT of its inputs;
 // errno values are host values, which equal the guest's on every architecture
-// supported so far (x86-64); an architecture with other numbers (mips) adds a
+// supported so far (x86-64, aarch64); an architecture with other numbers (mips) adds a
 // translation in arch/ and one call in Kernel::on_trap.
 #pragma once
+
+#include <sys/stat.h>
 
 #include <cstdint>
 #include <cstdio>
@@ -110,6 +112,8 @@ class Kernel {
   // Copies host bytes to the guest; false on EFAULT.
   bool copy_out(std::uint64_t address, const void* data, std::size_t size);
   bool copy_in(std::uint64_t address, void* data, std::size_t size) const;
+  // Writes a host `struct stat` as the guest architecture's; false on EFAULT.
+  bool copy_out_stat(std::uint64_t address, const struct stat& info);
   void end_with_exit(int code);
   void end_with_signal(int signal, std::string description);
   void note_once(const std::string& what);

@@ -10,6 +10,8 @@
 // kIgnoredSyscalls below, plus one narrower rule for ld.so's scratch mmap
 // (drop_loader_scratch_mmaps, with its evidence).
 //
+// Samples cross-built for another architecture compare with
+// qemu-<arch>-static the same way ("Strace: aarch64 static").
 // Invariants: both runs get the same argv, environment and stdin, and each its
 // own fresh {tmp} directory; only names are compared (arguments and results
 // hold addresses and fds that legitimately differ).
@@ -93,10 +95,12 @@ std::string join_lines(const std::vector<std::string>& names) {
   return text;
 }
 
-void compare_with_qemu(const SampleSpec& sample, const std::string& variant) {
-  const std::string binary = paths().samples_binary + "/" + variant + "/" + sample.name;
+// `binary` under `qemu` -strace and under tracecorn --syscall-log; `arch` names
+// the guest architecture for qemu's unnamed syscall numbers.
+void compare_with_qemu(const SampleSpec& sample, const std::string& binary, const std::string& qemu_path,
+                       const std::string& arch) {
   const std::string missing = missing_executable(binary, "build the guest_samples target") +
-                              missing_executable(paths().qemu, "apt-get install qemu-user-static") +
+                              missing_executable(qemu_path, "apt-get install qemu-user-static") +
                               missing_executable(paths().tracecorn, "build the tracecorn target");
   REQUIRE_MESSAGE(missing.empty(), missing);
 
@@ -105,7 +109,7 @@ void compare_with_qemu(const SampleSpec& sample, const std::string& variant) {
   const std::string qemu_log = logs / "qemu.log", tracecorn_log = logs / "tracecorn.log";
 
   ProcessSpec qemu = sample.process(binary, qemu_dir.path());
-  qemu.argv.insert(qemu.argv.begin(), {paths().qemu, "-strace", "-D", qemu_log});
+  qemu.argv.insert(qemu.argv.begin(), {qemu_path, "-strace", "-D", qemu_log});
   const ProcessResult qemu_run = run_process(qemu);
   const bool qemu_ran = qemu_run.spawn_error.empty() && !qemu_run.timed_out;
   REQUIRE_MESSAGE(qemu_ran, "qemu did not run: " << qemu_run.describe_status());
@@ -118,7 +122,7 @@ void compare_with_qemu(const SampleSpec& sample, const std::string& variant) {
                                              << traced_run.describe_status() << "\n"
                                              << printable(traced_run.err));
 
-  const auto qemu_names = parse_qemu_strace(drop_loader_scratch_mmaps(read_whole_file(qemu_log), true));
+  const auto qemu_names = parse_qemu_strace(drop_loader_scratch_mmaps(read_whole_file(qemu_log), true), arch);
   const auto tracecorn_names =
       parse_tracecorn_syscall_log(drop_loader_scratch_mmaps(read_whole_file(tracecorn_log), false));
   REQUIRE_MESSAGE(qemu_names.size() >= 3, "qemu's strace log has too few syscalls; has its format changed?\n"
@@ -137,14 +141,32 @@ void compare_all_marked(const std::string& variant) {
   for (const auto& sample : samples) {
     if (!sample.strace) continue;
     marked++;
-    SUBCASE(sample.name.c_str()) { compare_with_qemu(sample, variant); }
+    SUBCASE(sample.name.c_str()) {
+      compare_with_qemu(sample, paths().samples_binary + "/" + variant + "/" + sample.name, paths().qemu, "x86_64");
+    }
   }
   REQUIRE_MESSAGE(marked > 0, "no sample in " << paths().samples_source << " says 'strace: yes'");
+}
+
+// The samples cross-built for `arch` (static: no loader), against qemu-<arch>-static.
+void compare_all_marked_cross(const std::string& arch, const std::string& variant) {
+  std::vector<std::string> errors;
+  const auto samples = discover_samples(paths().samples_source, errors);
+  int marked = 0;
+  for (const auto& sample : samples) {
+    if (!sample.strace || !sample.runs_on(arch)) continue;
+    marked++;
+    SUBCASE(sample.name.c_str()) {
+      compare_with_qemu(sample, cross_samples_binary(arch) + "/" + variant + "/" + sample.name, qemu_for(arch), arch);
+    }
+  }
+  REQUIRE_MESSAGE(marked > 0, "no " << arch << " sample in " << paths().samples_source << " says 'strace: yes'");
 }
 
 }  // namespace
 
 TEST_CASE("Strace: static") { compare_all_marked(kStraceVariants[0]); }
 TEST_CASE("Strace: dynamic") { compare_all_marked(kStraceVariants[1]); }
+TEST_CASE("Strace: aarch64 static") { compare_all_marked_cross("aarch64", "static"); }
 
 }  // namespace tracecorn::behaviour

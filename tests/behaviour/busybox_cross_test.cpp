@@ -1,0 +1,102 @@
+// Role: Debian 12's busybox-static for arm64 (fetched by
+// scripts/fetch_guest_busybox.sh) as real-world AArch64 guest code nobody here
+// wrote: each applet run under qemu-aarch64-static and under tracecorn with
+// the same argv, environment and stdin must agree (status, stdout, stderr).
+//
+// Invariants: inputs are the deterministic fixtures (fixtures.h), shared
+// read-only by both runs; applets that write run in two identically prepared
+// directories, whose trees must match afterwards.
+#include <string>
+#include <vector>
+
+#include "fixtures.h"
+#include "harness.h"
+
+#ifndef TRACECORN_BEHAVIOUR_GUEST_BUSYBOX_DIR
+#error "tests/behaviour/CMakeLists.txt must define TRACECORN_BEHAVIOUR_GUEST_BUSYBOX_DIR"
+#endif
+
+namespace tracecorn::behaviour {
+namespace {
+
+// BUSYBOX_AARCH64 overrides where the arm64 busybox is.
+std::string arm64_busybox() {
+  const char* value = std::getenv("BUSYBOX_AARCH64");
+  return value && *value ? value : TRACECORN_BEHAVIOUR_GUEST_BUSYBOX_DIR "/arm64/busybox";
+}
+
+ProcessSpec busybox(const std::vector<std::string>& args, std::string stdin_data = "", std::string cwd = "/") {
+  ProcessSpec spec;
+  spec.argv = {arm64_busybox()};
+  spec.argv.insert(spec.argv.end(), args.begin(), args.end());
+  spec.env = base_env();
+  spec.stdin_data = std::move(stdin_data);
+  spec.cwd = std::move(cwd);
+  spec.timeout = run_timeout();
+  return spec;
+}
+
+void require_tools() {
+  const std::string missing =
+      missing_executable(arm64_busybox(), "run scripts/fetch_guest_busybox.sh arm64") +
+      missing_executable(qemu_for("aarch64"), "apt-get install qemu-user-static") +
+      missing_executable(paths().tracecorn, "build the tracecorn target");
+  REQUIRE_MESSAGE(missing.empty(), missing);
+}
+
+// `spec` under qemu-aarch64-static (the reference) and, with `emulated_cwd`
+// as its directory, under tracecorn.
+void check_against_qemu(const ProcessSpec& spec, const std::string& emulated_cwd = "") {
+  ProcessSpec reference = spec;
+  reference.argv.insert(reference.argv.begin(), qemu_for("aarch64"));
+  ProcessSpec traced = spec;
+  if (!emulated_cwd.empty()) traced.cwd = emulated_cwd;
+  const ProcessResult expected = without_qemu_messages(run_process(reference));
+  const ProcessResult got = run_process(under_tracecorn(traced));
+  const std::string diff = compare_runs(reference, expected, got);
+  CHECK_MESSAGE(diff.empty(), "(the \"native\" run below is qemu-aarch64-static)\n" << diff);
+}
+
+}  // namespace
+
+TEST_CASE("Busybox aarch64: sha256sum and md5sum") {
+  require_tools();
+  TempDir dir("busybox-arm64-sums");
+  write_file(dir / "payload", payload(1024 * 1024));
+  write_file(dir / "empty", "");
+  check_against_qemu(busybox({"sha256sum", dir / "payload", dir / "empty"}));
+  check_against_qemu(busybox({"md5sum", dir / "payload", dir / "missing"}));
+  check_against_qemu(busybox({"sha256sum"}, payload(64 * 1024)));
+}
+
+TEST_CASE("Busybox aarch64: text applets") {
+  require_tools();
+  TempDir dir("busybox-arm64-text");
+  write_file(dir / "text", sample_text());
+  check_against_qemu(busybox({"echo", "-e", "tab\\there\\nsecond line"}));
+  check_against_qemu(busybox({"cat", "-n", dir / "text", "-"}, "from stdin\n"));
+  check_against_qemu(busybox({"sort", "-u", dir / "text"}));
+  check_against_qemu(busybox({"wc", dir / "text"}));
+  check_against_qemu(busybox({"tr", "a-z", "A-Z"}, sample_text()));
+  check_against_qemu(busybox({"uname", "-m"}));
+}
+
+TEST_CASE("Busybox aarch64: ls and a gzip round trip") {
+  require_tools();
+  TempDir listing("busybox-arm64-ls");
+  prepare_listing_dir(listing.path());
+  check_against_qemu(busybox({"ls", "-la", "--color=never", listing.path()}));
+  TempDir reference_dir("busybox-arm64-gzip-qemu"), traced_dir("busybox-arm64-gzip");
+  for (const auto* dir : {&reference_dir, &traced_dir}) write_file(*dir / "data", payload(200 * 1024));
+  for (const std::vector<std::string>& step :
+       {std::vector<std::string>{"gzip", "-9", "data"}, {"gunzip", "data.gz"}, {"mkdir", "-p", "a/b"},
+        {"cp", "data", "a/b/copy"}, {"rm", "data"}}) {
+    CAPTURE(quote_command(step));
+    check_against_qemu(busybox(step, "", reference_dir.path()), traced_dir.path());
+  }
+  const std::string diff = describe_difference("qemu tree", snapshot_tree(reference_dir.path()), "tracecorn tree",
+                                               snapshot_tree(traced_dir.path()));
+  CHECK_MESSAGE(diff.empty(), "the directories differ after the steps\n" << diff);
+}
+
+}  // namespace tracecorn::behaviour

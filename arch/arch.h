@@ -192,7 +192,8 @@ struct ArchInfo {
   std::uint16_t elf_machine;      // EM_*
   bool elf_64bit;
   bool little_endian;
-  std::string_view platform;      // AT_PLATFORM string
+  std::string_view platform;      // AT_PLATFORM string; empty: the kernel gives none (riscv)
+  std::string_view uname_machine;  // uname(2)'s machine field
   std::span<const RegisterInfo> registers;
   int pc_reg;
   int sp_reg;
@@ -258,5 +259,6 @@ std::span<const ArchInfo* const> all_archs();
 // Defined by each architecture's file.
 const ArchInfo& x86_64_arch();
 const ArchInfo& aarch64_arch();
+const ArchInfo& riscv64_arch();
 
 }  // namespace tracecorn::arch

@@ -919,6 +919,7 @@ const ArchInfo& x86_64_arch() {
       .elf_64bit = true,
       .little_endian = true,
       .platform = "x86_64",
+      .uname_machine = "x86_64",
       .registers = kRegisters,
       .pc_reg = UC_X86_REG_RIP,
       .sp_reg = UC_X86_REG_RSP,

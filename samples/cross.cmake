@@ -4,18 +4,22 @@
 #
 # Every samples/guest/*.c is built for each architecture in TRACECORN_CROSS_ARCHS,
 # unless its "// archs: a b" directive (samples/README.md) leaves that
-# architecture out, in two variants:
+# architecture out, in the variants TRACECORN_CROSS_VARIANTS_<arch> lists:
 #   static      -static -fno-pie      ET_EXEC, no interpreter
 #   static-pie  -static-pie           ET_DYN, self-relocating, no interpreter
+#                                     (aarch64 only: riscv64's glibc lacks rcrt1.o)
 # into ${CMAKE_BINARY_DIR}/samples/guest-<arch>/<variant>/<name> (the host
 # samples' folder with "-<arch>" appended). One target per architecture,
 # guest_samples_<arch>, part of `all` and of guest_samples.
 # An architecture whose compiler is missing is skipped with a message; the
 # behaviour tests then fail for it, saying what to install.
 
-set(TRACECORN_CROSS_ARCHS aarch64 CACHE INTERNAL "Architectures the samples are cross-built for")
-set(TRACECORN_CROSS_VARIANTS static static-pie CACHE INTERNAL "Link variants of the cross-built samples")
+set(TRACECORN_CROSS_ARCHS aarch64 riscv64 CACHE INTERNAL "Architectures the samples are cross-built for")
+set(TRACECORN_CROSS_VARIANTS_aarch64 static static-pie CACHE INTERNAL "Link variants of the aarch64 samples")
+# Debian 12's riscv64 glibc has no rcrt1.o: no static-pie there.
+set(TRACECORN_CROSS_VARIANTS_riscv64 static CACHE INTERNAL "Link variants of the riscv64 samples")
 set(tracecorn_cross_cc_aarch64 aarch64-linux-gnu-gcc)
+set(tracecorn_cross_cc_riscv64 riscv64-linux-gnu-gcc)
 
 foreach(arch IN LISTS TRACECORN_CROSS_ARCHS)
   find_program(TRACECORN_CROSS_CC_${arch} NAMES ${tracecorn_cross_cc_${arch}})
@@ -34,7 +38,7 @@ foreach(arch IN LISTS TRACECORN_CROSS_ARCHS)
         continue()
       endif()
     endif()
-    foreach(variant IN LISTS TRACECORN_CROSS_VARIANTS)
+    foreach(variant IN LISTS TRACECORN_CROSS_VARIANTS_${arch})
       set(dir "${TRACECORN_GUEST_SAMPLES_DIR}-${arch}/${variant}")
       if(variant STREQUAL "static")
         set(link_flags -fno-pie -static)

@@ -17,7 +17,7 @@ packages=(
   # references the tests compare against (nobody here wrote them)
   busybox-static qemu-user-static gdb binutils coreutils
   # other guest architectures: cross compilers for the samples (samples/cross.cmake)
-  gcc-aarch64-linux-gnu libc6-dev-arm64-cross
+  gcc-aarch64-linux-gnu libc6-dev-arm64-cross gcc-riscv64-linux-gnu libc6-dev-riscv64-cross
   python3-protobuf zstd  # an independent decoder of BAP frames; the zstd CLI
   # peers that bench/peers_bench.sh times (not needed to build or test)
   python3-unicorn valgrind

@@ -16,7 +16,8 @@ Expected<std::unique_ptr<TextWriter>> TextWriter::open(const std::string& path, 
   std::unique_ptr<TextWriter> writer(new TextWriter(file, path, arch));
   writer->owns_file_ = path != "-";
   if (cs_open(arch.capstone_arch, arch.capstone_mode, &writer->capstone_) != CS_ERR_OK)
-    return make_error(ErrorCode::kEmulator, "cs_open failed");
+    return make_error(ErrorCode::kUnsupported,
+                      "Capstone cannot disassemble " + std::string(arch.name) + " for the text format", path);
   writer->insn_ = cs_malloc(writer->capstone_);
   return writer;
 }

@@ -8,7 +8,8 @@ namespace tracecorn::core {
 Expected<std::unique_ptr<BlockDecoder>> BlockDecoder::create(const arch::ArchInfo& arch) {
   std::unique_ptr<BlockDecoder> decoder(new BlockDecoder(arch));
   if (cs_open(arch.capstone_arch, arch.capstone_mode, &decoder->handle_) != CS_ERR_OK)
-    return make_error(ErrorCode::kEmulator, "cs_open failed for " + std::string(arch.name));
+    return make_error(ErrorCode::kUnsupported, "Capstone cannot decode " + std::string(arch.name) +
+                                                   " instructions, so it cannot be recorded");
   cs_option(decoder->handle_, CS_OPT_DETAIL, CS_OPT_ON);
   return decoder;
 }

@@ -247,7 +247,8 @@ std::optional<std::int64_t> Kernel::process_syscall(SyscallId id, const SyscallA
       struct utsname name {};
       if (::uname(&name) != 0) return -errno;
       std::memset(name.machine, 0, sizeof name.machine);
-      std::memcpy(name.machine, arch_.platform.data(), std::min(arch_.platform.size(), sizeof name.machine - 1));
+      std::memcpy(name.machine, arch_.uname_machine.data(),
+                  std::min(arch_.uname_machine.size(), sizeof name.machine - 1));
       return copy_out(a[0], &name, sizeof name) ? 0 : -EFAULT;
     }
     case SyscallId::sysinfo: {

@@ -60,16 +60,6 @@ const std::vector<std::string>& variants() {
   return v;
 }
 
-const std::vector<std::string>& cross_archs() {
-  static const std::vector<std::string> a = {"aarch64"};
-  return a;
-}
-
-const std::vector<std::string>& cross_variants() {
-  static const std::vector<std::string> v = {"static", "static-pie"};
-  return v;
-}
-
 std::string cross_samples_binary(const std::string& arch) { return paths().samples_binary + "-" + arch; }
 
 std::string qemu_for(const std::string& arch) {

@@ -42,11 +42,6 @@ const Paths& paths();
 // The link variants every sample is built in, in a fixed order.
 const std::vector<std::string>& variants();
 
-// Guest architectures other than the host's that the samples are cross-built
-// for (samples/cross.cmake), in a fixed order: {"aarch64"}.
-const std::vector<std::string>& cross_archs();
-// Their link variants: {"static", "static-pie"}.
-const std::vector<std::string>& cross_variants();
 // Where the samples cross-built for `arch` are: samples_binary + "-" + arch.
 std::string cross_samples_binary(const std::string& arch);
 // The reference emulator for `arch`: qemu-<arch>-static, or the environment's

@@ -123,6 +123,7 @@ void check_all_cross_samples(const std::string& arch, const std::string& variant
 
 TEST_CASE("Samples: aarch64 static") { check_all_cross_samples("aarch64", "static"); }
 TEST_CASE("Samples: aarch64 static-pie") { check_all_cross_samples("aarch64", "static-pie"); }
+TEST_CASE("Samples: riscv64 static") { check_all_cross_samples("riscv64", "static"); }
 
 TEST_CASE("Samples: static") { check_all_samples("static"); }
 TEST_CASE("Samples: static-pie") { check_all_samples("static-pie"); }

@@ -168,5 +168,6 @@ void compare_all_marked_cross(const std::string& arch, const std::string& varian
 TEST_CASE("Strace: static") { compare_all_marked(kStraceVariants[0]); }
 TEST_CASE("Strace: dynamic") { compare_all_marked(kStraceVariants[1]); }
 TEST_CASE("Strace: aarch64 static") { compare_all_marked_cross("aarch64", "static"); }
+TEST_CASE("Strace: riscv64 static") { compare_all_marked_cross("riscv64", "static"); }
 
 }  // namespace tracecorn::behaviour

@@ -1,6 +1,7 @@
-// Role: unit tests of arch/aarch64.cpp's tables against references nobody here
-// wrote: the syscall numbers and open flags against the cross compiler's
-// kernel headers (aarch64-linux-gnu-gcc -E -dM), the `struct stat` layout
+// Role: unit tests of the guest architectures' tables (arch/aarch64.cpp,
+// arch/riscv64.cpp, arch/linux_generic.cpp, arch/x86_64.cpp's stat) against
+// references nobody here wrote: the syscall numbers and open flags against the
+// cross compilers' kernel headers (<arch>-linux-gnu-gcc -E -dM), the `struct stat` layout
 // against offsetof() in a program built by the cross compiler and run under
 // qemu-aarch64-static, the DWARF numbers against the AADWARF64 table, and
 // x86-64's stat encoding against the host's own struct stat.
@@ -38,9 +39,9 @@ std::string run_command(const std::string& command) {
 
 // The integer macros `header` defines for the aarch64 cross compiler, with
 // macro-to-macro aliases resolved (__NR_fstat -> __NR3264_fstat -> 80).
-std::map<std::string, long> cross_macros(const std::string& header, const std::string& prefix_regex) {
-  const std::string text =
-      run_command("echo '#include <" + header + ">' | aarch64-linux-gnu-gcc -E -dM - 2>/dev/null");
+std::map<std::string, long> cross_macros(const std::string& header, const std::string& prefix_regex,
+                                         const std::string& compiler = "aarch64-linux-gnu-gcc") {
+  const std::string text = run_command("echo '#include <" + header + ">' | " + compiler + " -E -dM - 2>/dev/null");
   std::map<std::string, std::string> raw;
   std::istringstream lines(text);
   std::string line;
@@ -63,10 +64,13 @@ std::map<std::string, long> cross_macros(const std::string& header, const std::s
 
 }  // namespace
 
-TEST_CASE("Arch aarch64: syscall numbers are those of the cross compiler's <asm/unistd.h>") {
-  const auto numbers = cross_macros("asm/unistd.h", "__NR_\\w+");
-  REQUIRE_MESSAGE(numbers.size() > 250, "aarch64-linux-gnu-gcc is missing (scripts/setup.sh installs it)");
-  const ArchInfo& arch = aarch64_arch();
+namespace {
+
+// Both asm-generic architectures share arch/linux_generic.cpp's table.
+void check_syscall_numbers(const ArchInfo& arch, const std::string& compiler) {
+  CAPTURE(compiler);
+  const auto numbers = cross_macros("asm/unistd.h", "__NR_\\w+", compiler);
+  REQUIRE_MESSAGE(numbers.size() > 250, compiler << " is missing (scripts/setup.sh installs it)");
   int checked = 0;
   for (std::size_t id = 0; id + 1 < kSyscallIdCount; ++id) {
     const std::string name(syscall_name(static_cast<SyscallId>(id)));
@@ -89,6 +93,13 @@ TEST_CASE("Arch aarch64: syscall numbers are those of the cross compiler's <asm/
     REQUIRE(found != numbers.end());
     CHECK(found->second == static_cast<long>(number));
   }
+}
+
+}  // namespace
+
+TEST_CASE("Arch aarch64, riscv64: syscall numbers are those of the cross compilers' <asm/unistd.h>") {
+  check_syscall_numbers(aarch64_arch(), "aarch64-linux-gnu-gcc");
+  check_syscall_numbers(riscv64_arch(), "riscv64-linux-gnu-gcc");
 }
 
 TEST_CASE("Arch aarch64: open flags translate as <asm/fcntl.h> defines them on both sides") {
@@ -181,6 +192,24 @@ TEST_CASE("Arch x86_64: struct stat encoding is the host's own struct stat") {
   std::array<std::uint8_t, kMaxStatBytes> bytes{};
   REQUIRE(x86_64_arch().encode_stat(status, bytes) == sizeof info);
   CHECK(std::memcmp(bytes.data(), &info, sizeof info) == 0);
+}
+
+TEST_CASE("Arch riscv64: registers carry the psABI DWARF numbers; no AT_PLATFORM; recording is refused") {
+  const ArchInfo& arch = riscv64_arch();
+  const std::map<std::string, int> dwarf = {{"zero", 0}, {"ra", 1}, {"sp", 2}, {"tp", 4}, {"a0", 10},
+                                            {"a7", 17}, {"t6", 31}, {"ft0", 32}, {"fa0", 42}, {"ft11", 63}};
+  for (const auto& entry : dwarf) {
+    CAPTURE(entry.first);
+    const RegisterInfo* reg = arch.find_register(entry.first);
+    REQUIRE(reg != nullptr);
+    CHECK(reg->dwarf == entry.second);
+  }
+  CHECK(arch.syscall_abi.number_reg == arch.find_register("a7")->uc_id);
+  CHECK(arch.platform.empty());
+  CHECK(arch.uname_machine == "riscv64");
+  CHECK(arch.format_ids.ucir_arch.empty());
+  CHECK(arch.format_ids.bap_architecture == 0);
+  CHECK(find_arch_for_elf(243, true, true) == &arch);
 }
 
 TEST_CASE("Arch aarch64: registers carry the AADWARF64 numbers and the syscall ABI") {

@@ -71,6 +71,11 @@ time_one "$qemu" "$busybox" sha256sum "$input"
 qemu_s=$seconds qemu_digest=$digest
 time_one "$tracecorn" run -- "$busybox" sha256sum "$input"
 tracecorn_s=$seconds tracecorn_digest=$digest
+# Recording cost on top of the run: blocks and memory accesses into the null sink.
+time_one "$tracecorn" record --level blocks --format null -- "$busybox" sha256sum "$input"
+record_blocks_s=$seconds record_blocks_digest=$digest
+time_one "$tracecorn" record --level mem --format null -- "$busybox" sha256sum "$input"
+record_mem_s=$seconds record_mem_digest=$digest
 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "inf" }'; }
 
@@ -84,10 +89,14 @@ echo "machine:  $(nproc) cores, ${cpu:-unknown CPU}, kernel $(uname -r)"
 echo "commit:   $commit"
 echo "qemu:     $("$qemu" --version | head -1)"
 printf '%-10s %8s s\n' native "$native_s" qemu "$qemu_s" tracecorn "$tracecorn_s"
+printf '%-30s %8s s\n' "record --level blocks (null)" "$record_blocks_s" "record --level mem (null)" "$record_mem_s"
 if [ "$native_s" != "n/a" ]; then echo "ratio tracecorn/native: $(ratio "$tracecorn_s" "$native_s")x"; fi
 echo "ratio tracecorn/qemu:   $(ratio "$tracecorn_s" "$qemu_s")x"
+echo "ratio record blocks/run: $(ratio "$record_blocks_s" "$tracecorn_s")x, record mem/run: $(ratio "$record_mem_s" "$tracecorn_s")x"
 
-if [ "$native_digest" != "$qemu_digest" ] || [ "$native_digest" != "$tracecorn_digest" ]; then
-  echo "run_bench: digests differ: native $native_digest, qemu $qemu_digest, tracecorn $tracecorn_digest" >&2
+if [ "$native_digest" != "$qemu_digest" ] || [ "$native_digest" != "$tracecorn_digest" ] ||
+   [ "$native_digest" != "$record_blocks_digest" ] || [ "$native_digest" != "$record_mem_digest" ]; then
+  echo "run_bench: digests differ: native $native_digest, qemu $qemu_digest, tracecorn $tracecorn_digest," \
+    "record blocks $record_blocks_digest, record mem $record_mem_digest" >&2
   exit 1
 fi

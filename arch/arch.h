@@ -189,6 +189,9 @@ struct ArchInfo {
   uc_mode unicorn_mode;
   cs_arch capstone_arch;
   cs_mode capstone_mode;
+  // Why tracecorn cannot decode this architecture's instructions (so cannot
+  // record it); empty when it can.
+  std::string_view decoding_unsupported = {};
   std::uint16_t elf_machine;      // EM_*
   bool elf_64bit;
   bool little_endian;
@@ -199,6 +202,9 @@ struct ArchInfo {
   int sp_reg;
   int fp_reg;
   SyscallAbi syscall_abi;
+  // 32-bit ABIs only: a 64-bit syscall argument split over two registers
+  // starts at an even argument index (arm EABI, mips o32), skipping one.
+  bool aligned_argument_pairs = false;
   // The open flags whose values differ from the host's (empty: none).
   std::span<const FlagValue> open_flags;
   // Encodes `status` as the `struct stat` that fstat/newfstatat write for this
@@ -260,5 +266,6 @@ std::span<const ArchInfo* const> all_archs();
 const ArchInfo& x86_64_arch();
 const ArchInfo& aarch64_arch();
 const ArchInfo& riscv64_arch();
+const ArchInfo& arm_arch();
 
 }  // namespace tracecorn::arch

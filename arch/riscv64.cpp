@@ -179,6 +179,7 @@ const ArchInfo& riscv64_arch() {
       .unicorn_mode = UC_MODE_RISCV64,
       .capstone_arch = CS_ARCH_MAX,  // no RISC-V in Capstone 4: cs_open fails, decoding users refuse
       .capstone_mode = CS_MODE_LITTLE_ENDIAN,
+      .decoding_unsupported = "Debian 12's Capstone 4 has no RISC-V",
       .elf_machine = kEmRiscv,
       .elf_64bit = true,
       .little_endian = true,

@@ -5,6 +5,7 @@
 //   syscalls_memory.cpp   brk, mmap, munmap, mprotect, mremap, madvise
 //   syscalls_process.cpp  ids, exit, signals, limits, uname, TLS, futex
 //   syscalls_time.cpp     clocks, sleeps, getrandom
+//   syscalls_compat32.cpp 32-bit ABIs' variants (mmap2, _llseek, fstat64...)
 // Who calls it: the architecture's trap hook (GuestCpu), on the emulation thread,
 // inside Unicorn's callback: nothing here may throw past on_trap().
 // Invariants: a handler returns the guest's return value (negative errno on
@@ -18,9 +19,11 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <initializer_list>
 #include <optional>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <unicorn/unicorn.h>
@@ -70,6 +73,15 @@ class Kernel {
   std::optional<std::int64_t> memory_syscall(arch::SyscallId id, const SyscallArgs& a);
   std::optional<std::int64_t> process_syscall(arch::SyscallId id, const SyscallArgs& a);
   std::optional<std::int64_t> time_syscall(arch::SyscallId id, const SyscallArgs& a);
+  // 32-bit ABIs' own syscalls (syscalls_compat32.cpp); nullopt for 64-bit guests.
+  std::optional<std::int64_t> compat32_syscall(arch::SyscallId id, const SyscallArgs& a);
+  // The 64-bit value a 32-bit ABI passes in the register pair starting at
+  // argument `index` (moved to the next even index where the ABI aligns pairs).
+  std::uint64_t argument_pair(const SyscallArgs& a, std::size_t index) const;
+  // Writes 32-bit words in the guest's byte order (at most 4); false on EFAULT.
+  bool copy_out_words32(std::uint64_t address, std::initializer_list<std::uint64_t> values);
+  // Reads two signed 32-bit words (a timespec32); nullopt on EFAULT.
+  std::optional<std::pair<std::int64_t, std::int64_t>> copy_in_words32(std::uint64_t address) const;
 
   // File family helpers (syscalls_file.cpp).
   std::int64_t do_openat(int dirfd, std::uint64_t path_address, int flags, int mode);

@@ -108,8 +108,19 @@ std::int64_t Kernel::do_vector_io(int fd, std::uint64_t iov, std::uint64_t count
                                   std::optional<std::int64_t> offset) {
   if (fs_.host_fd(fd) < 0) return -EBADF;
   if (count > IOV_MAX) return -EINVAL;
+  // struct iovec is two guest words (pointer, length).
   std::vector<struct iovec> vectors(count);
-  if (count && !copy_in(iov, vectors.data(), count * sizeof(struct iovec))) return -EFAULT;
+  const unsigned word = arch_.elf_64bit ? 8 : 4;
+  std::vector<std::uint8_t> raw(count * 2 * word);
+  if (count && !copy_in(iov, raw.data(), raw.size())) return -EFAULT;
+  for (std::size_t i = 0; i < count; ++i) {
+    std::uint64_t fields[2] = {};
+    for (unsigned f = 0; f < 2; ++f)
+      for (unsigned b = 0; b < word; ++b)
+        fields[f] |= std::uint64_t{raw[(2 * i + f) * word + b]} << (8 * (arch_.little_endian ? b : word - 1 - b));
+    vectors[i].iov_base = reinterpret_cast<void*>(fields[0]);
+    vectors[i].iov_len = fields[1];
+  }
   // Gather into one host call so that the write is atomic as the guest expects.
   std::uint64_t total = 0;
   for (const auto& vector : vectors) total += vector.iov_len;

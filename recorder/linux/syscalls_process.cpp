@@ -66,9 +66,12 @@ std::int64_t Kernel::do_kill_self(int signal, const char* how) {
 std::int64_t Kernel::do_rt_sigaction(int signal, std::uint64_t action, std::uint64_t old_action, std::uint64_t size) {
   if (size != kSigsetSize || signal < 1 || signal > kMaxSignal) return -EINVAL;
   if (action && (signal == SIGKILL || signal == SIGSTOP)) return -EINVAL;
+  // The guest's struct sigaction: handler, flags, restorer (one word each), then
+  // the 8-byte mask; kept as raw bytes.
+  const std::size_t record = (arch_.elf_64bit ? 3 * 8 : 3 * 4) + 8;
   std::uint64_t incoming[4] = {};
-  if (action && !copy_in(action, incoming, sizeof incoming)) return -EFAULT;
-  if (old_action && !copy_out(old_action, signal_actions_[signal], sizeof signal_actions_[signal])) return -EFAULT;
+  if (action && !copy_in(action, incoming, record)) return -EFAULT;
+  if (old_action && !copy_out(old_action, signal_actions_[signal], record)) return -EFAULT;
   if (action) std::memcpy(signal_actions_[signal], incoming, sizeof incoming);
   return 0;
 }

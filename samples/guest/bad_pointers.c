@@ -16,6 +16,20 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+// 32-bit ABIs name the same calls with their 64-bit structs (arm: struct
+// stat64, 64-bit timespec).
+#if !defined(SYS_newfstatat) && defined(SYS_fstatat64)
+#define SYS_newfstatat SYS_fstatat64
+#endif
+#ifdef SYS_fstat64
+#undef SYS_fstat
+#define SYS_fstat SYS_fstat64
+#endif
+#ifdef SYS_clock_gettime64
+#undef SYS_clock_gettime
+#define SYS_clock_gettime SYS_clock_gettime64
+#endif
+
 static void report(const char* what, long result) {
   const char* name = result < 0 ? strerrorname_np(errno) : "";
   printf("%-28s = %ld%s%s\n", what, result, result < 0 ? " " : "", name ? name : "?");

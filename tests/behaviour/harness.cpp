@@ -68,6 +68,11 @@ std::string qemu_for(const std::string& arch) {
   return from_env(variable.c_str(), ("/usr/bin/qemu-" + arch + "-static").c_str());
 }
 
+std::vector<std::string> qemu_cpu_options(const std::string& arch) {
+  if (arch == "arm") return {"-cpu", "cortex-a15"};
+  return {};
+}
+
 std::vector<std::string> base_env() {
   return {"PATH=/usr/bin:/bin", "LC_ALL=C", "TZ=UTC", "HOME=/nonexistent-home"};
 }

@@ -47,6 +47,10 @@ std::string cross_samples_binary(const std::string& arch);
 // The reference emulator for `arch`: qemu-<arch>-static, or the environment's
 // QEMU_<ARCH> (upper case, e.g. QEMU_AARCH64).
 std::string qemu_for(const std::string& arch);
+// The options that make qemu emulate the CPU tracecorn gives `arch` (arm:
+// -cpu cortex-a15, Unicorn's ARMv7 CPU; qemu's default "max" is an ARMv8 that
+// reports AT_PLATFORM v8l); empty for the others.
+std::vector<std::string> qemu_cpu_options(const std::string& arch);
 
 // The environment every run starts from: PATH, LC_ALL=C, TZ=UTC, HOME.
 std::vector<std::string> base_env();

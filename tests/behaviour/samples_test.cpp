@@ -92,7 +92,11 @@ void check_cross_sample(const SampleSpec& sample, const std::string& arch, const
   ProcessSpec reference_spec =
       sample.process(use_native ? paths().samples_binary + "/" + variant + "/" + sample.name : binary,
                      reference_dir.path());
-  if (!use_native) reference_spec.argv.insert(reference_spec.argv.begin(), qemu);
+  if (!use_native) {
+    std::vector<std::string> prefix = {qemu};
+    for (const auto& option : qemu_cpu_options(arch)) prefix.push_back(option);
+    reference_spec.argv.insert(reference_spec.argv.begin(), prefix.begin(), prefix.end());
+  }
   const ProcessResult reference = without_qemu_messages(run_process(reference_spec));
   if (sample.expected_exit) {
     CHECK_MESSAGE(reference.status == *sample.expected_exit,
@@ -124,6 +128,7 @@ void check_all_cross_samples(const std::string& arch, const std::string& variant
 TEST_CASE("Samples: aarch64 static") { check_all_cross_samples("aarch64", "static"); }
 TEST_CASE("Samples: aarch64 static-pie") { check_all_cross_samples("aarch64", "static-pie"); }
 TEST_CASE("Samples: riscv64 static") { check_all_cross_samples("riscv64", "static"); }
+TEST_CASE("Samples: arm static") { check_all_cross_samples("arm", "static"); }
 
 TEST_CASE("Samples: static") { check_all_samples("static"); }
 TEST_CASE("Samples: static-pie") { check_all_samples("static-pie"); }

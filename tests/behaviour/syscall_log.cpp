@@ -33,9 +33,12 @@ void for_each_line(std::string_view text, Fn fn) {
 std::string_view qemu_unnamed_syscall(long nr, std::string_view arch) {
   // Evidence: qemu-x86_64-static 7.2 (Debian 12) prints "Unknown syscall 334"
   // for glibc 2.36's rseq registration at startup, qemu-aarch64-static 7.2
-  // "Unknown syscall 293" for the same call. Add entries only when seen.
+  // "Unknown syscall 293" for the same call, qemu-arm-static "398" (and "406" for clock_getres_time64). Add entries
+  // only when seen.
   if (arch == "x86_64" && nr == 334) return "rseq";
   if (arch == "aarch64" && nr == 293) return "rseq";
+  if (arch == "arm" && nr == 398) return "rseq";
+  if (arch == "arm" && nr == 406) return "clock_getres_time64";
   return "";
 }
 

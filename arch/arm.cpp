@@ -64,6 +64,12 @@ constexpr SyscallNumber kSyscallNumbers[] = {
     // time32 calls, converted by recorder/linux/syscalls_compat32.cpp.
     {78, SyscallId::gettimeofday}, {162, SyscallId::nanosleep}, {263, SyscallId::clock_gettime},
     {264, SyscallId::clock_getres}, {265, SyscallId::clock_nanosleep},
+    // 32-bit uid/gid calls (the unsuffixed ones take 16-bit ids), run by the base calls.
+    {198, SyscallId::lchown32}, {199, SyscallId::getuid32}, {200, SyscallId::getgid32},
+    {201, SyscallId::geteuid32}, {202, SyscallId::getegid32}, {205, SyscallId::getgroups32},
+    {206, SyscallId::setgroups32}, {207, SyscallId::fchown32}, {209, SyscallId::getresuid32},
+    {211, SyscallId::getresgid32}, {212, SyscallId::chown32}, {213, SyscallId::setuid32},
+    {214, SyscallId::setgid32},
     {0, SyscallId::restart_syscall}, {1, SyscallId::exit}, {2, SyscallId::fork},
     {3, SyscallId::read}, {4, SyscallId::write}, {5, SyscallId::open},
     {6, SyscallId::close}, {8, SyscallId::creat}, {9, SyscallId::link},

@@ -23,7 +23,9 @@ mkdir -p "$state/lists/partial" "$state/cache/archives/partial"
 apt_options=(-q -o "APT::Architectures::=$arch" -o "APT::Architecture=$arch"
              -o "Dir::State::Lists=$(realpath "$state/lists")" -o "Dir::Cache=$(realpath "$state/cache")"
              -o Dir::State::Status=/dev/null -o APT::Sandbox::User=root)
-apt-get "${apt_options[@]}" update >/dev/null
+# A list that fails to update (a mirror mid-sync, say bookworm-security's) is not
+# fatal: busybox-static comes from the main archive; the download decides.
+apt-get "${apt_options[@]}" update >/dev/null || echo "fetch_guest_busybox: apt-get update reported errors" >&2
 (cd "$state" && apt-get "${apt_options[@]}" download "busybox-static:$arch" >/dev/null)
 deb=$(ls "$state"/busybox-static_*_"$arch".deb | head -n 1)
 rm -rf "$state/extract"

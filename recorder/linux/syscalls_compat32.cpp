@@ -149,6 +149,20 @@ std::optional<std::int64_t> Kernel::compat32_syscall(SyscallId id, const Syscall
     case SyscallId::clock_getres_time64: return time_syscall(SyscallId::clock_getres, a);
     case SyscallId::clock_nanosleep_time64: return time_syscall(SyscallId::clock_nanosleep, a);
     case SyscallId::futex_time64: return process_syscall(SyscallId::futex, a);
+    // 32-bit ids: the base calls already take and give full-width ids.
+    case SyscallId::getuid32: return process_syscall(SyscallId::getuid, a);
+    case SyscallId::getgid32: return process_syscall(SyscallId::getgid, a);
+    case SyscallId::geteuid32: return process_syscall(SyscallId::geteuid, a);
+    case SyscallId::getegid32: return process_syscall(SyscallId::getegid, a);
+    case SyscallId::setuid32: return process_syscall(SyscallId::setuid, a);
+    case SyscallId::setgid32: return process_syscall(SyscallId::setgid, a);
+    case SyscallId::getgroups32: return process_syscall(SyscallId::getgroups, a);
+    case SyscallId::setgroups32: return process_syscall(SyscallId::setgroups, a);
+    case SyscallId::getresuid32: return process_syscall(SyscallId::getresuid, a);
+    case SyscallId::getresgid32: return process_syscall(SyscallId::getresgid, a);
+    case SyscallId::chown32: return file_syscall(SyscallId::chown, a);
+    case SyscallId::lchown32: return file_syscall(SyscallId::lchown, a);
+    case SyscallId::fchown32: return file_syscall(SyscallId::fchown, a);
     // 64-bit values in register pairs.
     case SyscallId::ftruncate64:
       wide[1] = argument_pair(a, 1);

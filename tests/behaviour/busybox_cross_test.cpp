@@ -1,11 +1,14 @@
-// Role: Debian 12's busybox-static for arm64 (fetched by
-// scripts/fetch_guest_busybox.sh) as real-world AArch64 guest code nobody here
-// wrote: each applet run under qemu-aarch64-static and under tracecorn with
-// the same argv, environment and stdin must agree (status, stdout, stderr).
+// Role: Debian 12's busybox-static for arm64 and armhf (fetched by
+// scripts/fetch_guest_busybox.sh) as real-world AArch64 and ARM/Thumb guest code
+// nobody here wrote: each applet run under qemu-<arch>-static and under
+// tracecorn with the same argv, environment and stdin must agree (status,
+// stdout, stderr).
 //
 // Invariants: inputs are the deterministic fixtures (fixtures.h), shared
 // read-only by both runs; applets that write run in two identically prepared
 // directories, whose trees must match afterwards.
+#include <cctype>
+#include <cstdlib>
 #include <fstream>
 #include <regex>
 #include <sstream>
@@ -22,15 +25,25 @@
 namespace tracecorn::behaviour {
 namespace {
 
-// BUSYBOX_AARCH64 overrides where the arm64 busybox is.
-std::string arm64_busybox() {
-  const char* value = std::getenv("BUSYBOX_AARCH64");
-  return value && *value ? value : TRACECORN_BEHAVIOUR_GUEST_BUSYBOX_DIR "/arm64/busybox";
-}
+// A guest architecture's busybox: tracecorn's architecture name and Debian's.
+struct GuestBusybox {
+  std::string arch;         // "aarch64"
+  std::string debian_arch;  // "arm64"
+  // BUSYBOX_<ARCH> (BUSYBOX_AARCH64, BUSYBOX_ARM) overrides where it is.
+  std::string path() const {
+    std::string variable = "BUSYBOX_";
+    for (const char c : arch) variable += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    const char* value = std::getenv(variable.c_str());
+    return value && *value ? value : TRACECORN_BEHAVIOUR_GUEST_BUSYBOX_DIR "/" + debian_arch + "/busybox";
+  }
+};
+const GuestBusybox kArm64{"aarch64", "arm64"};
+const GuestBusybox kArmhf{"arm", "armhf"};
 
-ProcessSpec busybox(const std::vector<std::string>& args, std::string stdin_data = "", std::string cwd = "/") {
+ProcessSpec busybox(const GuestBusybox& guest, const std::vector<std::string>& args, std::string stdin_data = "",
+                    std::string cwd = "/") {
   ProcessSpec spec;
-  spec.argv = {arm64_busybox()};
+  spec.argv = {guest.path()};
   spec.argv.insert(spec.argv.end(), args.begin(), args.end());
   spec.env = base_env();
   spec.stdin_data = std::move(stdin_data);
@@ -38,26 +51,32 @@ ProcessSpec busybox(const std::vector<std::string>& args, std::string stdin_data
   spec.timeout = run_timeout();
   return spec;
 }
+ProcessSpec busybox(const std::vector<std::string>& args, std::string stdin_data = "", std::string cwd = "/") {
+  return busybox(kArm64, args, std::move(stdin_data), std::move(cwd));
+}
 
-void require_tools() {
+void require_tools(const GuestBusybox& guest = kArm64) {
   const std::string missing =
-      missing_executable(arm64_busybox(), "run scripts/fetch_guest_busybox.sh arm64") +
-      missing_executable(qemu_for("aarch64"), "apt-get install qemu-user-static") +
+      missing_executable(guest.path(), "run scripts/fetch_guest_busybox.sh " + guest.debian_arch) +
+      missing_executable(qemu_for(guest.arch), "apt-get install qemu-user-static") +
       missing_executable(paths().tracecorn, "build the tracecorn target");
   REQUIRE_MESSAGE(missing.empty(), missing);
 }
 
-// `spec` under qemu-aarch64-static (the reference) and, with `emulated_cwd`
-// as its directory, under tracecorn.
-void check_against_qemu(const ProcessSpec& spec, const std::string& emulated_cwd = "") {
+// `spec` under qemu-<arch>-static (the reference, with the CPU tracecorn
+// emulates) and, with `emulated_cwd` as its directory, under tracecorn.
+void check_against_qemu(const ProcessSpec& spec, const std::string& emulated_cwd = "",
+                        const GuestBusybox& guest = kArm64) {
   ProcessSpec reference = spec;
-  reference.argv.insert(reference.argv.begin(), qemu_for("aarch64"));
+  std::vector<std::string> prefix = {qemu_for(guest.arch)};
+  for (const auto& option : qemu_cpu_options(guest.arch)) prefix.push_back(option);
+  reference.argv.insert(reference.argv.begin(), prefix.begin(), prefix.end());
   ProcessSpec traced = spec;
   if (!emulated_cwd.empty()) traced.cwd = emulated_cwd;
   const ProcessResult expected = without_qemu_messages(run_process(reference));
   const ProcessResult got = run_process(under_tracecorn(traced));
   const std::string diff = compare_runs(reference, expected, got);
-  CHECK_MESSAGE(diff.empty(), "(the \"native\" run below is qemu-aarch64-static)\n" << diff);
+  CHECK_MESSAGE(diff.empty(), "(the \"native\" run below is qemu-" << guest.arch << "-static)\n" << diff);
 }
 
 // The memory accesses of a text trace, as "read ADDRESS [SIZE] pc PC" lines
@@ -85,7 +104,7 @@ TEST_CASE("Busybox aarch64: mem-level accesses carry the pcs the full level sees
   std::string traces[2];
   const char* levels[2] = {"mem", "full"};
   for (int i = 0; i < 2; ++i) {
-    ProcessSpec record = busybox({"sha256sum", dir / "payload"});
+    ProcessSpec record = busybox(kArm64, {"sha256sum", dir / "payload"});
     record.argv.insert(record.argv.begin(), {paths().tracecorn, "record", "--format", "text", "--level", levels[i],
                                              "-o", dir / (std::string(levels[i]) + ".txt"), "--"});
     const ProcessResult result = run_process(record);
@@ -138,6 +157,25 @@ TEST_CASE("Busybox aarch64: ls and a gzip round trip") {
   const std::string diff = describe_difference("qemu tree", snapshot_tree(reference_dir.path()), "tracecorn tree",
                                                snapshot_tree(traced_dir.path()));
   CHECK_MESSAGE(diff.empty(), "the directories differ after the steps\n" << diff);
+}
+
+}  // namespace tracecorn::behaviour
+
+namespace tracecorn::behaviour {
+
+TEST_CASE("Busybox arm: applets of Debian's armhf busybox (Thumb code) against qemu-arm-static") {
+  require_tools(kArmhf);
+  TempDir dir("busybox-armhf");
+  write_file(dir / "payload", payload(512 * 1024));
+  write_file(dir / "text", sample_text());
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"sha256sum", dir / "payload", dir / "missing"}, {"md5sum", dir / "payload"},
+        {"sort", "-u", dir / "text"}, {"wc", dir / "text"}, {"uname", "-m"}, {"ls", "-ln", dir.path()},
+        {"id", "-u"}}) {
+    CAPTURE(quote_command(args));
+    check_against_qemu(busybox(kArmhf, args), "", kArmhf);
+  }
+  check_against_qemu(busybox(kArmhf, {"tr", "a-z", "A-Z"}, sample_text()), "", kArmhf);
 }
 
 }  // namespace tracecorn::behaviour

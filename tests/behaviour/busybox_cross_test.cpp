@@ -100,7 +100,7 @@ std::string accesses_of(const std::string& trace_path) {
 TEST_CASE("Busybox aarch64: mem-level accesses carry the pcs the full level sees") {
   require_tools();
   TempDir dir("busybox-arm64-pcs");
-  write_file(dir / "payload", payload(32 * 1024));
+  write_file(dir / "payload", payload(4 * 1024));
   std::string traces[2];
   const char* levels[2] = {"mem", "full"};
   for (int i = 0; i < 2; ++i) {
@@ -111,7 +111,7 @@ TEST_CASE("Busybox aarch64: mem-level accesses carry the pcs the full level sees
     REQUIRE_MESSAGE(result.status == 0, result.describe_status() << "\n" << result.err);
     traces[i] = accesses_of(dir / (std::string(levels[i]) + ".txt"));
   }
-  CHECK(traces[0].size() > 100000);
+  CHECK(traces[0].size() > 200000);  // bytes of text: some thousands of accesses
   CHECK(traces[0].find(" pc ?") == std::string::npos);
   const std::string diff = describe_difference("mem level", traces[0], "full level", traces[1]);
   CHECK_MESSAGE(diff.empty(), diff);

@@ -27,6 +27,7 @@
 #include <unicorn/unicorn.h>  // includes arm64.h (which cannot be included first)
 
 #include "arch/arch.h"
+#include "arch/interrupt_trap_cpu.h"
 #include "arch/linux_generic.h"
 
 namespace tracecorn::arch {
@@ -86,18 +87,15 @@ constexpr std::uint64_t kHwcap = (1u << 0) | (1u << 1) | (1u << 3) | (1u << 4) |
 constexpr std::uint64_t kSvcLength = 4;
 
 // The AArch64 CPU as a Linux process sees it, on top of Unicorn 2.0.1 (see the
-// facts at the top of this file). The syscall trap is a UC_HOOK_INTR hook that
-// passes on intno 2 only; LinuxProcess's own interrupt hook sees the same
+// facts at the top of this file). The syscall trap is InterruptTrapCpu's
+// UC_HOOK_INTR hook on intno 2; LinuxProcess's own interrupt hook sees the same
 // interrupt and ignores it because signal_for_interrupt(2) is 0.
-class Aarch64GuestCpu final : public GuestCpu {
+class Aarch64GuestCpu final : public InterruptTrapCpu {
  public:
-  explicit Aarch64GuestCpu(uc_engine* engine) : engine_(engine) {}
+  explicit Aarch64GuestCpu(uc_engine* engine) : InterruptTrapCpu(engine, UC_ARM64_REG_PC, UC_ARM64_REG_TPIDR_EL0) {}
   ~Aarch64GuestCpu() override {
     if (capstone_) cs_close(&capstone_);
-    if (syscall_hook_) uc_hook_del(engine_, syscall_hook_);
   }
-  Aarch64GuestCpu(const Aarch64GuestCpu&) = delete;
-  Aarch64GuestCpu& operator=(const Aarch64GuestCpu&) = delete;
 
   Status init() {
     if (cs_open(CS_ARCH_ARM64, CS_MODE_ARM, &capstone_) != CS_ERR_OK ||
@@ -111,48 +109,9 @@ class Aarch64GuestCpu final : public GuestCpu {
     return ok_status();
   }
 
-  Status install_syscall_trap(SyscallCallback callback, void* user) override {
-    syscall_callback_ = callback;
-    syscall_user_ = user;
-    if (uc_hook_add(engine_, &syscall_hook_, UC_HOOK_INTR, reinterpret_cast<void*>(&on_interrupt), this, 1, 0) !=
-        UC_ERR_OK)
-      return make_error(ErrorCode::kEmulator, "cannot hook the svc exception");
-    return ok_status();
-  }
-
   // Unicorn leaves PC after the svc; the trap instruction is 4 bytes before.
   std::uint64_t trap_pc() const override { return pc() - kSvcLength; }
-
-  void resume_at(std::uint64_t target) override { uc_reg_write(engine_, UC_ARM64_REG_PC, &target); }
-
-  // The arm64 syscall path changes no register besides x0.
-  void apply_kernel_exit_effects() override {}
-
   std::uint64_t hwcap() const override { return kHwcap; }
-
-  Status set_thread_pointer(std::uint64_t value) override {
-    if (uc_reg_write(engine_, UC_ARM64_REG_TPIDR_EL0, &value) != UC_ERR_OK)
-      return make_error(ErrorCode::kEmulator, "cannot write TPIDR_EL0");
-    return ok_status();
-  }
-  std::uint64_t thread_pointer() const override {
-    std::uint64_t value = 0;
-    uc_reg_read(engine_, UC_ARM64_REG_TPIDR_EL0, &value);
-    return value;
-  }
-
-  // Linux's arm64 EL0 exception handling (arch/arm64/kernel/traps.c, fault.c):
-  // undefined instructions and hvc/smc from EL0 give SIGILL, brk SIGTRAP, aborts
-  // SIGSEGV (SIGBUS for alignment). svc is the syscall: not a fault.
-  int signal_for_interrupt(std::uint32_t interrupt_number) const override {
-    switch (interrupt_number) {
-      case kExcpSwi: return 0;
-      case kExcpBkpt: return SIGTRAP;
-      case kExcpPrefetchAbort: case kExcpDataAbort: return SIGSEGV;
-      case kExcpUnaligned: return SIGBUS;
-      case kExcpUdef: default: return SIGILL;
-    }
-  }
 
   // Decodes the block from `reported_pc` and returns the first instruction whose
   // memory operand (base + index + displacement, evaluated with the current
@@ -183,10 +142,17 @@ class Aarch64GuestCpu final : public GuestCpu {
   }
 
  private:
-  std::uint64_t pc() const {
-    std::uint64_t value = 0;
-    uc_reg_read(engine_, UC_ARM64_REG_PC, &value);
-    return value;
+  bool is_syscall_interrupt(std::uint32_t number) const override { return number == kExcpSwi; }
+  // Linux's arm64 EL0 exception handling (arch/arm64/kernel/traps.c, fault.c):
+  // undefined instructions and hvc/smc from EL0 give SIGILL, brk SIGTRAP, aborts
+  // SIGSEGV (SIGBUS for alignment).
+  int fault_signal(std::uint32_t number) const override {
+    switch (number) {
+      case kExcpBkpt: return SIGTRAP;
+      case kExcpPrefetchAbort: case kExcpDataAbort: return SIGSEGV;
+      case kExcpUnaligned: return SIGBUS;
+      case kExcpUdef: default: return SIGILL;
+    }
   }
 
   std::optional<std::uint64_t> register_value(unsigned capstone_register) const {
@@ -212,21 +178,12 @@ class Aarch64GuestCpu final : public GuestCpu {
     return false;
   }
 
-  static void on_interrupt(uc_engine*, std::uint32_t number, void* user) noexcept {
-    auto* self = static_cast<Aarch64GuestCpu*>(user);
-    if (number == kExcpSwi) self->syscall_callback_(self->syscall_user_);
-  }
-
  public:
   // Capstone AArch64 register id -> index in kRegisters (or -1).
   static int aarch64_register_index(unsigned capstone_register);
 
  private:
-  uc_engine* engine_;
   csh capstone_ = 0;
-  uc_hook syscall_hook_ = 0;
-  SyscallCallback syscall_callback_ = nullptr;
-  void* syscall_user_ = nullptr;
 };
 
 // Capstone 4's AArch64 register ids: x0-x28 and v0-v31 are contiguous, x29/x30

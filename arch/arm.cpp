@@ -22,6 +22,8 @@
 #include <csignal>
 
 #include "arch/arch.h"
+#include "arch/syscall_table.h"
+#include "arch/interrupt_trap_cpu.h"
 
 namespace tracecorn::arch {
 namespace {
@@ -46,11 +48,6 @@ constexpr RegisterInfo kRegisters[] = {
     {UC_ARM_REG_D24, "d24", 8, 280}, {UC_ARM_REG_D25, "d25", 8, 281}, {UC_ARM_REG_D26, "d26", 8, 282},
     {UC_ARM_REG_D27, "d27", 8, 283}, {UC_ARM_REG_D28, "d28", 8, 284}, {UC_ARM_REG_D29, "d29", 8, 285},
     {UC_ARM_REG_D30, "d30", 8, 286}, {UC_ARM_REG_D31, "d31", 8, 287},
-};
-
-struct SyscallNumber {
-  std::uint16_t number;
-  SyscallId id;
 };
 
 // From the cross compiler's <asm/unistd.h> (arm EABI), checked by
@@ -123,21 +120,12 @@ constexpr SyscallNumber kSyscallNumbers[] = {
     {436, SyscallId::close_range}, {437, SyscallId::openat2}, {439, SyscallId::faccessat2},
 };
 
-constexpr std::uint16_t kMaxSyscallNumber = 512;
+constexpr SyscallTable kSyscallTable{kSyscallNumbers};
 constexpr std::uint64_t kArmSetTls = 0xf0005;  // __ARM_NR_set_tls
-
-struct SyscallTable {
-  std::array<SyscallId, kMaxSyscallNumber> by_number{};
-  constexpr SyscallTable() {
-    by_number.fill(SyscallId::unknown);
-    for (const auto& entry : kSyscallNumbers) by_number[entry.number] = entry.id;
-  }
-};
-constexpr SyscallTable kSyscallTable;
 
 SyscallId arm_syscall_id(std::uint64_t number) {
   if (number == kArmSetTls) return SyscallId::set_tls;
-  return number < kMaxSyscallNumber ? kSyscallTable.by_number[number] : SyscallId::unknown;
+  return kSyscallTable(number);
 }
 
 // QEMU's exception numbers (target/arm/cpu.h) as UC_HOOK_INTR reports them.
@@ -153,14 +141,9 @@ constexpr std::uint64_t kHwcap = (1u << 1) | (1u << 2) | (1u << 4) | (1u << 6) |
                                  (1u << 13) | (1u << 15) | (1u << 16) | (1u << 17) | (1u << 18) | (1u << 19) |
                                  (1u << 20);
 
-class ArmGuestCpu final : public GuestCpu {
+class ArmGuestCpu final : public InterruptTrapCpu {
  public:
-  explicit ArmGuestCpu(uc_engine* engine) : engine_(engine) {}
-  ~ArmGuestCpu() override {
-    if (syscall_hook_) uc_hook_del(engine_, syscall_hook_);
-  }
-  ArmGuestCpu(const ArmGuestCpu&) = delete;
-  ArmGuestCpu& operator=(const ArmGuestCpu&) = delete;
+  explicit ArmGuestCpu(uc_engine* engine) : InterruptTrapCpu(engine, UC_ARM_REG_PC, UC_ARM_REG_C13_C0_3) {}
 
   Status init() {
     std::uint64_t fpexc = kFpexcEnable, zero = 0;
@@ -170,47 +153,13 @@ class ArmGuestCpu final : public GuestCpu {
     return ok_status();
   }
 
-  Status install_syscall_trap(SyscallCallback callback, void* user) override {
-    syscall_callback_ = callback;
-    syscall_user_ = user;
-    if (uc_hook_add(engine_, &syscall_hook_, UC_HOOK_INTR, reinterpret_cast<void*>(&on_interrupt), this, 1, 0) !=
-        UC_ERR_OK)
-      return make_error(ErrorCode::kEmulator, "cannot hook the svc exception");
-    return ok_status();
-  }
-
   // PC is past the svc: 2 bytes back in Thumb state, 4 in ARM state.
   std::uint64_t trap_pc() const override {
-    std::uint64_t pc = 0, cpsr = 0;
-    uc_reg_read(engine_, UC_ARM_REG_PC, &pc);
+    std::uint64_t cpsr = 0;
     uc_reg_read(engine_, UC_ARM_REG_CPSR, &cpsr);
-    return pc - ((cpsr & kCpsrThumb) ? 2 : 4);
+    return pc() - ((cpsr & kCpsrThumb) ? 2 : 4);
   }
-  void resume_at(std::uint64_t target) override { uc_reg_write(engine_, UC_ARM_REG_PC, &target); }
-  void apply_kernel_exit_effects() override {}
   std::uint64_t hwcap() const override { return kHwcap; }
-
-  Status set_thread_pointer(std::uint64_t value) override {
-    if (uc_reg_write(engine_, UC_ARM_REG_C13_C0_3, &value) != UC_ERR_OK)
-      return make_error(ErrorCode::kEmulator, "cannot write TPIDRURO");
-    return ok_status();
-  }
-  std::uint64_t thread_pointer() const override {
-    std::uint64_t value = 0;
-    uc_reg_read(engine_, UC_ARM_REG_C13_C0_3, &value);
-    return value;
-  }
-
-  // Linux's arm traps (arch/arm/kernel/traps.c, mm/fault.c): as on arm64.
-  int signal_for_interrupt(std::uint32_t interrupt_number) const override {
-    switch (interrupt_number) {
-      case kExcpSwi: return 0;
-      case kExcpBkpt: return SIGTRAP;
-      case kExcpPrefetchAbort: case kExcpDataAbort: return SIGSEGV;
-      case kExcpUnaligned: return SIGBUS;
-      default: return SIGILL;
-    }
-  }
 
   // No decoder that follows ARM/Thumb here: the block's start is reported.
   std::uint64_t locate_faulting_instruction(std::uint64_t reported_pc, std::uint64_t) const override {
@@ -218,15 +167,16 @@ class ArmGuestCpu final : public GuestCpu {
   }
 
  private:
-  static void on_interrupt(uc_engine*, std::uint32_t number, void* user) noexcept {
-    auto* self = static_cast<ArmGuestCpu*>(user);
-    if (number == kExcpSwi) self->syscall_callback_(self->syscall_user_);
+  bool is_syscall_interrupt(std::uint32_t number) const override { return number == kExcpSwi; }
+  // Linux's arm traps (arch/arm/kernel/traps.c, mm/fault.c): as on arm64.
+  int fault_signal(std::uint32_t number) const override {
+    switch (number) {
+      case kExcpBkpt: return SIGTRAP;
+      case kExcpPrefetchAbort: case kExcpDataAbort: return SIGSEGV;
+      case kExcpUnaligned: return SIGBUS;
+      default: return SIGILL;
+    }
   }
-
-  uc_engine* engine_;
-  uc_hook syscall_hook_ = 0;
-  SyscallCallback syscall_callback_ = nullptr;
-  void* syscall_user_ = nullptr;
 };
 
 Expected<std::unique_ptr<GuestCpu>> make_arm_guest_cpu(uc_engine* engine) {

@@ -5,13 +5,10 @@
 #include <algorithm>
 #include <array>
 
+#include "arch/syscall_table.h"
+
 namespace tracecorn::arch {
 namespace {
-
-struct SyscallNumber {
-  std::uint16_t number;
-  SyscallId id;
-};
 
 // From the kernel's include/uapi/asm-generic/unistd.h (arm64 uses the generic
 // table; __NR3264_* resolved). tests/arch/aarch64_test.cpp checks every entry
@@ -68,21 +65,12 @@ constexpr SyscallNumber kSyscallNumbers[] = {
     {439, SyscallId::faccessat2},     {452, SyscallId::fchmodat2},
 };
 
-constexpr std::uint16_t kMaxSyscallNumber = 512;
-
-struct SyscallTable {
-  std::array<SyscallId, kMaxSyscallNumber> by_number{};
-  constexpr SyscallTable() {
-    by_number.fill(SyscallId::unknown);
-    for (const auto& entry : kSyscallNumbers) by_number[entry.number] = entry.id;
-  }
-};
-constexpr SyscallTable kSyscallTable;
+constexpr SyscallTable kSyscallTable{kSyscallNumbers};
 
 }  // namespace
 
 SyscallId generic_syscall_id(std::uint64_t number) {
-  return number < kMaxSyscallNumber ? kSyscallTable.by_number[number] : SyscallId::unknown;
+  return kSyscallTable(number);
 }
 
 

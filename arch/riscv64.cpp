@@ -22,6 +22,7 @@
 #include <csignal>
 
 #include "arch/arch.h"
+#include "arch/interrupt_trap_cpu.h"
 #include "arch/linux_generic.h"
 
 namespace tracecorn::arch {
@@ -64,14 +65,9 @@ constexpr std::uint64_t kHwcap = (1u << ('i' - 'a')) | (1u << ('m' - 'a')) | (1u
 constexpr std::uint64_t kMstatusFsDirty = 0x6000;  // mstatus.FS = 3
 constexpr std::uint64_t kEcallLength = 4;
 
-class Riscv64GuestCpu final : public GuestCpu {
+class Riscv64GuestCpu final : public InterruptTrapCpu {
  public:
-  explicit Riscv64GuestCpu(uc_engine* engine) : engine_(engine) {}
-  ~Riscv64GuestCpu() override {
-    if (syscall_hook_) uc_hook_del(engine_, syscall_hook_);
-  }
-  Riscv64GuestCpu(const Riscv64GuestCpu&) = delete;
-  Riscv64GuestCpu& operator=(const Riscv64GuestCpu&) = delete;
+  explicit Riscv64GuestCpu(uc_engine* engine) : InterruptTrapCpu(engine, UC_RISCV_REG_PC, UC_RISCV_REG_TP) {}
 
   Status init() {
     std::uint64_t mstatus = kMstatusFsDirty, zero = 0;
@@ -81,45 +77,9 @@ class Riscv64GuestCpu final : public GuestCpu {
     return ok_status();
   }
 
-  Status install_syscall_trap(SyscallCallback callback, void* user) override {
-    syscall_callback_ = callback;
-    syscall_user_ = user;
-    if (uc_hook_add(engine_, &syscall_hook_, UC_HOOK_INTR, reinterpret_cast<void*>(&on_interrupt), this, 1, 0) !=
-        UC_ERR_OK)
-      return make_error(ErrorCode::kEmulator, "cannot hook the ecall exception");
-    return ok_status();
-  }
-
   // Unicorn leaves PC after the ecall (4 bytes; there is no compressed ecall).
   std::uint64_t trap_pc() const override { return pc() - kEcallLength; }
-  void resume_at(std::uint64_t target) override { uc_reg_write(engine_, UC_RISCV_REG_PC, &target); }
-  // The riscv syscall path changes no register besides a0.
-  void apply_kernel_exit_effects() override {}
   std::uint64_t hwcap() const override { return kHwcap; }
-
-  Status set_thread_pointer(std::uint64_t value) override {
-    if (uc_reg_write(engine_, UC_RISCV_REG_TP, &value) != UC_ERR_OK)
-      return make_error(ErrorCode::kEmulator, "cannot write tp");
-    return ok_status();
-  }
-  std::uint64_t thread_pointer() const override {
-    std::uint64_t value = 0;
-    uc_reg_read(engine_, UC_RISCV_REG_TP, &value);
-    return value;
-  }
-
-  // Linux's riscv trap handlers (arch/riscv/kernel/traps.c): illegal
-  // instruction SIGILL, ebreak SIGTRAP, misaligned accesses SIGBUS, access and
-  // page faults SIGSEGV; ecall is the syscall, not a fault.
-  int signal_for_interrupt(std::uint32_t interrupt_number) const override {
-    switch (interrupt_number) {
-      case kUserEcall: case kSupervisorEcall: case kMachineEcall: return 0;
-      case kIllegalInstruction: return SIGILL;
-      case kBreakpoint: return SIGTRAP;
-      case kInstructionMisaligned: case kLoadMisaligned: case kStoreMisaligned: return SIGBUS;
-      case kInstructionAccessFault: default: return SIGSEGV;
-    }
-  }
 
   // Without a RISC-V decoder (Capstone 4 has none) the instruction cannot be found.
   std::uint64_t locate_faulting_instruction(std::uint64_t reported_pc, std::uint64_t) const override {
@@ -127,22 +87,20 @@ class Riscv64GuestCpu final : public GuestCpu {
   }
 
  private:
-  std::uint64_t pc() const {
-    std::uint64_t value = 0;
-    uc_reg_read(engine_, UC_RISCV_REG_PC, &value);
-    return value;
+  bool is_syscall_interrupt(std::uint32_t number) const override {
+    return number == kUserEcall || number == kSupervisorEcall || number == kMachineEcall;
   }
-
-  static void on_interrupt(uc_engine*, std::uint32_t number, void* user) noexcept {
-    auto* self = static_cast<Riscv64GuestCpu*>(user);
-    if (number == kUserEcall || number == kSupervisorEcall || number == kMachineEcall)
-      self->syscall_callback_(self->syscall_user_);
+  // Linux's riscv trap handlers (arch/riscv/kernel/traps.c): illegal
+  // instruction SIGILL, ebreak SIGTRAP, misaligned accesses SIGBUS, access and
+  // page faults SIGSEGV.
+  int fault_signal(std::uint32_t number) const override {
+    switch (number) {
+      case kIllegalInstruction: return SIGILL;
+      case kBreakpoint: return SIGTRAP;
+      case kInstructionMisaligned: case kLoadMisaligned: case kStoreMisaligned: return SIGBUS;
+      case kInstructionAccessFault: default: return SIGSEGV;
+    }
   }
-
-  uc_engine* engine_;
-  uc_hook syscall_hook_ = 0;
-  SyscallCallback syscall_callback_ = nullptr;
-  void* syscall_user_ = nullptr;
 };
 
 Expected<std::unique_ptr<GuestCpu>> make_riscv64_guest_cpu(uc_engine* engine) {

@@ -14,6 +14,7 @@
 #include <unicorn/x86.h>
 
 #include "arch/arch.h"
+#include "arch/syscall_table.h"
 
 namespace tracecorn::arch {
 namespace {
@@ -47,11 +48,6 @@ constexpr RegisterInfo kRegisters[] = {
     {UC_X86_REG_FS_BASE, "fs_base", 8, 58}, {UC_X86_REG_GS_BASE, "gs_base", 8, 59},
     {UC_X86_REG_MXCSR, "mxcsr", 4, 64}, {UC_X86_REG_FPCW, "fpcw", 2, 65},
     {UC_X86_REG_FPSW, "fpsw", 2, 66},  {UC_X86_REG_FPTAG, "fptag", 2, kNoDwarfNumber},
-};
-
-struct SyscallNumber {
-  std::uint16_t number;
-  SyscallId id;
 };
 
 // From the kernel's arch/x86/entry/syscalls/syscall_64.tbl.
@@ -235,19 +231,10 @@ constexpr SyscallNumber kSyscallNumbers[] = {
     {452, SyscallId::fchmodat2},
 };
 
-constexpr std::uint16_t kMaxSyscallNumber = 512;
-
-struct SyscallTable {
-  std::array<SyscallId, kMaxSyscallNumber> by_number{};
-  constexpr SyscallTable() {
-    by_number.fill(SyscallId::unknown);
-    for (const auto& entry : kSyscallNumbers) by_number[entry.number] = entry.id;
-  }
-};
-constexpr SyscallTable kSyscallTable;
+constexpr SyscallTable kSyscallTable{kSyscallNumbers};
 
 SyscallId x86_64_syscall_id(std::uint64_t number) {
-  return number < kMaxSyscallNumber ? kSyscallTable.by_number[number] : SyscallId::unknown;
+  return kSyscallTable(number);
 }
 
 // CPUID bits (Intel SDM vol. 2A, table 3-8 and 3-10).

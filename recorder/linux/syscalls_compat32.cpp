@@ -83,15 +83,7 @@ std::optional<std::int64_t> Kernel::compat32_syscall(SyscallId id, const Syscall
       const int resource = static_cast<int>(a[0]);
       if (resource < 0 || resource >= RLIM_NLIMITS || resource >= 16) return -EINVAL;
       std::uint64_t current[2];
-      if (rlimits_[resource][0]) {
-        current[0] = *rlimits_[resource][0];
-        current[1] = *rlimits_[resource][1];
-      } else {
-        struct rlimit host {};
-        if (::getrlimit(static_cast<__rlimit_resource>(resource), &host) != 0) return -errno;
-        current[0] = host.rlim_cur;
-        current[1] = host.rlim_max;
-      }
+      if (const int error = current_rlimit(resource, current)) return -error;
       std::uint8_t bytes[8];
       for (unsigned word = 0; word < 2; ++word) {
         const auto value = static_cast<std::uint32_t>(std::min<std::uint64_t>(current[word], kRlimInfinity32));

@@ -99,6 +99,19 @@ std::int64_t Kernel::do_rt_sigprocmask(int how, std::uint64_t set, std::uint64_t
   return 0;
 }
 
+int Kernel::current_rlimit(int resource, std::uint64_t (&current)[2]) const {
+  if (rlimits_[resource][0]) {
+    current[0] = *rlimits_[resource][0];
+    current[1] = *rlimits_[resource][1];
+    return 0;
+  }
+  struct rlimit host {};
+  if (::getrlimit(static_cast<__rlimit_resource>(resource), &host) != 0) return errno;
+  current[0] = host.rlim_cur;
+  current[1] = host.rlim_max;
+  return 0;
+}
+
 std::int64_t Kernel::do_prlimit(int resource, std::uint64_t new_limit, std::uint64_t old_limit) {
   if (resource < 0 || resource >= RLIM_NLIMITS || resource >= 16) return -EINVAL;
   std::uint64_t incoming[2] = {};
@@ -106,15 +119,7 @@ std::int64_t Kernel::do_prlimit(int resource, std::uint64_t new_limit, std::uint
   if (new_limit && incoming[0] > incoming[1]) return -EINVAL;
   if (old_limit) {
     std::uint64_t current[2];
-    if (rlimits_[resource][0]) {
-      current[0] = *rlimits_[resource][0];
-      current[1] = *rlimits_[resource][1];
-    } else {
-      struct rlimit host {};
-      if (::getrlimit(static_cast<__rlimit_resource>(resource), &host) != 0) return -errno;
-      current[0] = host.rlim_cur;
-      current[1] = host.rlim_max;
-    }
+    if (const int error = current_rlimit(resource, current)) return -error;
     if (!copy_out(old_limit, current, sizeof current)) return -EFAULT;
   }
   if (new_limit) {

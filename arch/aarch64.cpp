@@ -19,7 +19,6 @@
 //   TPIDR_EL0 is readable and writable from the guest and through uc_reg_*.
 // - Integer division by zero does not trap (the architecture returns 0).
 #include <algorithm>
-#include <csignal>
 #include <cstring>
 #include <optional>
 #include <string>
@@ -27,6 +26,7 @@
 #include <unicorn/unicorn.h>  // includes arm64.h (which cannot be included first)
 
 #include "arch/arch.h"
+#include "arch/arm_exceptions.h"
 #include "arch/interrupt_trap_cpu.h"
 #include "arch/linux_generic.h"
 
@@ -72,9 +72,7 @@ constexpr std::uint16_t kTableX0 = table_index("x0");
 constexpr std::uint16_t kTableV0 = table_index("v0");
 static_assert(table_index("x30") == kTableX0 + 30 && table_index("v31") == kTableV0 + 31);
 
-// QEMU's exception numbers (target/arm/cpu.h) as UC_HOOK_INTR reports them.
-constexpr std::uint32_t kExcpUdef = 1, kExcpSwi = 2, kExcpPrefetchAbort = 3, kExcpDataAbort = 4, kExcpBkpt = 7,
-                        kExcpUnaligned = 22;
+
 
 // AT_HWCAP bits (arch/arm64/include/uapi/asm/hwcap.h) for what Unicorn's
 // Cortex-A72 executes: FP, ASIMD, AES, PMULL, SHA1, SHA2, CRC32, and CPUID
@@ -142,18 +140,8 @@ class Aarch64GuestCpu final : public InterruptTrapCpu {
   }
 
  private:
-  bool is_syscall_interrupt(std::uint32_t number) const override { return number == kExcpSwi; }
-  // Linux's arm64 EL0 exception handling (arch/arm64/kernel/traps.c, fault.c):
-  // undefined instructions and hvc/smc from EL0 give SIGILL, brk SIGTRAP, aborts
-  // SIGSEGV (SIGBUS for alignment).
-  int fault_signal(std::uint32_t number) const override {
-    switch (number) {
-      case kExcpBkpt: return SIGTRAP;
-      case kExcpPrefetchAbort: case kExcpDataAbort: return SIGSEGV;
-      case kExcpUnaligned: return SIGBUS;
-      case kExcpUdef: default: return SIGILL;
-    }
-  }
+  bool is_syscall_interrupt(std::uint32_t number) const override { return number == kArmExcpSwi; }
+  int fault_signal(std::uint32_t number) const override { return arm_fault_signal(number); }
 
   std::optional<std::uint64_t> register_value(unsigned capstone_register) const {
     if (capstone_register == ARM64_REG_INVALID) return 0;

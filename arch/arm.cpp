@@ -19,9 +19,9 @@
 // - TPIDRURO (UC_ARM_REG_C13_C0_3) is what `mrc p15, 0, rX, c13, c0, 3` reads.
 // Recording needs the decoder to follow ARM/Thumb switches (one Capstone mode
 // per block): not done yet, so recording refuses arm with that reason.
-#include <csignal>
 
 #include "arch/arch.h"
+#include "arch/arm_exceptions.h"
 #include "arch/syscall_table.h"
 #include "arch/interrupt_trap_cpu.h"
 
@@ -128,9 +128,7 @@ SyscallId arm_syscall_id(std::uint64_t number) {
   return kSyscallTable(number);
 }
 
-// QEMU's exception numbers (target/arm/cpu.h) as UC_HOOK_INTR reports them.
-constexpr std::uint32_t kExcpSwi = 2, kExcpPrefetchAbort = 3, kExcpDataAbort = 4, kExcpBkpt = 7,
-                        kExcpUnaligned = 22;
+
 constexpr std::uint32_t kCpsrThumb = 1u << 5;
 constexpr std::uint64_t kFpexcEnable = 0x40000000;
 
@@ -167,16 +165,8 @@ class ArmGuestCpu final : public InterruptTrapCpu {
   }
 
  private:
-  bool is_syscall_interrupt(std::uint32_t number) const override { return number == kExcpSwi; }
-  // Linux's arm traps (arch/arm/kernel/traps.c, mm/fault.c): as on arm64.
-  int fault_signal(std::uint32_t number) const override {
-    switch (number) {
-      case kExcpBkpt: return SIGTRAP;
-      case kExcpPrefetchAbort: case kExcpDataAbort: return SIGSEGV;
-      case kExcpUnaligned: return SIGBUS;
-      default: return SIGILL;
-    }
-  }
+  bool is_syscall_interrupt(std::uint32_t number) const override { return number == kArmExcpSwi; }
+  int fault_signal(std::uint32_t number) const override { return arm_fault_signal(number); }
 };
 
 Expected<std::unique_ptr<GuestCpu>> make_arm_guest_cpu(uc_engine* engine) {

@@ -97,8 +97,37 @@ struct BintraceMachine {
   Expected<std::vector<BintraceStaticRegister>> (*static_registers)();
 };
 
-// The layout of `struct stat` that the guest kernel ABI uses.
-enum class StatLayout : std::uint8_t { kX86_64, kGeneric64 };
+// A file's status as the host's stat() gives it, in neutral form; each
+// architecture encodes it as its own `struct stat` (ArchInfo::encode_stat).
+struct FileStatus {
+  std::uint64_t dev, ino, mode, nlink, uid, gid, rdev;
+  std::uint64_t size, blksize, blocks;  // size and blocks are signed in the kernel: two's complement
+  std::uint64_t atime_sec, atime_nsec, mtime_sec, mtime_nsec, ctime_sec, ctime_nsec;
+};
+inline constexpr std::size_t kMaxStatBytes = 144;  // the largest struct stat of any supported arch (x86-64)
+
+// An open(2)/fcntl(F_GETFL) flag whose value on a guest architecture differs
+// from x86-64's (asm-generic/fcntl.h, the host's): arm64 and arm swap
+// O_DIRECT/O_LARGEFILE/O_DIRECTORY/O_NOFOLLOW (arch/arm64/include/uapi/asm/fcntl.h).
+struct FlagValue {
+  std::uint32_t guest;
+  std::uint32_t host;
+};
+
+// One field of a kernel struct: byte offset, width (1, 2, 4 or 8) and value.
+struct StructField {
+  std::size_t offset;
+  std::size_t width;
+  std::uint64_t value;
+};
+// Stores the low `width` bytes of `field.value` at `field.offset` of `out`, in
+// the given byte order. The caller guarantees offset + width <= out.size().
+inline void store_field(std::span<std::uint8_t> out, const StructField& field, bool little_endian) {
+  for (std::size_t b = 0; b < field.width; ++b) {
+    const std::size_t shift = 8 * (little_endian ? b : field.width - 1 - b);
+    out[field.offset + b] = static_cast<std::uint8_t>(field.value >> shift);
+  }
+}
 
 // Linux's address-space layout for a process of this architecture (no ASLR, as
 // `setarch -R` gives), so that runs are reproducible.
@@ -161,16 +190,27 @@ struct ArchInfo {
   uc_mode unicorn_mode;
   cs_arch capstone_arch;
   cs_mode capstone_mode;
+  // Why tracecorn cannot decode this architecture's instructions (so cannot
+  // record it); empty when it can.
+  std::string_view decoding_unsupported = {};
   std::uint16_t elf_machine;      // EM_*
   bool elf_64bit;
   bool little_endian;
-  std::string_view platform;      // AT_PLATFORM string
+  std::string_view platform;      // AT_PLATFORM string; empty: the kernel gives none (riscv)
+  std::string_view uname_machine;  // uname(2)'s machine field
   std::span<const RegisterInfo> registers;
   int pc_reg;
   int sp_reg;
   int fp_reg;
   SyscallAbi syscall_abi;
-  StatLayout stat_layout;
+  // 32-bit ABIs only: a 64-bit syscall argument split over two registers
+  // starts at an even argument index (arm EABI, mips o32), skipping one.
+  bool aligned_argument_pairs = false;
+  // The open flags whose values differ from the host's (empty: none).
+  std::span<const FlagValue> open_flags;
+  // Encodes `status` as the `struct stat` that fstat/newfstatat write for this
+  // architecture into `out`; returns the number of bytes used (never fails).
+  std::size_t (*encode_stat)(const FileStatus& status, std::span<std::uint8_t, kMaxStatBytes> out);
   AddressSpaceLayout layout;
   FormatIds format_ids;
 
@@ -212,6 +252,11 @@ struct ArchInfo {
 void instruction_registers(const ArchInfo& arch, csh handle, const cs_insn& insn, std::vector<std::uint16_t>* read,
                            std::vector<std::uint16_t>& written);
 
+// Open flags translated between the guest's values and the host's, by
+// `arch.open_flags`; bits not listed there pass unchanged. Never fail.
+std::uint64_t open_flags_to_host(const ArchInfo& arch, std::uint64_t guest_flags);
+std::uint64_t open_flags_to_guest(const ArchInfo& arch, std::uint64_t host_flags);
+
 // The architecture an ELF header names, or nullptr when tracecorn does not support it.
 const ArchInfo* find_arch_for_elf(std::uint16_t elf_machine, bool is_64bit, bool little_endian);
 
@@ -220,5 +265,8 @@ std::span<const ArchInfo* const> all_archs();
 
 // Defined by each architecture's file.
 const ArchInfo& x86_64_arch();
+const ArchInfo& aarch64_arch();
+const ArchInfo& riscv64_arch();
+const ArchInfo& arm_arch();
 
 }  // namespace tracecorn::arch

@@ -35,7 +35,13 @@ namespace tracecorn::arch {
   X(memfd_create) X(statx) X(rseq) X(faccessat2) X(copy_file_range) X(preadv) X(pwritev)    \
   X(tkill) X(getresuid) X(getresgid) X(sched_getparam) X(sched_getscheduler) X(mlock)       \
   X(munlock) X(epoll_create1) X(eventfd2) X(close_range) X(openat2) X(fchmodat2)            \
-  X(membarrier) X(restart_syscall) X(set_thread_area) X(get_thread_area) X(unknown)
+  X(membarrier) X(restart_syscall) X(set_thread_area) X(get_thread_area)                    \
+  /* 32-bit ABIs (arm EABI): 64-bit variants and splits, named as the kernel names them */  \
+  X(mmap2) X(_llseek) X(ugetrlimit) X(set_tls) X(fstat64) X(stat64) X(lstat64) X(fstatat64) \
+  X(fcntl64) X(clock_gettime64) X(clock_getres_time64) X(clock_nanosleep_time64)            \
+  X(ftruncate64) X(truncate64) X(futex_time64) X(getuid32) X(getgid32) X(geteuid32)         \
+  X(getegid32) X(setuid32) X(setgid32) X(getgroups32) X(setgroups32) X(getresuid32)         \
+  X(getresgid32) X(chown32) X(lchown32) X(fchown32) X(unknown)
 
 enum class SyscallId : std::uint16_t {
 #define TRACECORN_SYSCALL_ENUM(name) name,

@@ -30,8 +30,26 @@ void instruction_registers(const ArchInfo& arch, csh handle, const cs_insn& insn
   arch.add_unlisted_writes(insn, written);
 }
 
+namespace {
+std::uint64_t translate_flags(std::span<const FlagValue> table, std::uint64_t flags, bool to_host) {
+  std::uint64_t out = flags;
+  for (const auto& entry : table) out &= ~std::uint64_t{to_host ? entry.guest : entry.host};
+  for (const auto& entry : table)
+    if (flags & (to_host ? entry.guest : entry.host)) out |= to_host ? entry.host : entry.guest;
+  return out;
+}
+}  // namespace
+
+std::uint64_t open_flags_to_host(const ArchInfo& arch, std::uint64_t guest_flags) {
+  return translate_flags(arch.open_flags, guest_flags, true);
+}
+
+std::uint64_t open_flags_to_guest(const ArchInfo& arch, std::uint64_t host_flags) {
+  return translate_flags(arch.open_flags, host_flags, false);
+}
+
 std::span<const ArchInfo* const> all_archs() {
-  static const ArchInfo* const kArchs[] = {&x86_64_arch()};
+  static const ArchInfo* const kArchs[] = {&x86_64_arch(), &aarch64_arch(), &riscv64_arch(), &arm_arch()};
   return kArchs;
 }
 

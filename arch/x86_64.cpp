@@ -14,6 +14,7 @@
 #include <unicorn/x86.h>
 
 #include "arch/arch.h"
+#include "arch/syscall_table.h"
 
 namespace tracecorn::arch {
 namespace {
@@ -47,11 +48,6 @@ constexpr RegisterInfo kRegisters[] = {
     {UC_X86_REG_FS_BASE, "fs_base", 8, 58}, {UC_X86_REG_GS_BASE, "gs_base", 8, 59},
     {UC_X86_REG_MXCSR, "mxcsr", 4, 64}, {UC_X86_REG_FPCW, "fpcw", 2, 65},
     {UC_X86_REG_FPSW, "fpsw", 2, 66},  {UC_X86_REG_FPTAG, "fptag", 2, kNoDwarfNumber},
-};
-
-struct SyscallNumber {
-  std::uint16_t number;
-  SyscallId id;
 };
 
 // From the kernel's arch/x86/entry/syscalls/syscall_64.tbl.
@@ -235,19 +231,10 @@ constexpr SyscallNumber kSyscallNumbers[] = {
     {452, SyscallId::fchmodat2},
 };
 
-constexpr std::uint16_t kMaxSyscallNumber = 512;
-
-struct SyscallTable {
-  std::array<SyscallId, kMaxSyscallNumber> by_number{};
-  constexpr SyscallTable() {
-    by_number.fill(SyscallId::unknown);
-    for (const auto& entry : kSyscallNumbers) by_number[entry.number] = entry.id;
-  }
-};
-constexpr SyscallTable kSyscallTable;
+constexpr SyscallTable kSyscallTable{kSyscallNumbers};
 
 SyscallId x86_64_syscall_id(std::uint64_t number) {
-  return number < kMaxSyscallNumber ? kSyscallTable.by_number[number] : SyscallId::unknown;
+  return kSyscallTable(number);
 }
 
 // CPUID bits (Intel SDM vol. 2A, table 3-8 and 3-10).
@@ -889,6 +876,23 @@ void x86_64_address_registers(const cs_insn& insn, std::vector<std::uint16_t>& b
   }
 }
 
+// struct stat of arch/x86/include/uapi/asm/stat.h (x86-64), 144 bytes:
+//   0 dev u64 | 8 ino u64 | 16 nlink u64 | 24 mode u32 | 28 uid u32 | 32 gid u32
+//  36 pad | 40 rdev u64 | 48 size i64 | 56 blksize i64 | 64 blocks i64
+//  72 atime | 80 atime_nsec | 88 mtime | 96 mtime_nsec | 104 ctime | 112 ctime_nsec | 120 unused[3]
+std::size_t x86_64_encode_stat(const FileStatus& s, std::span<std::uint8_t, kMaxStatBytes> out) {
+  constexpr std::size_t kSize = 144;
+  std::fill_n(out.begin(), kSize, std::uint8_t{0});
+  const StructField fields[] = {
+      {0, 8, s.dev},        {8, 8, s.ino},         {16, 8, s.nlink},        {24, 4, s.mode},
+      {28, 4, s.uid},       {32, 4, s.gid},        {40, 8, s.rdev},         {48, 8, s.size},
+      {56, 8, s.blksize},   {64, 8, s.blocks},     {72, 8, s.atime_sec},    {80, 8, s.atime_nsec},
+      {88, 8, s.mtime_sec}, {96, 8, s.mtime_nsec}, {104, 8, s.ctime_sec},   {112, 8, s.ctime_nsec},
+  };
+  for (const auto& field : fields) store_field(out, field, true);
+  return kSize;
+}
+
 }  // namespace
 
 const ArchInfo& x86_64_arch() {
@@ -902,6 +906,7 @@ const ArchInfo& x86_64_arch() {
       .elf_64bit = true,
       .little_endian = true,
       .platform = "x86_64",
+      .uname_machine = "x86_64",
       .registers = kRegisters,
       .pc_reg = UC_X86_REG_RIP,
       .sp_reg = UC_X86_REG_RSP,
@@ -912,7 +917,8 @@ const ArchInfo& x86_64_arch() {
                       .return_reg = UC_X86_REG_RAX,
                       .trap_instruction = "syscall",
                       .trap_length = 2},
-      .stat_layout = StatLayout::kX86_64,
+      .open_flags = {},
+      .encode_stat = &x86_64_encode_stat,
       // Linux x86-64 with 47-bit user space and randomisation off.
       .layout = {.stack_top = 0x7ffffffff000,
                  .stack_size = 8ull << 20,

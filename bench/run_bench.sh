@@ -5,6 +5,10 @@
 #   bench/run_bench.sh [TRACECORN_BINARY]      default build/recorder/cli/tracecorn
 # Environment: BUSYBOX (default /bin/busybox), QEMU (default
 # /usr/bin/qemu-x86_64-static), BENCH_MIB (input size, default 16).
+# BENCH_ARCH=aarch64 runs Debian's arm64 busybox (scripts/fetch_guest_busybox.sh,
+# default build/guest-busybox/arm64/busybox) under qemu-aarch64-static and
+# tracecorn; there is no native run then (the host is x86-64), so the digests
+# are checked against the host's sha256sum and only tracecorn/qemu is a ratio.
 #
 # Invariants: the input is generated before and outside the timed part and is
 # deterministic (no /dev/urandom), so runs on different days hash the same
@@ -16,8 +20,13 @@ set -euo pipefail
 
 repo_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 tracecorn=${1:-$repo_root/build/recorder/cli/tracecorn}
-busybox=${BUSYBOX:-/bin/busybox}
-qemu=${QEMU:-/usr/bin/qemu-x86_64-static}
+arch=${BENCH_ARCH:-x86_64}
+if [ "$arch" = x86_64 ]; then
+  busybox=${BUSYBOX:-/bin/busybox}
+else
+  busybox=${BUSYBOX:-$repo_root/build/guest-busybox/$( [ "$arch" = aarch64 ] && echo arm64 || echo "$arch")/busybox}
+fi
+qemu=${QEMU:-/usr/bin/qemu-$arch-static}
 mib=${BENCH_MIB:-16}
 
 for tool in "$tracecorn" "$busybox" "$qemu"; do
@@ -51,12 +60,22 @@ time_one() {
   digest=${out%% *}
 }
 
-time_one "$busybox" sha256sum "$input"
-native_s=$seconds native_digest=$digest
+if [ "$arch" = x86_64 ]; then
+  time_one "$busybox" sha256sum "$input"
+  native_s=$seconds native_digest=$digest
+else
+  time_one sha256sum "$input"  # the reference digest only: another architecture has no native run here
+  native_s="n/a" native_digest=$digest
+fi
 time_one "$qemu" "$busybox" sha256sum "$input"
 qemu_s=$seconds qemu_digest=$digest
 time_one "$tracecorn" run -- "$busybox" sha256sum "$input"
 tracecorn_s=$seconds tracecorn_digest=$digest
+# Recording cost on top of the run: blocks and memory accesses into the null sink.
+time_one "$tracecorn" record --level blocks --format null -- "$busybox" sha256sum "$input"
+record_blocks_s=$seconds record_blocks_digest=$digest
+time_one "$tracecorn" record --level mem --format null -- "$busybox" sha256sum "$input"
+record_mem_s=$seconds record_mem_digest=$digest
 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "inf" }'; }
 
@@ -65,15 +84,19 @@ commit=$(git -C "$repo_root" rev-parse --short HEAD 2>/dev/null || echo "none")
 if [ -n "$(git -C "$repo_root" status --porcelain 2>/dev/null | head -1)" ]; then commit="$commit (dirty tree)"; fi
 cpu=$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)
 
-echo "workload: busybox sha256sum of a ${mib} MiB file (one run each, wall clock)"
+echo "workload: $arch busybox sha256sum of a ${mib} MiB file (one run each, wall clock)"
 echo "machine:  $(nproc) cores, ${cpu:-unknown CPU}, kernel $(uname -r)"
 echo "commit:   $commit"
 echo "qemu:     $("$qemu" --version | head -1)"
 printf '%-10s %8s s\n' native "$native_s" qemu "$qemu_s" tracecorn "$tracecorn_s"
-echo "ratio tracecorn/native: $(ratio "$tracecorn_s" "$native_s")x"
+printf '%-30s %8s s\n' "record --level blocks (null)" "$record_blocks_s" "record --level mem (null)" "$record_mem_s"
+if [ "$native_s" != "n/a" ]; then echo "ratio tracecorn/native: $(ratio "$tracecorn_s" "$native_s")x"; fi
 echo "ratio tracecorn/qemu:   $(ratio "$tracecorn_s" "$qemu_s")x"
+echo "ratio record blocks/run: $(ratio "$record_blocks_s" "$tracecorn_s")x, record mem/run: $(ratio "$record_mem_s" "$tracecorn_s")x"
 
-if [ "$native_digest" != "$qemu_digest" ] || [ "$native_digest" != "$tracecorn_digest" ]; then
-  echo "run_bench: digests differ: native $native_digest, qemu $qemu_digest, tracecorn $tracecorn_digest" >&2
+if [ "$native_digest" != "$qemu_digest" ] || [ "$native_digest" != "$tracecorn_digest" ] ||
+   [ "$native_digest" != "$record_blocks_digest" ] || [ "$native_digest" != "$record_mem_digest" ]; then
+  echo "run_bench: digests differ: native $native_digest, qemu $qemu_digest, tracecorn $tracecorn_digest," \
+    "record blocks $record_blocks_digest, record mem $record_mem_digest" >&2
   exit 1
 fi

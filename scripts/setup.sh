@@ -16,6 +16,10 @@ packages=(
   doctest-dev libcli11-dev libfmt-dev
   # references the tests compare against (nobody here wrote them)
   busybox-static qemu-user-static gdb binutils coreutils
+  # other guest architectures: cross compilers for the samples (samples/cross.cmake)
+  gcc-aarch64-linux-gnu libc6-dev-arm64-cross gcc-riscv64-linux-gnu libc6-dev-riscv64-cross
+  gcc-arm-linux-gnueabihf libc6-dev-armhf-cross
+  gdb-multiarch  # the aarch64 fault pc against qemu-aarch64-static -g
   python3-protobuf zstd  # an independent decoder of BAP frames; the zstd CLI
   xxd  # the replay CLI test writes damaged traces back from hex
   # peers that bench/peers_bench.sh times (not needed to build or test)

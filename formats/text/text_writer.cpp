@@ -15,8 +15,12 @@ Expected<std::unique_ptr<TextWriter>> TextWriter::open(const std::string& path, 
   if (!file) return make_error(ErrorCode::kIo, std::string("cannot open for writing: ") + std::strerror(errno), path);
   std::unique_ptr<TextWriter> writer(new TextWriter(file, path, arch));
   writer->owns_file_ = path != "-";
+  if (!arch.decoding_unsupported.empty())
+    return make_error(ErrorCode::kUnsupported,
+                      std::string(arch.name) + " cannot be disassembled: " + std::string(arch.decoding_unsupported),
+                      path);
   if (cs_open(arch.capstone_arch, arch.capstone_mode, &writer->capstone_) != CS_ERR_OK)
-    return make_error(ErrorCode::kEmulator, "cs_open failed");
+    return make_error(ErrorCode::kEmulator, "cs_open failed for " + std::string(arch.name), path);
   writer->insn_ = cs_malloc(writer->capstone_);
   return writer;
 }

@@ -6,6 +6,9 @@
 namespace tracecorn::core {
 
 Expected<std::unique_ptr<BlockDecoder>> BlockDecoder::create(const arch::ArchInfo& arch) {
+  if (!arch.decoding_unsupported.empty())
+    return make_error(ErrorCode::kUnsupported,
+                      std::string(arch.name) + " cannot be recorded: " + std::string(arch.decoding_unsupported));
   std::unique_ptr<BlockDecoder> decoder(new BlockDecoder(arch));
   if (cs_open(arch.capstone_arch, arch.capstone_mode, &decoder->handle_) != CS_ERR_OK)
     return make_error(ErrorCode::kEmulator, "cs_open failed for " + std::string(arch.name));

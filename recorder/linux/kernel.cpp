@@ -55,6 +55,7 @@ void Kernel::on_trap() noexcept {
 }
 
 std::int64_t Kernel::dispatch(SyscallId id, std::uint64_t number, const SyscallArgs& a) {
+  if (auto result = compat32_syscall(id, a)) return *result;
   if (auto result = file_syscall(id, a)) return *result;
   if (auto result = memory_syscall(id, a)) return *result;
   if (auto result = process_syscall(id, a)) return *result;

@@ -5,20 +5,25 @@
 //   syscalls_memory.cpp   brk, mmap, munmap, mprotect, mremap, madvise
 //   syscalls_process.cpp  ids, exit, signals, limits, uname, TLS, futex
 //   syscalls_time.cpp     clocks, sleeps, getrandom
+//   syscalls_compat32.cpp 32-bit ABIs' variants (mmap2, _llseek, fstat64...)
 // Who calls it: the architecture's trap hook (GuestCpu), on the emulation thread,
 // inside Unicorn's callback: nothing here may throw past on_trap().
 // Invariants: a handler returns the guest's return value (negative errno on
 // failure) and never leaves guest memory half-written on EFAULT of its inputs;
 // errno values are host values, which equal the guest's on every architecture
-// supported so far (x86-64); an architecture with other numbers (mips) adds a
+// supported so far (x86-64, aarch64); an architecture with other numbers (mips) adds a
 // translation in arch/ and one call in Kernel::on_trap.
 #pragma once
 
+#include <sys/stat.h>
+
 #include <cstdint>
 #include <cstdio>
+#include <initializer_list>
 #include <optional>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <unicorn/unicorn.h>
@@ -71,6 +76,15 @@ class Kernel {
   std::optional<std::int64_t> memory_syscall(arch::SyscallId id, const SyscallArgs& a);
   std::optional<std::int64_t> process_syscall(arch::SyscallId id, const SyscallArgs& a);
   std::optional<std::int64_t> time_syscall(arch::SyscallId id, const SyscallArgs& a);
+  // 32-bit ABIs' own syscalls (syscalls_compat32.cpp); nullopt for 64-bit guests.
+  std::optional<std::int64_t> compat32_syscall(arch::SyscallId id, const SyscallArgs& a);
+  // The 64-bit value a 32-bit ABI passes in the register pair starting at
+  // argument `index` (moved to the next even index where the ABI aligns pairs).
+  std::uint64_t argument_pair(const SyscallArgs& a, std::size_t index) const;
+  // Writes 32-bit words in the guest's byte order (at most 4); false on EFAULT.
+  bool copy_out_words32(std::uint64_t address, std::initializer_list<std::uint64_t> values);
+  // Reads two signed 32-bit words (a timespec32); nullopt on EFAULT.
+  std::optional<std::pair<std::int64_t, std::int64_t>> copy_in_words32(std::uint64_t address) const;
 
   // File family helpers (syscalls_file.cpp).
   std::int64_t do_openat(int dirfd, std::uint64_t path_address, int flags, int mode);
@@ -102,6 +116,9 @@ class Kernel {
   std::int64_t do_rt_sigaction(int signal, std::uint64_t action, std::uint64_t old_action, std::uint64_t size);
   std::int64_t do_rt_sigprocmask(int how, std::uint64_t set, std::uint64_t old_set, std::uint64_t size);
   std::int64_t do_prlimit(int resource, std::uint64_t new_limit, std::uint64_t old_limit);
+  // The soft and hard limit of `resource` (0 <= resource < 16) the guest sees:
+  // its own setting, else the host's. Returns 0, or the host's errno.
+  int current_rlimit(int resource, std::uint64_t (&current)[2]) const;
   std::int64_t do_futex(const SyscallArgs& a);
   std::int64_t do_prctl(const SyscallArgs& a);
   // Applies the default action of `signal` (terminate or ignore); returns 0.
@@ -113,6 +130,8 @@ class Kernel {
   // Copies host bytes to the guest; false on EFAULT.
   bool copy_out(std::uint64_t address, const void* data, std::size_t size);
   bool copy_in(std::uint64_t address, void* data, std::size_t size) const;
+  // Writes a host `struct stat` as the guest architecture's; false on EFAULT.
+  bool copy_out_stat(std::uint64_t address, const struct stat& info);
   void end_with_exit(int code);
   void end_with_signal(int signal, std::string description);
   void note_once(const std::string& what);

@@ -72,9 +72,11 @@ struct LinuxProcessHooks {
 
   static void on_interrupt(uc_engine* engine, std::uint32_t number, void* user) noexcept {
     auto* self = static_cast<LinuxProcessHooks*>(user);
+    const int signal = self->cpu->signal_for_interrupt(number);
+    if (signal == 0) return;  // not a fault: the architecture's syscall trap (aarch64 svc) handles it
     if (!self->fault.seen) {
       self->fault.seen = true;
-      self->fault.signal = self->cpu->signal_for_interrupt(number);
+      self->fault.signal = signal;
       self->fault.what = "CPU exception " + std::to_string(number);
     }
     uc_emu_stop(engine);

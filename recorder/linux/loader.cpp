@@ -204,8 +204,13 @@ Expected<StartInfo> load_program(GuestMemory& memory, GuestFs& fs, const arch::A
     if (!at) return at.error();
     arg_addresses[i] = *at;
   }
-  auto platform = stack.push_string(std::string(arch.platform));
-  if (!platform) return platform.error();
+  // The platform string only where the kernel defines ELF_PLATFORM.
+  std::uint64_t platform_address = 0;
+  if (!arch.platform.empty()) {
+    auto platform = stack.push_string(std::string(arch.platform));
+    if (!platform) return platform.error();
+    platform_address = *platform;
+  }
   stack.align_down(16);
   auto random = stack.push_bytes(inputs.random.data(), inputs.random.size());
   if (!random) return random.error();
@@ -228,9 +233,9 @@ Expected<StartInfo> load_program(GuestMemory& memory, GuestFs& fs, const arch::A
       kAtRandom, *random,
       kAtHwcap2, 0,
       kAtExecfn, *execfn,
-      kAtPlatform, *platform,
-      kAtNull, 0,
   };
+  if (platform_address) auxv.insert(auxv.end(), {kAtPlatform, platform_address});
+  auxv.insert(auxv.end(), {kAtNull, 0});
   std::vector<std::uint64_t> table;
   table.push_back(inputs.argv.size());
   table.insert(table.end(), arg_addresses.begin(), arg_addresses.end());

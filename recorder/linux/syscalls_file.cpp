@@ -1,9 +1,11 @@
 // Role: the file family of syscalls: descriptors, paths, stat, directories,
 // pipes, terminal ioctls. Guest descriptors map to host ones through GuestFs;
 // every path goes through GuestFs so that --rootfs holds.
-// Struct layouts: the x86-64 kernel structs (stat, statx, statfs, dirent64,
-// iovec, termios, winsize, flock) are byte-identical to the host's, so they are
-// copied as they are; a guest whose arch::StatLayout differs gets a converter here.
+// Struct layouts: `struct stat` is written through the architecture's encoder
+// (arch::ArchInfo::encode_stat); the other structs (statx, statfs, dirent64,
+// iovec, termios, winsize, flock) are byte-identical between the x86-64 host and
+// every 64-bit little-endian guest supported so far (x86-64, aarch64), so they
+// are copied as they are.
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/file.h>
@@ -106,8 +108,19 @@ std::int64_t Kernel::do_vector_io(int fd, std::uint64_t iov, std::uint64_t count
                                   std::optional<std::int64_t> offset) {
   if (fs_.host_fd(fd) < 0) return -EBADF;
   if (count > IOV_MAX) return -EINVAL;
+  // struct iovec is two guest words (pointer, length).
   std::vector<struct iovec> vectors(count);
-  if (count && !copy_in(iov, vectors.data(), count * sizeof(struct iovec))) return -EFAULT;
+  const unsigned word = arch_.elf_64bit ? 8 : 4;
+  std::vector<std::uint8_t> raw(count * 2 * word);
+  if (count && !copy_in(iov, raw.data(), raw.size())) return -EFAULT;
+  for (std::size_t i = 0; i < count; ++i) {
+    std::uint64_t fields[2] = {};
+    for (unsigned f = 0; f < 2; ++f)
+      for (unsigned b = 0; b < word; ++b)
+        fields[f] |= std::uint64_t{raw[(2 * i + f) * word + b]} << (8 * (arch_.little_endian ? b : word - 1 - b));
+    vectors[i].iov_base = reinterpret_cast<void*>(fields[0]);
+    vectors[i].iov_len = fields[1];
+  }
   // Gather into one host call so that the write is atomic as the guest expects.
   std::uint64_t total = 0;
   for (const auto& vector : vectors) total += vector.iov_len;
@@ -166,8 +179,22 @@ std::int64_t Kernel::do_fstatat(int dirfd, std::uint64_t path_address, std::uint
                            (flags & AT_NO_AUTOMOUNT);
     if (::fstatat(location.value.dirfd, location.value.name.c_str(), &info, host_flags) != 0) return -errno;
   }
-  if (!copy_out(stat_address, &info, sizeof info)) return -EFAULT;
-  return 0;
+  return copy_out_stat(stat_address, info) ? 0 : -EFAULT;
+}
+
+bool Kernel::copy_out_stat(std::uint64_t address, const struct stat& info) {
+  const arch::FileStatus status{
+      static_cast<std::uint64_t>(info.st_dev),          static_cast<std::uint64_t>(info.st_ino),
+      static_cast<std::uint64_t>(info.st_mode),         static_cast<std::uint64_t>(info.st_nlink),
+      static_cast<std::uint64_t>(info.st_uid),          static_cast<std::uint64_t>(info.st_gid),
+      static_cast<std::uint64_t>(info.st_rdev),         static_cast<std::uint64_t>(info.st_size),
+      static_cast<std::uint64_t>(info.st_blksize),      static_cast<std::uint64_t>(info.st_blocks),
+      static_cast<std::uint64_t>(info.st_atim.tv_sec),  static_cast<std::uint64_t>(info.st_atim.tv_nsec),
+      static_cast<std::uint64_t>(info.st_mtim.tv_sec),  static_cast<std::uint64_t>(info.st_mtim.tv_nsec),
+      static_cast<std::uint64_t>(info.st_ctim.tv_sec),  static_cast<std::uint64_t>(info.st_ctim.tv_nsec)};
+  std::array<std::uint8_t, arch::kMaxStatBytes> bytes{};
+  const std::size_t size = arch_.encode_stat(status, bytes);
+  return copy_out(address, bytes.data(), size);
 }
 
 std::int64_t Kernel::do_statx(const SyscallArgs& a) {
@@ -255,7 +282,13 @@ std::int64_t Kernel::do_fcntl(int fd, int command, std::uint64_t argument) {
     }
     case F_GETFD: return entry->close_on_exec ? FD_CLOEXEC : 0;
     case F_SETFD: entry->close_on_exec = (argument & FD_CLOEXEC) != 0; return 0;
-    case F_GETFL: case F_SETFL: case F_GETPIPE_SZ: case F_SETPIPE_SZ: case F_GET_SEALS: case F_ADD_SEALS:
+    case F_GETFL: {
+      const int flags = ::fcntl(entry->host_fd, F_GETFL);
+      return flags < 0 ? -errno : static_cast<std::int64_t>(arch::open_flags_to_guest(arch_, static_cast<unsigned>(flags)));
+    }
+    case F_SETFL:
+      return host_result(::fcntl(entry->host_fd, F_SETFL, as_int(arch::open_flags_to_host(arch_, argument))));
+    case F_GETPIPE_SZ: case F_SETPIPE_SZ: case F_GET_SEALS: case F_ADD_SEALS:
     case F_GETOWN: case F_SETOWN: case F_NOTIFY:
       return host_result(::fcntl(entry->host_fd, command, as_int(argument)));
     case F_GETLK: case F_SETLK: case F_SETLKW: case F_OFD_GETLK: case F_OFD_SETLK: case F_OFD_SETLKW: {
@@ -507,9 +540,9 @@ std::optional<std::int64_t> Kernel::file_syscall(SyscallId id, const SyscallArgs
     case SyscallId::writev: return do_vector_io(fd, a[1], a[2], true, std::nullopt);
     case SyscallId::preadv: return do_vector_io(fd, a[1], a[2], false, static_cast<std::int64_t>(a[3]));
     case SyscallId::pwritev: return do_vector_io(fd, a[1], a[2], true, static_cast<std::int64_t>(a[3]));
-    case SyscallId::open: return do_openat(AT_FDCWD, a[0], as_int(a[1]), as_int(a[2]));
+    case SyscallId::open: return do_openat(AT_FDCWD, a[0], as_int(arch::open_flags_to_host(arch_, a[1])), as_int(a[2]));
     case SyscallId::creat: return do_openat(AT_FDCWD, a[0], O_CREAT | O_WRONLY | O_TRUNC, as_int(a[1]));
-    case SyscallId::openat: return do_openat(fd, a[1], as_int(a[2]), as_int(a[3]));
+    case SyscallId::openat: return do_openat(fd, a[1], as_int(arch::open_flags_to_host(arch_, a[2])), as_int(a[3]));
     case SyscallId::close: return -fs_.close(fd);
     case SyscallId::close_range: {
       const auto first = static_cast<std::uint32_t>(a[0]), last = static_cast<std::uint32_t>(a[1]);
@@ -533,7 +566,7 @@ std::optional<std::int64_t> Kernel::file_syscall(SyscallId id, const SyscallArgs
       if (host < 0) return -EBADF;
       struct stat info {};
       if (::fstat(host, &info) != 0) return -errno;
-      return copy_out(a[1], &info, sizeof info) ? 0 : -EFAULT;
+      return copy_out_stat(a[1], info) ? 0 : -EFAULT;
     }
     case SyscallId::stat: return do_fstatat(AT_FDCWD, a[0], a[1], 0);
     case SyscallId::lstat: return do_fstatat(AT_FDCWD, a[0], a[1], AT_SYMLINK_NOFOLLOW);

@@ -66,9 +66,12 @@ std::int64_t Kernel::do_kill_self(int signal, const char* how) {
 std::int64_t Kernel::do_rt_sigaction(int signal, std::uint64_t action, std::uint64_t old_action, std::uint64_t size) {
   if (size != kSigsetSize || signal < 1 || signal > kMaxSignal) return -EINVAL;
   if (action && (signal == SIGKILL || signal == SIGSTOP)) return -EINVAL;
+  // The guest's struct sigaction: handler, flags, restorer (one word each), then
+  // the 8-byte mask; kept as raw bytes.
+  const std::size_t record = (arch_.elf_64bit ? 3 * 8 : 3 * 4) + 8;
   std::uint64_t incoming[4] = {};
-  if (action && !copy_in(action, incoming, sizeof incoming)) return -EFAULT;
-  if (old_action && !copy_out(old_action, signal_actions_[signal], sizeof signal_actions_[signal])) return -EFAULT;
+  if (action && !copy_in(action, incoming, record)) return -EFAULT;
+  if (old_action && !copy_out(old_action, signal_actions_[signal], record)) return -EFAULT;
   if (action) std::memcpy(signal_actions_[signal], incoming, sizeof incoming);
   return 0;
 }
@@ -96,6 +99,19 @@ std::int64_t Kernel::do_rt_sigprocmask(int how, std::uint64_t set, std::uint64_t
   return 0;
 }
 
+int Kernel::current_rlimit(int resource, std::uint64_t (&current)[2]) const {
+  if (rlimits_[resource][0]) {
+    current[0] = *rlimits_[resource][0];
+    current[1] = *rlimits_[resource][1];
+    return 0;
+  }
+  struct rlimit host {};
+  if (::getrlimit(static_cast<__rlimit_resource>(resource), &host) != 0) return errno;
+  current[0] = host.rlim_cur;
+  current[1] = host.rlim_max;
+  return 0;
+}
+
 std::int64_t Kernel::do_prlimit(int resource, std::uint64_t new_limit, std::uint64_t old_limit) {
   if (resource < 0 || resource >= RLIM_NLIMITS || resource >= 16) return -EINVAL;
   std::uint64_t incoming[2] = {};
@@ -103,15 +119,7 @@ std::int64_t Kernel::do_prlimit(int resource, std::uint64_t new_limit, std::uint
   if (new_limit && incoming[0] > incoming[1]) return -EINVAL;
   if (old_limit) {
     std::uint64_t current[2];
-    if (rlimits_[resource][0]) {
-      current[0] = *rlimits_[resource][0];
-      current[1] = *rlimits_[resource][1];
-    } else {
-      struct rlimit host {};
-      if (::getrlimit(static_cast<__rlimit_resource>(resource), &host) != 0) return -errno;
-      current[0] = host.rlim_cur;
-      current[1] = host.rlim_max;
-    }
+    if (const int error = current_rlimit(resource, current)) return -error;
     if (!copy_out(old_limit, current, sizeof current)) return -EFAULT;
   }
   if (new_limit) {
@@ -247,7 +255,8 @@ std::optional<std::int64_t> Kernel::process_syscall(SyscallId id, const SyscallA
       struct utsname name {};
       if (::uname(&name) != 0) return -errno;
       std::memset(name.machine, 0, sizeof name.machine);
-      std::memcpy(name.machine, arch_.platform.data(), std::min(arch_.platform.size(), sizeof name.machine - 1));
+      std::memcpy(name.machine, arch_.uname_machine.data(),
+                  std::min(arch_.uname_machine.size(), sizeof name.machine - 1));
       return copy_out(a[0], &name, sizeof name) ? 0 : -EFAULT;
     }
     case SyscallId::sysinfo: {

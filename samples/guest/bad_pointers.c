@@ -16,6 +16,20 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+// 32-bit ABIs name the same calls with their 64-bit structs (arm: struct
+// stat64, 64-bit timespec).
+#if !defined(SYS_newfstatat) && defined(SYS_fstatat64)
+#define SYS_newfstatat SYS_fstatat64
+#endif
+#ifdef SYS_fstat64
+#undef SYS_fstat
+#define SYS_fstat SYS_fstat64
+#endif
+#ifdef SYS_clock_gettime64
+#undef SYS_clock_gettime
+#define SYS_clock_gettime SYS_clock_gettime64
+#endif
+
 static void report(const char* what, long result) {
   const char* name = result < 0 ? strerrorname_np(errno) : "";
   printf("%-28s = %ld%s%s\n", what, result, result < 0 ? " " : "", name ? name : "?");
@@ -34,7 +48,10 @@ int main(void) {
   report("clock_gettime(0, unmapped)", syscall(SYS_clock_gettime, 0, unmapped));
   report("pipe2(unmapped, 0)", syscall(SYS_pipe2, unmapped, 0));
   report("munmap(unaligned)", syscall(SYS_munmap, 0x1001, 4096));
-  report("mprotect(unmapped range)", syscall(SYS_mprotect, 0x10000, 4096, PROT_READ));
+  // A page that was mapped and is not any more (0x10000 holds riscv64's program text).
+  char* gone = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  munmap(gone, 4096);
+  report("mprotect(unmapped range)", syscall(SYS_mprotect, gone, 4096, PROT_READ));
   report("close(9999)", syscall(SYS_close, 9999));
 
   // A path that runs into an unmapped page without a NUL.

@@ -11,7 +11,7 @@
 // natively and emulated in the static (non-PIE) build; it prints only the
 // values it computed. The labels probe_begin/probe_end delimit it for gdb.
 // Directives (see samples/README.md):
-// (none)
+// archs: x86_64
 #include <stdint.h>
 #include <stdio.h>
 

@@ -3,6 +3,8 @@
 // the $pc and $_siginfo address gdb reports for the same binary run natively
 // (gdb disables ASLR, so PIE binaries load at 0x555555554000 there too, as in
 // tracecorn). The reference is gdb, not our own decoder.
+#include <unistd.h>
+
 #include <regex>
 #include <string>
 
@@ -28,7 +30,45 @@ FaultReport gdb_fault(const std::string& binary) {
   return {pc[1], address[1]};
 }
 
+// The pc of the fault of `binary` (another architecture's) under
+// qemu-<arch>-static's gdb stub, as gdb-multiarch reports it after `continue`.
+std::string gdb_multiarch_fault_pc(const std::string& arch, const std::string& binary) {
+  const std::string port = std::to_string(20000 + ::getpid() % 20000);
+  ProcessSpec script;
+  script.argv = {"/bin/sh", "-c",
+                 "\"$0\" -g " + port + " \"$1\" >/dev/null 2>&1 & sleep 0.5; "
+                 "/usr/bin/gdb-multiarch -nx -batch -ex 'target remote :" + port +
+                     "' -ex continue -ex 'printf \"pc=%#lx\\n\", $pc' -ex kill \"$1\" 2>&1; wait",
+                 qemu_for(arch), binary};
+  script.env = base_env();
+  const ProcessResult result = run_process(script);
+  std::smatch pc;
+  REQUIRE_MESSAGE(std::regex_search(result.out, pc, std::regex("pc=(0x[0-9a-f]+)")), result.out << result.err);
+  return pc[1];
+}
+
 }  // namespace
+
+TEST_CASE("Faults: an aarch64 segfault's pc matches gdb-multiarch on qemu-aarch64-static") {
+  const std::string missing = missing_executable("/usr/bin/gdb-multiarch", "apt-get install gdb-multiarch") +
+                              missing_executable(qemu_for("aarch64"), "apt-get install qemu-user-static");
+  REQUIRE_MESSAGE(missing.empty(), missing);
+  // static only: qemu-user loads a static-pie at its own base, not where Linux would.
+  const std::string binary = cross_samples_binary("aarch64") + "/static/segfault";
+  const std::string expected_pc = gdb_multiarch_fault_pc("aarch64", binary);
+  ProcessSpec spec;
+  spec.argv = {binary};
+  spec.env = base_env();
+  const ProcessResult emulated = run_process(under_tracecorn(spec));
+  CHECK(emulated.status == 139);
+  std::smatch line;
+  REQUIRE_MESSAGE(std::regex_search(emulated.err, line,
+                                    std::regex("tracecorn: killed by SIGSEGV: .* at address (0x[0-9a-f]+), pc "
+                                               "(0x[0-9a-f]+)")),
+                  emulated.err);
+  CHECK(std::stoull(line[1], nullptr, 16) == 0);  // the sample writes through NULL
+  CHECK(std::stoull(line[2], nullptr, 16) == std::stoull(expected_pc, nullptr, 16));
+}
 
 TEST_CASE("Faults: the pc and address of a segfault match gdb's on the native run") {
   const std::string missing = missing_executable("/usr/bin/gdb", "apt-get install gdb");

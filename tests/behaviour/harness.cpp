@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstdlib>
 #include <filesystem>
@@ -57,6 +58,19 @@ const Paths& paths() {
 const std::vector<std::string>& variants() {
   static const std::vector<std::string> v = {"static", "static-pie", "dynamic"};
   return v;
+}
+
+std::string cross_samples_binary(const std::string& arch) { return paths().samples_binary + "-" + arch; }
+
+std::string qemu_for(const std::string& arch) {
+  std::string variable = "QEMU_";
+  for (const char c : arch) variable += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return from_env(variable.c_str(), ("/usr/bin/qemu-" + arch + "-static").c_str());
+}
+
+std::vector<std::string> qemu_cpu_options(const std::string& arch) {
+  if (arch == "arm") return {"-cpu", "cortex-a15"};
+  return {};
 }
 
 std::vector<std::string> base_env() {
@@ -119,6 +133,15 @@ std::string drop_tracecorn_lines(std::string_view stderr_text) {
     if (!line.starts_with(kTracecornPrefix)) kept += line;
   });
   return kept;
+}
+
+ProcessResult without_qemu_messages(ProcessResult result) {
+  std::string kept;
+  for_each_line(result.err, [&](std::string_view line) {
+    if (!line.starts_with("qemu: uncaught target signal ")) kept += line;
+  });
+  result.err = std::move(kept);
+  return result;
 }
 
 int count_tracecorn_lines(std::string_view stderr_text) {

@@ -42,6 +42,16 @@ const Paths& paths();
 // The link variants every sample is built in, in a fixed order.
 const std::vector<std::string>& variants();
 
+// Where the samples cross-built for `arch` are: samples_binary + "-" + arch.
+std::string cross_samples_binary(const std::string& arch);
+// The reference emulator for `arch`: qemu-<arch>-static, or the environment's
+// QEMU_<ARCH> (upper case, e.g. QEMU_AARCH64).
+std::string qemu_for(const std::string& arch);
+// The options that make qemu emulate the CPU tracecorn gives `arch` (arm:
+// -cpu cortex-a15, Unicorn's ARMv7 CPU; qemu's default "max" is an ARMv8 that
+// reports AT_PLATFORM v8l); empty for the others.
+std::vector<std::string> qemu_cpu_options(const std::string& arch);
+
 // The environment every run starts from: PATH, LC_ALL=C, TZ=UTC, HOME.
 std::vector<std::string> base_env();
 
@@ -76,6 +86,11 @@ void set_mtime(const std::string& path, long long mtime_epoch = 1'000'000'000);
 // The same run under tracecorn: argv becomes
 // {tracecorn, "run", options..., "--", argv...}; env, stdin, cwd unchanged.
 ProcessSpec under_tracecorn(ProcessSpec native, const std::vector<std::string>& options = {});
+
+// `result` without qemu-user's own report of a fatal guest signal on stderr
+// ("qemu: uncaught target signal 11 (Segmentation fault) - core dumped"): not
+// the guest's output, so dropped before comparing with a qemu reference run.
+ProcessResult without_qemu_messages(ProcessResult result);
 
 // `stderr_text` without the lines that start with "tracecorn: ".
 std::string drop_tracecorn_lines(std::string_view stderr_text);

@@ -91,7 +91,20 @@ TEST_CASE("Harness: directives parse args, env, stdin, exit and strace") {
 TEST_CASE("Harness: an unknown directive is an error naming the line") {
   std::string error;
   CHECK_FALSE(parse_sample("typo", "// Role: x\n// arg: {tmp}\n", error).has_value());
-  CHECK(error == "typo.c:2: unknown directive 'arg:' (known: args env stdin stdin-repeat exit strace)");
+  CHECK(error == "typo.c:2: unknown directive 'arg:' (known: args env stdin stdin-repeat exit strace archs)");
+}
+
+TEST_CASE("Harness: the archs directive limits a sample to the architectures it names") {
+  std::string error;
+  const auto spec = parse_sample("x86_only", "// Role: x\n// archs: x86_64 i386\n", error);
+  REQUIRE_MESSAGE(spec.has_value(), error);
+  CHECK(spec->runs_on("x86_64"));
+  CHECK(spec->runs_on("i386"));
+  CHECK_FALSE(spec->runs_on("aarch64"));
+  const auto everywhere = parse_sample("all", "// Role: x\n", error);
+  REQUIRE(everywhere.has_value());
+  CHECK(everywhere->runs_on("aarch64"));
+  CHECK_FALSE(parse_sample("empty", "// archs:\n", error).has_value());
 }
 
 TEST_CASE("Harness: every sample's directives parse") {

@@ -123,12 +123,19 @@ std::optional<SampleSpec> parse_sample(const std::string& name, const std::strin
     } else if (key == "strace") {
       if (value != "yes" && value != "no") return fail("strace takes yes or no");
       spec.strace = value == "yes";
+    } else if (key == "archs") {
+      std::string why;
+      if (!split_words(value, spec.archs, why) || spec.archs.empty()) return fail("archs needs architecture names");
     } else {
-      return fail("unknown directive '" + key + ":' (known: args env stdin stdin-repeat exit strace)");
+      return fail("unknown directive '" + key + ":' (known: args env stdin stdin-repeat exit strace archs)");
     }
   }
   for (long i = 0; i < repeat; i++) spec.stdin_data += stdin_text;
   return spec;
+}
+
+bool SampleSpec::runs_on(const std::string& arch) const {
+  return archs.empty() || std::find(archs.begin(), archs.end(), arch) != archs.end();
 }
 
 ProcessSpec SampleSpec::process(const std::string& binary, const std::string& tmp_dir) const {

@@ -11,6 +11,8 @@
 //                                    for a death by signal)
 //   // strace: yes                   take part in the syscall-sequence
 //                                    comparison against qemu -strace
+//   // archs: x86_64                 only these guest architectures (the
+//                                    sample is x86-specific); default: all
 //
 // Called from test bodies on the main thread.
 // Invariants: directives are read only from the comment block at the top of
@@ -36,6 +38,10 @@ struct SampleSpec {
   std::string stdin_data;
   std::optional<int> expected_exit;    // native status the sample promises
   bool strace = false;
+  std::vector<std::string> archs;      // empty: every architecture
+
+  // Whether the sample is meant for guest architecture `arch` ("aarch64").
+  bool runs_on(const std::string& arch) const;
 
   // The native run of `binary` with these directives, {tmp} replaced by
   // `tmp_dir`, run in `tmp_dir` with base_env() plus `env`.

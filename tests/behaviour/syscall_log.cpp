@@ -30,16 +30,19 @@ void for_each_line(std::string_view text, Fn fn) {
 
 }  // namespace
 
-std::string_view qemu_unnamed_syscall(long nr) {
+std::string_view qemu_unnamed_syscall(long nr, std::string_view arch) {
   // Evidence: qemu-x86_64-static 7.2 (Debian 12) prints "Unknown syscall 334"
-  // for glibc 2.36's rseq registration at startup. Add entries only when seen.
-  switch (nr) {
-    case 334: return "rseq";
-    default: return "";
-  }
+  // for glibc 2.36's rseq registration at startup, qemu-aarch64-static 7.2
+  // "Unknown syscall 293" for the same call, qemu-arm-static "398" (and "406" for clock_getres_time64). Add entries
+  // only when seen.
+  if (arch == "x86_64" && nr == 334) return "rseq";
+  if (arch == "aarch64" && nr == 293) return "rseq";
+  if (arch == "arm" && nr == 398) return "rseq";
+  if (arch == "arm" && nr == 406) return "clock_getres_time64";
+  return "";
 }
 
-std::vector<std::string> parse_qemu_strace(std::string_view log) {
+std::vector<std::string> parse_qemu_strace(std::string_view log, std::string_view arch) {
   std::vector<std::string> names;
   for_each_line(log, [&](std::string_view line) {
     std::size_t digits = 0;
@@ -49,7 +52,7 @@ std::vector<std::string> parse_qemu_strace(std::string_view log) {
     constexpr std::string_view kUnknown = "Unknown syscall ";
     if (rest.starts_with(kUnknown)) {
       long nr = std::strtol(std::string(rest.substr(kUnknown.size())).c_str(), nullptr, 10);
-      std::string_view known = qemu_unnamed_syscall(nr);
+      std::string_view known = qemu_unnamed_syscall(nr, arch);
       names.push_back(known.empty() ? "syscall_" + std::to_string(nr) : std::string(known));
       return;
     }

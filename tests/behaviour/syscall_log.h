@@ -22,13 +22,15 @@ namespace tracecorn::behaviour {
 // Syscall names in order from a qemu -strace log. "Unknown syscall N" lines
 // become the kernel's name for N when qemu_unnamed_syscall() knows it, else
 // "syscall_N".
-std::vector<std::string> parse_qemu_strace(std::string_view log);
+// `arch` is the guest architecture (tracecorn's name) whose numbers the log uses.
+std::vector<std::string> parse_qemu_strace(std::string_view log, std::string_view arch = "x86_64");
 
 // Syscall names in order from a tracecorn --syscall-log file.
 std::vector<std::string> parse_tracecorn_syscall_log(std::string_view log);
 
-// The kernel's name for x86-64 syscall `nr` among those qemu 7.2's strace
-// table lacks (it prints "Unknown syscall N" for them); "" if not one of those.
-std::string_view qemu_unnamed_syscall(long nr);
+// The kernel's name for syscall `nr` of architecture `arch` among those qemu
+// 7.2's strace table lacks (it prints "Unknown syscall N" for them); "" if not
+// one of those.
+std::string_view qemu_unnamed_syscall(long nr, std::string_view arch = "x86_64");
 
 }  // namespace tracecorn::behaviour

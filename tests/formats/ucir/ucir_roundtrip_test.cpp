@@ -291,6 +291,25 @@ TEST_CASE("UCIR: recording, writing and reading back gives the same events (ever
   }
 }
 
+TEST_CASE("UCIR: aarch64 samples round-trip at every level (arch string arm64)") {
+  // The samples cross-built for aarch64 (samples/cross.cmake), beside the host's.
+  std::vector<std::string> samples;
+  for (const auto& entry : std::filesystem::directory_iterator(kSamples + "-aarch64/static"))
+    samples.push_back("../guest-aarch64/static/" + entry.path().filename().string());
+  std::sort(samples.begin(), samples.end());
+  REQUIRE(samples.size() >= 15);
+  for (const std::string& sample : samples) {
+    if (is_long_run(sample)) continue;
+    for (auto level : kRoundTripLevels) round_trip(sample, level, false, false);
+  }
+  const std::string path = temp_path("tracecorn-ucir-arm64") + ".ucir";
+  record(kSamples + "-aarch64/static/hello", core::TraceLevel::kBlocks, path, false, "", false);
+  auto reader = formats::UcirReader::open(path);
+  REQUIRE(reader.has_value());
+  CHECK((*reader)->header().arch == "arm64");
+  std::filesystem::remove(path);
+}
+
 // Its own ctest (ucir_roundtrip_long_runs): heap runs 40 million instructions.
 TEST_CASE("UCIR long runs: heap and stdio_buffered round-trip at every level, compared as they stream") {
   for (const std::string sample : {"static/heap", "static/stdio_buffered"})

@@ -1,0 +1,264 @@
+// Role: everything tracecorn knows about 32-bit ARM (EABI, armhf) Linux guests,
+// in ARM and Thumb code: Unicorn arch/mode, the register table with DWARF
+// numbers ("DWARF for the Arm Architecture": r0-r15 0-15, d0-d31 256-287), the
+// Linux syscall ABI (svc #0, number in r7, arguments r0-r5, result r0, 64-bit
+// arguments in aligned register pairs) and numbering (arch/arm/tools/
+// syscall.tbl, EABI), arm's private set_tls, TLS in TPIDRURO (CP15 c13), the
+// `struct stat64` layout, the 3G/1G no-ASLR layout and the CPU set-up Debian's
+// Unicorn 2.0.1 needs.
+// Who calls it: the registry hands the ArchInfo out; the GuestCpu runs on the
+// emulation thread inside Unicorn's hooks.
+// Invariant: nothing outside arch/ names an ARM register or syscall number.
+//
+// Unicorn 2.0.1 facts this file relies on (observed on Debian 12's library with
+// its Python binding):
+// - `svc #0` reaches UC_HOOK_INTR with intno 2 (EXCP_SWI), PC already past it
+//   (2 bytes in Thumb, 4 in ARM); the CPU starts in SVC mode, ARM state, and a
+//   start address with bit 0 set runs Thumb code.
+// - VFP/NEON instructions are undefined until FPEXC.EN is set.
+// - TPIDRURO (UC_ARM_REG_C13_C0_3) is what `mrc p15, 0, rX, c13, c0, 3` reads.
+// Recording needs the decoder to follow ARM/Thumb switches (one Capstone mode
+// per block): not done yet, so recording refuses arm with that reason.
+
+#include "arch/arch.h"
+#include "arch/arm_exceptions.h"
+#include "arch/syscall_table.h"
+#include "arch/interrupt_trap_cpu.h"
+
+namespace tracecorn::arch {
+namespace {
+
+constexpr RegisterInfo kRegisters[] = {
+    {UC_ARM_REG_R0, "r0", 4, 0},     {UC_ARM_REG_R1, "r1", 4, 1},     {UC_ARM_REG_R2, "r2", 4, 2},
+    {UC_ARM_REG_R3, "r3", 4, 3},     {UC_ARM_REG_R4, "r4", 4, 4},     {UC_ARM_REG_R5, "r5", 4, 5},
+    {UC_ARM_REG_R6, "r6", 4, 6},     {UC_ARM_REG_R7, "r7", 4, 7},     {UC_ARM_REG_R8, "r8", 4, 8},
+    {UC_ARM_REG_R9, "r9", 4, 9},     {UC_ARM_REG_R10, "r10", 4, 10},  {UC_ARM_REG_R11, "r11", 4, 11},
+    {UC_ARM_REG_R12, "r12", 4, 12},  {UC_ARM_REG_SP, "sp", 4, 13},    {UC_ARM_REG_LR, "lr", 4, 14},
+    {UC_ARM_REG_PC, "pc", 4, 15},    {UC_ARM_REG_CPSR, "cpsr", 4, kNoDwarfNumber},
+    {UC_ARM_REG_C13_C0_3, "tpidruro", 4, kNoDwarfNumber},
+    {UC_ARM_REG_FPSCR, "fpscr", 4, kNoDwarfNumber},
+    {UC_ARM_REG_D0, "d0", 8, 256},   {UC_ARM_REG_D1, "d1", 8, 257},   {UC_ARM_REG_D2, "d2", 8, 258},
+    {UC_ARM_REG_D3, "d3", 8, 259},   {UC_ARM_REG_D4, "d4", 8, 260},   {UC_ARM_REG_D5, "d5", 8, 261},
+    {UC_ARM_REG_D6, "d6", 8, 262},   {UC_ARM_REG_D7, "d7", 8, 263},   {UC_ARM_REG_D8, "d8", 8, 264},
+    {UC_ARM_REG_D9, "d9", 8, 265},   {UC_ARM_REG_D10, "d10", 8, 266}, {UC_ARM_REG_D11, "d11", 8, 267},
+    {UC_ARM_REG_D12, "d12", 8, 268}, {UC_ARM_REG_D13, "d13", 8, 269}, {UC_ARM_REG_D14, "d14", 8, 270},
+    {UC_ARM_REG_D15, "d15", 8, 271}, {UC_ARM_REG_D16, "d16", 8, 272}, {UC_ARM_REG_D17, "d17", 8, 273},
+    {UC_ARM_REG_D18, "d18", 8, 274}, {UC_ARM_REG_D19, "d19", 8, 275}, {UC_ARM_REG_D20, "d20", 8, 276},
+    {UC_ARM_REG_D21, "d21", 8, 277}, {UC_ARM_REG_D22, "d22", 8, 278}, {UC_ARM_REG_D23, "d23", 8, 279},
+    {UC_ARM_REG_D24, "d24", 8, 280}, {UC_ARM_REG_D25, "d25", 8, 281}, {UC_ARM_REG_D26, "d26", 8, 282},
+    {UC_ARM_REG_D27, "d27", 8, 283}, {UC_ARM_REG_D28, "d28", 8, 284}, {UC_ARM_REG_D29, "d29", 8, 285},
+    {UC_ARM_REG_D30, "d30", 8, 286}, {UC_ARM_REG_D31, "d31", 8, 287},
+};
+
+// From the cross compiler's <asm/unistd.h> (arm EABI), checked by
+// tests/arch/arch_test.cpp. Left out on purpose (ENOSYS, so glibc uses the
+// 64-bit call it tries first): the calls whose structs have word-sized or
+// 32-bit time fields that no converter handles yet (old stat/fstat/lstat,
+// statfs, getdents, times, sysinfo, getrusage, wait4, setrlimit, itimers,
+// utimes, select/pselect6/ppoll,
+// sigaltstack, sendfile, sendmsg/recvmsg).
+constexpr SyscallNumber kSyscallNumbers[] = {
+    // time32 calls, converted by recorder/linux/syscalls_compat32.cpp.
+    {78, SyscallId::gettimeofday}, {162, SyscallId::nanosleep}, {263, SyscallId::clock_gettime},
+    {264, SyscallId::clock_getres}, {265, SyscallId::clock_nanosleep},
+    // 32-bit uid/gid calls (the unsuffixed ones take 16-bit ids), run by the base calls.
+    {198, SyscallId::lchown32}, {199, SyscallId::getuid32}, {200, SyscallId::getgid32},
+    {201, SyscallId::geteuid32}, {202, SyscallId::getegid32}, {205, SyscallId::getgroups32},
+    {206, SyscallId::setgroups32}, {207, SyscallId::fchown32}, {209, SyscallId::getresuid32},
+    {211, SyscallId::getresgid32}, {212, SyscallId::chown32}, {213, SyscallId::setuid32},
+    {214, SyscallId::setgid32},
+    {0, SyscallId::restart_syscall}, {1, SyscallId::exit}, {2, SyscallId::fork},
+    {3, SyscallId::read}, {4, SyscallId::write}, {5, SyscallId::open},
+    {6, SyscallId::close}, {8, SyscallId::creat}, {9, SyscallId::link},
+    {10, SyscallId::unlink}, {11, SyscallId::execve}, {12, SyscallId::chdir},
+    {15, SyscallId::chmod}, {16, SyscallId::lchown}, {19, SyscallId::lseek},
+    {20, SyscallId::getpid}, {23, SyscallId::setuid}, {24, SyscallId::getuid},
+    {29, SyscallId::pause}, {33, SyscallId::access}, {36, SyscallId::sync},
+    {37, SyscallId::kill}, {38, SyscallId::rename}, {39, SyscallId::mkdir},
+    {40, SyscallId::rmdir}, {41, SyscallId::dup}, {42, SyscallId::pipe},
+    {45, SyscallId::brk}, {46, SyscallId::setgid}, {47, SyscallId::getgid},
+    {49, SyscallId::geteuid}, {50, SyscallId::getegid}, {54, SyscallId::ioctl},
+    {55, SyscallId::fcntl}, {57, SyscallId::setpgid}, {60, SyscallId::umask},
+    {63, SyscallId::dup2}, {64, SyscallId::getppid}, {65, SyscallId::getpgrp},
+    {66, SyscallId::setsid}, {80, SyscallId::getgroups}, {81, SyscallId::setgroups},
+    {83, SyscallId::symlink}, {85, SyscallId::readlink}, {91, SyscallId::munmap},
+    {92, SyscallId::truncate}, {93, SyscallId::ftruncate}, {94, SyscallId::fchmod},
+    {95, SyscallId::fchown}, {118, SyscallId::fsync}, {120, SyscallId::clone},
+    {122, SyscallId::uname}, {125, SyscallId::mprotect}, {132, SyscallId::getpgid},
+    {133, SyscallId::fchdir}, {140, SyscallId::_llseek}, {143, SyscallId::flock},
+    {144, SyscallId::msync}, {145, SyscallId::readv}, {146, SyscallId::writev},
+    {147, SyscallId::getsid}, {148, SyscallId::fdatasync}, {150, SyscallId::mlock},
+    {151, SyscallId::munlock}, {155, SyscallId::sched_getparam}, {157, SyscallId::sched_getscheduler},
+    {158, SyscallId::sched_yield}, {163, SyscallId::mremap}, {165, SyscallId::getresuid},
+    {168, SyscallId::poll}, {171, SyscallId::getresgid}, {172, SyscallId::prctl},
+    {173, SyscallId::rt_sigreturn}, {174, SyscallId::rt_sigaction}, {175, SyscallId::rt_sigprocmask},
+    {180, SyscallId::pread64}, {181, SyscallId::pwrite64}, {182, SyscallId::chown},
+    {183, SyscallId::getcwd}, {190, SyscallId::vfork}, {191, SyscallId::ugetrlimit},
+    {192, SyscallId::mmap2}, {193, SyscallId::truncate64}, {194, SyscallId::ftruncate64},
+    {195, SyscallId::stat64}, {196, SyscallId::lstat64}, {197, SyscallId::fstat64},
+    {217, SyscallId::getdents64}, {219, SyscallId::mincore}, {220, SyscallId::madvise},
+    {221, SyscallId::fcntl64}, {224, SyscallId::gettid}, {229, SyscallId::getxattr},
+    {230, SyscallId::lgetxattr}, {231, SyscallId::fgetxattr}, {232, SyscallId::listxattr},
+    {233, SyscallId::llistxattr}, {238, SyscallId::tkill}, {240, SyscallId::futex},
+    {241, SyscallId::sched_setaffinity}, {242, SyscallId::sched_getaffinity}, {248, SyscallId::exit_group},
+    {256, SyscallId::set_tid_address}, {262, SyscallId::clock_settime}, {268, SyscallId::tgkill},
+    {281, SyscallId::socket}, {282, SyscallId::bind}, {283, SyscallId::connect},
+    {284, SyscallId::listen}, {285, SyscallId::accept}, {286, SyscallId::getsockname},
+    {287, SyscallId::getpeername}, {288, SyscallId::socketpair}, {290, SyscallId::sendto},
+    {292, SyscallId::recvfrom}, {293, SyscallId::shutdown}, {294, SyscallId::setsockopt},
+    {295, SyscallId::getsockopt}, {322, SyscallId::openat}, {323, SyscallId::mkdirat},
+    {325, SyscallId::fchownat}, {327, SyscallId::fstatat64}, {328, SyscallId::unlinkat},
+    {329, SyscallId::renameat}, {330, SyscallId::linkat}, {331, SyscallId::symlinkat},
+    {332, SyscallId::readlinkat}, {333, SyscallId::fchmodat}, {334, SyscallId::faccessat},
+    {338, SyscallId::set_robust_list}, {339, SyscallId::get_robust_list}, {352, SyscallId::fallocate},
+    {356, SyscallId::eventfd2}, {357, SyscallId::epoll_create1}, {358, SyscallId::dup3},
+    {359, SyscallId::pipe2}, {361, SyscallId::preadv}, {362, SyscallId::pwritev},
+    {369, SyscallId::prlimit64}, {382, SyscallId::renameat2}, {384, SyscallId::getrandom},
+    {385, SyscallId::memfd_create}, {389, SyscallId::membarrier}, {391, SyscallId::copy_file_range},
+    {397, SyscallId::statx}, {398, SyscallId::rseq}, {403, SyscallId::clock_gettime64},
+    {406, SyscallId::clock_getres_time64}, {407, SyscallId::clock_nanosleep_time64}, {422, SyscallId::futex_time64},
+    {436, SyscallId::close_range}, {437, SyscallId::openat2}, {439, SyscallId::faccessat2},
+};
+
+constexpr SyscallTable kSyscallTable{kSyscallNumbers};
+constexpr std::uint64_t kArmSetTls = 0xf0005;  // __ARM_NR_set_tls
+
+SyscallId arm_syscall_id(std::uint64_t number) {
+  if (number == kArmSetTls) return SyscallId::set_tls;
+  return kSyscallTable(number);
+}
+
+
+constexpr std::uint32_t kCpsrThumb = 1u << 5;
+constexpr std::uint64_t kFpexcEnable = 0x40000000;
+
+// AT_HWCAP (arch/arm/include/uapi/asm/hwcap.h) of a Cortex-A15 with VFPv4 and
+// NEON, what Unicorn runs: HALF THUMB FAST_MULT VFP EDSP NEON VFPv3 TLS VFPv4
+// IDIVA IDIVT VFPD32 LPAE.
+constexpr std::uint64_t kHwcap = (1u << 1) | (1u << 2) | (1u << 4) | (1u << 6) | (1u << 7) | (1u << 12) |
+                                 (1u << 13) | (1u << 15) | (1u << 16) | (1u << 17) | (1u << 18) | (1u << 19) |
+                                 (1u << 20);
+
+class ArmGuestCpu final : public InterruptTrapCpu {
+ public:
+  explicit ArmGuestCpu(uc_engine* engine) : InterruptTrapCpu(engine, UC_ARM_REG_PC, UC_ARM_REG_C13_C0_3) {}
+
+  Status init() {
+    std::uint64_t fpexc = kFpexcEnable, zero = 0;
+    if (uc_reg_write(engine_, UC_ARM_REG_FPEXC, &fpexc) != UC_ERR_OK ||
+        uc_reg_write(engine_, UC_ARM_REG_C13_C0_3, &zero) != UC_ERR_OK)
+      return make_error(ErrorCode::kEmulator, "cannot enable VFP (FPEXC) or clear TPIDRURO");
+    return ok_status();
+  }
+
+  // PC is past the svc: 2 bytes back in Thumb state, 4 in ARM state.
+  std::uint64_t trap_pc() const override {
+    std::uint64_t cpsr = 0;
+    uc_reg_read(engine_, UC_ARM_REG_CPSR, &cpsr);
+    return pc() - ((cpsr & kCpsrThumb) ? 2 : 4);
+  }
+  std::uint64_t hwcap() const override { return kHwcap; }
+
+  // No decoder that follows ARM/Thumb here: the block's start is reported.
+  std::uint64_t locate_faulting_instruction(std::uint64_t reported_pc, std::uint64_t) const override {
+    return reported_pc;
+  }
+
+ private:
+  bool is_syscall_interrupt(std::uint32_t number) const override { return number == kArmExcpSwi; }
+  int fault_signal(std::uint32_t number) const override { return arm_fault_signal(number); }
+};
+
+Expected<std::unique_ptr<GuestCpu>> make_arm_guest_cpu(uc_engine* engine) {
+  auto cpu = std::make_unique<ArmGuestCpu>(engine);
+  if (auto status = cpu->init(); !status) return status.error();
+  return std::unique_ptr<GuestCpu>(std::move(cpu));
+}
+
+// struct stat64 of arch/arm/include/uapi/asm/stat.h, 104 bytes, little endian:
+//   0 dev u64 | 8 pad[4] | 12 __st_ino u32 | 16 mode u32 | 20 nlink u32 | 24 uid | 28 gid
+//  32 rdev u64 | 40 pad[4] | 48 size i64 | 56 blksize u32 | 64 blocks u64 | 72 atime u32
+//  76 atime_nsec | 80 mtime | 84 mtime_nsec | 88 ctime | 92 ctime_nsec | 96 ino u64
+std::size_t arm_encode_stat(const FileStatus& s, std::span<std::uint8_t, kMaxStatBytes> out) {
+  constexpr std::size_t kSize = 104;
+  std::fill_n(out.begin(), kSize, std::uint8_t{0});
+  const StructField fields[] = {
+      {0, 8, s.dev},         {12, 4, s.ino},        {16, 4, s.mode},       {20, 4, s.nlink},
+      {24, 4, s.uid},        {28, 4, s.gid},        {32, 8, s.rdev},       {48, 8, s.size},
+      {56, 4, s.blksize},    {64, 8, s.blocks},     {72, 4, s.atime_sec},  {76, 4, s.atime_nsec},
+      {80, 4, s.mtime_sec},  {84, 4, s.mtime_nsec}, {88, 4, s.ctime_sec},  {92, 4, s.ctime_nsec},
+      {96, 8, s.ino},
+  };
+  for (const auto& field : fields) store_field(out, field, true);
+  return kSize;
+}
+
+// arch/arm/include/uapi/asm/fcntl.h against asm-generic/fcntl.h (octal), as arm64.
+constexpr FlagValue kOpenFlags[] = {
+    {040000, 0200000},   // O_DIRECTORY
+    {0100000, 0400000},  // O_NOFOLLOW
+    {0200000, 040000},   // O_DIRECT
+    {0400000, 0100000},  // O_LARGEFILE
+};
+
+int arm_register_index_for_capstone(unsigned) { return -1; }
+void arm_add_unlisted_writes(const cs_insn&, std::vector<std::uint16_t>&) {}
+bool arm_count_memory_accesses(const cs_insn&, std::uint8_t& reads, std::uint8_t& writes) {
+  reads = writes = 0;
+  return false;
+}
+void arm_address_registers(const cs_insn&, std::vector<std::uint16_t>&, std::vector<std::uint16_t>&) {}
+
+constexpr std::uint16_t kEmArm = 40;
+
+}  // namespace
+
+const ArchInfo& arm_arch() {
+  static const ArchInfo kInfo{
+      .name = "arm",
+      .unicorn_arch = UC_ARCH_ARM,
+      .unicorn_mode = UC_MODE_ARM,
+      .capstone_arch = CS_ARCH_ARM,
+      .capstone_mode = CS_MODE_ARM,
+      .decoding_unsupported = "the recorder decodes each block in one Capstone mode, and arm code switches "
+                              "between ARM and Thumb",
+      .elf_machine = kEmArm,
+      .elf_64bit = false,
+      .little_endian = true,
+      .platform = "v7l",
+      .uname_machine = "armv7l",
+      .registers = kRegisters,
+      .pc_reg = UC_ARM_REG_PC,
+      .sp_reg = UC_ARM_REG_SP,
+      .fp_reg = UC_ARM_REG_R11,
+      .syscall_abi = {.number_reg = UC_ARM_REG_R7,
+                      .arg_regs = {UC_ARM_REG_R0, UC_ARM_REG_R1, UC_ARM_REG_R2, UC_ARM_REG_R3, UC_ARM_REG_R4,
+                                   UC_ARM_REG_R5},
+                      .return_reg = UC_ARM_REG_R0,
+                      .trap_instruction = "svc #0",
+                      .trap_length = 4},
+      .aligned_argument_pairs = true,
+      .open_flags = kOpenFlags,
+      .encode_stat = &arm_encode_stat,
+      // Linux arm with CONFIG_VMSPLIT_3G, randomisation off: TASK_SIZE =
+      // PAGE_OFFSET - 16 MiB = 0xbf000000 = STACK_TOP; mmap_base = STACK_TOP -
+      // 128 MiB gap; ELF_ET_DYN_BASE = TASK_SIZE / 3 * 2, page aligned down.
+      .layout = {.stack_top = 0xbf000000,
+                 .stack_size = 8ull << 20,
+                 .mmap_top = 0xb7000000,
+                 .et_dyn_base = 0x7f555000,
+                 .lowest_mmap = 0x10000},
+      // UCIR has "arm" and bap-frames arm 35, but nothing is recorded yet (see above).
+      .format_ids = {.ucir_arch = "", .bap_architecture = 0, .bap_machine = 0, .bintrace_magic = 0,
+                     .bintrace = nullptr},
+      .syscall_id = &arm_syscall_id,
+      .make_guest_cpu = &make_arm_guest_cpu,
+      .register_index_for_capstone = &arm_register_index_for_capstone,
+      .add_unlisted_writes = &arm_add_unlisted_writes,
+      .count_memory_accesses = &arm_count_memory_accesses,
+      .address_registers = &arm_address_registers,
+  };
+  return kInfo;
+}
+
+}  // namespace tracecorn::arch

@@ -1,0 +1,173 @@
+// Role: the syscalls only 32-bit ABIs have (arm EABI so far): the 64-bit
+// variants (fstat64, fcntl64, clock_gettime64...), the split ones (mmap2's page
+// offset, _llseek's two halves, 64-bit arguments in register pairs), the
+// word-sized ugetrlimit and arm's private set_tls. Each one converts its
+// arguments and runs the 64-bit handler of its family, so the behaviour is
+// written once. Called by Kernel::dispatch first, for 32-bit guests only.
+// The time32 calls (clock_gettime, clock_getres, clock_nanosleep, nanosleep,
+// gettimeofday) convert their 32-bit timespec/timeval here.
+// Invariant: structs whose layout depends on the word size are never handed to
+// a 64-bit handler: an architecture's table leaves such syscalls unmapped
+// (ENOSYS, so glibc takes its 64-bit path) until a converter exists here.
+#include <sys/resource.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include <ctime>
+#include <initializer_list>
+#include <utility>
+
+#include <cerrno>
+
+#include "recorder/linux/kernel.h"
+
+namespace tracecorn::linux_layer {
+
+using arch::SyscallId;
+
+namespace {
+constexpr std::uint64_t kMmap2PageSize = 4096;  // mmap2's offset unit on every 32-bit Linux ABI
+constexpr std::uint32_t kRlimInfinity32 = 0xffffffff;
+}  // namespace
+
+std::uint64_t Kernel::argument_pair(const SyscallArgs& a, std::size_t index) const {
+  if (arch_.aligned_argument_pairs && index % 2 == 1) ++index;
+  if (index + 1 >= 6) return 0;
+  const std::uint64_t low = arch_.little_endian ? a[index] : a[index + 1];
+  const std::uint64_t high = arch_.little_endian ? a[index + 1] : a[index];
+  return (low & 0xffffffffu) | (high << 32);
+}
+
+bool Kernel::copy_out_words32(std::uint64_t address, std::initializer_list<std::uint64_t> values) {
+  std::uint8_t bytes[16];
+  std::size_t size = 0;
+  for (const std::uint64_t value : values) {
+    if (size + 4 > sizeof bytes) return false;
+    for (unsigned b = 0; b < 4; ++b)
+      bytes[size + b] = static_cast<std::uint8_t>(value >> (8 * (arch_.little_endian ? b : 3 - b)));
+    size += 4;
+  }
+  return copy_out(address, bytes, size);
+}
+
+std::optional<std::pair<std::int64_t, std::int64_t>> Kernel::copy_in_words32(std::uint64_t address) const {
+  std::uint8_t bytes[8];
+  if (!copy_in(address, bytes, sizeof bytes)) return std::nullopt;
+  std::uint32_t words[2] = {};
+  for (unsigned w = 0; w < 2; ++w)
+    for (unsigned b = 0; b < 4; ++b)
+      words[w] |= std::uint32_t{bytes[4 * w + b]} << (8 * (arch_.little_endian ? b : 3 - b));
+  return std::pair<std::int64_t, std::int64_t>(static_cast<std::int32_t>(words[0]), static_cast<std::int32_t>(words[1]));
+}
+
+std::optional<std::int64_t> Kernel::compat32_syscall(SyscallId id, const SyscallArgs& a) {
+  if (arch_.elf_64bit) return std::nullopt;
+  SyscallArgs wide{};
+  for (std::size_t i = 0; i < 6; ++i) wide[i] = a[i];
+  switch (id) {
+    case SyscallId::mmap2:
+      return do_mmap(a[0], a[1], static_cast<int>(a[2]), static_cast<int>(a[3]), static_cast<int>(a[4]),
+                     a[5] * kMmap2PageSize);
+    case SyscallId::_llseek: {  // (fd, offset_high, offset_low, loff_t* result, whence)
+      const int host = fs_.host_fd(static_cast<int>(a[0]));
+      if (host < 0) return -EBADF;
+      const auto offset = static_cast<off_t>((a[1] << 32) | (a[2] & 0xffffffffu));
+      const off_t position = ::lseek(host, offset, static_cast<int>(a[4]));
+      if (position < 0) return -errno;
+      std::uint8_t bytes[8];
+      for (unsigned b = 0; b < 8; ++b)
+        bytes[b] = static_cast<std::uint8_t>(static_cast<std::uint64_t>(position) >> (8 * (arch_.little_endian ? b : 7 - b)));
+      return copy_out(a[3], bytes, sizeof bytes) ? 0 : -EFAULT;
+    }
+    case SyscallId::ugetrlimit: {  // struct rlimit of two unsigned longs, infinity clamped
+      const int resource = static_cast<int>(a[0]);
+      if (resource < 0 || resource >= RLIM_NLIMITS || resource >= 16) return -EINVAL;
+      std::uint64_t current[2];
+      if (const int error = current_rlimit(resource, current)) return -error;
+      std::uint8_t bytes[8];
+      for (unsigned word = 0; word < 2; ++word) {
+        const auto value = static_cast<std::uint32_t>(std::min<std::uint64_t>(current[word], kRlimInfinity32));
+        for (unsigned b = 0; b < 4; ++b)
+          bytes[4 * word + b] = static_cast<std::uint8_t>(value >> (8 * (arch_.little_endian ? b : 3 - b)));
+      }
+      return copy_out(a[1], bytes, sizeof bytes) ? 0 : -EFAULT;
+    }
+    // The time32 calls: struct timespec / timeval of two 32-bit words.
+    case SyscallId::clock_gettime: case SyscallId::clock_getres: {
+      struct timespec value {};
+      const int result = id == SyscallId::clock_gettime ? ::clock_gettime(static_cast<clockid_t>(a[0]), &value)
+                                                        : ::clock_getres(static_cast<clockid_t>(a[0]), &value);
+      if (result != 0) return -errno;
+      if (a[1] && !copy_out_words32(a[1], {static_cast<std::uint64_t>(value.tv_sec),
+                                           static_cast<std::uint64_t>(value.tv_nsec)}))
+        return -EFAULT;
+      return 0;
+    }
+    case SyscallId::gettimeofday: {
+      struct timeval value {};
+      ::gettimeofday(&value, nullptr);
+      if (a[0] && !copy_out_words32(a[0], {static_cast<std::uint64_t>(value.tv_sec),
+                                           static_cast<std::uint64_t>(value.tv_usec)}))
+        return -EFAULT;
+      if (a[1] && !copy_out_words32(a[1], {0, 0})) return -EFAULT;
+      return 0;
+    }
+    case SyscallId::nanosleep: case SyscallId::clock_nanosleep: {
+      const bool is_clock = id == SyscallId::clock_nanosleep;
+      const auto words = copy_in_words32(is_clock ? a[2] : a[0]);
+      if (!words) return -EFAULT;
+      struct timespec request {static_cast<time_t>(words->first), static_cast<long>(words->second)}, remaining {};
+      if (request.tv_nsec < 0 || request.tv_nsec >= 1000000000 || request.tv_sec < 0) return -EINVAL;
+      const int result = is_clock ? ::clock_nanosleep(static_cast<clockid_t>(a[0]), static_cast<int>(a[1]), &request,
+                                                      &remaining)
+                                  : (::nanosleep(&request, &remaining) == 0 ? 0 : errno);
+      const std::uint64_t remaining_address = is_clock ? a[3] : a[1];
+      if (result == EINTR && remaining_address)
+        copy_out_words32(remaining_address, {static_cast<std::uint64_t>(remaining.tv_sec),
+                                             static_cast<std::uint64_t>(remaining.tv_nsec)});
+      return -result;
+    }
+    case SyscallId::set_tls:
+      return cpu_.set_thread_pointer(a[0]) ? 0 : -EINVAL;
+    // The 64-bit variants: the same arguments as the 64-bit ABI's call, and the
+    // structs they take (stat64 through ArchInfo::encode_stat, timespec64, flock64)
+    // have the 64-bit layout.
+    case SyscallId::fstat64: return file_syscall(SyscallId::fstat, a);
+    case SyscallId::stat64: return file_syscall(SyscallId::stat, a);
+    case SyscallId::lstat64: return file_syscall(SyscallId::lstat, a);
+    case SyscallId::fstatat64: return file_syscall(SyscallId::newfstatat, a);
+    case SyscallId::fcntl64: return file_syscall(SyscallId::fcntl, a);
+    case SyscallId::clock_gettime64: return time_syscall(SyscallId::clock_gettime, a);
+    case SyscallId::clock_getres_time64: return time_syscall(SyscallId::clock_getres, a);
+    case SyscallId::clock_nanosleep_time64: return time_syscall(SyscallId::clock_nanosleep, a);
+    case SyscallId::futex_time64: return process_syscall(SyscallId::futex, a);
+    // 32-bit ids: the base calls already take and give full-width ids.
+    case SyscallId::getuid32: return process_syscall(SyscallId::getuid, a);
+    case SyscallId::getgid32: return process_syscall(SyscallId::getgid, a);
+    case SyscallId::geteuid32: return process_syscall(SyscallId::geteuid, a);
+    case SyscallId::getegid32: return process_syscall(SyscallId::getegid, a);
+    case SyscallId::setuid32: return process_syscall(SyscallId::setuid, a);
+    case SyscallId::setgid32: return process_syscall(SyscallId::setgid, a);
+    case SyscallId::getgroups32: return process_syscall(SyscallId::getgroups, a);
+    case SyscallId::setgroups32: return process_syscall(SyscallId::setgroups, a);
+    case SyscallId::getresuid32: return process_syscall(SyscallId::getresuid, a);
+    case SyscallId::getresgid32: return process_syscall(SyscallId::getresgid, a);
+    case SyscallId::chown32: return file_syscall(SyscallId::chown, a);
+    case SyscallId::lchown32: return file_syscall(SyscallId::lchown, a);
+    case SyscallId::fchown32: return file_syscall(SyscallId::fchown, a);
+    // 64-bit values in register pairs.
+    case SyscallId::ftruncate64:
+      wide[1] = argument_pair(a, 1);
+      return file_syscall(SyscallId::ftruncate, wide);
+    case SyscallId::truncate64:
+      wide[1] = argument_pair(a, 1);
+      return file_syscall(SyscallId::truncate, wide);
+    case SyscallId::pread64: case SyscallId::pwrite64:
+      wide[3] = argument_pair(a, 3);
+      return file_syscall(id, wide);
+    default:
+      return std::nullopt;
+  }
+}
+
+}  // namespace tracecorn::linux_layer

@@ -8,12 +8,7 @@
 file(REMOVE_RECURSE ${WORK_DIR})
 file(MAKE_DIRECTORY ${WORK_DIR})
 
-function(check_contains text needle what)
-  string(FIND "${text}" "${needle}" at)
-  if(at EQUAL -1)
-    message(FATAL_ERROR "${what}: expected to find '${needle}'")
-  endif()
-endfunction()
+include(${CMAKE_CURRENT_LIST_DIR}/../../cli_checks.cmake)  # check_contains, check_matches
 
 foreach(variant none zstd)
   set(trace ${WORK_DIR}/${variant}.bt)

@@ -6,18 +6,8 @@
 file(REMOVE_RECURSE ${WORK_DIR})
 file(MAKE_DIRECTORY ${WORK_DIR})
 
-function(check_contains text needle what)
-  string(FIND "${text}" "${needle}" at)
-  if(at EQUAL -1)
-    message(FATAL_ERROR "${what}: expected to find '${needle}'")
-  endif()
-endfunction()
+include(${CMAKE_CURRENT_LIST_DIR}/../../cli_checks.cmake)  # check_contains, check_matches
 
-function(check_matches text regex what)
-  if(NOT text MATCHES "${regex}")
-    message(FATAL_ERROR "${what}: expected a match for '${regex}'")
-  endif()
-endfunction()
 
 foreach(variant plain zstd strict)
   set(extra)

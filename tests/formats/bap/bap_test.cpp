@@ -19,21 +19,15 @@
 #include "formats/bap/bap_reader.h"
 #include "formats/bap/bap_writer.h"
 
+#include "tests/formats/test_files.h"
 using namespace tracecorn;
 
 namespace {
 
-using Bytes = std::vector<std::uint8_t>;
+using test::Bytes;
+using test::slurp;
 
-std::string temp_path(const std::string& name) {
-  return (std::filesystem::temp_directory_path() / ("tracecorn-bap-" + std::to_string(::getpid()) + "-" + name))
-      .string();
-}
-
-Bytes slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return Bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-}
+std::string temp_path(const std::string& name) { return test::temp_file("bap", name); }
 
 void put_u64(Bytes& out, std::uint64_t v) {
   for (int i = 0; i < 8; ++i) out.push_back(static_cast<std::uint8_t>(v >> (8 * i)));

@@ -18,22 +18,16 @@
 #include "formats/ucir/ucir_reader.h"
 #include "formats/ucir/ucir_writer.h"
 
+#include "tests/formats/test_files.h"
 using namespace tracecorn;
 namespace ucir = tracecorn::formats::ucir;
 
 namespace {
 
-using Bytes = std::vector<std::uint8_t>;
+using test::Bytes;
+using test::slurp;
 
-std::string temp_path(const std::string& name) {
-  return (std::filesystem::temp_directory_path() / ("tracecorn-ucir-" + std::to_string(::getpid()) + "-" + name))
-      .string();
-}
-
-Bytes slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return Bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-}
+std::string temp_path(const std::string& name) { return test::temp_file("ucir", name); }
 
 // Appends little-endian numbers and raw bytes.
 struct ByteBuilder {

@@ -1,15 +1,18 @@
 // Role: what the round-trip tests of every trace format share: a sink that
-// copies the events a format can carry, a register-list comparison, and the
-// recording of a guest sample with that sink and a format's writer attached to
-// the same recording. Used by tests/formats/<format>/*_roundtrip_test.cpp.
+// copies the events a format can carry, a register-list comparison, chunked
+// digests for long runs compared as they stream, and the recording of a guest
+// sample with that sink and a format's writer attached to the same recording.
+// Used by tests/formats/<format>/*_roundtrip_test.cpp.
 #pragma once
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <tuple>
 #include <vector>
 
@@ -121,6 +124,42 @@ inline bool same_registers(const std::vector<events::RegisterValue>& a, const st
         std::memcmp(a[i].bytes.data(), b[i].bytes.data(), a[i].size) != 0)
       return false;
   return true;
+}
+
+// Folds a stream of byte strings (one per event, a format's projection of it)
+// into one FNV-1a digest per kChunkEvents events, so that two long event
+// streams are compared in constant memory and a difference is located to its
+// chunk. Single-threaded; call finish() once after the last fold().
+class ChunkDigests {
+ public:
+  static constexpr std::uint64_t kChunkEvents = 1 << 16;
+  void fold(std::string_view bytes) {
+    if (counted_ % kChunkEvents == 0) digest_ = 14695981039346656037ull;
+    for (const char c : bytes) digest_ = (digest_ ^ static_cast<std::uint8_t>(c)) * 1099511628211ull;
+    if (++counted_ % kChunkEvents == 0) digests_.push_back(digest_);
+  }
+  void finish() {
+    if (counted_ % kChunkEvents) digests_.push_back(digest_);
+  }
+  std::uint64_t counted() const { return counted_; }
+  const std::vector<std::uint64_t>& digests() const { return digests_; }
+
+ private:
+  std::vector<std::uint64_t> digests_;
+  std::uint64_t counted_ = 0;
+  std::uint64_t digest_ = 0;
+};
+
+// Checks (doctest) that two streams folded the same number of events to the
+// same digests, naming the first chunk that differs.
+inline void check_same_digests(const ChunkDigests& recorded, const ChunkDigests& read) {
+  CHECK(read.counted() == recorded.counted());
+  REQUIRE(read.digests().size() == recorded.digests().size());
+  const auto differ = std::mismatch(read.digests().begin(), read.digests().end(), recorded.digests().begin());
+  CHECK_MESSAGE(differ.first == read.digests().end(),
+                "events differ in chunk " << differ.first - read.digests().begin() << " (events from "
+                                          << (differ.first - read.digests().begin()) * ChunkDigests::kChunkEvents
+                                          << ")");
 }
 
 // Records `program` (argv: the program, then `scratch_dir` when given: samples

@@ -8,6 +8,10 @@
 // have no frame). hello also goes through the lower levels and zstd, and one
 // trace is decoded by an independent decoder (frames_decode.py: Debian's
 // python3-protobuf on a .proto generated from its own field table).
+// Long runs (heap: 40 million instructions; stdio_buffered: 4.5 million) are
+// compared as they stream (their own ctest, bap_roundtrip_long_runs): each side
+// folds its events, projected on the fields compare() checks and normalized the
+// same way, into one digest per 64 Ki events.
 #include <doctest/doctest.h>
 
 #include <unistd.h>
@@ -104,6 +108,82 @@ std::size_t compare(const std::vector<Copied>& recorded_events, const std::vecto
   }
   return differing;
 }
+
+// The fields of `e` that compare() checks, as bytes (for the streamed long runs).
+std::string canonical(const Copied& e) {
+  std::string out;
+  auto put = [&](const auto& value) { out.append(reinterpret_cast<const char*>(&value), sizeof value); };
+  auto put_registers = [&](const std::vector<events::RegisterValue>& registers) {
+    for (const auto& r : registers) {
+      put(r.index), put(r.size);
+      out.append(reinterpret_cast<const char*>(r.bytes.data()), r.size);
+    }
+    put(registers.size());
+  };
+  put(e.kind), put(e.thread);
+  switch (e.kind) {
+    case events::EventKind::kInstruction:
+      put(e.address), put(e.size);
+      out.append(e.bytes.begin(), e.bytes.end());
+      break;
+    case events::EventKind::kMemoryRead:
+    case events::EventKind::kMemoryWrite:
+      put(e.address), put(e.size), put(e.value), put(e.pc_known);
+      if (e.pc_known) put(e.pc);
+      break;
+    case events::EventKind::kRegisters: put(e.pc), put_registers(e.registers); break;
+    case events::EventKind::kSyscall:
+      put(e.value), put(e.result), put(e.args), put(e.pc);
+      for (const auto& [address, bytes] : e.writes) put(address), put(bytes.size()), out.append(bytes.begin(), bytes.end());
+      for (const auto& [kind, start, length, prot] : e.mappings) put(kind), put(start), put(length), put(prot);
+      put_registers(e.registers);
+      for (const auto pc : e.stack) put(pc);
+      break;
+    case events::EventKind::kFault:
+    case events::EventKind::kModuleLoad:
+    case events::EventKind::kGap:
+      put(e.address), put(e.size), put(e.value), put(e.pc);
+      out += e.text;
+      break;
+    default:
+      break;
+  }
+  return out;
+}
+
+// Folds the events frames carry into chunk digests as they come, each run of
+// memory events normalized first when `normalize` (the recorded side, as
+// compare() does with normalized()).
+class DigestSink final : public events::Sink {
+ public:
+  explicit DigestSink(bool normalize) : normalize_(normalize) {}
+  void begin(const events::TraceInfo& info) override { info_ = info; }
+  void on_event(const events::Event& event) override {
+    if (!formats::FramesReader::can_carry(event.kind)) return;
+    Copied copy = test::copy_event(event);
+    if (normalize_ && (copy.kind == events::EventKind::kMemoryRead || copy.kind == events::EventKind::kMemoryWrite)) {
+      memory_run_.push_back(std::move(copy));
+      return;
+    }
+    flush_memory_run();
+    digests_.fold(canonical(copy));
+  }
+  std::string end(const events::TraceSummary&) override {
+    flush_memory_run();
+    digests_.finish();
+    return "";
+  }
+  events::TraceInfo info_;
+  test::ChunkDigests digests_;
+
+ private:
+  void flush_memory_run() {
+    for (const Copied& e : normalized(std::move(memory_run_))) digests_.fold(canonical(e));
+    memory_run_.clear();
+  }
+  bool normalize_;
+  std::vector<Copied> memory_run_;
+};
 
 std::string temp_path(const std::string& name) {
   return (std::filesystem::temp_directory_path() / ("tracecorn-bap-rt-" + std::to_string(::getpid()) + "-" + name))
@@ -314,4 +394,52 @@ TEST_CASE("BAP frames: an independent decoder (python3-protobuf) reads the same 
   CHECK(syscalls >= 4);
   CHECK(accesses > 1000);
   std::filesystem::remove(path);
+}
+
+// Its own ctest (bap_roundtrip_long_runs): heap at the mem level through zstd
+// (its full-level trace would be ~6 GB plain), stdio_buffered at full, plain
+// and zstd.
+TEST_CASE("BAP frames long runs: heap and stdio_buffered round-trip, compared as they stream") {
+  struct Run {
+    const char* sample;
+    core::TraceLevel level;
+    bool zstd;
+  };
+  for (const Run run : {Run{"static/heap", core::TraceLevel::kMemory, true},
+                        Run{"static/stdio_buffered", core::TraceLevel::kFull, false},
+                        Run{"static/stdio_buffered", core::TraceLevel::kFull, true}}) {
+    CAPTURE(run.sample);
+    CAPTURE(core::trace_level_name(run.level));
+    CAPTURE(run.zstd);
+    const std::string path = temp_path("long.frames");
+    const auto scratch = std::filesystem::temp_directory_path() / ("tracecorn-bap-dir-" + std::to_string(::getpid()));
+    std::filesystem::remove_all(scratch);
+    std::filesystem::create_directories(scratch);
+    DigestSink recorded(true);
+    std::unique_ptr<formats::FramesWriter> writer;
+    const auto recording = test::record_sample(
+        kSamples + "/" + run.sample, run.level,
+        [&](linux_layer::LinuxProcess& process) -> std::vector<events::Sink*> {
+          formats::FramesWriterOptions options;
+          options.compress_zstd = run.zstd;
+          auto opened = formats::FramesWriter::open(path, process.arch(), options);
+          REQUIRE_MESSAGE(opened.has_value(), opened.error().to_string());
+          writer = std::move(*opened);
+          return {&recorded, writer.get()};
+        },
+        scratch.string());
+    std::filesystem::remove_all(scratch);
+    REQUIRE_MESSAGE(recording.finish_error.empty(), recording.finish_error);
+    auto reader = formats::FramesReader::open(path);
+    REQUIRE_MESSAGE(reader.has_value(), reader.error().to_string());
+    CHECK(((*reader)->header().toc_layout == formats::FramesHeader::TocLayout::kOurs) == !run.zstd);
+    DigestSink read(false);
+    const auto status = (*reader)->read_all(read);
+    REQUIRE_MESSAGE(status.has_value(), status.error().to_string());
+    CHECK_MESSAGE((*reader)->warning().empty(), (*reader)->warning());
+    CHECK(test::same_registers(read.info_.initial_registers, recorded.info_.initial_registers));
+    test::check_same_digests(recorded.digests_, read.digests_);
+    CHECK(read.digests_.counted() > 1000000);
+    std::filesystem::remove(path);
+  }
 }

@@ -6,6 +6,9 @@ target_sources(unit_tests PRIVATE formats/bap/bap_test.cpp formats/bap/bap_round
 target_link_libraries(unit_tests PRIVATE tracecorn_format_bap)
 target_compile_definitions(unit_tests PRIVATE
   TRACECORN_BAP_DECODER="${CMAKE_CURRENT_SOURCE_DIR}/formats/bap/frames_decode.py")
+# heap and stdio_buffered, compared as they stream: their own ctest, beside the rest.
+add_test(NAME bap_roundtrip_long_runs COMMAND unit_tests "-tc=BAP frames long runs*")
+set_tests_properties(bap_roundtrip_long_runs PROPERTIES TIMEOUT 1200)
 add_test(NAME bap_operands
   COMMAND /usr/bin/python3 ${CMAKE_CURRENT_SOURCE_DIR}/formats/bap/check_operands.py $<TARGET_FILE:tracecorn>
           ${CMAKE_BINARY_DIR}/samples/guest/static/machine_operands ${CMAKE_CURRENT_BINARY_DIR}/bap_operands)

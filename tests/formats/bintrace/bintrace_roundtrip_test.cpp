@@ -24,6 +24,7 @@
 
 #include "formats/bintrace/bintrace_reader.h"
 #include "formats/bintrace/bintrace_writer.h"
+#include "tests/formats/roundtrip_helpers.h"
 #include "tests/formats/sample_recording.h"
 
 using namespace tracecorn;
@@ -50,11 +51,10 @@ std::string registers_line(std::vector<events::RegisterValue> values, std::uint1
 
 // One line per fact the format carries; an instruction's memory writes are
 // joined where contiguous (the writer merges them), its registers sorted by index.
-// Streaming (long runs): the lines are folded into one digest per kChunkLines
-// lines instead of being kept.
+// Streaming (long runs): the lines are folded into one digest per
+// test::ChunkDigests::kChunkEvents lines instead of being kept.
 class LineSink final : public events::Sink {
  public:
-  static constexpr std::uint64_t kChunkLines = 1 << 16;
   explicit LineSink(std::uint16_t pc_index, bool streaming = false) : pc_index_(pc_index), streaming_(streaming) {}
   void begin(const events::TraceInfo&) override {}
   void on_event(const events::Event& event) override {
@@ -100,12 +100,11 @@ class LineSink final : public events::Sink {
   }
   std::string end(const events::TraceSummary&) override {
     flush_writes();
-    if (streaming_ && counted % kChunkLines) digests.push_back(digest_);
+    if (streaming_) digests.finish();
     return "";
   }
   std::vector<std::string> lines;
-  std::vector<std::uint64_t> digests;  // streaming: FNV-1a of each chunk of kChunkLines lines
-  std::uint64_t counted = 0;           // streaming: lines folded
+  test::ChunkDigests digests;  // streaming: the lines folded, each with its end
 
  private:
   void flush_writes() {
@@ -117,14 +116,11 @@ class LineSink final : public events::Sink {
       lines.push_back(std::move(line));
       return;
     }
-    if (counted % kChunkLines == 0) digest_ = 14695981039346656037ull;
-    for (const char c : line) digest_ = (digest_ ^ static_cast<std::uint8_t>(c)) * 1099511628211ull;
-    digest_ = (digest_ ^ 0xff) * 1099511628211ull;  // the line's end
-    if (++counted % kChunkLines == 0) digests.push_back(digest_);
+    line += '\n';
+    digests.fold(line);
   }
   std::uint16_t pc_index_;
   bool streaming_;
-  std::uint64_t digest_ = 0;
   std::vector<std::pair<std::uint64_t, std::vector<std::uint8_t>>> writes_;
 };
 
@@ -177,13 +173,8 @@ void round_trip(const std::string& sample, core::TraceLevel level, bool zstd, bo
   REQUIRE_MESSAGE(status.has_value(), status.error().to_string());
   CHECK((*reader)->unrecognized_events() == 0);
   if (streaming) {
-    CHECK(read.counted == recorded->counted);
-    REQUIRE(read.digests.size() == recorded->digests.size());
-    const auto differ = std::mismatch(read.digests.begin(), read.digests.end(), recorded->digests.begin());
-    CHECK_MESSAGE(differ.first == read.digests.end(),
-                  "lines differ in chunk " << differ.first - read.digests.begin() << " (lines from "
-                                           << (differ.first - read.digests.begin()) * LineSink::kChunkLines << ")");
-    CHECK(read.counted > 1000000);
+    test::check_same_digests(recorded->digests, read.digests);
+    CHECK(read.digests.counted() > 1000000);
   } else {
     const auto& a = recorded->lines;
     const auto& b = read.lines;

@@ -41,36 +41,28 @@ std::string canonical(const Copied& event, core::TraceLevel level);
 // them at `level` into one digest per kChunkEvents events instead of keeping them.
 class CopySink final : public events::Sink {
  public:
-  static constexpr std::uint64_t kChunkEvents = 1 << 16;
   explicit CopySink(bool streaming = false, core::TraceLevel level = core::TraceLevel::kBlocks)
       : streaming_(streaming), level_(level) {}
   void begin(const events::TraceInfo& info) override { info_ = info; }
   void on_event(const events::Event& event) override {
     if (!formats::UcirReader::can_carry(event.kind)) return;
     if (streaming_) {
-      fold(canonical(test::copy_event(event), level_));
+      digests_.fold(canonical(test::copy_event(event), level_));
       return;
     }
     events_.push_back(test::copy_event(event));
   }
   std::string end(const events::TraceSummary&) override {
-    if (streaming_ && counted_ % kChunkEvents) digests_.push_back(digest_);
+    if (streaming_) digests_.finish();
     return "";
   }
   events::TraceInfo info_;
   std::vector<Copied> events_;
-  std::vector<std::uint64_t> digests_;  // streaming: one FNV-1a digest per kChunkEvents events
-  std::uint64_t counted_ = 0;           // streaming: events folded
+  test::ChunkDigests digests_;  // streaming: one digest per ChunkDigests::kChunkEvents events
 
  private:
-  void fold(const std::string& bytes) {
-    if (counted_ % kChunkEvents == 0) digest_ = 14695981039346656037ull;
-    for (const char c : bytes) digest_ = (digest_ ^ static_cast<std::uint8_t>(c)) * 1099511628211ull;
-    if (++counted_ % kChunkEvents == 0) digests_.push_back(digest_);
-  }
   bool streaming_;
   core::TraceLevel level_;
-  std::uint64_t digest_ = 0;
 };
 
 // The fields of `event` that a UCIR round trip keeps at `level`, as bytes (the
@@ -250,13 +242,8 @@ std::unique_ptr<CopySink> round_trip(const std::string& sample, core::TraceLevel
   REQUIRE_MESSAGE(status.has_value(), status.error().to_string());
   CHECK((*reader)->warning().empty());
   if (streaming) {
-    CHECK(read.counted_ == recorded->counted_);
-    REQUIRE(read.digests_.size() == recorded->digests_.size());
-    const auto differ = std::mismatch(read.digests_.begin(), read.digests_.end(), recorded->digests_.begin());
-    CHECK_MESSAGE(differ.first == read.digests_.end(),
-                  "events differ in chunk " << differ.first - read.digests_.begin() << " (events from "
-                                            << (differ.first - read.digests_.begin()) * CopySink::kChunkEvents << ")");
-    CHECK(read.counted_ > 500000);
+    test::check_same_digests(recorded->digests_, read.digests_);
+    CHECK(read.digests_.counted() > 500000);
   } else {
     std::string first;
     const std::size_t differing = compare(recorded->events_, read.events_, level, first);

@@ -573,8 +573,8 @@ void add_run_options(CLI::App* app, RunOptions& run) {
       ->check([](const std::string& text) {
         try {
           parse_size(text, "--max-memory");
-        } catch (const CLI::ValidationError& error) {
-          return std::string(error.what());
+        } catch (const CLI::ValidationError&) {
+          return "not a size (a number of bytes with an optional K, M or G): " + text;
         }
         return std::string();
       });

@@ -292,8 +292,9 @@ std::optional<std::int64_t> Kernel::process_syscall(SyscallId id, const SyscallA
       return 0;
     case SyscallId::futex: return do_futex(a);
     case SyscallId::wait4: return -ECHILD;
-    case SyscallId::clone: case SyscallId::fork: case SyscallId::vfork: case SyscallId::execve:
-      note_once(std::string(arch::syscall_name(id)) + " is refused: tracecorn runs one process with one thread");
+    case SyscallId::clone: case SyscallId::clone3: case SyscallId::fork: case SyscallId::vfork:
+    case SyscallId::execve: case SyscallId::execveat:
+      note_once(std::string(arch::syscall_name(id)) + " refused with ENOSYS: tracecorn runs one process with one thread");
       return -ENOSYS;
     case SyscallId::alarm: case SyscallId::setitimer: case SyscallId::getitimer:
       note_once(std::string(arch::syscall_name(id)) + ": timers do not fire yet");

@@ -1,9 +1,10 @@
 // Role: hostile guest sample "exhaust_memory": grows its memory until the system
 // says no, and reports how (report.h): `brk` grows the break 1 MiB at a time,
-// `mmap` maps 1 MiB anonymous chunks; both print the limit the guest sees
-// (RLIMIT_AS), the MiB obtained and the errno of the failure, then, like a
-// careless program, write through the failed result (SIGSEGV).
-// Usage: exhaust_memory brk|mmap [MAX_MIB] (stops at MAX_MIB MiB without a failure).
+// `mmap` maps 1 MiB anonymous chunks,
+// `mremap` grows one mapping 1 MiB at a time (MREMAP_MAYMOVE); all print the
+// limit the guest sees (RLIMIT_AS), whether MiB were obtained and the errno of
+// the failure, then, like a careless program, write through the failed result (SIGSEGV).
+// Usage: exhaust_memory brk|mmap|mremap [MAX_MIB] (stops at MAX_MIB MiB without a failure).
 // Invariants: prints no address; dies of SIGSEGV after a failure, exits 0 when
 // MAX_MIB was reached first, 2 on a bad argument.
 #include "report.h"
@@ -21,10 +22,21 @@ int main(int argc, char** argv) {
   printf("rlimit_as_mib: %s\n", limit.rlim_cur == RLIM_INFINITY ? "unlimited" : "limited");
   char* failed = NULL;
   long mib = 0;
+  void* grown = NULL;
   for (; mib < max_mib; ++mib) {
     void* got;
-    if (strcmp(argv[1], "brk") == 0) got = sbrk(1 << 20);
-    else got = mmap(NULL, 1 << 20, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (strcmp(argv[1], "brk") == 0) {
+      got = sbrk(1 << 20);
+    } else if (strcmp(argv[1], "mremap") == 0) {
+      got = grown ? mremap(grown, (size_t)mib << 20, (size_t)(mib + 1) << 20, MREMAP_MAYMOVE)
+                  : mmap(NULL, 1 << 20, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+      if (got != (void*)-1) {
+        grown = got;
+        got = (char*)got + ((size_t)mib << 20);  // the new MiB
+      }
+    } else {
+      got = mmap(NULL, 1 << 20, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    }
     if (got == (void*)-1) {
       failed = got;
       break;

@@ -185,7 +185,7 @@ elseif(MODE STREQUAL "read_only")
   endif()
 
 elseif(MODE STREQUAL "memory")
-  foreach(how mmap brk)
+  foreach(how mmap brk mremap)
     run_tracecorn(--max-memory 64M -- "${guest_dir}/exhaust_memory" ${how})
     check_equal("${run_rc}" "139" "memory ${how}: a careless guest dies of SIGSEGV (stderr: ${run_err})")
     check_contains("${run_out}" "${how}_failure: ENOMEM" "memory ${how}: the failure is ENOMEM")

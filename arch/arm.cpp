@@ -118,6 +118,7 @@ constexpr SyscallNumber kSyscallNumbers[] = {
     {397, SyscallId::statx}, {398, SyscallId::rseq}, {403, SyscallId::clock_gettime64},
     {406, SyscallId::clock_getres_time64}, {407, SyscallId::clock_nanosleep_time64}, {422, SyscallId::futex_time64},
     {436, SyscallId::close_range}, {437, SyscallId::openat2}, {439, SyscallId::faccessat2},
+    {435, SyscallId::clone3}, {387, SyscallId::execveat},
 };
 
 constexpr SyscallTable kSyscallTable{kSyscallNumbers};

@@ -63,6 +63,7 @@ constexpr SyscallNumber kSyscallNumbers[] = {
     {283, SyscallId::membarrier},     {285, SyscallId::copy_file_range}, {291, SyscallId::statx},
     {293, SyscallId::rseq},           {436, SyscallId::close_range},    {437, SyscallId::openat2},
     {439, SyscallId::faccessat2},     {452, SyscallId::fchmodat2},
+    {435, SyscallId::clone3},         {281, SyscallId::execveat},
 };
 
 constexpr SyscallTable kSyscallTable{kSyscallNumbers};

@@ -34,8 +34,8 @@ namespace tracecorn::arch {
   X(utimensat) X(fallocate) X(dup3) X(pipe2) X(prlimit64) X(renameat2) X(getrandom)         \
   X(memfd_create) X(statx) X(rseq) X(faccessat2) X(copy_file_range) X(preadv) X(pwritev)    \
   X(tkill) X(getresuid) X(getresgid) X(sched_getparam) X(sched_getscheduler) X(mlock)       \
-  X(munlock) X(epoll_create1) X(eventfd2) X(close_range) X(openat2) X(fchmodat2)            \
-  X(membarrier) X(restart_syscall) X(set_thread_area) X(get_thread_area)                    \
+  X(munlock) X(epoll_create1) X(eventfd2) X(close_range) X(openat2) X(fchmodat2) X(clone3)  \
+  X(membarrier) X(restart_syscall) X(set_thread_area) X(get_thread_area) X(execveat)        \
   /* 32-bit ABIs (arm EABI): 64-bit variants and splits, named as the kernel names them */  \
   X(mmap2) X(_llseek) X(ugetrlimit) X(set_tls) X(fstat64) X(stat64) X(lstat64) X(fstatat64) \
   X(fcntl64) X(clock_gettime64) X(clock_getres_time64) X(clock_nanosleep_time64)            \

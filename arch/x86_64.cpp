@@ -229,6 +229,8 @@ constexpr SyscallNumber kSyscallNumbers[] = {
     {205, SyscallId::set_thread_area},
     {211, SyscallId::get_thread_area},
     {452, SyscallId::fchmodat2},
+    {435, SyscallId::clone3},
+    {322, SyscallId::execveat},
 };
 
 constexpr SyscallTable kSyscallTable{kSyscallNumbers};

@@ -59,6 +59,9 @@ struct RunOptions {
   std::uint64_t max_instructions = 0;
   double timeout_seconds = 0;
   std::string rootfs;
+  bool read_only = false;     // --read-only
+  bool allow_net = false;     // --allow-net
+  std::string max_memory;     // --max-memory BYTES[K|M|G] ("" = the default cap, "0" = none)
   std::vector<std::string> set_env;
   std::vector<std::string> unset_env;
   bool clear_env = false;
@@ -94,6 +97,32 @@ std::uint64_t parse_address(const std::string& text, const char* option) {
   } catch (const std::exception&) {
   }
   throw CLI::ValidationError(option, "not an address: " + text);
+}
+
+// Parses "512M", "4G", "65536" or "0" (K, M, G: binary multiples, either case);
+// throws CLI::ValidationError naming the option on anything else or on overflow.
+std::uint64_t parse_size(const std::string& text, const char* option) {
+  std::size_t used = 0;
+  std::uint64_t value = 0;
+  try {
+    if (!text.empty() && text[0] != '-') value = std::stoull(text, &used, 10);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used == 0) throw CLI::ValidationError(option, "not a size: " + text);
+  unsigned shift = 0;
+  if (used + 1 == text.size()) {
+    switch (text[used]) {
+      case 'k': case 'K': shift = 10; break;
+      case 'm': case 'M': shift = 20; break;
+      case 'g': case 'G': shift = 30; break;
+      default: throw CLI::ValidationError(option, "not a size (suffixes: K, M, G): " + text);
+    }
+  } else if (used != text.size()) {
+    throw CLI::ValidationError(option, "not a size (suffixes: K, M, G): " + text);
+  }
+  if (shift && value > (UINT64_MAX >> shift)) throw CLI::ValidationError(option, "too large: " + text);
+  return value << shift;
 }
 
 // Turns SIGINT and SIGTERM into a clean stop: the emulation stops, the trace is
@@ -194,6 +223,9 @@ int run_command(const RunOptions& options, const RecordOptions* record) {
   config.argv = options.command;
   config.envp = guest_environment(options);
   config.rootfs = options.rootfs;
+  config.read_only = options.read_only;
+  config.allow_net = options.allow_net;
+  if (!options.max_memory.empty()) config.max_memory = parse_size(options.max_memory, "--max-memory");
   config.max_instructions = options.max_instructions;
   config.timeout = std::chrono::microseconds(static_cast<std::int64_t>(options.timeout_seconds * 1e6));
 
@@ -534,6 +566,18 @@ void add_run_options(CLI::App* app, RunOptions& run) {
   app->add_option("--timeout", run.timeout_seconds, "Stop after S seconds (exit status 124)")
       ->check(CLI::NonNegativeNumber);
   app->add_option("--rootfs", run.rootfs, "Resolve every guest path inside DIR")->check(CLI::ExistingDirectory);
+  app->add_flag("--read-only", run.read_only, "Refuse every guest syscall that could change the host file system (EROFS)");
+  app->add_flag("--allow-net", run.allow_net, "Let the guest's network syscalls reach the host (default: EACCES)");
+  app->add_option("--max-memory", run.max_memory,
+                  "Cap the guest's mapped memory at BYTES (K, M, G suffixes; 0: no cap; default: half the host's RAM)")
+      ->check([](const std::string& text) {
+        try {
+          parse_size(text, "--max-memory");
+        } catch (const CLI::ValidationError&) {
+          return "not a size (a number of bytes with an optional K, M or G): " + text;
+        }
+        return std::string();
+      });
   app->add_option("--env", run.set_env, "Set NAME=VALUE in the guest's environment (repeatable)");
   app->add_option("--unset-env", run.unset_env, "Remove NAME from the guest's environment (repeatable)");
   app->add_flag("--clear-env", run.clear_env, "Start the guest with an empty environment");

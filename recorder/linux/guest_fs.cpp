@@ -148,30 +148,66 @@ SysResult<int> GuestFs::open_in_root(const std::string& guest_absolute, int flag
   return {fd, 0};
 }
 
-SysResult<int> GuestFs::open(int guest_dirfd, const std::string& path, int flags, int mode) {
-  int host = -1;
-  std::string guest_path;
+SysResult<int> GuestFs::open_host(int guest_dirfd, const std::string& path, int flags, int mode,
+                                  std::string& guest_path) {
   if (auto magic = magic_link_target(guest_dirfd, path); magic && magic == guest_exe_path_) {
     // /proc/self/exe opens the guest program, not tracecorn.
-    auto opened = open_for_loader(guest_exe_path_);
-    if (!opened.ok()) return opened;
-    host = opened.value;
     guest_path = guest_exe_path_;
-  } else if (has_rootfs()) {
+    return open_for_loader(guest_exe_path_);
+  }
+  if (has_rootfs()) {
     auto absolute_path = absolute(guest_dirfd, path);
     if (!absolute_path.ok()) return {-1, absolute_path.error};
     auto opened = open_in_root(absolute_path.value, flags, mode);
     if (!opened.ok()) return opened;
-    host = opened.value;
-    guest_path = guest_view_of_host_path(read_fd_link(host)).value_or(absolute_path.value);
-  } else {
-    auto location = locate(guest_dirfd, path, true);
-    if (!location.ok()) return {-1, location.error};
-    host = ::openat(location.value.dirfd, location.value.name.c_str(), flags | O_CLOEXEC, mode);
-    if (host < 0) return {-1, errno};
-    auto absolute_path = absolute(guest_dirfd, path);
-    guest_path = absolute_path.ok() ? absolute_path.value : path;
+    guest_path = guest_view_of_host_path(read_fd_link(opened.value)).value_or(absolute_path.value);
+    return opened;
   }
+  auto location = locate(guest_dirfd, path, true);
+  if (!location.ok()) return {-1, location.error};
+  const int host = ::openat(location.value.dirfd, location.value.name.c_str(), flags | O_CLOEXEC, mode);
+  if (host < 0) return {-1, errno};
+  auto absolute_path = absolute(guest_dirfd, path);
+  guest_path = absolute_path.ok() ? absolute_path.value : path;
+  return {host, 0};
+}
+
+SysResult<int> GuestFs::open_read_only(int guest_dirfd, const std::string& path, int flags, int mode,
+                                       std::string& guest_path) {
+  const bool writes = (flags & O_ACCMODE) != O_RDONLY || (flags & O_TRUNC);
+  if ((flags & O_TMPFILE) == O_TMPFILE) return {-1, EROFS};
+  // What does the path name now? (A read-only mount answers after the lookup.)
+  auto probe = open_host(guest_dirfd, path, O_PATH | (flags & (O_NOFOLLOW | O_DIRECTORY)), 0, guest_path);
+  if (!probe.ok()) {
+    if (probe.error == ENOENT && (flags & O_CREAT)) {
+      // Creating: EROFS when the parent exists, else the lookup's own error.
+      auto parent = locate(guest_dirfd, path, false);
+      return {-1, parent.ok() ? EROFS : parent.error};
+    }
+    return probe;
+  }
+  HostFd found(probe.value);
+  if ((flags & O_CREAT) && (flags & O_EXCL)) return {-1, EEXIST};
+  struct stat info {};
+  if (::fstat(found.get(), &info) != 0) return {-1, errno};
+  if (S_ISDIR(info.st_mode) && writes) return {-1, EISDIR};
+  const bool device = S_ISCHR(info.st_mode) || S_ISFIFO(info.st_mode) || S_ISSOCK(info.st_mode);
+  if (writes && !device) return {-1, EROFS};
+  // Reopen exactly what was found (its /proc link), so a rename in between cannot redirect the open.
+  const std::string link = "/proc/self/fd/" + std::to_string(found.get());
+  const int host = ::open(link.c_str(), (flags & ~(O_CREAT | O_EXCL | O_NOFOLLOW | O_TRUNC)) | O_CLOEXEC);
+  if (host < 0) return {-1, errno};
+  (void)mode;
+  return {host, 0};
+}
+
+SysResult<int> GuestFs::open(int guest_dirfd, const std::string& path, int flags, int mode) {
+  std::string guest_path;
+  const bool may_write = (flags & O_ACCMODE) != O_RDONLY || (flags & (O_TRUNC | O_CREAT));
+  auto opened = read_only_ && may_write ? open_read_only(guest_dirfd, path, flags, mode, guest_path)
+                                        : open_host(guest_dirfd, path, flags, mode, guest_path);
+  if (!opened.ok()) return opened;
+  int host = opened.value;
   // Move the host descriptor out of the range the guest sees in /proc/self/fd.
   if (host < kHostFdFloor) {
     const int moved = fcntl(host, F_DUPFD_CLOEXEC, kHostFdFloor);

@@ -7,6 +7,12 @@
 // - /proc/self/exe (and /proc/<own pid>/exe) reads as the guest program's path.
 // - Descriptors: guest fd numbers are allocated lowest-first like the kernel's and
 //   map to host descriptors we own; guest 0/1/2 start as duplicates of ours.
+// - Read-only (set_read_only): open() refuses what could change the host file
+//   system as a read-only mount does: EROFS for writing, truncating or creating a
+//   file (after the lookup, so a missing parent is still ENOENT), EEXIST for
+//   O_CREAT|O_EXCL of an existing name, EISDIR for writing a directory; existing
+//   FIFOs, sockets and character devices (/dev/null, a terminal) open for writing.
+//   The other path syscalls check read_only() in the kernel.
 // Who calls it: the syscall handlers and the loader, on the emulation thread only.
 // Invariants: every host fd in the table is owned by the table and closed exactly
 // once; errors are returned as positive host errno values.
@@ -72,7 +78,7 @@ class GuestFs {
   ~GuestFs();
 
   // Opens `path` relative to `guest_dirfd` (AT_FDCWD = -100) with host open flags;
-  // returns the new guest fd or an errno.
+  // returns the new guest fd or an errno (EROFS and the others above when read-only).
   SysResult<int> open(int guest_dirfd, const std::string& path, int flags, int mode);
   // Opens a path for tracecorn itself (the loader): a host fd, resolved as the guest would.
   SysResult<int> open_for_loader(const std::string& path);
@@ -98,6 +104,8 @@ class GuestFs {
   int chdir(const std::string& path);         // 0 or errno
   int fchdir(int guest_fd);                   // 0 or errno
   bool has_rootfs() const { return root_.valid(); }
+  void set_read_only(bool read_only) { read_only_ = read_only; }
+  bool read_only() const { return read_only_; }
   const std::string& rootfs_path() const { return rootfs_path_; }
   const std::string& exe_path() const { return guest_exe_path_; }
 
@@ -109,9 +117,15 @@ class GuestFs {
   // The guest absolute path formed by `path` relative to `guest_dirfd`, or errno.
   SysResult<std::string> absolute(int guest_dirfd, const std::string& path) const;
   SysResult<int> open_in_root(const std::string& guest_absolute, int flags, int mode) const;
+  // The host fd `path` opens to (not installed), and its guest path in `guest_path`.
+  SysResult<int> open_host(int guest_dirfd, const std::string& path, int flags, int mode, std::string& guest_path);
+  // open_host under read_only_ for flags that may write (see the header comment).
+  SysResult<int> open_read_only(int guest_dirfd, const std::string& path, int flags, int mode,
+                                std::string& guest_path);
 
   HostFd root_;                 // rootfs directory (invalid without a rootfs)
   std::string rootfs_path_;
+  bool read_only_ = false;
   std::string cwd_ = "/";       // guest view, absolute, canonical
   std::string guest_exe_path_;
   std::vector<FdEntry> fds_;    // index = guest fd; host_fd -1 = free

@@ -159,4 +159,24 @@ std::uint64_t GuestMemory::mapped_bytes() const {
   return total;
 }
 
+std::uint64_t GuestMemory::mapped_bytes_in(std::uint64_t start, std::uint64_t length) const {
+  const std::uint64_t end = start + length < start ? UINT64_MAX : start + length;
+  std::uint64_t total = 0;
+  auto it = vmas_.upper_bound(start);
+  if (it != vmas_.begin()) --it;
+  for (; it != vmas_.end() && it->second.start < end; ++it) {
+    const std::uint64_t from = std::max(start, it->second.start);
+    const std::uint64_t to = std::min(end, it->second.end);
+    if (to > from) total += to - from;
+  }
+  return total;
+}
+
+bool GuestMemory::fits(std::uint64_t start, std::uint64_t length, std::uint64_t released) const {
+  if (limit_ == 0) return true;
+  const std::uint64_t now = mapped_bytes();
+  const std::uint64_t kept = now - std::min(now, mapped_bytes_in(start, length) + released);
+  return length <= limit_ && kept <= limit_ - length;
+}
+
 }  // namespace tracecorn::linux_layer

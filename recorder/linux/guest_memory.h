@@ -99,6 +99,17 @@ class GuestMemory {
 
   const std::map<std::uint64_t, Vma>& vmas() const { return vmas_; }
   std::uint64_t mapped_bytes() const;
+  // Bytes of [start, start+length) that are mapped now.
+  std::uint64_t mapped_bytes_in(std::uint64_t start, std::uint64_t length) const;
+
+  // The cap on mapped bytes (--max-memory; 0: none). map() does not enforce it:
+  // the syscall handlers ask fits() first and answer ENOMEM, as Linux does under
+  // RLIMIT_AS, and the loader checks the total once the images are mapped.
+  void set_limit(std::uint64_t bytes) { limit_ = bytes; }
+  std::uint64_t limit() const { return limit_; }
+  // Whether mapping [start, start+length) (replacing what is there) while
+  // `released` other bytes are unmapped keeps the total within the cap.
+  bool fits(std::uint64_t start, std::uint64_t length, std::uint64_t released = 0) const;
   uc_engine* engine() const { return engine_; }
 
  private:
@@ -109,6 +120,7 @@ class GuestMemory {
   uc_engine* engine_;
   arch::AddressSpaceLayout layout_;
   std::map<std::uint64_t, Vma> vmas_;  // keyed by start
+  std::uint64_t limit_ = 0;
   ProcessObserver* observer_ = nullptr;
 };
 

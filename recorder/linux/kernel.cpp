@@ -13,7 +13,9 @@ using arch::SyscallId;
 
 Kernel::Kernel(uc_engine* engine, const arch::ArchInfo& arch, arch::GuestCpu& cpu, GuestFs fs,
                const ProcessConfig& config)
-    : engine_(engine), arch_(arch), cpu_(cpu), memory_(engine, arch.layout), fs_(std::move(fs)), config_(config) {}
+    : engine_(engine), arch_(arch), cpu_(cpu), memory_(engine, arch.layout), fs_(std::move(fs)), config_(config) {
+  memory_.set_limit(config.max_memory);
+}
 
 void Kernel::on_trap() noexcept {
   try {
@@ -58,6 +60,7 @@ std::int64_t Kernel::dispatch(SyscallId id, std::uint64_t number, const SyscallA
   if (auto result = compat32_syscall(id, a)) return *result;
   if (auto result = file_syscall(id, a)) return *result;
   if (auto result = memory_syscall(id, a)) return *result;
+  if (auto result = net_syscall(id, a)) return *result;
   if (auto result = process_syscall(id, a)) return *result;
   if (auto result = time_syscall(id, a)) return *result;
   const std::string name = id == SyscallId::unknown ? "syscall " + std::to_string(number)

@@ -5,6 +5,7 @@
 //   syscalls_memory.cpp   brk, mmap, munmap, mprotect, mremap, madvise
 //   syscalls_process.cpp  ids, exit, signals, limits, uname, TLS, futex
 //   syscalls_time.cpp     clocks, sleeps, getrandom
+//   syscalls_net.cpp      sockets (refused unless --allow-net)
 //   syscalls_compat32.cpp 32-bit ABIs' variants (mmap2, _llseek, fstat64...)
 // Who calls it: the architecture's trap hook (GuestCpu), on the emulation thread,
 // inside Unicorn's callback: nothing here may throw past on_trap().
@@ -15,6 +16,7 @@
 // translation in arch/ and one call in Kernel::on_trap.
 #pragma once
 
+#include <sys/socket.h>
 #include <sys/stat.h>
 
 #include <cstdint>
@@ -76,6 +78,7 @@ class Kernel {
   std::optional<std::int64_t> memory_syscall(arch::SyscallId id, const SyscallArgs& a);
   std::optional<std::int64_t> process_syscall(arch::SyscallId id, const SyscallArgs& a);
   std::optional<std::int64_t> time_syscall(arch::SyscallId id, const SyscallArgs& a);
+  std::optional<std::int64_t> net_syscall(arch::SyscallId id, const SyscallArgs& a);
   // 32-bit ABIs' own syscalls (syscalls_compat32.cpp); nullopt for 64-bit guests.
   std::optional<std::int64_t> compat32_syscall(arch::SyscallId id, const SyscallArgs& a);
   // The 64-bit value a 32-bit ABI passes in the register pair starting at
@@ -101,6 +104,8 @@ class Kernel {
   std::int64_t do_ioctl(int fd, std::uint64_t request, std::uint64_t argument);
   std::int64_t do_pipe(std::uint64_t fds_address, int flags);
   std::int64_t do_path_op(arch::SyscallId id, const SyscallArgs& a);
+  // --read-only: names the refused syscall once on stderr; returns -EROFS.
+  std::int64_t refuse_on_read_only(arch::SyscallId id);
   std::int64_t do_sendfile(int out_fd, int in_fd, std::uint64_t offset_address, std::uint64_t count);
   std::int64_t do_poll(std::uint64_t fds_address, std::uint64_t count, int timeout_ms);
 
@@ -110,6 +115,17 @@ class Kernel {
                        std::uint64_t offset);
   std::int64_t do_mremap(std::uint64_t old_address, std::uint64_t old_size, std::uint64_t new_size, int flags,
                          std::uint64_t new_address);
+  // Names a --max-memory refusal of `syscall` once on the diagnostics stream.
+  void note_memory_limit(const char* syscall);
+
+  // Network family helpers (syscalls_net.cpp). Copy a guest socket address in
+  // (EINVAL when longer than sockaddr_storage, EFAULT, EACCES for a Unix path
+  // under --rootfs) or out (truncated to the guest's *length, which then holds
+  // the full length); return 0 or a negative errno.
+  std::int64_t copy_in_sockaddr(std::uint64_t address, std::uint64_t length, sockaddr_storage& out,
+                                socklen_t& out_length);
+  std::int64_t copy_out_sockaddr(std::uint64_t address, std::uint64_t length_address, const sockaddr_storage& in,
+                                 socklen_t in_length);
 
   // Process family helpers (syscalls_process.cpp).
   std::int64_t do_kill_self(int signal, const char* how);

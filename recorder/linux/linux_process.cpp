@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <climits>
 #include <csignal>
@@ -83,6 +84,14 @@ struct LinuxProcessHooks {
   }
 };
 
+std::uint64_t default_max_memory() {
+  const long pages = ::sysconf(_SC_PHYS_PAGES);
+  const long page_size = ::sysconf(_SC_PAGESIZE);
+  constexpr std::uint64_t kFloor = 256ull << 20;
+  if (pages <= 0 || page_size <= 0) return kFloor;
+  return std::max(kFloor, static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(page_size) / 2);
+}
+
 int RunOutcome::host_exit_status() const {
   switch (kind) {
     case Kind::kExited: return exit_code & 0xff;
@@ -129,6 +138,7 @@ Expected<std::unique_ptr<LinuxProcess>> LinuxProcess::create(ProcessConfig confi
   std::string exe_path = ::realpath(cfg.program.c_str(), resolved) ? resolved : cfg.program;
   auto fs = GuestFs::create(cfg.rootfs, exe_path);
   if (!fs) return fs.error();
+  fs->set_read_only(cfg.read_only);
   if (fs->has_rootfs())
     if (auto view = fs->guest_view_of_host_path(exe_path)) exe_path = *view;
   process->kernel_ = std::make_unique<Kernel>(process->engine_, *arch, *process->cpu_, std::move(*fs), cfg);
@@ -150,6 +160,11 @@ Expected<std::unique_ptr<LinuxProcess>> LinuxProcess::create(ProcessConfig confi
   inputs.egid = ::getegid();
   auto start = load_program(kernel->memory(), kernel->fs(), *arch, *program, inputs);
   if (!start) return start.error();
+  if (const std::uint64_t limit = kernel->memory().limit(); limit && kernel->memory().mapped_bytes() > limit)
+    return make_error(ErrorCode::kLimit,
+                      "the program's images and stack need " + std::to_string(kernel->memory().mapped_bytes()) +
+                          " bytes, more than --max-memory " + std::to_string(limit),
+                      cfg.program);
   kernel->set_program_break(start->brk_start);
   process->images_.push_back({start->program.start, start->program.end, start->program.load_bias, start->program.path});
   if (start->interpreter)

@@ -24,6 +24,15 @@
 
 namespace tracecorn::linux_layer {
 
+// The default --max-memory: half of the host's physical memory (at least 256 MiB),
+// so that a guest cannot make tracecorn exhaust the host. Returns bytes.
+std::uint64_t default_max_memory();
+
+// Containment: `rootfs` confines paths (see guest_fs.h); `read_only` refuses every
+// syscall that could change the host file system with EROFS (like a read-only
+// mount: writes to existing FIFOs and character devices still pass); network
+// syscalls reach the host only with `allow_net`; `max_memory` caps the bytes the
+// guest has mapped (images, stack, brk, mmap), as RLIMIT_AS does (0: no cap).
 struct ProcessConfig {
   std::string program;                   // host path of the ELF to run (or inside `rootfs`)
   std::vector<std::string> argv;         // argv[0] included; defaults to {program}
@@ -31,6 +40,9 @@ struct ProcessConfig {
   std::string rootfs;                    // empty: the host file system
   std::uint64_t max_instructions = 0;    // 0: no limit
   std::chrono::microseconds timeout{0};  // 0: no limit
+  bool read_only = false;                // refuse writes to the host file system (EROFS)
+  bool allow_net = false;                // pass network syscalls to the host
+  std::uint64_t max_memory = default_max_memory();  // bytes the guest may map; 0: no cap
   std::FILE* syscall_log = nullptr;      // one line per syscall when set (not owned)
   std::FILE* diagnostics = stderr;       // tracecorn's own one-line messages (not owned)
 };

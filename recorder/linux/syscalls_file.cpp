@@ -46,13 +46,26 @@ std::string host_path_for(const HostLocation& location) {
   return path;
 }
 
+// Whether the name a located path ends in exists (not following a final symlink).
+bool location_exists(const HostLocation& location) {
+  struct stat info {};
+  return ::fstatat(location.dirfd, location.name.c_str(), &info,
+                   AT_SYMLINK_NOFOLLOW | (location.empty_path ? AT_EMPTY_PATH : 0)) == 0;
+}
+
 }  // namespace
+
+std::int64_t Kernel::refuse_on_read_only(SyscallId id) {
+  note_once(std::string("--read-only: ") + std::string(arch::syscall_name(id)) + " refused with EROFS");
+  return -EROFS;
+}
 
 std::int64_t Kernel::do_openat(int dirfd, std::uint64_t path_address, int flags, int mode) {
   int error = 0;
   auto path = read_path(path_address, error);
   if (!path) return -error;
   auto opened = fs_.open(dirfd, *path, flags, mode & ~umask_ & 07777);
+  if (!opened.ok() && opened.error == EROFS) note_once("--read-only: opening for writing refused with EROFS");
   if (!opened.ok()) return -opened.error;
   return opened.value;
 }
@@ -210,10 +223,18 @@ std::int64_t Kernel::do_statx(const SyscallArgs& a) {
   HostLocation location;
   if (path->empty()) {
     if (!(flags & AT_EMPTY_PATH)) return -ENOENT;
-    host_dirfd = dirfd == AT_FDCWD ? AT_FDCWD : fs_.host_fd(dirfd);
-    if (host_dirfd == -1) return -EBADF;
-    if (dirfd == AT_FDCWD) name = fs_.cwd();
-    if (dirfd == AT_FDCWD) host_flags &= ~AT_EMPTY_PATH;
+    if (dirfd == AT_FDCWD) {
+      // The guest's working directory (inside the rootfs, not a host path).
+      auto located = fs_.locate(AT_FDCWD, ".", true);
+      if (!located.ok()) return -located.error;
+      location = std::move(located.value);
+      host_dirfd = location.dirfd;
+      name = location.name;
+    } else {
+      host_dirfd = fs_.host_fd(dirfd);
+      if (host_dirfd == -1) return -EBADF;
+      name.clear();
+    }
   } else {
     const bool follow = !(flags & AT_SYMLINK_NOFOLLOW);
     auto located = fs_.locate(dirfd, *path, follow);
@@ -413,6 +434,7 @@ std::int64_t Kernel::do_path_op(SyscallId id, const SyscallArgs& a) {
       auto location = locate(at ? as_int(a[0]) : AT_FDCWD, at ? a[1] : a[0], false);
       if (!location.ok()) return -location.error;
       if (location.value.empty_path) return (flags & AT_REMOVEDIR) ? -EBUSY : -EISDIR;
+      if (fs_.read_only()) return refuse_on_read_only(id);  // Linux: before looking up the name
       return host_result(::unlinkat(location.value.dirfd, location.value.name.c_str(), flags));
     }
     case SyscallId::mkdir: case SyscallId::mkdirat: {
@@ -420,6 +442,7 @@ std::int64_t Kernel::do_path_op(SyscallId id, const SyscallArgs& a) {
       auto location = locate(at ? as_int(a[0]) : AT_FDCWD, at ? a[1] : a[0], false);
       if (!location.ok()) return -location.error;
       if (location.value.empty_path) return -EEXIST;
+      if (fs_.read_only()) return location_exists(location.value) ? -EEXIST : refuse_on_read_only(id);
       const int mode = as_int(at ? a[2] : a[1]) & ~umask_ & 07777;
       return host_result(::mkdirat(location.value.dirfd, location.value.name.c_str(), static_cast<mode_t>(mode)));
     }
@@ -430,6 +453,7 @@ std::int64_t Kernel::do_path_op(SyscallId id, const SyscallArgs& a) {
       auto to = locate(at ? as_int(a[2]) : AT_FDCWD, at ? a[3] : a[1], false);
       if (!to.ok()) return -to.error;
       if (from.value.empty_path || to.value.empty_path) return -EBUSY;
+      if (fs_.read_only()) return refuse_on_read_only(id);  // Linux: before looking up the names
       const unsigned flags = id == SyscallId::renameat2 ? static_cast<unsigned>(a[4]) : 0;
       return host_result(syscall(SYS_renameat2, from.value.dirfd, from.value.name.c_str(), to.value.dirfd,
                                  to.value.name.c_str(), flags));
@@ -442,6 +466,10 @@ std::int64_t Kernel::do_path_op(SyscallId id, const SyscallArgs& a) {
       auto to = locate(at ? as_int(a[2]) : AT_FDCWD, at ? a[3] : a[1], false);
       if (!to.ok()) return -to.error;
       if (to.value.empty_path) return -EEXIST;
+      if (fs_.read_only()) {
+        if (!location_exists(from.value)) return -ENOENT;
+        return location_exists(to.value) ? -EEXIST : refuse_on_read_only(id);
+      }
       if (from.value.empty_path)
         return host_result(::linkat(AT_FDCWD, host_path_for(from.value).c_str(), to.value.dirfd,
                                     to.value.name.c_str(), AT_SYMLINK_FOLLOW));
@@ -454,15 +482,28 @@ std::int64_t Kernel::do_path_op(SyscallId id, const SyscallArgs& a) {
       auto location = locate(at ? as_int(a[1]) : AT_FDCWD, at ? a[2] : a[1], false);
       if (!location.ok()) return -location.error;
       if (location.value.empty_path) return -EEXIST;
+      if (fs_.read_only()) return location_exists(location.value) ? -EEXIST : refuse_on_read_only(id);
       return host_result(::symlinkat(target->c_str(), location.value.dirfd, location.value.name.c_str()));
     }
     case SyscallId::chmod: case SyscallId::fchmodat: case SyscallId::fchmodat2: {
       const bool at = id != SyscallId::chmod;
       const int flags = id == SyscallId::fchmodat2 ? as_int(a[3]) : 0;
-      auto location = locate(at ? as_int(a[0]) : AT_FDCWD, at ? a[1] : a[0], !(flags & AT_SYMLINK_NOFOLLOW));
+      const bool follow = !(flags & AT_SYMLINK_NOFOLLOW);
+      auto location = locate(at ? as_int(a[0]) : AT_FDCWD, at ? a[1] : a[0], follow);
       if (!location.ok()) return -location.error;
+      if (fs_.read_only()) return location_exists(location.value) ? refuse_on_read_only(id) : -ENOENT;
       const auto mode = static_cast<mode_t>(as_int(at ? a[2] : a[1]) & 07777);
-      return host_result(::chmod(host_path_for(location.value).c_str(), mode));
+      if (follow || location.value.empty_path) return host_result(::chmod(host_path_for(location.value).c_str(), mode));
+      // Not following: the host's chmod on "/proc/self/fd/N/name" would follow a
+      // symlink there on the host, outside the rootfs. Pin the name itself first;
+      // Linux does not change a symlink's mode (EOPNOTSUPP).
+      const int pinned = ::openat(location.value.dirfd, location.value.name.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC);
+      if (pinned < 0) return -errno;
+      HostFd owned(pinned);
+      struct stat info {};
+      if (::fstat(pinned, &info) != 0) return -errno;
+      if (S_ISLNK(info.st_mode)) return -EOPNOTSUPP;
+      return host_result(::chmod(("/proc/self/fd/" + std::to_string(pinned)).c_str(), mode));
     }
     case SyscallId::chown: case SyscallId::lchown: case SyscallId::fchownat: {
       const bool at = id == SyscallId::fchownat;
@@ -472,12 +513,14 @@ std::int64_t Kernel::do_path_op(SyscallId id, const SyscallArgs& a) {
       if (!location.ok()) return -location.error;
       const auto owner = static_cast<uid_t>(at ? a[2] : a[1]);
       const auto group = static_cast<gid_t>(at ? a[3] : a[2]);
+      if (fs_.read_only()) return location_exists(location.value) ? refuse_on_read_only(id) : -ENOENT;
       const int host_flags = (location.value.empty_path ? AT_EMPTY_PATH : 0) | (follow ? 0 : AT_SYMLINK_NOFOLLOW);
       return host_result(::fchownat(location.value.dirfd, location.value.name.c_str(), owner, group, host_flags));
     }
     case SyscallId::truncate: {
       auto location = locate(AT_FDCWD, a[0], true);
       if (!location.ok()) return -location.error;
+      if (fs_.read_only()) return refuse_on_read_only(id);
       return host_result(::truncate(host_path_for(location.value).c_str(), static_cast<off_t>(a[1])));
     }
     case SyscallId::statfs: {
@@ -496,10 +539,12 @@ std::int64_t Kernel::do_path_op(SyscallId id, const SyscallArgs& a) {
       if (a[1] == 0) {  // futimens(dirfd)
         const int host = fs_.host_fd(dirfd);
         if (host < 0) return -EBADF;
+        if (fs_.read_only()) return refuse_on_read_only(id);
         return host_result(::futimens(host, has_times ? times : nullptr));
       }
       auto location = locate(dirfd, a[1], !(flags & AT_SYMLINK_NOFOLLOW));
       if (!location.ok()) return -location.error;
+      if (fs_.read_only()) return location_exists(location.value) ? refuse_on_read_only(id) : -ENOENT;
       const int host_flags = (location.value.empty_path ? AT_EMPTY_PATH : 0) | (flags & AT_SYMLINK_NOFOLLOW);
       return host_result(::utimensat(location.value.dirfd, location.value.name.c_str(), has_times ? times : nullptr,
                                      host_flags));
@@ -629,6 +674,12 @@ std::optional<std::int64_t> Kernel::file_syscall(SyscallId id, const SyscallArgs
     case SyscallId::fstatfs: case SyscallId::fgetxattr: {
       const int host = fs_.host_fd(fd);
       if (host < 0) return -EBADF;
+      // --read-only: mode and owner changes are refused; size changes only through a
+      // descriptor open for writing (the others fail on the host, as they would on Linux).
+      const bool writable = (::fcntl(host, F_GETFL) & O_ACCMODE) != O_RDONLY;
+      if (fs_.read_only() && (id == SyscallId::fchmod || id == SyscallId::fchown ||
+                              ((id == SyscallId::ftruncate || id == SyscallId::fallocate) && writable)))
+        return refuse_on_read_only(id);
       switch (id) {
         case SyscallId::fchmod: return host_result(::fchmod(host, static_cast<mode_t>(a[1] & 07777)));
         case SyscallId::fchown: return host_result(::fchown(host, static_cast<uid_t>(a[1]), static_cast<gid_t>(a[2])));

@@ -3,6 +3,9 @@
 // File-backed mappings are private copies read from the host file when mapped;
 // writes to a MAP_SHARED mapping are not written back to the file (documented
 // limit; no program in the test suite relies on it).
+// --max-memory: a mapping that would take the guest's mapped total past the cap
+// fails with ENOMEM (brk returns the old break), as under RLIMIT_AS; the first
+// refusal is named once on stderr.
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -22,6 +25,11 @@ namespace {
 constexpr std::uint64_t kLinuxMapFixedNoReplace = 0x100000;
 }
 
+void Kernel::note_memory_limit(const char* syscall) {
+  note_once(std::string(syscall) + " refused with ENOMEM: the guest would map more than --max-memory " +
+            std::to_string(memory_.limit()) + " bytes");
+}
+
 std::int64_t Kernel::do_brk(std::uint64_t address) {
   if (address < brk_start_) return static_cast<std::int64_t>(brk_current_);
   const std::uint64_t old_top = page_up(brk_current_);
@@ -30,6 +38,10 @@ std::int64_t Kernel::do_brk(std::uint64_t address) {
     // Grow only into free space, as the kernel does (it refuses to clobber mappings).
     if (auto next = memory_.vmas().lower_bound(old_top); next != memory_.vmas().end() && next->first < new_top)
       return static_cast<std::int64_t>(brk_current_);
+    if (!memory_.fits(old_top, new_top - old_top)) {
+      note_memory_limit("brk");
+      return static_cast<std::int64_t>(brk_current_);
+    }
     if (!memory_.map(old_top, new_top - old_top, kProtRead | kProtWrite, "[heap]"))
       return static_cast<std::int64_t>(brk_current_);
   } else if (new_top < old_top) {
@@ -59,6 +71,10 @@ std::int64_t Kernel::do_mmap(std::uint64_t address, std::uint64_t length, int pr
     const int access = ::fcntl(host, F_GETFL) & O_ACCMODE;
     if (access == O_WRONLY) return -EACCES;
     if (type != MAP_PRIVATE && (prot & PROT_WRITE) && access != O_RDWR) return -EACCES;
+    if (type != MAP_PRIVATE && (prot & PROT_WRITE) && fs_.read_only()) {
+      note_once("--read-only: a shared writable file mapping refused with EACCES");
+      return -EACCES;
+    }
     name = entry->guest_path;
   }
 
@@ -88,6 +104,10 @@ std::int64_t Kernel::do_mmap(std::uint64_t address, std::uint64_t length, int pr
     }
   }
 
+  if (!memory_.fits(start, size)) {
+    note_memory_limit("mmap");
+    return -ENOMEM;
+  }
   FileBacking backing;
   if (!anonymous) {
     struct stat file_status {};
@@ -148,6 +168,10 @@ std::int64_t Kernel::do_mremap(std::uint64_t old_address, std::uint64_t old_size
       if (auto next = memory_.vmas().lower_bound(tail); next != memory_.vmas().end() && next->first < old_address + new_size)
         free_after = false;
     if (free_after) {
+      if (!memory_.fits(tail, new_size - old_size)) {
+        note_memory_limit("mremap");
+        return -ENOMEM;
+      }
       if (!memory_.map(tail, new_size - old_size, prot, name)) return -ENOMEM;
       return static_cast<std::int64_t>(old_address);
     }
@@ -162,6 +186,10 @@ std::int64_t Kernel::do_mremap(std::uint64_t old_address, std::uint64_t old_size
     auto found = memory_.find_free(new_size);
     if (!found) return -ENOMEM;
     target = *found;
+  }
+  if (!memory_.fits(target, new_size, (flags & MREMAP_DONTUNMAP) ? 0 : old_size)) {
+    note_memory_limit("mremap");
+    return -ENOMEM;
   }
   std::vector<std::uint8_t> contents(std::min(old_size, new_size));
   if (!memory_.read(old_address, contents)) return -EFAULT;

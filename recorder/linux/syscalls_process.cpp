@@ -1,7 +1,7 @@
 // Role: the process family of syscalls for one single-threaded guest: identity
 // (pids, uids), exit, signals raised at itself, signal dispositions and masks
 // (kept; handlers are not delivered yet), resource limits, uname, TLS, futex,
-// and the refusals (fork, exec, network) that end in a clear note.
+// and the refusals (fork, exec) that end in a clear note (network: syscalls_net.cpp).
 // Signals: a signal the guest raises at itself takes its default action when it
 // is not blocked (terminate: the run ends as "killed by signal N"); a blocked one
 // stays pending until rt_sigprocmask unblocks it, which is how glibc's abort()
@@ -103,6 +103,10 @@ int Kernel::current_rlimit(int resource, std::uint64_t (&current)[2]) const {
   if (rlimits_[resource][0]) {
     current[0] = *rlimits_[resource][0];
     current[1] = *rlimits_[resource][1];
+    return 0;
+  }
+  if (resource == RLIMIT_AS && memory_.limit()) {  // --max-memory is the guest's address-space limit
+    current[0] = current[1] = memory_.limit();
     return 0;
   }
   struct rlimit host {};
@@ -288,14 +292,10 @@ std::optional<std::int64_t> Kernel::process_syscall(SyscallId id, const SyscallA
       return 0;
     case SyscallId::futex: return do_futex(a);
     case SyscallId::wait4: return -ECHILD;
-    case SyscallId::clone: case SyscallId::fork: case SyscallId::vfork: case SyscallId::execve:
-      note_once(std::string(arch::syscall_name(id)) + " is refused: tracecorn runs one process with one thread");
+    case SyscallId::clone: case SyscallId::clone3: case SyscallId::fork: case SyscallId::vfork:
+    case SyscallId::execve: case SyscallId::execveat:
+      note_once(std::string(arch::syscall_name(id)) + " refused with ENOSYS: tracecorn runs one process with one thread");
       return -ENOSYS;
-    case SyscallId::socket: case SyscallId::connect: case SyscallId::accept: case SyscallId::bind:
-    case SyscallId::listen: case SyscallId::sendto: case SyscallId::recvfrom: case SyscallId::socketpair:
-    case SyscallId::sendmsg: case SyscallId::recvmsg:
-      note_once(std::string("network syscall ") + std::string(arch::syscall_name(id)) + " is refused: EACCES");
-      return -EACCES;
     case SyscallId::alarm: case SyscallId::setitimer: case SyscallId::getitimer:
       note_once(std::string(arch::syscall_name(id)) + ": timers do not fire yet");
       return 0;

@@ -114,3 +114,32 @@ TEST_CASE("GuestFs: /proc/self/exe names the guest program, and fds are numbered
   CHECK(dup.value == 9);
   CHECK(guest->host_fd(9) >= 10);
 }
+
+TEST_CASE("GuestFs: read-only refuses opens that could write, and lets reads and devices through") {
+  TempTree tree;
+  auto guest = GuestFs::create((tree.root / "jail").string(), "/bin/prog");
+  REQUIRE(guest.has_value());
+  guest->set_read_only(true);
+  for (int flags : {O_WRONLY, O_RDWR, O_RDONLY | O_TRUNC, O_WRONLY | O_APPEND}) {
+    CAPTURE(flags);
+    CHECK(guest->open(AT_FDCWD, "/etc/secret", flags, 0).error == EROFS);
+  }
+  CHECK(guest->open(AT_FDCWD, "/etc/new", O_WRONLY | O_CREAT, 0644).error == EROFS);
+  CHECK(guest->open(AT_FDCWD, "/missing/new", O_WRONLY | O_CREAT, 0644).error == ENOENT);
+  CHECK(guest->open(AT_FDCWD, "/etc/secret", O_WRONLY | O_CREAT | O_EXCL, 0644).error == EEXIST);
+  CHECK(guest->open(AT_FDCWD, "/etc", O_WRONLY, 0).error == EISDIR);
+  CHECK(guest->open(AT_FDCWD, "/etc", O_TMPFILE | O_RDWR, 0600).error == EROFS);
+  // Through a symlink to a file outside: resolved inside the jail, and refused there.
+  CHECK(guest->open(AT_FDCWD, "relative_link", O_WRONLY | O_CREAT, 0644).error == EROFS);
+  auto reading = guest->open(AT_FDCWD, "/etc/secret", O_RDONLY | O_CREAT, 0644);
+  REQUIRE(reading.ok());
+  CHECK(read_all(guest->host_fd(reading.value)) == "inside");
+  CHECK_FALSE(fs::exists(tree.root / "jail/etc/new"));
+  CHECK(fs::file_size(tree.root / "jail/etc/secret") == 6);
+  CHECK(fs::file_size(tree.root / "outside/secret") == 7);
+  // A FIFO is a device of sorts: writing it changes no file, as on a read-only mount.
+  REQUIRE(::mkfifo((tree.root / "jail/fifo").c_str(), 0600) == 0);
+  auto fifo = guest->open(AT_FDCWD, "/fifo", O_RDWR, 0);
+  REQUIRE(fifo.ok());
+  CHECK(::write(guest->host_fd(fifo.value), "x", 1) == 1);
+}

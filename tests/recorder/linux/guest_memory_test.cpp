@@ -89,3 +89,21 @@ TEST_CASE("GuestMemory: strings are read across pages and refused at unmapped me
   CHECK_FALSE(memory.read_string(0x500000).has_value());
   CHECK_FALSE(memory.read_string(0x300ff0, 5).has_value());
 }
+
+TEST_CASE("GuestMemory: the --max-memory cap counts what a mapping replaces and what is released") {
+  Engine engine;
+  GuestMemory memory(engine.uc, kLayout);
+  memory.set_limit(0x10000);
+  CHECK(memory.fits(0x100000, 0x10000));
+  CHECK_FALSE(memory.fits(0x100000, 0x11000));
+  REQUIRE(memory.map(0x100000, 0x8000, kProtRead, "a"));
+  CHECK(memory.mapped_bytes_in(0x0ff000, 0x3000) == 0x2000);
+  CHECK(memory.mapped_bytes_in(0x104000, 0x100000) == 0x4000);
+  CHECK(memory.fits(0x200000, 0x8000));
+  CHECK_FALSE(memory.fits(0x200000, 0x9000));
+  CHECK(memory.fits(0x104000, 0xc000));               // 0x4000 of it replaces mapped pages
+  CHECK(memory.fits(0x200000, 0x9000, 0x1000));       // mremap: the old pages go
+  CHECK_FALSE(memory.fits(0x200000, ~0ull & ~0xfffull));  // no wrap-around
+  memory.set_limit(0);
+  CHECK(memory.fits(0x200000, 1ull << 40));
+}

@@ -326,11 +326,17 @@ const ArchInfo& aarch64_arch() {
                  .et_dyn_base = 0xaaaaaaaa0000,
                  .lowest_mmap = 0x10000},
       // UCIR: usercorn's name "arm64"; bap-frames: aarch64 78, machine 0
-      // (../shared/notes/formats.md); binary trace: the reference code's 'arm1'
-      // magic exists but its register set is not documented here, so no
-      // description (the writer refuses with a clear error).
+      // (../shared/notes/formats.md); binary trace: the reference library
+      // (tetrane/rvnbintrace) writes and reads the 'arm1' magic, but neither
+      // its format description (= ../shared/specs/binary-trace-v1.0.md, which
+      // defines "amd64 version 1" only) nor its code names an aarch64 register,
+      // mandatory register or static register, so no description: the writer
+      // and the reader refuse with this reason.
       .format_ids = {.ucir_arch = "arm64", .bap_architecture = 78, .bap_machine = 0,
-                     .bintrace_magic = 0x316d7261, .bintrace = nullptr},
+                     .bintrace_magic = 0x316d7261, .bintrace = nullptr,
+                     .bintrace_missing = "binary trace v1.0 defines no aarch64 register set: the specification "
+                                         "describes only amd64 ('x641'); the reference rvnbintrace knows the "
+                                         "'arm1' magic but names no register for it"},
       .syscall_id = &generic_syscall_id,
       .make_guest_cpu = &make_aarch64_guest_cpu,
       .register_index_for_capstone = &aarch64_register_index_for_capstone,

@@ -49,6 +49,9 @@ struct FormatIds {
   std::uint64_t bap_machine;         // BFD mach number
   std::uint32_t bintrace_magic;      // binary trace v1.0 machine magic ('x641')
   const BintraceMachine* bintrace = nullptr;  // binary trace v1.0 machine description (nullptr: none)
+  // Why there is no binary trace description although a magic exists (shown by
+  // the writer's and the reader's refusals); empty otherwise.
+  std::string_view bintrace_missing = {};
 };
 
 // How binary trace v1.0 (REVEN's rvnbintrace, ../shared/specs/binary-trace-v1.0.md)

@@ -418,9 +418,14 @@ Status BintraceReader::parse_machine(std::span<const std::uint8_t> bytes, std::u
   machine_.magic = static_cast<std::uint32_t>(c.le(4));
   for (const auto* candidate : arch::all_archs())
     if (candidate->format_ids.bintrace && candidate->format_ids.bintrace->magic == machine_.magic) arch_ = candidate;
-  if (!arch_)
-    return fail(magic_at, "architecture magic " + hex(machine_.magic) + " ('" + magic_text(machine_.magic) + "')",
+  if (!arch_) {
+    std::string why;  // a magic we know, of an architecture without a description
+    for (const auto* candidate : arch::all_archs())
+      if (candidate->format_ids.bintrace_magic == machine_.magic && !candidate->format_ids.bintrace_missing.empty())
+        why = " is " + std::string(candidate->name) + "'s: " + std::string(candidate->format_ids.bintrace_missing);
+    return fail(magic_at, "architecture magic " + hex(machine_.magic) + " ('" + magic_text(machine_.magic) + "')" + why,
                 ErrorCode::kUnsupported);
+  }
   const std::uint64_t phy_at = c.offset();
   const unsigned phy = static_cast<unsigned>(c.le(1));
   machine_.physical_address_size = static_cast<std::uint8_t>(phy);

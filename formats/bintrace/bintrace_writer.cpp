@@ -98,7 +98,11 @@ struct BintraceWriter::Spool {
 Expected<std::unique_ptr<BintraceWriter>> BintraceWriter::open(const std::string& path, const arch::ArchInfo& arch,
                                                                BintraceWriterOptions options) {
   if (!arch.format_ids.bintrace)
-    return make_error(ErrorCode::kUnsupported, "binary trace has no machine description for " + std::string(arch.name),
+    return make_error(ErrorCode::kUnsupported,
+                      "binary trace has no machine description for " + std::string(arch.name) +
+                          (arch.format_ids.bintrace_missing.empty()
+                               ? std::string()
+                               : ": " + std::string(arch.format_ids.bintrace_missing)),
                       path);
   std::unique_ptr<BintraceWriter> writer(new BintraceWriter(path, arch, std::move(options)));
   const auto& machine = *arch.format_ids.bintrace;

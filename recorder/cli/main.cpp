@@ -478,12 +478,14 @@ int dump_command(const std::string& path) {
   return 0;
 }
 
-// `tracecorn replay TRACE [-- PROGRAM [ARGS...]]` (recorder/replay/replayer.h):
-// re-runs the program with the trace's syscall answers and compares. Prints one
+// `tracecorn replay [--rootfs DIR] TRACE [-- PROGRAM [ARGS...]]` (recorder/replay/replayer.h):
+// re-runs the program with the trace's syscall answers and compares (its
+// interpreter, for a dynamic program, from DIR as at recording). Prints one
 // line: the match, or the first divergence. Returns 0 (match), 1 (divergence),
 // 125 (the replay could not start: an invalid trace, with its byte offset...).
-int replay_command(const std::string& path, const std::vector<std::string>& command) {
+int replay_command(const std::string& path, const std::vector<std::string>& command, const std::string& rootfs) {
   tracecorn::replay::ReplayOptions options;
+  options.rootfs = rootfs;
   if (!command.empty()) {
     options.program = find_program(command.front());
     options.argv = command;
@@ -634,6 +636,9 @@ int main(int argc, char** argv) {
       app.add_subcommand("replay", "Re-run a trace's program with its syscalls answered from the trace, and compare");
   replay_app->add_option("trace", replay_path, "The trace file (UCIR, BAP frames, binary trace)")->required();
   replay_app->add_option("program", replay_program, "PROGRAM [ARGS...] (after --; default: the trace's)");
+  std::string replay_rootfs;
+  replay_app->add_option("--rootfs", replay_rootfs, "The tree the recording ran in (--rootfs of record)")
+      ->check(CLI::ExistingDirectory);
 
   std::string stat_path;
   CLI::App* stat_app = app.add_subcommand("stat", "Count a trace's events by kind, its hottest blocks and syscalls");
@@ -665,7 +670,7 @@ int main(int argc, char** argv) {
       return run_command(record_run, &record);
     }
     if (dump_app->parsed()) return dump_command(dump_path);
-    if (replay_app->parsed()) return replay_command(replay_path, replay_program);
+    if (replay_app->parsed()) return replay_command(replay_path, replay_program, replay_rootfs);
     if (stat_app->parsed()) return stat_command(stat_path);
     if (convert_app->parsed())
       return convert_command(convert_in, convert_out, convert_format, convert_compress == "zstd");

@@ -53,8 +53,10 @@ void SymbolNamer::file_mapped(std::uint64_t start, std::uint64_t end, std::strin
   (void)symbolizer_.add_module(start, end, start - file->load_start(kPage), host, guest_path);
 }
 
-std::string strace_frame_line(const unwind::Symbolizer& symbolizer, std::uint64_t address) {
-  const unwind::SymbolizedAddress where = symbolizer.locate(address);
+std::string strace_frame_line(const unwind::Symbolizer& symbolizer, std::uint64_t address, bool is_return_address) {
+  const bool before = is_return_address && address > 0;
+  unwind::SymbolizedAddress where = symbolizer.locate(before ? address - 1 : address);
+  if (before) ++where.offset;
   if (where.module.empty()) return fmt::format(" > ? [{:#x}]", address);
   if (where.symbol.empty()) return fmt::format(" > {}(+{:#x}) [{:#x}]", where.module, where.offset, address);
   return fmt::format(" > {}({}+{:#x}) [{:#x}]", where.module, where.symbol, where.offset, address);
@@ -78,7 +80,8 @@ void StraceStackPrinter::on_syscall(std::uint64_t, std::uint64_t, arch::SyscallI
                                     std::int64_t) noexcept {
   try {
     for (std::size_t i = 0; i < depth_; ++i)
-      std::fprintf(out_, "%s\n", strace_frame_line(symbolizer_, frames_[i].pc).c_str());
+      std::fprintf(out_, "%s\n",
+                   strace_frame_line(symbolizer_, frames_[i].pc, i > 0).c_str());
   } catch (...) {  // formatting failed (out of memory): the stack is left out
   }
   depth_ = 0;

@@ -45,7 +45,12 @@ class SymbolNamer final : public formats::AddressNamer {
 };
 
 // One strace -k line for `address`: " > MODULE(SYMBOL+0xOFF) [0xADDRESS]".
-std::string strace_frame_line(const unwind::Symbolizer& symbolizer, std::uint64_t address);
+// A return address (`is_return_address`: every frame but the first) is named
+// by the byte before it, as gdb does: a call to a noreturn function may be the
+// last instruction of its caller, whose return address is then the next
+// function's first byte (aarch64's exit -> __run_exit_handlers).
+std::string strace_frame_line(const unwind::Symbolizer& symbolizer, std::uint64_t address,
+                              bool is_return_address = false);
 
 class StraceStackPrinter final : public linux_layer::ProcessObserver {
  public:

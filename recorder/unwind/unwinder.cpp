@@ -244,6 +244,7 @@ UnwindResult Unwinder::unwind(const RegisterSet& initial, MemoryReader& memory, 
   out[0] = {pc, FrameSource::kInitial};
   result.depth = 1;
   bool exact = first == FirstFrame::kExact;
+  bool same_sp_before = false;  // the last step kept the stack pointer (a link-register leaf)
   const unsigned word = config_.address_size;
 
   const bool native_words = word == 8 && config_.little_endian;  // the common case: one load
@@ -379,10 +380,22 @@ UnwindResult Unwinder::unwind(const RegisterSet& initial, MemoryReader& memory, 
       return result;
     }
     // A caller's frame lies above its callee's (a signal frame may restore any
-    // stack pointer: the interrupted one is checked on the next step).
-    if (!row->signal_frame && (!caller.has(config_.sp_register) || caller.value[config_.sp_register] <= callee_sp)) {
-      result.stop = StopReason::kStackNotIncreasing;
-      return result;
+    // stack pointer: the interrupted one is checked on the next step). A leaf
+    // that keeps its return address in the link register (aarch64, arm,
+    // riscv64, mips: CFA = sp + 0, return address column unspecified) leaves
+    // its caller the same stack pointer: allowed once in a row, and only when
+    // the return address differs from the pc (otherwise the walk would loop).
+    if (!row->signal_frame) {
+      const bool has_sp = caller.has(config_.sp_register);
+      const std::uint64_t caller_sp = has_sp ? caller.value[config_.sp_register] : 0;
+      const bool same_sp_leaf = has_sp && caller_sp == callee_sp && return_address != pc && !same_sp_before;
+      if (!has_sp || (caller_sp <= callee_sp && !same_sp_leaf)) {
+        result.stop = StopReason::kStackNotIncreasing;
+        return result;
+      }
+      same_sp_before = caller_sp == callee_sp;
+    } else {
+      same_sp_before = false;
     }
     caller.set(config_.pc_register, return_address);
     exact = row->signal_frame;

@@ -63,7 +63,7 @@ enum class StopReason : std::uint8_t {
   kEndOfStack,          // the return address column is undefined, or the return address is 0
   kOutsideModules,      // the pc lies in no known module
   kNoUnwindInfo,        // no table of the chosen method covers the pc
-  kStackNotIncreasing,  // the caller's stack pointer is not above the callee's
+  kStackNotIncreasing,  // the caller's stack pointer is not above the callee's (equal once: a link-register leaf)
   kUnreadableMemory,    // a saved register could not be read
   kBadUnwindInfo,       // the table is malformed or names an unknown register (see last_error())
   kDepthLimit,

@@ -2,11 +2,14 @@
 // here from the spec (../shared/specs/binary-trace-v1.0.md and the metadata
 // wrapper of ../shared/notes/formats.md), not from the writer; reading it back
 // (events and the state at an event); and "Malicious:" files, each refused with
-// the byte offset of the fault and the reason.
+// the byte offset of the fault and the reason; aarch64, whose 'arm1' magic has
+// no register set anywhere, refused by the writer and the CLI with that reason.
 #include <doctest/doctest.h>
 
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -401,6 +404,9 @@ TEST_CASE("Malicious: binary traces with bad declarations or events are refused 
        "already a register or operation id"},
       {"an unknown machine magic", [&](auto& b) { b[g.machine_start + 8] = 'y'; }, g.machine_start + 8,
        "architecture magic"},
+      {"the reference's aarch64 magic, whose registers nobody defines",
+       [&](auto& b) { std::memcpy(&b[g.machine_start + 8], "arm1", 4); }, g.machine_start + 8,
+       "('arm1') is aarch64's: binary trace v1.0 defines no aarch64 register set"},
   };
   for (const auto& c : cases) {
     CAPTURE(c.name);
@@ -436,4 +442,29 @@ TEST_CASE("Malicious: every truncation and every single-byte change of a binary 
   }
   CHECK(refused > 0);
   MESSAGE(refused << " single-byte changes refused, " << read << " read as another valid trace");
+}
+
+TEST_CASE("Bintrace: aarch64 is refused with the reason, and no file is left") {
+  // The magic exists (the reference rvnbintrace's 'arm1'), the register set does not.
+  CHECK(arch::aarch64_arch().format_ids.bintrace_magic == 0x316d7261);
+  const std::string path = (std::filesystem::temp_directory_path() /
+                            ("tracecorn-bintrace-aarch64-" + std::to_string(::getpid()) + ".bt")).string();
+  auto writer = formats::BintraceWriter::open(path, arch::aarch64_arch(), {});
+  REQUIRE(!writer.has_value());
+  CHECK(writer.error().code == ErrorCode::kUnsupported);
+  CHECK_MESSAGE(writer.error().message.find("no aarch64 register set") != std::string::npos, writer.error().to_string());
+  CHECK(!std::filesystem::exists(path));
+  // The CLI: a clear error line and status, no file.
+  const std::string command = std::string(TRACECORN_CLI) + " record --format bintrace --level full -o '" + path +
+                              "' -- '" + TRACECORN_SAMPLES_DIR + "-aarch64/static/hello' > '" + path + ".out' 2>&1";
+  const int status = std::system(command.c_str());
+  CHECK(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 125);
+  std::ifstream in(path + ".out");
+  const std::string output{std::istreambuf_iterator<char>(in), {}};
+  CHECK_MESSAGE(output.find("binary trace has no machine description for aarch64: binary trace v1.0 defines no "
+                            "aarch64 register set") != std::string::npos,
+                output);
+  CHECK(!std::filesystem::exists(path));
+  std::filesystem::remove(path + ".out");
 }

@@ -4,6 +4,7 @@ target_sources(unit_tests PRIVATE
   recorder/replay/trace_reader_test.cpp
   recorder/replay/trace_index_test.cpp
   recorder/replay/replayer_test.cpp
+  recorder/replay/replayer_cross_test.cpp
   recorder/replay/trace_tools_test.cpp)
 target_link_libraries(unit_tests PRIVATE tracecorn_replay)
 # The commands that read traces back (replay, stat, convert, exports), on good and damaged traces.

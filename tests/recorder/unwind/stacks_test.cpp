@@ -19,28 +19,20 @@
 
 #include "recorder/core/guest_stacks.h"
 #include "recorder/linux/linux_process.h"
+#include "tests/recorder/unwind/stack_probe.h"
 #include "tests/recorder/unwind/unwind_test_support.h"
 
 using namespace tracecorn;
 using unwind::FrameSource;
 using unwind::UnwindMethod;
+using unwind::test::emulated_stacks;
+using unwind::test::ModuleMap;
+using unwind::test::SyscallStack;
 
 namespace {
 
 const std::string kUnwindSamples = TRACECORN_UNWIND_SAMPLES_DIR;
 const std::string kGdbScript = std::string(TRACECORN_UNWIND_TEST_DIR) + "/gdb_syscall_stacks.py";
-
-struct SyscallStack {
-  std::uint64_t number = 0;
-  std::vector<std::string> frames;  // "libc.so.6 f8350"
-  std::vector<FrameSource> sources;
-};
-
-std::string frame_text(const std::string& module, std::uint64_t offset) {
-  std::ostringstream out;
-  out << (module.empty() ? "?" : std::filesystem::path(module).filename().string()) << " " << std::hex << offset;
-  return out.str();
-}
 
 std::vector<SyscallStack> gdb_stacks(const std::string& program) {
   const std::string output =
@@ -50,7 +42,7 @@ std::vector<SyscallStack> gdb_stacks(const std::string& program) {
   std::string line;
   while (std::getline(in, line)) {
     if (line.rfind("syscall ", 0) == 0) {
-      stacks.push_back({std::stoull(line.substr(8)), {}, {}});
+      stacks.push_back({std::stoull(line.substr(8)), {}, {}, {}});
     } else if (line.rfind("frame ", 0) == 0 && !stacks.empty()) {
       stacks.back().frames.push_back(line.substr(6));
     }
@@ -61,100 +53,6 @@ std::vector<SyscallStack> gdb_stacks(const std::string& program) {
   for (auto& stack : stacks)
     while (!stack.frames.empty() && stack.frames.back().rfind("? ", 0) == 0) stack.frames.pop_back();
   return stacks;
-}
-
-// Modules by lowest start, as the gdb side names them.
-struct ModuleMap {
-  std::map<std::string, std::uint64_t> lowest;  // path -> lowest start
-  std::vector<std::tuple<std::uint64_t, std::uint64_t, std::string>> ranges;
-  void add(std::uint64_t start, std::uint64_t end, const std::string& path) {
-    auto [it, inserted] = lowest.emplace(path, start);
-    if (!inserted) it->second = std::min(it->second, start);
-    ranges.emplace_back(start, end, path);
-  }
-  std::string describe(std::uint64_t pc) const {
-    for (auto it = ranges.rbegin(); it != ranges.rend(); ++it) {
-      const auto& [start, end, path] = *it;
-      if (pc >= start && pc < end) return frame_text(path, pc - lowest.at(path));
-    }
-    return frame_text("", pc);
-  }
-};
-
-// Runs `program` emulated and walks the stack at every syscall with each method.
-class StackProbe final : public linux_layer::ProcessObserver {
- public:
-  explicit StackProbe(std::vector<core::GuestStacks*> walkers) : walkers_(std::move(walkers)), stacks_(walkers_.size()) {}
-  void on_syscall_enter(std::uint64_t pc, std::uint64_t number) noexcept override {
-    for (std::size_t w = 0; w < walkers_.size(); ++w) {
-      std::vector<unwind::StackFrame> frames(128);
-      const auto result = walkers_[w]->walk(pc, frames);
-      SyscallStack stack;
-      stack.number = number;
-      for (std::size_t i = 0; i < result.depth; ++i) {
-        stack.frames.push_back(modules_.describe(frames[i].pc));
-        stack.sources.push_back(frames[i].source);
-      }
-      stacks_[w].push_back(std::move(stack));
-    }
-  }
-  void on_memory_written(std::uint64_t, std::span<const std::uint8_t>) noexcept override {}
-  void on_mapping_changed(const events::MappingEffect& change) noexcept override {
-    if (change.kind == events::MappingChangeKind::kUnmap)
-      for (auto* walker : walkers_) walker->unmapped(change.start.value, change.length);
-  }
-  void on_syscall(std::uint64_t, std::uint64_t, arch::SyscallId, const std::uint64_t (&)[6],
-                  std::int64_t) noexcept override {}
-  void on_module_loaded(std::uint64_t start, std::uint64_t end, std::uint64_t bias,
-                        std::string_view path) noexcept override {
-    for (auto* walker : walkers_) walker->module_loaded(start, end, bias, path);
-    modules_.add(start, end, std::string(path));
-  }
-  const std::vector<SyscallStack>& stacks(std::size_t walker) const { return stacks_[walker]; }
-
- private:
-  std::vector<core::GuestStacks*> walkers_;
-  std::vector<std::vector<SyscallStack>> stacks_;
-  ModuleMap modules_;
-};
-
-const std::vector<UnwindMethod> kMethods = {UnwindMethod::kAuto, UnwindMethod::kCfi, UnwindMethod::kSFrame,
-                                            UnwindMethod::kFramePointer};
-
-std::vector<std::vector<SyscallStack>> emulated_stacks(const std::string& program) {
-  linux_layer::ProcessConfig config;
-  config.program = program;
-  config.argv = {program};
-  config.envp = {"LC_ALL=C"};
-  config.diagnostics = nullptr;
-  // The guest's stdout is /dev/null, as in the gdb run (stdio asks the
-  // terminal only when it is one, which changes the syscalls).
-  std::fflush(stdout);
-  const int saved_stdout = ::dup(1);
-  const int null = ::open("/dev/null", O_WRONLY);
-  ::dup2(null, 1);
-  auto process = linux_layer::LinuxProcess::create(config);
-  std::vector<std::unique_ptr<core::GuestStacks>> owned;
-  std::vector<core::GuestStacks*> walkers;
-  REQUIRE(process.has_value());
-  for (UnwindMethod method : kMethods) {
-    auto stacks = core::GuestStacks::create((*process)->engine(), (*process)->arch(), method);
-    REQUIRE(stacks.has_value());
-    walkers.push_back(stacks->get());
-    owned.push_back(std::move(*stacks));
-  }
-  StackProbe probe(walkers);
-  (*process)->set_observer(&probe);
-  const auto outcome = (*process)->run();
-  (*process)->set_observer(nullptr);
-  process->reset();  // closes the guest's copy of stdout before ours comes back
-  ::dup2(saved_stdout, 1);
-  ::close(saved_stdout);
-  ::close(null);
-  CHECK(outcome.kind == linux_layer::RunOutcome::Kind::kExited);
-  std::vector<std::vector<SyscallStack>> result;
-  for (std::size_t w = 0; w < kMethods.size(); ++w) result.push_back(probe.stacks(w));
-  return result;
 }
 
 std::string join(const std::vector<std::string>& frames) {

@@ -1,7 +1,9 @@
 # The unwinder's tests (included by tests/CMakeLists.txt): unit tests in
-# unit_tests, comparing with readelf, objdump and gdb.
+# unit_tests, comparing with readelf, objdump, gdb and (other architectures,
+# cross_stacks_test.cpp) gdb-multiarch on qemu-user's gdb stub.
 target_sources(unit_tests PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/cfi_test.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/cross_stacks_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/dwarf_expression_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/sframe_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/stacks_test.cpp

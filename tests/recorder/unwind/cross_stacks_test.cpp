@@ -1,0 +1,253 @@
+// Role: the unwinder's stacks on other guest architectures against gdb-multiarch.
+// nested_calls, cross-built static for aarch64 with SFrame (-Wa,--gsframe: SFrame
+// v1 from Debian's gas), with .eh_frame CFI only, and with the program's CFI in
+// .debug_frame only (samples/unwind_variants_cross.cmake), runs under
+// qemu-aarch64-static -g with gdb-multiarch breaking on every `svc #0x0`
+// objdump finds (gdb_trap_stacks.py: qemu-user's stub has no `catch syscall`)
+// and printing its backtrace. At every syscall, tracecorn's stack must equal
+// gdb's frame by frame: the pcs of the in-process walks (auto and cfi; the
+// sframe-only walk a prefix, and under auto the program's frames found by
+// SFrame exactly when it has .sframe), and `tracecorn run --strace -k`'s
+// lines: the same pcs, each named by a symbol at the address gdb's symbol has
+// (readelf -s gives the aliases: gdb says getrlimit64 where we say __getrlimit).
+// Who runs it: unit_tests, on the doctest thread; a few seconds a variant.
+// Invariants: static binaries only (qemu-user loads a PIE elsewhere than Linux
+// does); without gdb-multiarch or qemu-aarch64-static the cases fail saying
+// what to install (scripts/setup.sh installs both).
+#include <doctest/doctest.h>
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <map>
+#include <regex>
+#include <set>
+#include <sstream>
+
+#include "tests/recorder/unwind/stack_probe.h"
+#include "tests/recorder/unwind/unwind_test_support.h"
+
+using namespace tracecorn;
+using unwind::FrameSource;
+using unwind::test::SyscallStack;
+
+namespace {
+
+// How one architecture traps and which tools see it.
+struct CrossArch {
+  std::string name;         // "aarch64": samples/unwind-<name>/
+  std::string qemu;         // qemu-user with a gdb stub
+  std::string objdump;      // disassembles the trap instruction
+  std::string trap_regex;   // objdump's text for the trap (Python regex)
+  unsigned trap_length;     // bytes: frame 0 is the address after the trap
+};
+
+const CrossArch kAarch64 = {"aarch64", "/usr/bin/qemu-aarch64-static", "aarch64-linux-gnu-objdump", "svc\\s+#0x0", 4};
+const std::string kGdbMultiarch = "/usr/bin/gdb-multiarch";
+
+struct NamedFrame {
+  std::uint64_t pc = 0;
+  std::uint64_t start = 0;  // the named symbol's address; 0 when unnamed
+  std::string name;         // "" when unnamed
+};
+
+struct NamedStack {
+  std::uint64_t number = 0;  // gdb's side only
+  std::vector<NamedFrame> frames;
+};
+
+std::string missing_tools(const CrossArch& arch) {
+  std::string missing;
+  if (::access(kGdbMultiarch.c_str(), X_OK) != 0) missing += kGdbMultiarch + " is missing (apt-get install gdb-multiarch). ";
+  if (::access(arch.qemu.c_str(), X_OK) != 0) missing += arch.qemu + " is missing (apt-get install qemu-user-static). ";
+  if (unwind::test::run_tool("command -v " + arch.objdump).empty())
+    missing += arch.objdump + " is missing (apt-get install binutils-" + arch.name + "-linux-gnu). ";
+  return missing;
+}
+
+// gdb's stack at every trap of `program` run under qemu's stub (a Unix socket
+// of this process's own, so parallel runs do not meet).
+std::vector<NamedStack> gdb_trap_stacks(const CrossArch& arch, const std::string& program, const std::string& tag) {
+  const std::string socket =
+      (std::filesystem::temp_directory_path() / ("tracecorn-gdb-" + std::to_string(::getpid()) + "-" + tag)).string();
+  const std::string script = std::string(TRACECORN_UNWIND_TEST_DIR) + "/gdb_trap_stacks.py";
+  const std::string command =
+      "rm -f '" + socket + "'; '" + arch.qemu + "' -g '" + socket + "' '" + program + "' >/dev/null 2>&1 & q=$!; " +
+      "i=0; while [ ! -S '" + socket + "' ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i+1)); done; " +
+      "TRACECORN_GDB_TARGET='" + socket + "' TRACECORN_OBJDUMP='" + arch.objdump + "' TRACECORN_TRAP_REGEX='" +
+      arch.trap_regex + "' TRACECORN_TRAP_LENGTH=" + std::to_string(arch.trap_length) + " timeout 60 " +
+      kGdbMultiarch + " -batch -nx -x '" + script + "' '" + program + "' 2>&1; kill $q 2>/dev/null; wait $q; rm -f '" +
+      socket + "'";
+  const std::string output = unwind::test::run_tool(command);
+  std::vector<NamedStack> stacks;
+  std::istringstream in(output);
+  std::string line;
+  while (std::getline(in, line)) {
+    const auto words = unwind::test::split_words(line);
+    if (words.size() == 2 && words[0] == "syscall") {
+      stacks.push_back({std::stoull(words[1]), {}});
+    } else if (words.size() == 4 && words[0] == "frame" && !stacks.empty()) {
+      NamedFrame frame;
+      frame.pc = std::stoull(words[1], nullptr, 16);
+      if (words[2] != "?") {
+        frame.start = std::stoull(words[2], nullptr, 16);
+        frame.name = words[3];
+      }
+      stacks.back().frames.push_back(frame);
+    }
+  }
+  if (stacks.empty()) MESSAGE("gdb's output: " << output);
+  return stacks;
+}
+
+// `tracecorn run --strace -k`'s stacks: " > MODULE(SYMBOL+0xOFF) [0xPC]" under each syscall line.
+std::vector<NamedStack> strace_k_stacks(const std::string& program, const std::string& method) {
+  const std::string output = unwind::test::run_tool(std::string(TRACECORN_CLI) + " run --stacks " + method +
+                                                    " --strace -k -- '" + program + "' 2>&1 >/dev/null");
+  static const std::regex frame_line(R"(^ > .*\(([^()+]*)(?:\+0x([0-9a-f]+))?\) \[0x([0-9a-f]+)\]$)");
+  std::vector<NamedStack> stacks;
+  std::istringstream in(output);
+  std::string line;
+  while (std::getline(in, line)) {
+    std::smatch match;
+    if (line.rfind(" > ", 0) == 0) {
+      REQUIRE_MESSAGE(std::regex_match(line, match, frame_line), line);
+      REQUIRE(!stacks.empty());
+      NamedFrame frame;
+      frame.pc = std::stoull(match[3], nullptr, 16);
+      if (match[1].length() > 0) {
+        frame.name = match[1];
+        frame.start = frame.pc - (match[2].matched ? std::stoull(match[2], nullptr, 16) : 0);
+      }
+      stacks.back().frames.push_back(frame);
+    } else if (line.find(") = ") != std::string::npos) {
+      stacks.emplace_back();
+    }
+  }
+  return stacks;
+}
+
+// The names of every symbol by address (readelf -s: the reference for aliases).
+std::map<std::uint64_t, std::set<std::string>> symbols_by_address(const std::string& program) {
+  std::map<std::uint64_t, std::set<std::string>> names;
+  std::istringstream in(unwind::test::run_tool("readelf -sW '" + program + "'"));
+  std::string line;
+  while (std::getline(in, line)) {
+    const auto words = unwind::test::split_words(line);
+    // "Num: Value Size Type Bind Vis Ndx Name"
+    if (words.size() != 8 || words[0].back() != ':' || words[6] == "UND" || words[6] == "ABS" ||
+        words[1].find_first_not_of("0123456789abcdef") != std::string::npos)
+      continue;
+    names[std::stoull(words[1], nullptr, 16)].insert(words[7]);
+  }
+  return names;
+}
+
+// Whether `name` is a symbol at `start`. gdb drops a numbered suffix
+// ("ptmalloc_init.part" for ptmalloc_init.part.0): a symbol that is `name`
+// followed by ".N" counts too.
+bool names_symbol_at(const std::map<std::uint64_t, std::set<std::string>>& symbols, std::uint64_t start,
+                     const std::string& name) {
+  const auto at = symbols.find(start);
+  if (at == symbols.end()) return false;
+  return std::any_of(at->second.begin(), at->second.end(), [&](const std::string& symbol) {
+    return symbol == name || (symbol.rfind(name + ".", 0) == 0 &&
+                              symbol.find_first_not_of("0123456789", name.size() + 1) == std::string::npos);
+  });
+}
+
+std::string pcs_text(const std::vector<std::uint64_t>& pcs) {
+  std::ostringstream out;
+  for (const auto pc : pcs) out << " " << std::hex << pc;
+  return out.str();
+}
+
+std::vector<std::uint64_t> pcs_of(const NamedStack& stack) {
+  std::vector<std::uint64_t> pcs;
+  for (const auto& frame : stack.frames) pcs.push_back(frame.pc);
+  return pcs;
+}
+
+void check_against_gdb_multiarch(const CrossArch& arch, const std::string& variant, bool expect_sframe) {
+  const std::string missing = missing_tools(arch);
+  REQUIRE_MESSAGE(missing.empty(), missing);
+  const std::string program = std::string(TRACECORN_UNWIND_SAMPLES_DIR) + "-" + arch.name + "/" + variant + "/nested_calls";
+  INFO(program);
+  REQUIRE(std::filesystem::exists(program));
+  const auto expected = gdb_trap_stacks(arch, program, variant);
+  REQUIRE(expected.size() > 10);
+
+  // In-process walks: every syscall, the same number, the same pcs as gdb.
+  const auto emulated = unwind::test::emulated_stacks(program);
+  REQUIRE(emulated[0].size() == expected.size());
+  std::size_t frames = 0, sframe_frames = 0, cfi_frames = 0, fp_frames = 0;
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    CAPTURE(i);
+    const auto want = pcs_of(expected[i]);
+    CHECK(emulated[0][i].number == expected[i].number);
+    CHECK_MESSAGE(emulated[0][i].pcs == want, "auto:" << pcs_text(emulated[0][i].pcs) << "\ngdb: " << pcs_text(want));
+    CHECK_MESSAGE(emulated[1][i].pcs == want, "cfi: " << pcs_text(emulated[1][i].pcs) << "\ngdb: " << pcs_text(want));
+    // SFrame alone: a prefix of gdb's stack (libc has no .sframe).
+    const auto& sframe = emulated[2][i].pcs;
+    CHECK(sframe.size() <= want.size());
+    CHECK(std::equal(sframe.begin(), sframe.begin() + static_cast<std::ptrdiff_t>(std::min(sframe.size(), want.size())),
+                     want.begin()));
+    frames += want.size();
+    for (const auto source : emulated[0][i].sources) {
+      sframe_frames += source == FrameSource::kSFrame;
+      cfi_frames += source == FrameSource::kCfi;
+      fp_frames += source == FrameSource::kFramePointer;
+    }
+  }
+  MESSAGE(arch.name << " " << variant << ": " << expected.size() << " syscalls, " << frames << " frames equal gdb's ("
+                    << sframe_frames << " found by SFrame, " << cfi_frames << " by CFI)");
+  CHECK(frames > expected.size() * 3);
+  CHECK(cfi_frames > 0);
+  CHECK(fp_frames == 0);
+  if (expect_sframe)
+    CHECK(sframe_frames > 0);
+  else
+    CHECK(sframe_frames == 0);
+
+  // The CLI: the same pcs, named by symbols at the addresses gdb's names have.
+  const auto symbols = symbols_by_address(program);
+  REQUIRE(!symbols.empty());
+  for (const std::string method : {"auto", "cfi"}) {
+    CAPTURE(method);
+    const auto printed = strace_k_stacks(program, method);
+    REQUIRE(printed.size() == expected.size());
+    std::size_t named = 0;
+    for (std::size_t i = 0; i < expected.size(); ++i) {
+      CAPTURE(i);
+      REQUIRE_MESSAGE(printed[i].frames.size() == expected[i].frames.size(),
+                      "ours:" << pcs_text(pcs_of(printed[i])) << "\ngdb: " << pcs_text(pcs_of(expected[i])));
+      for (std::size_t k = 0; k < expected[i].frames.size(); ++k) {
+        const NamedFrame& want = expected[i].frames[k];
+        const NamedFrame& got = printed[i].frames[k];
+        CAPTURE(k);
+        CAPTURE(want.name);
+        CAPTURE(got.name);
+        CHECK(got.pc == want.pc);
+        CHECK(got.start == want.start);
+        if (want.name.empty()) continue;
+        CHECK(names_symbol_at(symbols, want.start, want.name));
+        CHECK(names_symbol_at(symbols, got.start, got.name));
+        ++named;
+      }
+    }
+    CHECK(named >= frames);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("Stacks aarch64: SFrame static binary, every syscall equals gdb-multiarch on qemu-aarch64-static") {
+  check_against_gdb_multiarch(kAarch64, "sframe-static", true);
+}
+TEST_CASE("Stacks aarch64: CFI-only static binary, every syscall equals gdb-multiarch on qemu-aarch64-static") {
+  check_against_gdb_multiarch(kAarch64, "cfi-static", false);
+}
+TEST_CASE("Stacks aarch64: the program's CFI in .debug_frame only, every syscall equals gdb-multiarch") {
+  check_against_gdb_multiarch(kAarch64, "debug_frame", false);
+}

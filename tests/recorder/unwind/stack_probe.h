@@ -1,0 +1,141 @@
+// Role: the emulated side of the unwinder's stack tests: runs a guest program
+// in-process (LinuxProcess, its stdout on /dev/null) and walks the stack at
+// every syscall entry with each method of kMethods (auto, cfi, sframe, fp),
+// keeping each frame's pc, its (module, offset) text and the method that found it.
+// Who calls it: tests/recorder/unwind/stacks_test.cpp (x86-64, against gdb)
+// and cross_stacks_test.cpp (other architectures, against gdb-multiarch), on
+// the doctest thread.
+// Invariants: header-only; stdout is redirected only for the run and restored
+// after it; a program that cannot be loaded fails the calling test (REQUIRE).
+#pragma once
+
+#include <doctest/doctest.h>
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "recorder/core/guest_stacks.h"
+#include "recorder/linux/linux_process.h"
+
+namespace tracecorn::unwind::test {
+
+struct SyscallStack {
+  std::uint64_t number = 0;
+  std::vector<std::string> frames;  // "libc.so.6 f8350"
+  std::vector<unwind::FrameSource> sources;
+  std::vector<std::uint64_t> pcs;  // each frame's pc (the in-process walks only)
+};
+
+inline std::string frame_text(const std::string& module, std::uint64_t offset) {
+  std::ostringstream out;
+  out << (module.empty() ? "?" : std::filesystem::path(module).filename().string()) << " " << std::hex << offset;
+  return out.str();
+}
+
+// Modules by lowest start, as the gdb side names them.
+struct ModuleMap {
+  std::map<std::string, std::uint64_t> lowest;  // path -> lowest start
+  std::vector<std::tuple<std::uint64_t, std::uint64_t, std::string>> ranges;
+  void add(std::uint64_t start, std::uint64_t end, const std::string& path) {
+    auto [it, inserted] = lowest.emplace(path, start);
+    if (!inserted) it->second = std::min(it->second, start);
+    ranges.emplace_back(start, end, path);
+  }
+  std::string describe(std::uint64_t pc) const {
+    for (auto it = ranges.rbegin(); it != ranges.rend(); ++it) {
+      const auto& [start, end, path] = *it;
+      if (pc >= start && pc < end) return frame_text(path, pc - lowest.at(path));
+    }
+    return frame_text("", pc);
+  }
+};
+
+// Runs `program` emulated and walks the stack at every syscall with each method.
+class StackProbe final : public linux_layer::ProcessObserver {
+ public:
+  explicit StackProbe(std::vector<core::GuestStacks*> walkers) : walkers_(std::move(walkers)), stacks_(walkers_.size()) {}
+  void on_syscall_enter(std::uint64_t pc, std::uint64_t number) noexcept override {
+    for (std::size_t w = 0; w < walkers_.size(); ++w) {
+      std::vector<unwind::StackFrame> frames(128);
+      const auto result = walkers_[w]->walk(pc, frames);
+      SyscallStack stack;
+      stack.number = number;
+      for (std::size_t i = 0; i < result.depth; ++i) {
+        stack.frames.push_back(modules_.describe(frames[i].pc));
+        stack.sources.push_back(frames[i].source);
+        stack.pcs.push_back(frames[i].pc);
+      }
+      stacks_[w].push_back(std::move(stack));
+    }
+  }
+  void on_memory_written(std::uint64_t, std::span<const std::uint8_t>) noexcept override {}
+  void on_mapping_changed(const events::MappingEffect& change) noexcept override {
+    if (change.kind == events::MappingChangeKind::kUnmap)
+      for (auto* walker : walkers_) walker->unmapped(change.start.value, change.length);
+  }
+  void on_syscall(std::uint64_t, std::uint64_t, arch::SyscallId, const std::uint64_t (&)[6],
+                  std::int64_t) noexcept override {}
+  void on_module_loaded(std::uint64_t start, std::uint64_t end, std::uint64_t bias,
+                        std::string_view path) noexcept override {
+    for (auto* walker : walkers_) walker->module_loaded(start, end, bias, path);
+    modules_.add(start, end, std::string(path));
+  }
+  const std::vector<SyscallStack>& stacks(std::size_t walker) const { return stacks_[walker]; }
+
+ private:
+  std::vector<core::GuestStacks*> walkers_;
+  std::vector<std::vector<SyscallStack>> stacks_;
+  ModuleMap modules_;
+};
+
+inline const std::vector<unwind::UnwindMethod> kMethods = {unwind::UnwindMethod::kAuto, unwind::UnwindMethod::kCfi,
+                                                            unwind::UnwindMethod::kSFrame,
+                                                            unwind::UnwindMethod::kFramePointer};
+
+inline std::vector<std::vector<SyscallStack>> emulated_stacks(const std::string& program) {
+  linux_layer::ProcessConfig config;
+  config.program = program;
+  config.argv = {program};
+  config.envp = {"LC_ALL=C"};
+  config.diagnostics = nullptr;
+  // The guest's stdout is /dev/null, as in the gdb run (stdio asks the
+  // terminal only when it is one, which changes the syscalls).
+  std::fflush(stdout);
+  const int saved_stdout = ::dup(1);
+  const int null = ::open("/dev/null", O_WRONLY);
+  ::dup2(null, 1);
+  auto process = linux_layer::LinuxProcess::create(config);
+  std::vector<std::unique_ptr<core::GuestStacks>> owned;
+  std::vector<core::GuestStacks*> walkers;
+  REQUIRE(process.has_value());
+  for (unwind::UnwindMethod method : kMethods) {
+    auto stacks = core::GuestStacks::create((*process)->engine(), (*process)->arch(), method);
+    REQUIRE(stacks.has_value());
+    walkers.push_back(stacks->get());
+    owned.push_back(std::move(*stacks));
+  }
+  StackProbe probe(walkers);
+  (*process)->set_observer(&probe);
+  const auto outcome = (*process)->run();
+  (*process)->set_observer(nullptr);
+  process->reset();  // closes the guest's copy of stdout before ours comes back
+  ::dup2(saved_stdout, 1);
+  ::close(saved_stdout);
+  ::close(null);
+  CHECK(outcome.kind == linux_layer::RunOutcome::Kind::kExited);
+  std::vector<std::vector<SyscallStack>> result;
+  for (std::size_t w = 0; w < kMethods.size(); ++w) result.push_back(probe.stacks(w));
+  return result;
+}
+
+}  // namespace tracecorn::unwind::test

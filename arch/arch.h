@@ -185,6 +185,15 @@ class GuestCpu {
   // evaluating its memory operands) returns it, else `reported_pc`.
   virtual std::uint64_t locate_faulting_instruction(std::uint64_t reported_pc,
                                                     std::uint64_t fault_address) const = 0;
+
+  // 32-bit x86's set_thread_area(2): installs the TLS descriptor `user_desc`
+  // (struct user_desc of <asm/ldt.h>, 16 bytes, little endian) and, when its
+  // entry_number is -1, stores the entry chosen into it. Returns 0 or a negative
+  // errno; -ENOSYS (38) where the architecture has no such call.
+  virtual int set_thread_area(std::span<std::uint8_t, 16> user_desc) {
+    (void)user_desc;
+    return -38;
+  }
 };
 
 struct ArchInfo {
@@ -271,5 +280,6 @@ const ArchInfo& x86_64_arch();
 const ArchInfo& aarch64_arch();
 const ArchInfo& riscv64_arch();
 const ArchInfo& arm_arch();
+const ArchInfo& i386_arch();
 
 }  // namespace tracecorn::arch

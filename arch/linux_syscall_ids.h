@@ -41,7 +41,9 @@ namespace tracecorn::arch {
   X(fcntl64) X(clock_gettime64) X(clock_getres_time64) X(clock_nanosleep_time64)            \
   X(ftruncate64) X(truncate64) X(futex_time64) X(getuid32) X(getgid32) X(geteuid32)         \
   X(getegid32) X(setuid32) X(setgid32) X(getgroups32) X(setgroups32) X(getresuid32)         \
-  X(getresgid32) X(chown32) X(lchown32) X(fchown32) X(unknown)
+  X(getresgid32) X(chown32) X(lchown32) X(fchown32)                                         \
+  /* i386: the old mmap (arguments in memory) and the socket multiplexer */                  \
+  X(old_mmap) X(socketcall) X(unknown)
 
 enum class SyscallId : std::uint16_t {
 #define TRACECORN_SYSCALL_ENUM(name) name,

@@ -14,7 +14,7 @@
 # An architecture whose compiler is missing is skipped with a message; the
 # behaviour tests then fail for it, saying what to install.
 
-set(TRACECORN_CROSS_ARCHS aarch64 riscv64 arm CACHE INTERNAL "Architectures the samples are cross-built for")
+set(TRACECORN_CROSS_ARCHS aarch64 riscv64 arm i386 CACHE INTERNAL "Architectures the samples are cross-built for")
 set(TRACECORN_CROSS_VARIANTS_aarch64 static static-pie CACHE INTERNAL "Link variants of the aarch64 samples")
 # Debian 12's riscv64 glibc has no rcrt1.o: no static-pie there.
 set(TRACECORN_CROSS_VARIANTS_riscv64 static CACHE INTERNAL "Link variants of the riscv64 samples")
@@ -23,6 +23,10 @@ set(TRACECORN_CROSS_VARIANTS_arm static CACHE INTERNAL "Link variants of the arm
 set(tracecorn_cross_cc_aarch64 aarch64-linux-gnu-gcc)
 set(tracecorn_cross_cc_riscv64 riscv64-linux-gnu-gcc)
 set(tracecorn_cross_cc_arm arm-linux-gnueabihf-gcc)
+# i386: Debian's i686 compiler (the architecture is named as qemu-i386-static and
+# tracecorn name it); its glibc has rcrt1.o, so static-pie too.
+set(TRACECORN_CROSS_VARIANTS_i386 static static-pie CACHE INTERNAL "Link variants of the i386 samples")
+set(tracecorn_cross_cc_i386 i686-linux-gnu-gcc)
 
 foreach(arch IN LISTS TRACECORN_CROSS_ARCHS)
   find_program(TRACECORN_CROSS_CC_${arch} NAMES ${tracecorn_cross_cc_${arch}})

@@ -24,6 +24,7 @@
 #include <initializer_list>
 #include <optional>
 #include <set>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -86,6 +87,12 @@ class Kernel {
   std::uint64_t argument_pair(const SyscallArgs& a, std::size_t index) const;
   // Writes 32-bit words in the guest's byte order (at most 4); false on EFAULT.
   bool copy_out_words32(std::uint64_t address, std::initializer_list<std::uint64_t> values);
+  // Reads words.size() (at most 6) unsigned 32-bit words in the guest's byte
+  // order; false on EFAULT.
+  bool copy_in_words(std::uint64_t address, std::span<std::uint64_t> words) const;
+  // i386's socketcall(call, args): the socket call `call` with its arguments
+  // read from `args_address`; -EINVAL for an unknown call, -EFAULT.
+  std::int64_t do_socketcall(std::uint64_t call, std::uint64_t args_address);
   // Reads two signed 32-bit words (a timespec32); nullopt on EFAULT.
   std::optional<std::pair<std::int64_t, std::int64_t>> copy_in_words32(std::uint64_t address) const;
 

@@ -1,7 +1,9 @@
-// Role: the syscalls only 32-bit ABIs have (arm EABI so far): the 64-bit
+// Role: the syscalls only 32-bit ABIs have (arm EABI, i386): the 64-bit
 // variants (fstat64, fcntl64, clock_gettime64...), the split ones (mmap2's page
 // offset, _llseek's two halves, 64-bit arguments in register pairs), the
-// word-sized ugetrlimit and arm's private set_tls. Each one converts its
+// word-sized ugetrlimit, arm's private set_tls, and i386's set_thread_area,
+// old mmap (arguments in memory) and socketcall (arguments in memory, run as
+// the individual socket calls). Each one converts its
 // arguments and runs the 64-bit handler of its family, so the behaviour is
 // written once. Called by Kernel::dispatch first, for 32-bit guests only.
 // The time32 calls (clock_gettime, clock_getres, clock_nanosleep, nanosleep,
@@ -14,7 +16,10 @@
 #include <unistd.h>
 
 #include <ctime>
+#include <algorithm>
 #include <initializer_list>
+#include <span>
+#include <string>
 #include <utility>
 
 #include <cerrno>
@@ -58,6 +63,47 @@ std::optional<std::pair<std::int64_t, std::int64_t>> Kernel::copy_in_words32(std
     for (unsigned b = 0; b < 4; ++b)
       words[w] |= std::uint32_t{bytes[4 * w + b]} << (8 * (arch_.little_endian ? b : 3 - b));
   return std::pair<std::int64_t, std::int64_t>(static_cast<std::int32_t>(words[0]), static_cast<std::int32_t>(words[1]));
+}
+
+bool Kernel::copy_in_words(std::uint64_t address, std::span<std::uint64_t> words) const {
+  std::uint8_t bytes[4 * 6];
+  if (words.size() > 6 || !copy_in(address, bytes, 4 * words.size())) return false;
+  for (std::size_t w = 0; w < words.size(); ++w) {
+    words[w] = 0;
+    for (unsigned b = 0; b < 4; ++b)
+      words[w] |= std::uint64_t{bytes[4 * w + b]} << (8 * (arch_.little_endian ? b : 3 - b));
+  }
+  return true;
+}
+
+std::int64_t Kernel::do_socketcall(std::uint64_t call, std::uint64_t args_address) {
+  // net/socket.c: SYS_SOCKET 1 .. SYS_SENDMMSG 20, each with its argument count;
+  // the calls are run as their own syscalls (the neutral ids).
+  struct SocketCall {
+    SyscallId id;
+    std::uint8_t arguments;
+  };
+  static constexpr SocketCall kCalls[] = {
+      {SyscallId::unknown, 0},     {SyscallId::socket, 3},      {SyscallId::bind, 3},
+      {SyscallId::connect, 3},     {SyscallId::listen, 2},      {SyscallId::accept, 3},
+      {SyscallId::getsockname, 3}, {SyscallId::getpeername, 3}, {SyscallId::socketpair, 4},
+      {SyscallId::unknown, 4},     {SyscallId::unknown, 4},     {SyscallId::sendto, 6},
+      {SyscallId::recvfrom, 6},    {SyscallId::shutdown, 2},    {SyscallId::setsockopt, 5},
+      {SyscallId::getsockopt, 5},  {SyscallId::sendmsg, 3},     {SyscallId::recvmsg, 3},
+      {SyscallId::unknown, 4},     {SyscallId::unknown, 5},     {SyscallId::unknown, 4},
+  };
+  if (call == 0 || call >= std::size(kCalls)) return -EINVAL;
+  const SocketCall& entry = kCalls[call];
+  std::uint64_t words[6] = {};
+  if (!copy_in_words(args_address, std::span<std::uint64_t>(words, entry.arguments))) return -EFAULT;
+  if (entry.id == SyscallId::unknown) {
+    note_once("socketcall " + std::to_string(call) + " is not supported: returning ENOSYS");
+    return -ENOSYS;
+  }
+  SyscallArgs wide{};
+  std::copy(std::begin(words), std::end(words), wide);
+  if (auto result = process_syscall(entry.id, wide)) return *result;
+  return -ENOSYS;
 }
 
 std::optional<std::int64_t> Kernel::compat32_syscall(SyscallId id, const SyscallArgs& a) {
@@ -129,6 +175,21 @@ std::optional<std::int64_t> Kernel::compat32_syscall(SyscallId id, const Syscall
     }
     case SyscallId::set_tls:
       return cpu_.set_thread_pointer(a[0]) ? 0 : -EINVAL;
+    case SyscallId::set_thread_area: {  // i386: struct user_desc, read and written back
+      std::uint8_t desc[16];
+      if (!copy_in(a[0], desc, sizeof desc)) return -EFAULT;
+      const int result = cpu_.set_thread_area(std::span<std::uint8_t, 16>(desc));
+      if (result == 0 && !copy_out(a[0], desc, sizeof desc)) return -EFAULT;
+      return result;
+    }
+    case SyscallId::old_mmap: {  // i386: struct mmap_arg_struct of six words, offset in bytes
+      std::uint64_t words[6];
+      if (!copy_in_words(a[0], words)) return -EFAULT;
+      if (words[5] % kMmap2PageSize != 0) return -EINVAL;
+      return do_mmap(words[0], words[1], static_cast<int>(words[2]), static_cast<int>(words[3]),
+                     static_cast<int>(words[4]), words[5]);
+    }
+    case SyscallId::socketcall: return do_socketcall(a[0], a[1]);
     // The 64-bit variants: the same arguments as the 64-bit ABI's call, and the
     // structs they take (stat64 through ArchInfo::encode_stat, timespec64, flock64)
     // have the 64-bit layout.

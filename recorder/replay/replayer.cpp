@@ -341,6 +341,7 @@ bool must_run(SyscallId id) {
     case SyscallId::mremap: case SyscallId::madvise: case SyscallId::arch_prctl: case SyscallId::exit:
     case SyscallId::exit_group: case SyscallId::kill: case SyscallId::tgkill: case SyscallId::tkill:
     case SyscallId::rt_sigaction: case SyscallId::rt_sigprocmask:
+    case SyscallId::mmap2: case SyscallId::set_thread_area: case SyscallId::set_tls:
       return true;
     default:
       return false;
@@ -375,7 +376,7 @@ class TraceSyscalls final : public linux_layer::SyscallSource {
       ++run_;
       decision.run = true;
       std::copy(std::begin(args), std::end(args), decision.args);
-      if (id == SyscallId::mmap && !(args[3] & MAP_ANONYMOUS)) {
+      if ((id == SyscallId::mmap || id == SyscallId::mmap2) && !(args[3] & MAP_ANONYMOUS)) {
         // A file mapping: an anonymous one here, filled with the trace's bytes after.
         decision.args[3] |= MAP_ANONYMOUS;
         decision.args[4] = static_cast<std::uint64_t>(-1);

@@ -7,7 +7,7 @@
 //
 // What runs for real inside the emulator: the syscalls that change the
 // emulated machine itself (brk, mmap, munmap, mprotect, mremap, madvise,
-// arch_prctl), end or signal the process (exit, exit_group, kill, tgkill, tkill,
+// arch_prctl, and the 32-bit ABIs' mmap2, set_thread_area, set_tls), end or signal the process (exit, exit_group, kill, tgkill, tkill,
 // rt_sigaction, rt_sigprocmask); their results must equal the trace's. A file
 // mmap runs as an anonymous mapping whose contents come from the trace (the
 // kernel's writes recorded with it); a pid argument of kill/tgkill/tkill that

@@ -3,7 +3,7 @@
 // Invariants: the divisor comes through a volatile, so the compiler cannot
 // fold or drop the division; the line before it is flushed explicitly.
 // Directives (see samples/README.md):
-// archs: x86_64
+// archs: x86_64 i386
 // strace: yes
 // exit: 136
 #include <stdio.h>

@@ -2,7 +2,7 @@
 // the process dies of SIGILL (status 128+4 = 132).
 // Invariants: the line before the trap is flushed explicitly.
 // Directives (see samples/README.md):
-// archs: x86_64
+// archs: x86_64 i386
 // strace: yes
 // exit: 132
 #include <stdio.h>

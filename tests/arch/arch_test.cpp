@@ -4,7 +4,9 @@
 // cross compilers' kernel headers (<arch>-linux-gnu-gcc -E -dM), the `struct stat` layout
 // against offsetof() in a program built by the cross compiler and run under
 // qemu-aarch64-static, the DWARF numbers against the AADWARF64 table, and
-// x86-64's stat encoding against the host's own struct stat.
+// x86-64's stat encoding against the host's own struct stat; i386's table
+// against gcc-i686-linux-gnu's <asm/unistd_32.h>, its packed stat64 under
+// qemu-i386-static, its DWARF numbers against GNU as and readelf.
 // Runs on the test thread; needs gcc-aarch64-linux-gnu and qemu-user-static
 // (scripts/setup.sh installs both).
 #include <sys/stat.h>
@@ -20,6 +22,8 @@
 #include <regex>
 #include <sstream>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <doctest/doctest.h>
 
@@ -106,6 +110,11 @@ void check_syscall_numbers(const ArchInfo& arch, const std::string& compiler, bo
     // fchmodat2 (Linux 6.6) is newer than Debian 12's headers (6.1); from 424 up
     // every architecture shares one number (scripts/syscall.tbl), so 452 holds.
     if (found == numbers.end() && id == SyscallId::fchmodat2 && number == 452) continue;
+    // i386's old mmap (arguments in memory) is __NR_mmap there; the kernel calls it old_mmap.
+    if (found == numbers.end() && id == SyscallId::old_mmap) {
+      CHECK(numbers.at("__NR_mmap") == static_cast<long>(number));
+      continue;
+    }
     REQUIRE(found != numbers.end());
     CHECK(found->second == static_cast<long>(number));
   }
@@ -124,6 +133,13 @@ TEST_CASE("Arch arm: every syscall number it maps is the one <asm/unistd.h> give
   // Left out on purpose: 32-bit struct layouts with no converter (see arch/arm.cpp).
   CHECK(arm_arch().syscall_id(116) == SyscallId::unknown);  // sysinfo
   CHECK(arm_arch().syscall_id(108) == SyscallId::unknown);  // fstat (old struct stat)
+}
+
+TEST_CASE("Arch i386: every syscall number it maps is the one <asm/unistd_32.h> gives that name") {
+  check_syscall_numbers(i386_arch(), "i686-linux-gnu-gcc", false);
+  // Left out on purpose: 32-bit struct layouts with no converter (see arch/i386.cpp).
+  CHECK(i386_arch().syscall_id(108) == SyscallId::unknown);  // fstat (old struct stat)
+  CHECK(i386_arch().syscall_id(13) == SyscallId::unknown);   // time (32-bit time_t)
 }
 
 TEST_CASE("Arch aarch64: open flags translate as <asm/fcntl.h> defines them on both sides") {
@@ -219,6 +235,10 @@ TEST_CASE("Arch aarch64, arm: struct stat encodings match offsetof() in programs
   check_stat_layout(arm_arch(), "arm-linux-gnueabihf-gcc", "qemu-arm-static", "stat64");
 }
 
+TEST_CASE("Arch i386: struct stat64 (packed) matches offsetof() in a program run under qemu-i386") {
+  check_stat_layout(i386_arch(), "i686-linux-gnu-gcc", "qemu-i386-static", "stat64");
+}
+
 TEST_CASE("Arch x86_64: struct stat encoding is the host's own struct stat") {
   struct stat info {};
   REQUIRE(::stat("/", &info) == 0);
@@ -268,6 +288,51 @@ TEST_CASE("Arch aarch64: registers carry the AADWARF64 numbers and the syscall A
   CHECK(arch.syscall_abi.return_reg == arch.find_register("x0")->uc_id);
   CHECK(find_arch_for_elf(183, true, true) == &arch);
   CHECK(find_arch_for_elf(183, true, false) == nullptr);
+}
+
+}  // namespace tracecorn::arch
+
+namespace tracecorn::arch {
+
+TEST_CASE("Arch i386: DWARF numbers are the ones GNU as gives the registers' names (readelf decodes them)") {
+  // Every table register with a DWARF number, as a .cfi_offset directive; the
+  // assembler numbers it and readelf prints "rN (name)" for each.
+  const ArchInfo& arch = i386_arch();
+  char dir_template[] = "/tmp/tracecorn-i386-dwarf-XXXXXX";
+  REQUIRE(::mkdtemp(dir_template) != nullptr);
+  const std::string dir = dir_template;
+  std::vector<std::pair<std::string, int>> expected;
+  {
+    std::ofstream source(dir + "/regs.s");
+    source << ".text\nf:\n.cfi_startproc\n";
+    for (const auto& reg : arch.registers) {
+      if (reg.dwarf == kNoDwarfNumber) continue;
+      std::string name(reg.name);
+      if (name == "fpcw") name = "fcw";
+      if (name == "fpsw") name = "fsw";
+      const std::string operand = name.rfind("st", 0) == 0 ? "st(" + name.substr(2) + ")" : name;
+      source << ".cfi_offset %" << operand << ", -8\n";
+      expected.emplace_back(name, reg.dwarf);
+    }
+    source << "ret\n.cfi_endproc\n";
+  }
+  const std::string output = run_command("i686-linux-gnu-as -o " + dir + "/regs.o " + dir + "/regs.s && " +
+                                          "readelf --debug-dump=frames " + dir + "/regs.o");
+  run_command("rm -rf " + dir);
+  const std::regex line("DW_CFA_offset: r(\\d+) \\((\\w+)\\) at cfa-8");
+  std::vector<std::pair<std::string, int>> seen;
+  for (auto it = std::sregex_iterator(output.begin(), output.end(), line); it != std::sregex_iterator(); ++it)
+    seen.emplace_back((*it)[2], std::stoi((*it)[1]));
+  REQUIRE_MESSAGE(!seen.empty(), "i686-linux-gnu-as or readelf gave nothing (scripts/setup.sh installs them)");
+  CHECK(seen == expected);
+  CHECK(expected.size() == 35);
+  CHECK(arch.syscall_abi.number_reg == arch.find_register("eax")->uc_id);
+  CHECK(arch.syscall_abi.arg_regs[0] == arch.find_register("ebx")->uc_id);
+  CHECK(arch.syscall_abi.arg_regs[5] == arch.find_register("ebp")->uc_id);
+  CHECK(arch.platform == "i686");
+  CHECK(arch.uname_machine == "i686");
+  CHECK(find_arch_for_elf(3, false, true) == &arch);
+  CHECK(arch.format_ids.bintrace == nullptr);
 }
 
 }  // namespace tracecorn::arch

@@ -61,17 +61,24 @@ void check_all_samples(const std::string& variant) {
 struct QemuDeviation {
   std::string_view sample;
   std::string_view evidence;
+  std::string_view arch = {};  // empty: every architecture
 };
 constexpr QemuDeviation kQemuDeviations[] = {
     {"bad_pointers",
      "qemu-user 7.2 checks guest buffers before making the host call: read(0, unmapped, 8) at end of file gives "
      "EFAULT (Linux: 0, the native x86-64 run) and a path running into an unmapped page EFAULT (Linux: "
      "ENAMETOOLONG); both paths are generic kernel code, the same on arm64"},
+    {"mmap_file",
+     "qemu-i386-static 7.2 loses the first page of a mapping that mremap shrank in place after growing it (the "
+     "sample then dies of SIGSEGV at that page under qemu, `qemu-i386-static -strace` shows the two mremaps "
+     "succeeding); Linux keeps it (the native x86-64 run, and qemu-aarch64-static, print 'shrunk keeps its first "
+     "page: yes')",
+     "i386"},
 };
 
-bool qemu_deviates(const std::string& name) {
+bool qemu_deviates(const std::string& name, const std::string& arch) {
   for (const auto& deviation : kQemuDeviations)
-    if (deviation.sample == name) return true;
+    if (deviation.sample == name && (deviation.arch.empty() || deviation.arch == arch)) return true;
   return false;
 }
 
@@ -88,7 +95,7 @@ void check_cross_sample(const SampleSpec& sample, const std::string& arch, const
 
   TempDir reference_dir(sample.name + "-qemu");
   TempDir emulated_dir(sample.name + "-emulated");
-  const bool use_native = qemu_deviates(sample.name);
+  const bool use_native = qemu_deviates(sample.name, arch);
   ProcessSpec reference_spec =
       sample.process(use_native ? paths().samples_binary + "/" + variant + "/" + sample.name : binary,
                      reference_dir.path());
@@ -129,6 +136,8 @@ TEST_CASE("Samples: aarch64 static") { check_all_cross_samples("aarch64", "stati
 TEST_CASE("Samples: aarch64 static-pie") { check_all_cross_samples("aarch64", "static-pie"); }
 TEST_CASE("Samples: riscv64 static") { check_all_cross_samples("riscv64", "static"); }
 TEST_CASE("Samples: arm static") { check_all_cross_samples("arm", "static"); }
+TEST_CASE("Samples: i386 static") { check_all_cross_samples("i386", "static"); }
+TEST_CASE("Samples: i386 static-pie") { check_all_cross_samples("i386", "static-pie"); }
 
 TEST_CASE("Samples: static") { check_all_samples("static"); }
 TEST_CASE("Samples: static-pie") { check_all_samples("static-pie"); }

@@ -15,6 +15,8 @@
 // Invariants: both runs get the same argv, environment and stdin, and each its
 // own fresh {tmp} directory; only names are compared (arguments and results
 // hold addresses and fds that legitimately differ).
+#include <algorithm>
+#include <csignal>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
@@ -39,6 +41,20 @@ struct IgnoredSyscall {
 // Keep it short; each entry needs a reason (and evidence where there is one).
 const std::vector<IgnoredSyscall> kIgnoredSyscalls = {
     {"set_tls", "qemu-arm runs arm's private set_tls (0xf0005) in its CPU loop and never logs it"},
+};
+
+// Samples qemu itself crashes on for one architecture (a qemu bug, with its
+// evidence): there qemu must still die of SIGSEGV, and tracecorn's sequence
+// must begin with all of qemu's up to the crash.
+struct QemuCrash {
+  std::string_view sample;
+  std::string_view arch;
+  std::string_view evidence;
+};
+const std::vector<QemuCrash> kQemuCrashes = {
+    {"mmap_file", "i386",
+     "qemu-i386-static 7.2 loses the first page of a mapping mremap shrank in place after growing it; the sample "
+     "reads it and dies of SIGSEGV (Linux keeps it: see kQemuDeviations in samples_test.cpp)"},
 };
 
 // The variants compared: the two ends of the loader spectrum.
@@ -119,14 +135,19 @@ void compare_with_qemu(const SampleSpec& sample, const std::string& binary, cons
   const ProcessSpec traced =
       under_tracecorn(sample.process(binary, tracecorn_dir.path()), {"--syscall-log", tracecorn_log});
   const ProcessResult traced_run = run_process(traced);
-  CHECK_MESSAGE(traced_run.status == qemu_run.status,
+  const bool qemu_crashes = std::any_of(kQemuCrashes.begin(), kQemuCrashes.end(), [&](const QemuCrash& crash) {
+    return crash.sample == sample.name && crash.arch == arch;
+  });
+  if (qemu_crashes) CHECK_MESSAGE(qemu_run.status == 128 + SIGSEGV, "the qemu bug listed in kQemuCrashes is gone");
+  else CHECK_MESSAGE(traced_run.status == qemu_run.status,
                 "exit status differs: qemu " << qemu_run.describe_status() << ", tracecorn "
                                              << traced_run.describe_status() << "\n"
                                              << printable(traced_run.err));
 
   const auto qemu_names = parse_qemu_strace(drop_loader_scratch_mmaps(read_whole_file(qemu_log), true), arch);
-  const auto tracecorn_names =
+  auto tracecorn_names =
       parse_tracecorn_syscall_log(drop_loader_scratch_mmaps(read_whole_file(tracecorn_log), false));
+  if (qemu_crashes && tracecorn_names.size() > qemu_names.size()) tracecorn_names.resize(qemu_names.size());
   REQUIRE_MESSAGE(qemu_names.size() >= 3, "qemu's strace log has too few syscalls; has its format changed?\n"
                                               << printable(read_whole_file(qemu_log)));
   const std::string diff = describe_difference("qemu -strace syscalls", join_lines(qemu_names),
@@ -172,5 +193,6 @@ TEST_CASE("Strace: dynamic") { compare_all_marked(kStraceVariants[1]); }
 TEST_CASE("Strace: aarch64 static") { compare_all_marked_cross("aarch64", "static"); }
 TEST_CASE("Strace: riscv64 static") { compare_all_marked_cross("riscv64", "static"); }
 TEST_CASE("Strace: arm static") { compare_all_marked_cross("arm", "static"); }
+TEST_CASE("Strace: i386 static") { compare_all_marked_cross("i386", "static"); }
 
 }  // namespace tracecorn::behaviour

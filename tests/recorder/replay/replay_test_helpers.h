@@ -86,6 +86,7 @@ inline SampleRun record_files(const std::string& program, core::TraceLevel level
 }  // namespace tracecorn::test
 
 #include "recorder/replay/replayer.h"
+#include "recorder/replay/trace_index.h"
 
 namespace tracecorn::test {
 
@@ -98,6 +99,32 @@ inline void check_replay_matches(const std::string& trace, const std::string& pr
   REQUIRE_MESSAGE(report.has_value(), report.error().to_string());
   CHECK_MESSAGE(!report->divergence.has_value(), report->divergence->to_string());
   CHECK(report->steps_compared > 0);
+}
+
+// The first syscall numbered `number` in `trace`, as the trace's own index
+// reads it (its event index, result...). Fails the calling test when there is none.
+inline replay::SyscallRecord first_syscall(const std::string& trace, std::uint64_t number) {
+  auto reader = replay::TraceReader::open(trace);
+  REQUIRE(reader.has_value());
+  auto index = replay::TraceIndex::build(**reader);
+  REQUIRE(index.has_value());
+  for (const auto& record : (*index)->syscalls())
+    if (record.number == number) return record;
+  FAIL("no syscall " << number << " in " << trace);
+  return {};
+}
+
+// Replays `trace` against `program` and expects the first divergence at
+// `event`, a write() (the replay tests' edited syscall results).
+inline void check_diverges_at_write(const std::string& trace, const std::string& program, std::uint64_t event) {
+  replay::ReplayOptions options;
+  options.program = program;
+  auto report = replay::replay_trace(trace, options);
+  REQUIRE(report.has_value());
+  REQUIRE(report->divergence.has_value());
+  CHECK(report->divergence->event == event);
+  CHECK(report->divergence->what.find("write") != std::string::npos);
+  MESSAGE(report->divergence->to_string());
 }
 
 }  // namespace tracecorn::test

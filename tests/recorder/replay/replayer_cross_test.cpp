@@ -11,7 +11,6 @@
 
 #include <filesystem>
 
-#include "recorder/replay/trace_index.h"
 #include "tests/recorder/replay/replay_test_helpers.h"
 
 using namespace tracecorn;
@@ -93,22 +92,7 @@ TEST_CASE("Replay: an aarch64 syscall result edited in UCIR or frames is reporte
     REQUIRE(run.finish_error.empty());
     REQUIRE(editor->edited());
     // The edited write, as the file says.
-    auto reader = replay::TraceReader::open(path);
-    REQUIRE(reader.has_value());
-    auto index = replay::TraceIndex::build(**reader);
-    REQUIRE(index.has_value());
-    const replay::SyscallRecord* write = nullptr;
-    for (const auto& record : (*index)->syscalls())
-      if (record.number == kWrite && !write) write = &record;
-    REQUIRE(write);
-    replay::ReplayOptions options;
-    options.program = program;
-    auto report = replay::replay_trace(path, options);
-    REQUIRE(report.has_value());
-    REQUIRE(report->divergence.has_value());
-    CHECK(report->divergence->event == write->event);
-    CHECK(report->divergence->what.find("write") != std::string::npos);
-    MESSAGE(report->divergence->to_string());
+    test::check_diverges_at_write(path, program, test::first_syscall(path, kWrite).event);
     std::filesystem::remove(path);
   }
 }

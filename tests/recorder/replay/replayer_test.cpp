@@ -70,14 +70,8 @@ TEST_CASE("Replay: a syscall result edited by one byte is reported at that sysca
     CAPTURE(core::trace_level_name(level));
     test::record_files(program, level, {{TraceFormat::kUcir, path}});
     // The first write(): its event index and result, from the trace.
-    auto reader = replay::TraceReader::open(path);
-    REQUIRE(reader.has_value());
-    auto index = replay::TraceIndex::build(**reader);
-    REQUIRE(index.has_value());
-    const replay::SyscallRecord* write = nullptr;
-    for (const auto& record : (*index)->syscalls())
-      if (record.number == 1 && !write) write = &record;
-    REQUIRE(write);
+    const replay::SyscallRecord first_write = test::first_syscall(path, 1);
+    const replay::SyscallRecord* write = &first_write;
     REQUIRE(write->result > 0);
     // Its OP_SYSCALL in the file (formats/ucir/ucir_layout.h): 0x0c, num u16, ret u64, argc u8 = 6.
     std::ifstream in(path, std::ios::binary);
@@ -90,14 +84,7 @@ TEST_CASE("Replay: a syscall result edited by one byte is reported at that sysca
     const std::size_t result_offset = static_cast<std::size_t>(at - bytes.begin()) + 3;
     bytes[result_offset] = static_cast<char>(bytes[result_offset] ^ 1);
     std::ofstream(path, std::ios::binary | std::ios::trunc).write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-    replay::ReplayOptions options;
-    options.program = program;
-    auto report = replay::replay_trace(path, options);
-    REQUIRE(report.has_value());
-    REQUIRE(report->divergence.has_value());
-    CHECK(report->divergence->event == write->event);
-    CHECK(report->divergence->what.find("write") != std::string::npos);
-    MESSAGE(report->divergence->to_string());
+    test::check_diverges_at_write(path, program, write->event);
   }
   std::filesystem::remove(path);
 }

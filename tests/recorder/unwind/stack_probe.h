@@ -138,4 +138,29 @@ inline std::vector<std::vector<SyscallStack>> emulated_stacks(const std::string&
   return result;
 }
 
+// How many frames of `stacks` each method found (under auto: SFrame for the
+// functions a module's .sframe covers, CFI elsewhere); the checks every
+// variant makes: CFI found some, frame pointers none, SFrame some exactly when
+// the program has .sframe.
+struct SourceCounts {
+  std::size_t sframe = 0, cfi = 0, fp = 0;
+};
+inline SourceCounts check_frame_sources(const std::vector<SyscallStack>& stacks, bool expect_sframe) {
+  SourceCounts counts;
+  for (const auto& stack : stacks) {
+    for (const auto source : stack.sources) {
+      counts.sframe += source == unwind::FrameSource::kSFrame;
+      counts.cfi += source == unwind::FrameSource::kCfi;
+      counts.fp += source == unwind::FrameSource::kFramePointer;
+    }
+  }
+  CHECK(counts.cfi > 0);
+  CHECK(counts.fp == 0);
+  if (expect_sframe)
+    CHECK(counts.sframe > 0);
+  else
+    CHECK(counts.sframe == 0);
+  return counts;
+}
+
 }  // namespace tracecorn::unwind::test

@@ -144,20 +144,7 @@ void check_against_gdb(const std::string& variant, bool expect_sframe) {
   compare_all(expected, emulated[1]);
   // Which method found each frame under auto: SFrame for the program's own
   // functions when it has .sframe, CFI everywhere else (libc has no SFrame).
-  std::size_t sframe_frames = 0, cfi_frames = 0, fp_frames = 0;
-  for (const auto& stack : emulated[0]) {
-    for (const auto source : stack.sources) {
-      sframe_frames += source == FrameSource::kSFrame;
-      cfi_frames += source == FrameSource::kCfi;
-      fp_frames += source == FrameSource::kFramePointer;
-    }
-  }
-  CHECK(cfi_frames > 0);
-  CHECK(fp_frames == 0);
-  if (expect_sframe)
-    CHECK(sframe_frames > 0);
-  else
-    CHECK(sframe_frames == 0);
+  unwind::test::check_frame_sources(emulated[0], expect_sframe);
   // sframe only: a prefix of gdb's stack (it stops where SFrame does not cover a pc).
   // (Paired by the auto stacks, which equal gdb's.)
   const auto pairs = align(expected, emulated[0]);

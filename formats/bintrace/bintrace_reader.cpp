@@ -999,4 +999,6 @@ Status BintraceReader::skip_to(std::uint64_t index) {
   return ok_status();
 }
 
+std::uint64_t BintraceReader::file_bytes_read() const { return input_->position; }
+
 }  // namespace tracecorn::formats

@@ -130,6 +130,8 @@ class BintraceAdapter final : public TraceReader {
     return fmt::format("{} other events with descriptions tracecorn does not know (their diffs were applied)",
                        reader_->unrecognized_events());
   }
+  // A cut binary trace is an error (its sections' sizes are checked), never a warning.
+  std::string ended_early() const override { return ""; }
 
  private:
   Expected<bool> next_record(const EventCallback& on_event) override { return reader_->next(on_event); }
@@ -248,7 +250,7 @@ Expected<bool> TraceReader::next(const EventCallback& on_event) {
 }
 
 Status TraceReader::check_complete() const {
-  const std::string why = warning();
+  const std::string why = ended_early();
   if (why.empty()) return ok_status();
   return make_error(ErrorCode::kBadFormat, "the file ends early: " + why, path_);
 }

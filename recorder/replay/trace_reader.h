@@ -94,6 +94,9 @@ class TraceReader {
   // copy); ok otherwise. Every tool fails with it (after dump has printed
   // what it could read), so that a cut trace never passes for a whole one.
   Status check_complete() const;
+  // "" or why the file ended before its natural end: warning() unless the
+  // format's warnings are about something else (binary trace: unknown events).
+  virtual std::string ended_early() const { return warning(); }
   // Bytes of the file read so far (compressed bytes for a zstd file).
   virtual std::uint64_t bytes_read() const = 0;
   // From now on, next() shows a progress line labelled `what` on stderr when

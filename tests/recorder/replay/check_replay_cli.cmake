@@ -55,22 +55,28 @@ if(NOT status EQUAL 0)
   message(FATAL_ERROR "replay of the converted trace: exit status ${status}: ${out}")
 endif()
 
-# Damaged (64 bytes of 0xff over the events near the end) and truncated (cut
-# at 60%) copies of each file: every command (dump, stat, replay, convert to
+# Damaged (runs of 64 bytes of 0xff near the end, over the events) and
+# truncated (cut at 60%) copies of each file: every command (dump, stat, replay, convert to
 # each format and export) fails with exit status 125 and a message naming the
 # file and a byte offset; never a crash, never a silent success.
 foreach(format ucir frames bintrace)
   file(READ ${WORK_DIR}/trace.${format} hex HEX)
   string(LENGTH "${hex}" hex_length)
-  math(EXPR at "(${hex_length} - ${hex_length} / 100) / 2 * 2")
-  string(SUBSTRING "${hex}" 0 ${at} before)
-  math(EXPR after_at "${at} + 128")
-  string(SUBSTRING "${hex}" ${after_at} -1 after)
+  # Several runs of 0xff (one may fall where a format cannot tell, such as
+  # initial memory bytes or a binary trace's description strings; the others not).
   string(REPEAT "ff" 64 garbage)
+  set(damaged_hex "${hex}")
+  foreach(per_mille 960 975 990 997)
+    math(EXPR at "${hex_length} * ${per_mille} / 1000 / 2 * 2")
+    string(SUBSTRING "${damaged_hex}" 0 ${at} before)
+    math(EXPR after_at "${at} + 128")
+    string(SUBSTRING "${damaged_hex}" ${after_at} -1 after)
+    set(damaged_hex "${before}${garbage}${after}")
+  endforeach()
   math(EXPR cut "${hex_length} * 6 / 10 / 2 * 2")
   string(SUBSTRING "${hex}" 0 ${cut} truncated_hex)
   # Write the bytes back through a hex file and xxd -r -p (Debian's xxd).
-  file(WRITE ${WORK_DIR}/damaged.hex "${before}${garbage}${after}")
+  file(WRITE ${WORK_DIR}/damaged.hex "${damaged_hex}")
   execute_process(COMMAND xxd -r -p ${WORK_DIR}/damaged.hex ${WORK_DIR}/damaged.${format})
   file(WRITE ${WORK_DIR}/truncated.hex "${truncated_hex}")
   execute_process(COMMAND xxd -r -p ${WORK_DIR}/truncated.hex ${WORK_DIR}/truncated.${format})

@@ -30,6 +30,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "%s\n", reader.error().to_string().c_str());
     return 1;
   }
+  (*reader)->show_progress("indexing");  // on stderr, only when it is a terminal
   const auto started = Clock::now();
   auto index = tracecorn::replay::TraceIndex::build(**reader, options);
   if (!index) {

@@ -23,6 +23,7 @@ packages=(
   gdb-multiarch  # the aarch64 fault pc against qemu-aarch64-static -g
   python3-protobuf zstd  # an independent decoder of BAP frames; the zstd CLI
   xxd  # the replay CLI test writes damaged traces back from hex
+  bsdutils  # script(1): the progress test runs commands on a pseudo-terminal
   # peers that bench/peers_bench.sh times (not needed to build or test)
   python3-unicorn valgrind
 )

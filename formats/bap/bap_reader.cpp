@@ -588,4 +588,6 @@ Status FramesReader::read_all(events::Sink& sink) {
   return ok_status();
 }
 
+std::uint64_t FramesReader::file_bytes_read() const { return stream_->consumed(); }
+
 }  // namespace tracecorn::formats

@@ -114,6 +114,8 @@ class FramesReader {
   const std::string& warning() const { return warning_; }
   std::uint64_t frames_read() const { return frame_index_; }  // index of the next frame
   std::uint64_t events_read() const { return next_sequence_; }
+  // Bytes of the file read so far (compressed bytes for a zstd file), for progress displays.
+  std::uint64_t file_bytes_read() const;
   bool toc_used() const { return toc_used_; }  // the last seek_frame() went through the TOC
 
  private:

@@ -12,6 +12,7 @@
 #include <zstd.h>
 
 #include "formats/bintrace/bintrace_layout.h"
+#include "formats/common/byte_stream.h"
 
 namespace tracecorn::formats {
 
@@ -31,32 +32,26 @@ class BintraceReader::Input {
 
 namespace {
 
-class FileInput final : public BintraceReader::Input {
+// The file (or memory) through the byte sources every format reader shares
+// (formats/common/byte_stream.h); `total` is its size, which this reader needs
+// up front (sections are checked against what the file has left).
+class SourceInput final : public BintraceReader::Input {
  public:
-  explicit FileInput(std::FILE* file) : file_(file) {}
-  ~FileInput() override { std::fclose(file_); }
+  explicit SourceInput(std::unique_ptr<ByteSource> source, std::uint64_t total) : source_(std::move(source)) {
+    size = total;
+  }
   std::size_t read(std::uint8_t* out, std::size_t count) override {
-    const std::size_t got = std::fread(out, 1, count, file_);
-    position += got;
-    return got;
+    buffer_.clear();
+    while (buffer_.size() < count)
+      if (source_->read(buffer_, count - buffer_.size()) == 0) break;
+    if (!buffer_.empty()) std::memcpy(out, buffer_.data(), buffer_.size());
+    position += buffer_.size();
+    return buffer_.size();
   }
 
  private:
-  std::FILE* file_;
-};
-
-class MemoryInput final : public BintraceReader::Input {
- public:
-  explicit MemoryInput(std::vector<std::uint8_t> bytes) : bytes_(std::move(bytes)) { size = bytes_.size(); }
-  std::size_t read(std::uint8_t* out, std::size_t count) override {
-    const std::size_t got = static_cast<std::size_t>(std::min<std::uint64_t>(count, left()));
-    std::memcpy(out, bytes_.data() + position, got);
-    position += got;
-    return got;
-  }
-
- private:
-  std::vector<std::uint8_t> bytes_;
+  std::unique_ptr<ByteSource> source_;
+  std::vector<std::uint8_t> buffer_;
 };
 
 // Bounds-checked reads from a section held in memory.
@@ -216,22 +211,17 @@ Error BintraceReader::error_at(std::uint64_t offset, std::string message) const 
 }
 
 Expected<std::unique_ptr<BintraceReader>> BintraceReader::open(const std::string& path) {
-  std::FILE* file = std::fopen(path.c_str(), "rb");
-  if (!file)
-    return make_error(errno == ENOENT ? ErrorCode::kNotFound : ErrorCode::kIo,
-                      std::string("cannot open: ") + std::strerror(errno), path);
-  auto input = std::make_unique<FileInput>(file);
-  if (std::fseek(file, 0, SEEK_END) != 0) return make_error(ErrorCode::kIo, "cannot seek (not a regular file?)", path);
-  const long size = std::ftell(file);
-  std::rewind(file);
-  if (size < 0) return make_error(ErrorCode::kIo, "cannot tell the file's size", path);
-  input->size = static_cast<std::uint64_t>(size);
-  return start(std::move(input), path);
+  auto source = open_file_source(path);
+  if (!source) return source.error();
+  const auto size = (*source)->size();
+  if (!size) return make_error(ErrorCode::kIo, "cannot tell the file's size (not a regular file?)", path);
+  return start(std::make_unique<SourceInput>(std::move(*source), *size), path);
 }
 
 Expected<std::unique_ptr<BintraceReader>> BintraceReader::from_bytes(std::vector<std::uint8_t> bytes,
                                                                      std::string source) {
-  return start(std::make_unique<MemoryInput>(std::move(bytes)), std::move(source));
+  const std::uint64_t size = bytes.size();
+  return start(std::make_unique<SourceInput>(make_memory_source(std::move(bytes)), size), std::move(source));
 }
 
 Expected<std::unique_ptr<BintraceReader>> BintraceReader::start(std::unique_ptr<Input> input, std::string source) {
@@ -1003,5 +993,7 @@ Status BintraceReader::skip_to(std::uint64_t index) {
   refresh_table(nullptr);
   return ok_status();
 }
+
+std::uint64_t BintraceReader::file_bytes_read() const { return input_->position; }
 
 }  // namespace tracecorn::formats

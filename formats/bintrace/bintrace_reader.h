@@ -98,6 +98,8 @@ class BintraceReader {
   // is behind (open the file again to go back).
   Status skip_to(std::uint64_t index);
   std::uint64_t events_read() const { return events_read_; }
+  // Bytes of the file read so far, for progress displays.
+  std::uint64_t file_bytes_read() const;
   std::uint64_t unrecognized_events() const { return unrecognized_; }
 
   // The state after the events read so far.

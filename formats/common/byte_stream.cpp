@@ -31,6 +31,7 @@ class MemorySource final : public ByteSource {
     return true;
   }
   std::optional<std::uint64_t> size() const override { return bytes_.size(); }
+  std::uint64_t consumed() const override { return pos_; }
 
  private:
   std::vector<std::uint8_t> bytes_;
@@ -59,6 +60,10 @@ class FileSource final : public ByteSource {
     if (fstat(fileno(file_), &status) != 0 || !S_ISREG(status.st_mode)) return std::nullopt;
     return static_cast<std::uint64_t>(status.st_size);
   }
+  std::uint64_t consumed() const override {
+    const off_t at = ftello(file_);
+    return at < 0 ? 0 : static_cast<std::uint64_t>(at);
+  }
 
  private:
   std::FILE* file_;
@@ -81,6 +86,7 @@ class PrefixSource final : public ByteSource {
     if (problem.empty()) problem = inner_->problem;
     return n;
   }
+  std::uint64_t consumed() const override { return inner_->consumed(); }  // the prefix came from it
 
  private:
   std::vector<std::uint8_t> prefix_;
@@ -98,6 +104,7 @@ class ZstdSource final : public ByteSource {
     }
   }
   ~ZstdSource() override { ZSTD_freeDCtx(context_); }
+  std::uint64_t consumed() const override { return inner_->consumed(); }
   std::size_t read(std::vector<std::uint8_t>& out, std::size_t want) override {
     std::size_t produced = 0;
     while (produced < want && !finished_) {

@@ -35,6 +35,9 @@ class ByteSource {
   virtual bool seek(std::uint64_t) { return false; }
   // The total size when known (a plain file, memory), else nullopt.
   virtual std::optional<std::uint64_t> size() const { return std::nullopt; }
+  // Bytes of the underlying file (or memory) read so far, for progress displays:
+  // a decompressing source gives its input's count, not what it produced.
+  virtual std::uint64_t consumed() const = 0;
   std::string problem;
 };
 

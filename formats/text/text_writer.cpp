@@ -81,6 +81,7 @@ void TextWriter::on_event(const events::Event& event) {
   // not escape on the drain thread: the first error is kept and end() reports it.
   if (!write_error_.empty()) return;
   try {
+    if (filter_ && !filter_(event)) return follow_mappings(event);
     print_event(event);
   } catch (const std::exception& error) {
     write_error_ = path_ + ": write error: " + error.what();
@@ -136,12 +137,7 @@ void TextWriter::print_event(const events::Event& event) {
           const std::string name = namer_->name(pc);
           fmt::print(file_, "    at {:#x}{}{}\n", pc, name.empty() ? "" : " ", name);
         }
-        // The stack was taken before the kernel ran: mapping changes apply after it.
-        for (const auto& change : call.mapping_changes) {
-          if (change.kind == events::MappingChangeKind::kUnmap) namer_->unmapped(change.start.value, change.length);
-          if (change.kind == events::MappingChangeKind::kMap && !change.file.empty() && change.file_offset == 0)
-            namer_->file_mapped(change.start.value, change.start.value + change.length, change.file);
-        }
+        follow_mappings(event);  // the stack was taken before the kernel ran: mapping changes apply after it
       } else if (!call.call_stack.empty()) {
         std::string stack;
         for (const auto pc : call.call_stack) stack += fmt::format(" {:#x}", pc);
@@ -157,7 +153,7 @@ void TextWriter::print_event(const events::Event& event) {
     }
     case EventKind::kModuleLoad: {
       const auto& module = std::get<events::ModuleLoadEvent>(event.payload);
-      if (namer_) namer_->module_loaded(module);
+      follow_mappings(event);
       fmt::print(file_, "#{} module {:#x}-{:#x} bias {:#x} {}\n", seq, module.start.value, module.end.value,
                  module.load_bias, module.path);
       break;
@@ -175,6 +171,17 @@ void TextWriter::print_event(const events::Event& event) {
       fmt::print(file_, "#{} gap {} events lost: {}\n", seq, gap.lost_events, gap.reason);
       break;
     }
+  }
+}
+
+void TextWriter::follow_mappings(const events::Event& event) {
+  if (!namer_) return;
+  if (event.kind == EventKind::kModuleLoad) namer_->module_loaded(std::get<events::ModuleLoadEvent>(event.payload));
+  if (event.kind != EventKind::kSyscall) return;
+  for (const auto& change : std::get<events::SyscallEvent>(event.payload).mapping_changes) {
+    if (change.kind == events::MappingChangeKind::kUnmap) namer_->unmapped(change.start.value, change.length);
+    if (change.kind == events::MappingChangeKind::kMap && !change.file.empty() && change.file_offset == 0)
+      namer_->file_mapped(change.start.value, change.start.value + change.length, change.file);
   }
 }
 

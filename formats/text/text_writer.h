@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdio>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -49,6 +50,9 @@ class TextWriter final : public events::Sink {
   // ("    at 0x7ffff7e9e887 write+0x17 (/usr/lib/.../libc.so.6)"); without, on
   // one line of addresses ("    stack 0x... 0x..."). Call before begin().
   void set_address_namer(std::unique_ptr<AddressNamer> namer) { namer_ = std::move(namer); }
+  // Prints only the events `filter` accepts (`tracecorn dump --kind/--range/--events`);
+  // the others still tell the address namer about modules and mappings. Call before begin().
+  void set_filter(std::function<bool(const events::Event&)> filter) { filter_ = std::move(filter); }
 
   void begin(const events::TraceInfo& info) override;
   void on_event(const events::Event& event) override;
@@ -57,6 +61,8 @@ class TextWriter final : public events::Sink {
  private:
   TextWriter(std::FILE* file, std::string path, const arch::ArchInfo& arch);
   void print_event(const events::Event& event);
+  // Tells the namer about a module load or a syscall's mapping changes.
+  void follow_mappings(const events::Event& event);
   std::string disassemble(const events::InstructionEvent& instruction);
   std::string register_list(std::span<const events::RegisterValue> values) const;
 
@@ -68,6 +74,7 @@ class TextWriter final : public events::Sink {
   bool owns_file_ = true;
   std::string write_error_;  // the first write error; reported by end()
   std::unique_ptr<AddressNamer> namer_;
+  std::function<bool(const events::Event&)> filter_;
 };
 
 }  // namespace tracecorn::formats

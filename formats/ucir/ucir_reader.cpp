@@ -69,6 +69,7 @@ class SnappySource final : public ByteSource {
     while (produced < want && !dead_) produced += next_chunk(out);
     return produced;
   }
+  std::uint64_t consumed() const override { return inner_->consumed(); }
 
  private:
   // Reads exactly `n` bytes of the compressed stream into chunk_; false if it ends first.
@@ -811,5 +812,7 @@ Status UcirReader::read_all(events::Sink& sink) {
   if (auto error = sink.end(summary); !error.empty()) return make_error(ErrorCode::kIo, error);
   return ok_status();
 }
+
+std::uint64_t UcirReader::file_bytes_read() const { return stream_->consumed(); }
 
 }  // namespace tracecorn::formats

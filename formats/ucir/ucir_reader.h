@@ -110,6 +110,8 @@ class UcirReader {
   // "" or why the trace ended before its natural end (where, and what was missing).
   const std::string& warning() const { return warning_; }
   std::uint64_t events_read() const { return next_sequence_; }
+  // Bytes of the file read so far (compressed bytes for a zstd file), for progress displays.
+  std::uint64_t file_bytes_read() const;
   std::uint64_t keyframes_read() const { return keyframes_; }
 
  private:

@@ -4,7 +4,8 @@
 //   tracecorn record [options] [-o FILE] [--format text|null|ucir] [--level L] -- PROGRAM [ARGS...]
 //            (ucir: [--compress zstd] [--ucir-strict]; bintrace: [--compress zstd], --level regs|full)
 //            (frames: [--compress zstd]; --level defaults to full)
-//   tracecorn dump FILE      (prints a UCIR, BAP frames or binary trace as the text format does;
+//   tracecorn dump FILE [--kind K,..] [--range A-B] [--events N-M]
+//                            (prints a UCIR, BAP frames or binary trace as the text format does;
 //                             the reader is chosen by content: recorder/replay/trace_reader.h)
 // Exit status: the guest's own status (128+signal when it is killed), 124 when a
 // --max-insns/--timeout limit stops it, 125 for tracecorn's own errors, 126 when
@@ -449,12 +450,23 @@ int run_command(const RunOptions& options, const RecordOptions* record) {
   return status;
 }
 
-// `tracecorn dump FILE`: the reader is chosen by the file's content
-// (recorder/replay/trace_reader.h); its description, then its events with the
-// text sink. Returns 0, or 125 when the file cannot be read or is invalid
-// (after printing the events before the problem, and the byte offset); a
-// truncated file prints a warning.
-int dump_command(const std::string& path) {
+// `tracecorn dump FILE [--kind K,...] [--range A-B] [--events N-M]`: the reader
+// is chosen by the file's content (recorder/replay/trace_reader.h); its
+// description, then its events (those the filter accepts: EventFilter in
+// recorder/replay/trace_tools.h) with the text sink. Returns 0, or 125 when the
+// file cannot be read or is invalid (after printing the events before the
+// problem, and the byte offset), a filter is malformed, or the file ends early
+// (printed up to its last complete record, then the error naming where).
+struct DumpOptions {
+  std::string path, kinds, range, events;
+};
+int dump_command(const DumpOptions& options) {
+  const std::string& path = options.path;
+  auto filter = tracecorn::replay::parse_event_filter(options.kinds, options.range, options.events);
+  if (!filter) {
+    fmt::print(stderr, "tracecorn: {}\n", filter.error().to_string());
+    return kExitToolError;
+  }
   auto reader = tracecorn::replay::TraceReader::open(path);
   if (!reader) {
     fmt::print(stderr, "tracecorn: {}\n", reader.error().to_string());
@@ -467,10 +479,13 @@ int dump_command(const std::string& path) {
   }
   // Call stacks symbolized from the modules' files where they are readable here.
   (*text)->set_address_namer(std::make_unique<tracecorn::cli::SymbolNamer>(""));
+  (*reader)->show_progress("dump");  // on stderr, only when it is a terminal
+  if (!options.kinds.empty() || !options.range.empty() || !options.events.empty())
+    (*text)->set_filter([f = *filter](const tracecorn::events::Event& event) { return f.matches(event); });
   fmt::print("{}", (*reader)->describe());
   std::fflush(stdout);
-  const auto status = (*reader)->read_all(**text);
-  if (!(*reader)->warning().empty()) fmt::print(stderr, "tracecorn: {}: warning: {}\n", path, (*reader)->warning());
+  auto status = (*reader)->read_all(**text);
+  if (status) status = (*reader)->check_complete();  // a cut file: printed up to its end, then this error
   if (!status) {
     fmt::print(stderr, "tracecorn: {}\n", status.error().to_string());
     return kExitToolError;
@@ -486,6 +501,7 @@ int dump_command(const std::string& path) {
 int replay_command(const std::string& path, const std::vector<std::string>& command, const std::string& rootfs) {
   tracecorn::replay::ReplayOptions options;
   options.rootfs = rootfs;
+  options.progress = true;  // shown only when stderr is a terminal
   if (!command.empty()) {
     options.program = find_program(command.front());
     options.argv = command;
@@ -507,13 +523,15 @@ int replay_command(const std::string& path, const std::vector<std::string>& comm
 }
 
 // `tracecorn stat FILE`: counts by kind, model bytes per kind, the hottest
-// blocks, the syscalls. Returns 0, or 125 with the reader's error (byte offset).
+// blocks, the syscalls. Returns 0, or 125 with the reader's error (byte
+// offset), also after printing the counts of a file that ends early.
 int stat_command(const std::string& path) {
   auto reader = tracecorn::replay::TraceReader::open(path);
   if (!reader) {
     fmt::print(stderr, "tracecorn: {}\n", reader.error().to_string());
     return kExitToolError;
   }
+  (*reader)->show_progress("stat");  // on stderr, only when it is a terminal
   auto stats = tracecorn::replay::compute_stats(**reader);
   if (!stats) {
     fmt::print(stderr, "tracecorn: {}\n", stats.error().to_string());
@@ -535,7 +553,10 @@ int stat_command(const std::string& path) {
   for (std::size_t i = 0; i < hot.size() && i < 10; ++i) fmt::print("  {:#x} {}\n", hot[i].first, hot[i].second);
   fmt::print("syscalls:\n");
   for (const auto& [name, calls] : stats->syscalls) fmt::print("  {} {}\n", name, calls);
-  if (!(*reader)->warning().empty()) fmt::print(stderr, "tracecorn: {}: warning: {}\n", path, (*reader)->warning());
+  if (auto complete = (*reader)->check_complete(); !complete) {  // the counts above stop where the file does
+    fmt::print(stderr, "tracecorn: {}\n", complete.error().to_string());
+    return kExitToolError;
+  }
   return 0;
 }
 
@@ -544,7 +565,8 @@ int stat_command(const std::string& path) {
 int convert_command(const std::string& in, const std::string& out, const std::string& format, bool zstd) {
   using tracecorn::replay::TraceFormat;
   if (format == "drcov" || format == "chrome") {
-    auto written = format == "drcov" ? tracecorn::replay::export_drcov(in, out) : tracecorn::replay::export_chrome(in, out);
+    auto written = format == "drcov" ? tracecorn::replay::export_drcov(in, out, true)
+                                   : tracecorn::replay::export_chrome(in, out, true);
     if (!written) {
       fmt::print(stderr, "tracecorn: {}\n", written.error().to_string());
       return kExitToolError;
@@ -554,7 +576,7 @@ int convert_command(const std::string& in, const std::string& out, const std::st
   }
   const TraceFormat target = format == "ucir" ? TraceFormat::kUcir : format == "frames" ? TraceFormat::kFrames
                                                                                          : TraceFormat::kBintrace;
-  auto lost = tracecorn::replay::convert_trace(in, out, target, zstd);
+  auto lost = tracecorn::replay::convert_trace(in, out, target, zstd, true);
   if (!lost) {
     fmt::print(stderr, "tracecorn: {}\n", lost.error().to_string());
     return kExitToolError;
@@ -626,9 +648,13 @@ int main(int argc, char** argv) {
   record_app->add_option("--stop-at", record.stop_at, "Stop the run when this address is reached");
   record_app->add_option("--stop-after", record.stop_after, "Stop after about N recorded instructions");
 
-  std::string dump_path;
+  DumpOptions dump;
   CLI::App* dump_app = app.add_subcommand("dump", "Print a trace file (UCIR, BAP frames, binary trace) readably");
-  dump_app->add_option("file", dump_path, "The trace file (plain or zstd)")->required();
+  dump_app->add_option("file", dump.path, "The trace file (plain or zstd)")->required();
+  dump_app->add_option("--kind", dump.kinds,
+                       "Print only these kinds: block,insn,read,write,mem,regs,syscall,fault,module,exit,gap");
+  dump_app->add_option("--range", dump.range, "Print only events whose address or pc is in A-B (B excluded)");
+  dump_app->add_option("--events", dump.events, "Print only events numbered N-M (the #N dump prints), N- or N");
 
   std::string replay_path;
   std::vector<std::string> replay_program;
@@ -669,7 +695,7 @@ int main(int argc, char** argv) {
       record.tracer_args.assign(argv, argv + argc);
       return run_command(record_run, &record);
     }
-    if (dump_app->parsed()) return dump_command(dump_path);
+    if (dump_app->parsed()) return dump_command(dump);
     if (replay_app->parsed()) return replay_command(replay_path, replay_program, replay_rootfs);
     if (stat_app->parsed()) return stat_command(stat_path);
     if (convert_app->parsed())

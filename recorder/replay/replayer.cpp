@@ -19,6 +19,7 @@
 #include "recorder/linux/linux_process.h"
 #include "recorder/replay/trace_index.h"
 #include "recorder/replay/trace_reader.h"
+#include "recorder/replay/trace_tools.h"
 
 namespace tracecorn::replay {
 
@@ -189,15 +190,29 @@ class Comparator final : public events::Sink {
   void compare_only(bool blocks, bool reads, bool writes, bool registers) {
     compare_blocks_ = blocks, compare_reads_ = reads, compare_writes_ = writes, compare_registers_ = registers;
   }
+  // Library traces (replay_engine_trace): the run's steps are kept whole and
+  // compared at end(), both sides aligned at their last steps.
+  void align_ends() { align_ends_ = true; }
   void on_event(const events::Event& event) override {
     if (divergence_ || !error_.empty()) return;
     if (!wanted(event.kind)) return;
+    note_module(event, replay_events_, replay_started_, replay_modules_);
     replay_builder_.feed(event, replay_events_++, replay_steps_);
-    compare_ready(false);
+    if (!align_ends_) compare_ready(false);
   }
   std::string end(const events::TraceSummary&) override {
     if (divergence_ || !error_.empty()) return "";
     replay_builder_.flush(replay_steps_);
+    if (align_ends_) {
+      pull_trace(true);
+      if (!error_.empty()) return "";
+      // A dump that starts inside an instruction (the ring dropped its start) opens with
+      // its memory and register events alone: not a step the run can match.
+      while (!trace_steps_.empty() && trace_steps_.front().kind == EventKind::kRegisters)
+        trace_steps_.pop_front(), ++trace_steps_skipped_;
+      while (trace_steps_.size() > replay_steps_.size()) trace_steps_.pop_front(), ++trace_steps_skipped_;
+      while (replay_steps_.size() > trace_steps_.size()) replay_steps_.pop_front(), ++replay_steps_skipped_;
+    }
     compare_ready(true);
     if (divergence_ || !error_.empty()) return "";
     // The trace must have nothing left.
@@ -206,12 +221,14 @@ class Comparator final : public events::Sink {
       const Step& step = trace_steps_.front();
       diverge(step, "the run ended early", step_text(arch_, step), "had ended");
     }
+    if (!divergence_) compare_modules();
     return "";
   }
 
   std::optional<Divergence> divergence_;
   std::string error_;  // the trace could not be read
   std::uint64_t steps_compared_ = 0;
+  std::uint64_t trace_steps_skipped_ = 0, replay_steps_skipped_ = 0;  // align_ends(): not compared
 
  private:
   bool wanted(EventKind kind) const {
@@ -229,6 +246,7 @@ class Comparator final : public events::Sink {
     while ((trace_steps_.empty() || to_end) && !trace_done_) {
       auto more = trace_.next([&](const events::Event& event) {
         if (!wanted(event.kind)) return;
+        note_module(event, trace_.index() - 1, trace_started_, trace_modules_);
         trace_builder_.feed(event, trace_.index() - 1, trace_steps_);
       });
       if (!more) {
@@ -262,7 +280,7 @@ class Comparator final : public events::Sink {
   void diverge(const Step& at, std::string what, std::string trace_says, std::string emulator_did) {
     if (divergence_) return;
     divergence_ = Divergence{at.event, at.pc, std::move(what), std::move(trace_says), std::move(emulator_did)};
-    uc_emu_stop(engine_);  // from the drain thread: Unicorn allows it
+    if (!align_ends_) uc_emu_stop(engine_);  // from the drain thread: Unicorn allows it
   }
   void compare(const Step& trace, const Step& mine) {
     if (trace.kind != mine.kind)
@@ -319,6 +337,54 @@ class Comparator final : public events::Sink {
     if (!divergence_) check(mine.registers);
   }
 
+  // A module load, as compared: the file's name (not its directory: a replay
+  // may name the program by another path), its range and load bias.
+  struct Module {
+    std::uint64_t event = 0, start = 0, end = 0, bias = 0;
+    std::string name;
+    bool operator==(const Module& other) const {
+      return start == other.start && end == other.end && bias == other.bias && name == other.name;
+    }
+    std::string text() const { return fmt::format("{} at {:#x}-{:#x} (bias {:#x})", name, start, end, bias); }
+  };
+  static Module module_of(const events::Event& event, std::uint64_t index) {
+    const auto& m = std::get<events::ModuleLoadEvent>(event.payload);
+    const std::size_t slash = m.path.rfind('/');
+    return Module{index, m.start.value, m.end.value, m.load_bias,
+                  std::string(slash == std::string_view::npos ? m.path : m.path.substr(slash + 1))};
+  }
+  // Keeps the modules mapped before the first step: the ones the loader maps
+  // (the program, its interpreter). Later ones (libraries ld.so maps) are
+  // mmaps answered from the trace, checked through those syscalls.
+  static void note_module(const events::Event& event, std::uint64_t index, bool& started, std::vector<Module>& out) {
+    if (event.kind == EventKind::kModuleLoad) {
+      if (!started) out.push_back(module_of(event, index));
+    } else if (event.kind != EventKind::kGap) {
+      started = true;
+    }
+  }
+  // The modules the trace expects against those the re-run's loader mapped, in order.
+  void compare_modules() {
+    // None at all: converted from a format without them (UCIR), or the caller reported none.
+    if (trace_modules_.empty()) return;
+    if (align_ends_) {  // a flight recorder keeps only the last ones: compare the ends
+      while (trace_modules_.size() > replay_modules_.size()) trace_modules_.erase(trace_modules_.begin());
+      while (replay_modules_.size() > trace_modules_.size()) replay_modules_.erase(replay_modules_.begin());
+    }
+    for (std::size_t i = 0; i < trace_modules_.size() || i < replay_modules_.size(); ++i) {
+      Step at;
+      at.kind = EventKind::kModuleLoad;
+      if (i < trace_modules_.size()) at.event = trace_modules_[i].event, at.pc = trace_modules_[i].start;
+      else at.event = trace_.index();
+      if (i >= replay_modules_.size())
+        return diverge(at, "a module load", trace_modules_[i].text(), "did not load it");
+      if (i >= trace_modules_.size())
+        return diverge(at, "a module load", "no more modules", "loaded " + replay_modules_[i].text());
+      if (!(trace_modules_[i] == replay_modules_[i]))
+        return diverge(at, "a module load", trace_modules_[i].text(), "loaded " + replay_modules_[i].text());
+    }
+  }
+
   TraceReader& trace_;
   const arch::ArchInfo& arch_;
   uc_engine* engine_;
@@ -330,6 +396,9 @@ class Comparator final : public events::Sink {
   bool trace_done_ = false;
   std::uint64_t replay_events_ = 0;
   bool compare_blocks_ = true, compare_reads_ = true, compare_writes_ = true, compare_registers_ = true;
+  bool align_ends_ = false;
+  std::vector<Module> trace_modules_, replay_modules_;
+  bool trace_started_ = false, replay_started_ = false;
   RegisterFile trace_registers_, replay_registers_;
 };
 
@@ -451,9 +520,10 @@ class TimeStampCounter {
     uc_hook arm_hook = 0, apply_hook = 0;
   };
   // Reads `path` for rdtsc/rdtscp instructions and the registers they set.
-  Status collect(const std::string& path) {
+  Status collect(const std::string& path, bool progress) {
     auto reader = TraceReader::open(path);
     if (!reader) return reader.error();
+    if (progress) (*reader)->show_progress("replay: rdtsc values");
     Site* last = nullptr;
     for (;;) {
       auto more = (*reader)->next([&](const events::Event& event) {
@@ -545,8 +615,10 @@ Expected<ReplayReport> replay_trace(const std::string& trace_path, const ReplayO
   // Pass 1: the syscalls and their effects, what the trace holds, the first reads.
   auto first = TraceReader::open(trace_path);
   if (!first) return first.error();
+  if (options.progress) (*first)->show_progress("replay: indexing");
   auto index = TraceIndex::build(**first);
   if (!index) return index.error();
+  if (auto complete = (*first)->check_complete(); !complete) return complete.error();
   const TraceIndex& idx = **index;
   if (idx.saw(EventKind::kGap))
     return make_error(ErrorCode::kUnsupported, "the trace lost events (gap markers): it cannot be replayed", trace_path);
@@ -560,7 +632,6 @@ Expected<ReplayReport> replay_trace(const std::string& trace_path, const ReplayO
   for (const auto& line : caps.cannot_carry) report.not_compared.push_back(line);
   if (level == core::TraceLevel::kBlocks)
     report.not_compared.push_back("syscall pcs (a blocks-level trace gives the block's address)");
-  report.not_compared.push_back("module loads");
   if (idx.saw(EventKind::kInstruction) && caps.carries(EventKind::kBlock))
     report.not_compared.push_back("blocks (the instructions are compared instead)");
 
@@ -616,7 +687,7 @@ Expected<ReplayReport> replay_trace(const std::string& trace_path, const ReplayO
   // The time stamp counter's values (a pass over the trace; hooks before the recorder's).
   TimeStampCounter tsc;
   if (idx.saw(EventKind::kRegisters)) {
-    if (auto status = tsc.collect(trace_path); !status) return status.error();
+    if (auto status = tsc.collect(trace_path, options.progress); !status) return status.error();
   } else {
     report.not_compared.push_back("rdtsc values (the trace has no registers: a program that reads them may diverge)");
   }
@@ -625,6 +696,7 @@ Expected<ReplayReport> replay_trace(const std::string& trace_path, const ReplayO
   // Pass 2: the trace again, step by step against the re-run.
   auto second = TraceReader::open(trace_path);
   if (!second) return second.error();
+  if (options.progress) (*second)->show_progress("replay: comparing");
   Comparator comparator(**second, arch, engine,
                         caps.syscall_pc && level != core::TraceLevel::kBlocks);
   comparator.compare_only(!idx.saw(EventKind::kInstruction), idx.saw(EventKind::kMemoryRead), idx.saw(EventKind::kMemoryWrite),
@@ -658,6 +730,60 @@ Expected<ReplayReport> replay_trace(const std::string& trace_path, const ReplayO
   if (!report.divergence && outcome.kind == linux_layer::RunOutcome::Kind::kInstructionLimit)
     report.divergence = Divergence{idx.event_count(), outcome.pc, "the run's length", "it ends",
                                    "ran twice as many instructions without ending"};
+  return report;
+}
+
+Expected<ReplayReport> replay_engine_trace(const std::string& trace_path, const EngineReplay& replay) {
+  if (!replay.engine || !replay.arch || !replay.run)
+    return make_error(ErrorCode::kInvalidArgument, "replay_engine_trace needs an engine, its arch and a run function");
+  // Pass 1: the kinds the trace holds (its level) and its length.
+  auto first = TraceReader::open(trace_path);
+  if (!first) return first.error();
+  if (replay.progress) (*first)->show_progress("replay: reading");
+  if ((*first)->arch().name != replay.arch->name)
+    return make_error(ErrorCode::kInvalidArgument,
+                      fmt::format("the trace is of {}, the engine of {}", (*first)->arch().name, replay.arch->name),
+                      trace_path);
+  bool seen[11] = {};
+  for (;;) {
+    auto more = (*first)->next([&](const events::Event& event) {
+      if (static_cast<std::size_t>(event.kind) < 11) seen[static_cast<std::size_t>(event.kind)] = true;
+    });
+    if (!more) return more.error();
+    if (!*more) break;
+  }
+  if (auto complete = (*first)->check_complete(); !complete) return complete.error();
+  const auto saw = [&](EventKind kind) { return seen[static_cast<std::size_t>(kind)]; };
+  const Capabilities& caps = (*first)->capabilities();
+  ReplayReport report;
+  report.trace_events = (*first)->index();
+  const core::TraceLevel level = core::parse_trace_level(level_from_kinds(seen)).value_or(core::TraceLevel::kBlocks);
+  report.level = std::string(core::trace_level_name(level));
+  for (const auto& line : caps.cannot_carry) report.not_compared.push_back(line);
+  if (saw(EventKind::kInstruction) && caps.carries(EventKind::kBlock))
+    report.not_compared.push_back("blocks (the instructions are compared instead)");
+
+  // Pass 2: the run, recorded at that level, then both compared from their ends.
+  auto second = TraceReader::open(trace_path);
+  if (!second) return second.error();
+  if (replay.progress) (*second)->show_progress("replay: comparing");
+  Comparator comparator(**second, *replay.arch, replay.engine, caps.syscall_pc && level != core::TraceLevel::kBlocks);
+  comparator.compare_only(!saw(EventKind::kInstruction), saw(EventKind::kMemoryRead), saw(EventKind::kMemoryWrite),
+                          saw(EventKind::kRegisters));
+  comparator.align_ends();
+  core::RecorderOptions recorder_options;
+  recorder_options.level = level;
+  recorder_options.ring_bytes = 16u << 20;
+  recorder_options.capture_initial_state = false;
+  auto recorder = core::Recorder::attach(replay.engine, *replay.arch, recorder_options, {&comparator}, {});
+  if (!recorder) return recorder.error();
+  replay.run(**recorder);
+  (void)(*recorder)->finish();
+  if (!comparator.error_.empty()) return make_error(ErrorCode::kBadFormat, comparator.error_);
+  report.steps_compared = comparator.steps_compared_;
+  report.trace_steps_before_run = comparator.trace_steps_skipped_;
+  report.run_steps_before_trace = comparator.replay_steps_skipped_;
+  report.divergence = comparator.divergence_;
   return report;
 }
 

@@ -34,16 +34,27 @@
 // kernel changed (the re-run's kernel writes the trace's result into the return
 // register after the trace's register effects: a trace whose result and
 // registers disagree diverges at that syscall); exit codes and fault pcs.
-// Module loads and gaps are not compared (a trace with lost events is refused).
+// Module loads, where the format carries them (BAP frames, binary trace; not
+// UCIR): the modules the trace expects before its first step against those
+// the re-run's loader mapped (the program, its interpreter), in order (file
+// name, range, load bias), checked once the steps matched to the end (the
+// libraries ld.so maps later are mmaps answered from the trace, checked
+// through those syscalls' results); a trace with no module load at all (converted from UCIR)
+// is not checked for them. Gaps are not compared (a trace with lost events is refused).
 // Who calls it: the CLI (`tracecorn replay`), tests; one replay per thread;
 // it starts the recorder's drain thread for the duration of the run.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include <unicorn/unicorn.h>
+
+#include "arch/arch.h"
+#include "recorder/core/recorder.h"
 #include "recorder/support/expected.h"
 
 namespace tracecorn::replay {
@@ -52,6 +63,7 @@ struct ReplayOptions {
   std::string program;            // the ELF to re-run; empty: the one the trace names
   std::vector<std::string> argv;  // empty: the trace's argv (else {program})
   std::string rootfs;             // as `tracecorn run --rootfs` (for the program's interpreter)
+  bool progress = false;          // a progress line on stderr when it is a terminal (progress.h)
 };
 
 struct Divergence {
@@ -72,6 +84,11 @@ struct ReplayReport {
   std::uint64_t syscalls_run = 0;
   std::string level;                      // the level the re-run was recorded at (inferred from the trace)
   std::vector<std::string> not_compared;  // what the trace's format or level does not let replay compare
+  // replay_engine_trace only: steps of the trace before the re-run's first
+  // (earlier runs kept by a flight recorder), and steps of the re-run before the
+  // trace's first (what the flight recorder's ring had overwritten); neither is compared.
+  std::uint64_t trace_steps_before_run = 0;
+  std::uint64_t run_steps_before_trace = 0;
 };
 
 // Replays the trace at `trace_path`. Returns the report (with or without a
@@ -80,5 +97,39 @@ struct ReplayReport {
 // (kUnsupported), names no program and none was given (kInvalidArgument), or
 // the program cannot be loaded (the Linux layer's error).
 Expected<ReplayReport> replay_trace(const std::string& trace_path, const ReplayOptions& options = {});
+
+// Replay of a trace recorded through the library on a caller-owned engine (a
+// fuzz harness's flight-recorder dump of a crashing input,
+// samples/embed/fuzz_harness.cpp): no Linux layer, no syscalls; the caller
+// builds its engine exactly as when recording (maps, code, the CPU state) and
+// re-runs the guest from its own entry on it.
+//
+// Starting state: a flight-recorder dump starts mid-run and does not carry the
+// state at its first event (its keyframe, if any, is the engine's at attach
+// time, before every input), so the state comes from the caller: `run`
+// re-runs the input from its start on an engine set up as the harness's, and
+// the replayer records that run at the trace's level. The two are aligned at
+// their ends, which are the same crash (the fault, the exit by its signal):
+// the trace's last step against the run's last step, and backwards from
+// there. The trace's steps before the run's first (earlier inputs still in
+// the ring) and the run's steps before the trace's first (what the ring
+// overwrote, and the memory and register events a dump may open with, whose
+// instruction was overwritten) are counted in the report and not compared. Everything else is
+// compared as replay_trace does (instructions, memory bytes, registers,
+// faults, exits; gap markers are skipped), and the first divergence is
+// reported with the trace's event index.
+struct EngineReplay {
+  uc_engine* engine = nullptr;          // the caller's, set up as when recording; must not have a recorder attached
+  const arch::ArchInfo* arch = nullptr;  // the engine's architecture
+  // Runs the guest once from the caller's entry (the crashing input) and tells
+  // `recorder` about a crash as the recording code did (Recorder::fault and
+  // Recorder::exited). Called once, on the calling thread.
+  std::function<void(core::Recorder& recorder)> run;
+  bool progress = false;  // a progress line on stderr when it is a terminal
+};
+// Returns the report (with or without a divergence), or an Error: the trace is
+// not valid (its reader's error, with the byte offset), is of another
+// architecture (kInvalidArgument), or the recorder cannot attach to the engine.
+Expected<ReplayReport> replay_engine_trace(const std::string& trace_path, const EngineReplay& replay);
 
 }  // namespace tracecorn::replay

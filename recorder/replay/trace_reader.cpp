@@ -2,6 +2,8 @@
 // format reader, chosen by content, and the format capability tables.
 #include "recorder/replay/trace_reader.h"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <cstring>
 
@@ -53,6 +55,7 @@ class UcirAdapter final : public TraceReader {
 
  private:
   Expected<bool> next_record(const EventCallback& on_event) override { return reader_->next(on_event); }
+  std::uint64_t bytes_read() const override { return reader_->file_bytes_read(); }
   std::unique_ptr<formats::UcirReader> reader_;
 };
 
@@ -90,6 +93,7 @@ class FramesAdapter final : public TraceReader {
 
  private:
   Expected<bool> next_record(const EventCallback& on_event) override { return reader_->next(on_event); }
+  std::uint64_t bytes_read() const override { return reader_->file_bytes_read(); }
   std::unique_ptr<formats::FramesReader> reader_;
 };
 
@@ -126,9 +130,12 @@ class BintraceAdapter final : public TraceReader {
     return fmt::format("{} other events with descriptions tracecorn does not know (their diffs were applied)",
                        reader_->unrecognized_events());
   }
+  // A cut binary trace is an error (its sections' sizes are checked), never a warning.
+  std::string ended_early() const override { return ""; }
 
  private:
   Expected<bool> next_record(const EventCallback& on_event) override { return reader_->next(on_event); }
+  std::uint64_t bytes_read() const override { return reader_->file_bytes_read(); }
   std::unique_ptr<formats::BintraceReader> reader_;
   events::TraceInfo info_;
 };
@@ -231,10 +238,28 @@ Expected<std::unique_ptr<TraceReader>> TraceReader::open(const std::string& path
 }
 
 Expected<bool> TraceReader::next(const EventCallback& on_event) {
-  return next_record([&](const events::Event& event) {
+  auto more = next_record([&](const events::Event& event) {
     ++produced_;
     on_event(event);
   });
+  if (progress_) {
+    if (more && *more) progress_->update(produced_, bytes_read());
+    else progress_.reset();  // the end, or an error about to be printed: erase the line first
+  }
+  return more;
+}
+
+Status TraceReader::check_complete() const {
+  const std::string why = ended_early();
+  if (why.empty()) return ok_status();
+  return make_error(ErrorCode::kBadFormat, "the file ends early: " + why, path_);
+}
+
+void TraceReader::show_progress(std::string what) {
+  struct stat status {};
+  const std::uint64_t size = ::stat(path_.c_str(), &status) == 0 ? static_cast<std::uint64_t>(status.st_size) : 0;
+  auto progress = std::make_unique<Progress>(std::move(what), size);
+  if (progress->active()) progress_ = std::move(progress);
 }
 
 Status TraceReader::read_all(events::Sink& sink) {

@@ -24,6 +24,7 @@
 
 #include "arch/arch.h"
 #include "recorder/events/event.h"
+#include "recorder/replay/progress.h"
 #include "recorder/support/expected.h"
 
 namespace tracecorn::replay {
@@ -88,6 +89,19 @@ class TraceReader {
   std::uint64_t index() const { return produced_; }
   // "" or why the file ended before its natural end.
   virtual std::string warning() const = 0;
+  // After the end: kBadFormat naming the file and where it ended, when it ended
+  // before its natural end (warning() is set: a killed recording, a truncated
+  // copy); ok otherwise. Every tool fails with it (after dump has printed
+  // what it could read), so that a cut trace never passes for a whole one.
+  Status check_complete() const;
+  // "" or why the file ended before its natural end: warning() unless the
+  // format's warnings are about something else (binary trace: unknown events).
+  virtual std::string ended_early() const { return warning(); }
+  // Bytes of the file read so far (compressed bytes for a zstd file).
+  virtual std::uint64_t bytes_read() const = 0;
+  // From now on, next() shows a progress line labelled `what` on stderr when
+  // stderr is a terminal (progress.h), erased when the file ends or the reader goes.
+  void show_progress(std::string what);
 
  protected:
   TraceReader(TraceFormat format, std::string path) : format_(format), path_(std::move(path)) {}
@@ -97,6 +111,7 @@ class TraceReader {
   TraceFormat format_;
   std::string path_;
   std::uint64_t produced_ = 0;
+  std::unique_ptr<Progress> progress_;
 };
 
 }  // namespace tracecorn::replay

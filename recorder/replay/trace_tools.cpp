@@ -6,6 +6,9 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <cstdlib>
+#include <algorithm>
+#include <variant>
 #include <memory>
 #include <set>
 
@@ -182,7 +185,82 @@ class BlockMaker final : public events::Sink {
   std::uint32_t count_ = 0;
 };
 
+// A number in C notation (0x for hex); false when `text` is not one whole.
+bool parse_number(const std::string& text, std::uint64_t& value) {
+  if (text.empty() || text[0] == '-' || text[0] == '+') return false;
+  errno = 0;
+  char* end = nullptr;
+  value = std::strtoull(text.c_str(), &end, 0);
+  return errno == 0 && end == text.c_str() + text.size();
+}
+
+bool in(std::uint64_t address, const std::pair<std::uint64_t, std::uint64_t>& range) {
+  return address >= range.first && address < range.second;
+}
+
 }  // namespace
+
+bool EventFilter::matches(const events::Event& event) const {
+  if (!kinds[kind_index(event.kind)]) return false;
+  if (event.sequence.value < first || event.sequence.value > last) return false;
+  if (!range) return true;
+  return std::visit(
+      [&](const auto& p) {
+        using T = std::decay_t<decltype(p)>;
+        if constexpr (std::is_same_v<T, events::BlockEvent> || std::is_same_v<T, events::InstructionEvent>)
+          return in(p.address.value, *range);
+        else if constexpr (std::is_same_v<T, events::MemoryEvent>)
+          return in(p.address.value, *range) || (p.pc_known && in(p.pc.value, *range));
+        else if constexpr (std::is_same_v<T, events::RegistersEvent> || std::is_same_v<T, events::SyscallEvent>)
+          return in(p.pc.value, *range);
+        else if constexpr (std::is_same_v<T, events::FaultEvent>)
+          return in(p.pc.value, *range) || in(p.address.value, *range);
+        else if constexpr (std::is_same_v<T, events::ModuleLoadEvent>)
+          return p.start.value < range->second && p.end.value > range->first;
+        else
+          return false;
+      },
+      event.payload);
+}
+
+Expected<EventFilter> parse_event_filter(const std::string& kinds, const std::string& range, const std::string& window) {
+  EventFilter filter;
+  if (!kinds.empty()) {
+    std::fill(std::begin(filter.kinds), std::end(filter.kinds), false);
+    std::size_t at = 0;
+    while (at <= kinds.size()) {
+      const std::size_t comma = std::min(kinds.find(',', at), kinds.size());
+      const std::string word = kinds.substr(at, comma - at);
+      bool known = false;
+      for (std::size_t k = 1; k < 11; ++k)
+        if (word == events::event_kind_name(static_cast<EventKind>(k)) ||
+            (word == "mem" && (k == kind_index(EventKind::kMemoryRead) || k == kind_index(EventKind::kMemoryWrite))))
+          filter.kinds[k] = known = true;
+      if (!known)
+        return make_error(ErrorCode::kInvalidArgument,
+                          "--kind: unknown event kind \"" + word +
+                              "\" (block, insn, read, write, mem, regs, syscall, fault, module, exit, gap)");
+      at = comma + 1;
+    }
+  }
+  if (!range.empty()) {
+    const std::size_t dash = range.find('-');
+    std::uint64_t start = 0, end = 0;
+    if (dash == std::string::npos || !parse_number(range.substr(0, dash), start) ||
+        !parse_number(range.substr(dash + 1), end) || end <= start)
+      return make_error(ErrorCode::kInvalidArgument, "--range: expected A-B with A < B, not \"" + range + "\"");
+    filter.range = std::pair{start, end};
+  }
+  if (!window.empty()) {
+    const std::size_t dash = window.find('-');
+    const std::string from = window.substr(0, dash);
+    const std::string to = dash == std::string::npos ? from : window.substr(dash + 1);
+    if (!parse_number(from, filter.first) || (!to.empty() && !parse_number(to, filter.last)) ||
+        filter.last < filter.first)
+      return make_error(ErrorCode::kInvalidArgument, "--events: expected N-M, N- or N, not \"" + window + "\"");
+  }
+  return filter;
+}
 
 std::string level_from_kinds(const bool (&seen)[11]) {
   const bool memory = seen[kind_index(EventKind::kMemoryRead)] || seen[kind_index(EventKind::kMemoryWrite)];
@@ -238,12 +316,13 @@ Expected<TraceStats> compute_stats(TraceReader& reader) {
 }
 
 Expected<std::vector<std::string>> convert_trace(const std::string& in, const std::string& out, TraceFormat format,
-                                                 bool compress) {
+                                                 bool compress, bool progress) {
   // Pass 1: the kinds the trace holds (its level, which some writers need).
   bool seen[11] = {};
   {
     auto reader = TraceReader::open(in);
     if (!reader) return reader.error();
+    if (progress) (*reader)->show_progress("convert: looking at the events");
     auto status = read_each(**reader, [&](const events::Event& event) {
       if (kind_index(event.kind) < 11) seen[kind_index(event.kind)] = true;
     });
@@ -251,6 +330,7 @@ Expected<std::vector<std::string>> convert_trace(const std::string& in, const st
   }
   auto reader = TraceReader::open(in);
   if (!reader) return reader.error();
+  if (progress) (*reader)->show_progress("convert");
   const auto& arch = (*reader)->arch();
   std::unique_ptr<events::Sink> writer;
   switch (format) {
@@ -306,12 +386,14 @@ Expected<std::vector<std::string>> convert_trace(const std::string& in, const st
                    " blocks are made up (runs of fall-through instructions)");
   BlockMaker relabel(*writer, level_from_kinds(seen), make_blocks);
   if (auto status = (*reader)->read_all(relabel); !status) return status.error();
+  if (auto complete = (*reader)->check_complete(); !complete) return complete.error();
   return lost;
 }
 
-Expected<std::uint64_t> export_drcov(const std::string& in, const std::string& out) {
+Expected<std::uint64_t> export_drcov(const std::string& in, const std::string& out, bool progress) {
   auto reader = TraceReader::open(in);
   if (!reader) return reader.error();
+  if (progress) (*reader)->show_progress("drcov");
   struct Module {
     std::uint64_t start, end;
     std::string path;
@@ -365,12 +447,14 @@ Expected<std::uint64_t> export_drcov(const std::string& in, const std::string& o
   file->write(fmt::format("BB Table: {} bbs\n", count));
   file->write(table.data(), table.size());
   if (auto closed = file->close(); !closed) return closed.error();
+  if (auto complete = (*reader)->check_complete(); !complete) return complete.error();
   return count;
 }
 
-Expected<std::uint64_t> export_chrome(const std::string& in, const std::string& out) {
+Expected<std::uint64_t> export_chrome(const std::string& in, const std::string& out, bool progress) {
   auto reader = TraceReader::open(in);
   if (!reader) return reader.error();
+  if (progress) (*reader)->show_progress("chrome");
   auto file = File::open(out);
   if (!file) return file.error();
   const std::uint64_t pid = (*reader)->info().process_id ? (*reader)->info().process_id : 1;  // 1 when not recorded
@@ -415,6 +499,7 @@ Expected<std::uint64_t> export_chrome(const std::string& in, const std::string& 
   if (!status) return status.error();
   file->write("\n]}\n");
   if (auto closed = file->close(); !closed) return closed.error();
+  if (auto complete = (*reader)->check_complete(); !complete) return complete.error();
   return written;
 }
 

@@ -22,6 +22,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -39,6 +40,26 @@ struct TraceStats {
   std::uint64_t file_bytes = 0;
 };
 
+// Which events `tracecorn dump` prints (--kind, --range, --events); every
+// condition given must hold. Kinds are event_kind_name()'s words (block, insn,
+// read, write, regs, syscall, fault, module, exit, gap; "mem" is read and
+// write). An event is in an address range [start, end) by: its address (block,
+// insn), the accessed address or its pc (read, write), its pc (regs, syscall),
+// its pc or address (fault), an overlap of its [start, end) (module); exits
+// and gaps have no address and are never in one. The event window is on the
+// event numbers dump prints after '#' (events::Event::sequence), inclusive.
+struct EventFilter {
+  bool kinds[11] = {false, true, true, true, true, true, true, true, true, true, true};  // by EventKind
+  std::optional<std::pair<std::uint64_t, std::uint64_t>> range;   // [start, end)
+  std::uint64_t first = 0, last = ~std::uint64_t{0};              // the sequence window, inclusive
+  bool matches(const events::Event& event) const;
+};
+
+// Builds a filter from the options' text: `kinds` "syscall,block" (empty: all),
+// `range` "A-B" (hex with 0x, or decimal; empty: none), `window` "N-M", "N-"
+// or "N" (empty: all). Fails with kInvalidArgument naming the bad word.
+Expected<EventFilter> parse_event_filter(const std::string& kinds, const std::string& range, const std::string& window);
+
 // Reads `reader` to its end and counts.
 Expected<TraceStats> compute_stats(TraceReader& reader);
 
@@ -48,14 +69,15 @@ std::string level_from_kinds(const bool (&seen)[11]);
 // Converts the trace at `in` into `out` in `format` (zstd when `compress`).
 // Returns sentences saying what the target cannot carry of what the trace has,
 // or an error (reading, the writer refusing, e.g. bintrace needs registers).
+// With `progress`, shows a progress line on a terminal (see progress.h); so do the exporters.
 Expected<std::vector<std::string>> convert_trace(const std::string& in, const std::string& out, TraceFormat format,
-                                                 bool compress);
+                                                 bool compress, bool progress = false);
 
 // Writes the coverage of the trace at `in` as drcov to `out`. Returns the number of blocks written.
-Expected<std::uint64_t> export_drcov(const std::string& in, const std::string& out);
+Expected<std::uint64_t> export_drcov(const std::string& in, const std::string& out, bool progress = false);
 // Writes the syscalls (with stacks), faults and exit of the trace at `in` as
 // Chrome trace-event JSON to `out` (ts = instructions executed before, in µs).
 // Returns the number of trace events written.
-Expected<std::uint64_t> export_chrome(const std::string& in, const std::string& out);
+Expected<std::uint64_t> export_chrome(const std::string& in, const std::string& out, bool progress = false);
 
 }  // namespace tracecorn::replay

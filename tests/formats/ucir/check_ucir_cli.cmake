@@ -50,7 +50,7 @@ foreach(variant plain zstd strict)
   check_contains("${dump}" " exit status 3" "dump (${variant})")
 endforeach()
 
-# A trace cut short (a killed recording) is dumped up to its last complete frame, with a warning.
+# A trace cut short (a killed recording) is dumped up to its last complete frame, then an error (exit 125).
 file(READ ${WORK_DIR}/plain.ucir whole HEX)
 string(LENGTH "${whole}" hex_length)
 math(EXPR keep "${hex_length} / 2 - 1000")
@@ -58,10 +58,10 @@ execute_process(COMMAND ${CMAKE_COMMAND} -E echo "" OUTPUT_QUIET)
 execute_process(COMMAND head -c ${keep} ${WORK_DIR}/plain.ucir OUTPUT_FILE ${WORK_DIR}/cut.ucir)
 execute_process(COMMAND ${TRACECORN} dump ${WORK_DIR}/cut.ucir
   RESULT_VARIABLE status OUTPUT_VARIABLE dump ERROR_VARIABLE err)
-if(NOT status EQUAL 0)
-  message(FATAL_ERROR "dump (cut): exit status ${status}; stderr: ${err}")
+if(NOT status EQUAL 125)
+  message(FATAL_ERROR "dump (cut): exit status ${status}, expected 125; stderr: ${err}")
 endif()
-check_contains("${err}" "warning: the trace ends inside the OP_FRAME" "dump (cut) stderr")
+check_contains("${err}" "cut.ucir: the file ends early: the trace ends inside the OP_FRAME" "dump (cut) stderr")
 
 # Not a UCIR file: a clear error, exit status 125.
 execute_process(COMMAND ${TRACECORN} dump ${SAMPLE} RESULT_VARIABLE status OUTPUT_VARIABLE out ERROR_VARIABLE err)

@@ -3,8 +3,8 @@
 # output not printed again), `stat` counts its syscalls, `convert` to another
 # format says what the target cannot carry and the result replays, the drcov
 # and chrome exports are written; a trace cut short or damaged gives every
-# command (dump, stat, convert, replay) a message with a byte offset and exit
-# status 125 (or, for a cut the reader tolerates, a warning naming the offset).
+# command (dump, stat, replay, convert to every format and export) a message
+# naming the file and a byte offset, and exit status 125.
 # Run by CTest: cmake -DTRACECORN=... -DSAMPLE=... -DWORK_DIR=... -P this file.
 file(REMOVE_RECURSE ${WORK_DIR})
 file(MAKE_DIRECTORY ${WORK_DIR})
@@ -55,30 +55,47 @@ if(NOT status EQUAL 0)
   message(FATAL_ERROR "replay of the converted trace: exit status ${status}: ${out}")
 endif()
 
-# Damaged: 64 bytes of 0xff over the events near the end of each file.
+# Damaged (runs of 64 bytes of 0xff near the end, over the events) and
+# truncated (cut at 60%) copies of each file: every command (dump, stat, replay, convert to
+# each format and export) fails with exit status 125 and a message naming the
+# file and a byte offset; never a crash, never a silent success.
 foreach(format ucir frames bintrace)
   file(READ ${WORK_DIR}/trace.${format} hex HEX)
   string(LENGTH "${hex}" hex_length)
-  math(EXPR at "(${hex_length} - ${hex_length} / 100) / 2 * 2")
-  string(SUBSTRING "${hex}" 0 ${at} before)
-  math(EXPR after_at "${at} + 128")
-  string(SUBSTRING "${hex}" ${after_at} -1 after)
+  # Several runs of 0xff (one may fall where a format cannot tell, such as
+  # initial memory bytes or a binary trace's description strings; the others not).
   string(REPEAT "ff" 64 garbage)
-  set(damaged_hex "${before}${garbage}${after}")
+  set(damaged_hex "${hex}")
+  foreach(per_mille 960 975 990 997)
+    math(EXPR at "${hex_length} * ${per_mille} / 1000 / 2 * 2")
+    string(SUBSTRING "${damaged_hex}" 0 ${at} before)
+    math(EXPR after_at "${at} + 128")
+    string(SUBSTRING "${damaged_hex}" ${after_at} -1 after)
+    set(damaged_hex "${before}${garbage}${after}")
+  endforeach()
+  math(EXPR cut "${hex_length} * 6 / 10 / 2 * 2")
+  string(SUBSTRING "${hex}" 0 ${cut} truncated_hex)
   # Write the bytes back through a hex file and xxd -r -p (Debian's xxd).
   file(WRITE ${WORK_DIR}/damaged.hex "${damaged_hex}")
   execute_process(COMMAND xxd -r -p ${WORK_DIR}/damaged.hex ${WORK_DIR}/damaged.${format})
-  foreach(command dump stat replay convert)
-    set(args ${command} ${WORK_DIR}/damaged.${format})
-    if(command STREQUAL "convert")
-      list(APPEND args ${WORK_DIR}/damaged.out --format ucir)
-    elseif(command STREQUAL "replay")
-      list(APPEND args -- ${SAMPLE})
-    endif()
-    execute_process(COMMAND ${TRACECORN} ${args} RESULT_VARIABLE status OUTPUT_QUIET ERROR_VARIABLE err)
-    if(NOT status EQUAL 125)
-      message(FATAL_ERROR "${command} of a damaged ${format} trace: exit status ${status}, expected 125: ${err}")
-    endif()
-    check_contains("${err}" "at offset 0x" "${command} of a damaged ${format} trace")
+  file(WRITE ${WORK_DIR}/truncated.hex "${truncated_hex}")
+  execute_process(COMMAND xxd -r -p ${WORK_DIR}/truncated.hex ${WORK_DIR}/truncated.${format})
+  foreach(variant damaged truncated)
+    set(bad ${WORK_DIR}/${variant}.${format})
+    foreach(command dump stat replay ucir frames bintrace drcov chrome)
+      if(command MATCHES "^(dump|stat)$")
+        set(args ${command} ${bad})
+      elseif(command STREQUAL "replay")
+        set(args replay ${bad} -- ${SAMPLE})
+      else()
+        set(args convert ${bad} ${WORK_DIR}/${variant}.out.${command} --format ${command})
+      endif()
+      execute_process(COMMAND ${TRACECORN} ${args} RESULT_VARIABLE status OUTPUT_QUIET ERROR_VARIABLE err)
+      if(NOT status EQUAL 125)
+        message(FATAL_ERROR "${args} (a ${variant} ${format} trace): exit status ${status}, expected 125: ${err}")
+      endif()
+      check_contains("${err}" "${bad}" "${args}: the message names the file")
+      check_matches("${err}" "offset (0x[0-9a-f]+|[0-9]+)" "${args}: the message gives a byte offset")
+    endforeach()
   endforeach()
 endforeach()

@@ -13,3 +13,9 @@ add_test(NAME replay_cli COMMAND ${CMAKE_COMMAND} -DTRACECORN=$<TARGET_FILE:trac
   -P ${CMAKE_CURRENT_SOURCE_DIR}/recorder/replay/check_replay_cli.cmake)
 # Every sample in every format, replayed (about 25 s): its own ctest entry, in parallel with the rest.
 add_test(NAME replay_long_runs COMMAND unit_tests "-tc=Replay long runs*")
+# dump's filters (--kind, --range, --events) against the unfiltered dump, in every format.
+add_test(NAME dump_filters COMMAND /usr/bin/python3 ${CMAKE_CURRENT_SOURCE_DIR}/recorder/replay/check_dump_filters.py
+  $<TARGET_FILE:tracecorn> ${CMAKE_BINARY_DIR}/samples/guest/static/hello ${CMAKE_CURRENT_BINARY_DIR}/dump_filters)
+# The progress line: on a pseudo-terminal (util-linux's script), never in pipes.
+add_test(NAME trace_progress COMMAND /usr/bin/python3 ${CMAKE_CURRENT_SOURCE_DIR}/recorder/replay/check_progress.py
+  $<TARGET_FILE:tracecorn> ${CMAKE_BINARY_DIR}/samples/guest/static/hello ${CMAKE_CURRENT_BINARY_DIR}/trace_progress)

@@ -4,10 +4,15 @@
 // the trace's answers, not the host's new ones), every UCIR level replays, and
 // the check can fail: a trace whose syscall result was edited by one byte is
 // reported at that syscall's event, a program other than the recorded one
-// diverges, and ld.so's rdtsc gets the recorded values.
+// diverges, a module load edited in a binary trace is reported at its event,
+// and ld.so's rdtsc gets the recorded values.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <fstream>
+#include <optional>
+
+#include <fmt/format.h>
 
 #include "recorder/replay/trace_index.h"
 #include "tests/recorder/replay/replay_test_helpers.h"
@@ -86,6 +91,49 @@ TEST_CASE("Replay: a syscall result edited by one byte is reported at that sysca
     std::ofstream(path, std::ios::binary | std::ios::trunc).write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
     test::check_diverges_at_write(path, program, write->event);
   }
+  std::filesystem::remove(path);
+}
+
+TEST_CASE("Replay: module loads are compared: a module's range edited by one byte is reported at its event") {
+  const std::string program = test::kReplaySamples + "/static/hello";
+  const std::string path = test::replay_temp_path("module.bt");
+  test::record_files(program, core::TraceLevel::kRegisters, {{TraceFormat::kBintrace, path}});
+  // The binary trace's module event is an "other" event: "module 0xSTART 0xEND bias 0xB PATH".
+  std::ifstream in(path, std::ios::binary);
+  std::vector<char> bytes{std::istreambuf_iterator<char>(in), {}};
+  const std::string marker = "module 0x";
+  auto at = std::search(bytes.begin(), bytes.end(), marker.begin(), marker.end());
+  REQUIRE(at != bytes.end());
+  const auto end_field = std::find(at + static_cast<std::ptrdiff_t>(marker.size()), bytes.end(), ' ') + 3;  // past " 0x"
+  const auto last_digit = std::find(end_field, bytes.end(), ' ') - 1;
+  REQUIRE(*last_digit == '0');
+  *last_digit = '1';
+  std::ofstream(path, std::ios::binary | std::ios::trunc).write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  // The module event's index, as the reader gives it.
+  auto reader = replay::TraceReader::open(path);
+  REQUIRE(reader.has_value());
+  std::optional<std::uint64_t> module_event;
+  std::uint64_t module_end = 0;
+  while (!module_event) {
+    auto more = (*reader)->next([&](const events::Event& event) {
+      if (event.kind != events::EventKind::kModuleLoad || module_event) return;
+      module_event = (*reader)->index() - 1;
+      module_end = std::get<events::ModuleLoadEvent>(event.payload).end.value;
+    });
+    REQUIRE(more.has_value());
+    REQUIRE(*more);
+  }
+  CHECK((module_end & 0xfff) == 1);  // the edit is the one the reader sees
+  replay::ReplayOptions options;
+  options.program = program;
+  auto report = replay::replay_trace(path, options);
+  REQUIRE(report.has_value());
+  REQUIRE(report->divergence.has_value());
+  CHECK(report->divergence->event == *module_event);
+  CHECK(report->divergence->what == "a module load");
+  CHECK(report->divergence->trace_says.find(fmt::format("-{:#x}", module_end)) != std::string::npos);
+  CHECK(report->divergence->emulator_did.find(fmt::format("-{:#x}", module_end - 1)) != std::string::npos);
+  MESSAGE(report->divergence->to_string());
   std::filesystem::remove(path);
 }
 

@@ -1,4 +1,4 @@
-// Role: Debian 12's busybox-static for arm64 and armhf (fetched by
+// Role: Debian 12's busybox-static for arm64, armhf and i386 (fetched by
 // scripts/fetch_guest_busybox.sh) as real-world AArch64 and ARM/Thumb guest code
 // nobody here wrote: each applet run under qemu-<arch>-static and under
 // tracecorn with the same argv, environment and stdin must agree (status,
@@ -39,6 +39,7 @@ struct GuestBusybox {
 };
 const GuestBusybox kArm64{"aarch64", "arm64"};
 const GuestBusybox kArmhf{"arm", "armhf"};
+const GuestBusybox kI386{"i386", "i386"};
 
 ProcessSpec busybox(const GuestBusybox& guest, const std::vector<std::string>& args, std::string stdin_data = "",
                     std::string cwd = "/") {
@@ -176,6 +177,21 @@ TEST_CASE("Busybox arm: applets of Debian's armhf busybox (Thumb code) against q
     check_against_qemu(busybox(kArmhf, args), "", kArmhf);
   }
   check_against_qemu(busybox(kArmhf, {"tr", "a-z", "A-Z"}, sample_text()), "", kArmhf);
+}
+
+TEST_CASE("Busybox i386: applets of Debian's i386 busybox against qemu-i386-static") {
+  require_tools(kI386);
+  TempDir dir("busybox-i386");
+  write_file(dir / "payload", payload(512 * 1024));
+  write_file(dir / "text", sample_text());
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"sha256sum", dir / "payload", dir / "missing"}, {"md5sum", dir / "payload"},
+        {"sort", "-u", dir / "text"}, {"wc", dir / "text"}, {"uname", "-m"}, {"ls", "-ln", dir.path()},
+        {"id", "-u"}, {"cat", dir / "text"}}) {
+    CAPTURE(quote_command(args));
+    check_against_qemu(busybox(kI386, args), "", kI386);
+  }
+  check_against_qemu(busybox(kI386, {"tr", "a-z", "A-Z"}, sample_text()), "", kI386);
 }
 
 }  // namespace tracecorn::behaviour

@@ -225,6 +225,21 @@ TEST_CASE("BAP frames: aarch64 samples round-trip at the full level (architectur
   std::filesystem::remove(path);
 }
 
+TEST_CASE("BAP frames: i386 samples round-trip at the full level (architecture 9, machine 1)") {
+  std::vector<std::string> samples;
+  for (const auto& entry : std::filesystem::directory_iterator(kSamples + "-i386/static"))
+    samples.push_back("../guest-i386/static/" + entry.path().filename().string());
+  std::sort(samples.begin(), samples.end());
+  REQUIRE(samples.size() >= 15);
+  const std::string path = temp_path("i386.frames");
+  for (const std::string& sample : samples) {
+    if (sample.find("heap") != std::string::npos || sample.find("stdio_buffered") != std::string::npos) continue;
+    round_trip(sample, core::TraceLevel::kFull, false, path);
+  }
+  round_trip("../guest-i386/static/hello", core::TraceLevel::kMemory, true, path);
+  std::filesystem::remove(path);
+}
+
 TEST_CASE("BAP frames: an independent decoder (python3-protobuf) reads the same frames") {
   const std::string path = temp_path("decoder.frames");
   auto recorded = record(kSamples + "/static/hello", core::TraceLevel::kFull, path, false, "");

@@ -310,6 +310,24 @@ TEST_CASE("UCIR: aarch64 samples round-trip at every level (arch string arm64)")
   std::filesystem::remove(path);
 }
 
+TEST_CASE("UCIR: i386 samples round-trip at every level (arch string x86)") {
+  std::vector<std::string> samples;
+  for (const auto& entry : std::filesystem::directory_iterator(kSamples + "-i386/static"))
+    samples.push_back("../guest-i386/static/" + entry.path().filename().string());
+  std::sort(samples.begin(), samples.end());
+  REQUIRE(samples.size() >= 15);
+  for (const std::string& sample : samples) {
+    if (is_long_run(sample)) continue;
+    for (auto level : kRoundTripLevels) round_trip(sample, level, false, false);
+  }
+  const std::string path = temp_path("tracecorn-ucir-i386") + ".ucir";
+  record(kSamples + "-i386/static/hello", core::TraceLevel::kBlocks, path, false, "", false);
+  auto reader = formats::UcirReader::open(path);
+  REQUIRE(reader.has_value());
+  CHECK((*reader)->header().arch == "x86");
+  std::filesystem::remove(path);
+}
+
 // Its own ctest (ucir_roundtrip_long_runs): heap runs 40 million instructions.
 TEST_CASE("UCIR long runs: heap and stdio_buffered round-trip at every level, compared as they stream") {
   for (const std::string sample : {"static/heap", "static/stdio_buffered"})

@@ -6,7 +6,9 @@
 // must equal gdb's, frame by frame, as (module, offset) pairs. Checked three
 // ways: the unwinder in-process through GuestStacks (with the method of each
 // frame), `tracecorn record --format text` (the recorder integration), and
-// `tracecorn run --strace -k`.
+// `tracecorn run --strace -k`. The i386 sample (built by samples/cross.cmake)
+// is checked against gdb-multiarch on qemu-i386-static's gdb stub instead
+// (gdb_int80_stacks.py: a breakpoint on every `int 0x80`).
 #include <doctest/doctest.h>
 
 #include <fcntl.h>
@@ -15,6 +17,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <map>
+#include <regex>
 #include <sstream>
 
 #include "recorder/core/guest_stacks.h"
@@ -29,6 +32,7 @@ namespace {
 
 const std::string kUnwindSamples = TRACECORN_UNWIND_SAMPLES_DIR;
 const std::string kGdbScript = std::string(TRACECORN_UNWIND_TEST_DIR) + "/gdb_syscall_stacks.py";
+const std::string kGdbInt80Script = std::string(TRACECORN_UNWIND_TEST_DIR) + "/gdb_int80_stacks.py";
 
 struct SyscallStack {
   std::uint64_t number = 0;
@@ -60,6 +64,38 @@ std::vector<SyscallStack> gdb_stacks(const std::string& program) {
   // (argc, argv[0], NULL), which lie in no module. Those are not frames.
   for (auto& stack : stacks)
     while (!stack.frames.empty() && stack.frames.back().rfind("? ", 0) == 0) stack.frames.pop_back();
+  return stacks;
+}
+
+// gdb-multiarch's stacks at every `int 0x80` of the static i386 `program` run
+// by qemu-i386-static -g (see gdb_int80_stacks.py), named as gdb_stacks names them.
+std::vector<SyscallStack> gdb_int80_stacks(const std::string& program) {
+  const std::string objdump = unwind::test::run_tool("i686-linux-gnu-objdump -d '" + program + "'");
+  const std::string program_headers = unwind::test::run_tool("readelf -lW '" + program + "'");
+  std::smatch load;
+  REQUIRE_MESSAGE(std::regex_search(program_headers, load, std::regex("LOAD +0x[0-9a-f]+ (0x[0-9a-f]+)")),
+                  "readelf -lW gave no LOAD segment for " << program);
+  const std::uint64_t base = std::stoull(load[1], nullptr, 16) & ~std::uint64_t{0xfff};
+  std::string breaks;
+  const std::regex trap("\\n *([0-9a-f]+):\\s+cd 80 +\\s*int +\\$0x80");
+  for (auto it = std::sregex_iterator(objdump.begin(), objdump.end(), trap); it != std::sregex_iterator(); ++it)
+    breaks += " -ex 'break *0x" + (*it)[1].str() + "'";
+  REQUIRE_MESSAGE(!breaks.empty(), "no int 0x80 in " << program << " (i686-linux-gnu-objdump missing?)");
+  const std::string port = std::to_string(20000 + ::getpid() % 20000);
+  const std::string output = unwind::test::run_tool(
+      "(qemu-i386-static -g " + port + " '" + program + "' >/dev/null 2>&1 &); sleep 0.5; "
+      "gdb-multiarch -nx -batch -ex 'set $base = " + std::to_string(base) + "' -ex 'file " + program +
+      "' -ex 'target remote :" + port + "'" + breaks + " -x '" + kGdbInt80Script + "' 2>/dev/null");
+  std::vector<SyscallStack> stacks;
+  std::istringstream in(output);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("syscall ", 0) == 0) {
+      stacks.push_back({std::stoull(line.substr(8)), {}, {}});
+    } else if (line.rfind("frame ", 0) == 0 && !stacks.empty()) {
+      stacks.back().frames.push_back(line.substr(6));
+    }
+  }
   return stacks;
 }
 
@@ -269,6 +305,25 @@ void check_against_gdb(const std::string& variant, bool expect_sframe) {
     const auto& sframe = emulated[2][j].frames;
     CHECK(sframe.size() <= want.size());
     CHECK(std::equal(sframe.begin(), sframe.end(), want.begin()));
+  }
+}
+
+// i386 (static, -O2, .eh_frame): every syscall's stack, under auto and cfi,
+// equals gdb-multiarch's on qemu-i386-static, frame by frame.
+TEST_CASE("Stacks: i386 static binary, every syscall equals gdb-multiarch on qemu-i386-static") {
+  const std::string program = kUnwindSamples + "/../guest-i386/static/nested_calls";
+  INFO(program);
+  REQUIRE_MESSAGE(::access(program.c_str(), X_OK) == 0, "build guest_samples_i386 (gcc-i686-linux-gnu)");
+  const auto expected = gdb_int80_stacks(program);
+  REQUIRE(expected.size() > 10);
+  const auto emulated = emulated_stacks(program);
+  for (std::size_t method = 0; method < 2; ++method) {  // auto, cfi
+    CAPTURE(method);
+    CHECK(align(expected, emulated[method]).size() == expected.size());
+    CHECK(emulated[method].size() == expected.size());
+    const std::size_t frames = compare_all(expected, emulated[method]);
+    CHECK(frames > expected.size() * 3);
+    MESSAGE("i386: " << expected.size() << " syscalls, " << frames << " frames equal gdb's");
   }
 }
 

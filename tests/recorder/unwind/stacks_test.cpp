@@ -46,9 +46,8 @@ std::string frame_text(const std::string& module, std::uint64_t offset) {
   return out.str();
 }
 
-std::vector<SyscallStack> gdb_stacks(const std::string& program) {
-  const std::string output =
-      unwind::test::run_tool("gdb -batch -nx -x '" + kGdbScript + "' --args '" + program + "' 2>/dev/null");
+// The "syscall N" / "frame MODULE OFFSET" blocks the gdb scripts print.
+std::vector<SyscallStack> parse_gdb_stacks(const std::string& output) {
   std::vector<SyscallStack> stacks;
   std::istringstream in(output);
   std::string line;
@@ -59,6 +58,13 @@ std::vector<SyscallStack> gdb_stacks(const std::string& program) {
       stacks.back().frames.push_back(line.substr(6));
     }
   }
+  return stacks;
+}
+
+std::vector<SyscallStack> gdb_stacks(const std::string& program) {
+  const std::string output =
+      unwind::test::run_tool("gdb -batch -nx -x '" + kGdbScript + "' --args '" + program + "' 2>/dev/null");
+  std::vector<SyscallStack> stacks = parse_gdb_stacks(output);
   // No FDE covers ld.so's entry point (_start/_dl_start_user): gdb's heuristic
   // unwinder then walks on into the words above the initial stack pointer
   // (argc, argv[0], NULL), which lie in no module. Those are not frames.
@@ -86,17 +92,7 @@ std::vector<SyscallStack> gdb_int80_stacks(const std::string& program) {
       "(qemu-i386-static -g " + port + " '" + program + "' >/dev/null 2>&1 &); sleep 0.5; "
       "gdb-multiarch -nx -batch -ex 'set $base = " + std::to_string(base) + "' -ex 'file " + program +
       "' -ex 'target remote :" + port + "'" + breaks + " -x '" + kGdbInt80Script + "' 2>/dev/null");
-  std::vector<SyscallStack> stacks;
-  std::istringstream in(output);
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind("syscall ", 0) == 0) {
-      stacks.push_back({std::stoull(line.substr(8)), {}, {}});
-    } else if (line.rfind("frame ", 0) == 0 && !stacks.empty()) {
-      stacks.back().frames.push_back(line.substr(6));
-    }
-  }
-  return stacks;
+  return parse_gdb_stacks(output);
 }
 
 // Modules by lowest start, as the gdb side names them.

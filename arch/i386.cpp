@@ -68,7 +68,8 @@ constexpr X86SubRegister kSubRegisters[] = {
 // Left out on purpose (ENOSYS, so glibc takes its 64-bit path): the calls whose
 // structs have word-sized or 32-bit time fields no converter handles yet (old
 // stat/fstat/lstat, statfs, getdents, times, sysinfo, getrusage, waitpid/wait4,
-// setrlimit, itimers, utimes, select, time, sigaltstack, sendfile), and
+// setrlimit, itimers, utimes, select, time, sigaltstack, sendfile with its
+// 32-bit offset), and
 // get_thread_area.
 constexpr SyscallNumber kSyscallNumbers[] = {
     // time32 calls, converted by recorder/linux/syscalls_compat32.cpp.
@@ -82,6 +83,7 @@ constexpr SyscallNumber kSyscallNumbers[] = {
     {214, SyscallId::setgid32},
     // i386's own: the old mmap (arguments in memory), socketcall, set_thread_area.
     {90, SyscallId::old_mmap}, {102, SyscallId::socketcall}, {243, SyscallId::set_thread_area},
+    {239, SyscallId::sendfile64},
     {0, SyscallId::restart_syscall}, {1, SyscallId::exit}, {2, SyscallId::fork},
     {3, SyscallId::read}, {4, SyscallId::write}, {5, SyscallId::open},
     {6, SyscallId::close}, {8, SyscallId::creat}, {9, SyscallId::link},

@@ -43,7 +43,7 @@ namespace tracecorn::arch {
   X(getegid32) X(setuid32) X(setgid32) X(getgroups32) X(setgroups32) X(getresuid32)         \
   X(getresgid32) X(chown32) X(lchown32) X(fchown32)                                         \
   /* i386: the old mmap (arguments in memory) and the socket multiplexer */                  \
-  X(old_mmap) X(socketcall) X(unknown)
+  X(old_mmap) X(socketcall) X(sendfile64) X(unknown)
 
 enum class SyscallId : std::uint16_t {
 #define TRACECORN_SYSCALL_ENUM(name) name,

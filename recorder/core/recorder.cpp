@@ -87,8 +87,12 @@ class Recorder::Impl {
     const std::uint64_t end = options_.code_range ? options_.code_range->end - 1 : 0;
     if (!add_hook(UC_HOOK_BLOCK, reinterpret_cast<void*>(&on_block), begin, end)) return hook_error("block");
     if (level_has_memory(options_.level)) {
-      if (!add_hook(UC_HOOK_MEM_READ_AFTER, reinterpret_cast<void*>(&on_memory), 1, 0) ||
-          !add_hook(UC_HOOK_MEM_WRITE, reinterpret_cast<void*>(&on_memory), 1, 0))
+      // Only the program's side of the address space (below TASK_SIZE, the
+      // layout's stack top): above it lie the CPU's own tables (i386's GDT,
+      // whose descriptor loads on `mov gs` are no access of the program's).
+      const std::uint64_t user_end = arch_.layout.stack_top - 1;
+      if (!add_hook(UC_HOOK_MEM_READ_AFTER, reinterpret_cast<void*>(&on_memory), 1, user_end) ||
+          !add_hook(UC_HOOK_MEM_WRITE, reinterpret_cast<void*>(&on_memory), 1, user_end))
         return hook_error("memory");
     }
     if (level_has_registers(options_.level))

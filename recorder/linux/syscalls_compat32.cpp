@@ -198,6 +198,7 @@ std::optional<std::int64_t> Kernel::compat32_syscall(SyscallId id, const Syscall
     case SyscallId::lstat64: return file_syscall(SyscallId::lstat, a);
     case SyscallId::fstatat64: return file_syscall(SyscallId::newfstatat, a);
     case SyscallId::fcntl64: return file_syscall(SyscallId::fcntl, a);
+    case SyscallId::sendfile64: return file_syscall(SyscallId::sendfile, a);  // loff_t*: x86-64's off_t*
     case SyscallId::clock_gettime64: return time_syscall(SyscallId::clock_gettime, a);
     case SyscallId::clock_getres_time64: return time_syscall(SyscallId::clock_getres, a);
     case SyscallId::clock_nanosleep_time64: return time_syscall(SyscallId::clock_nanosleep, a);

@@ -12,6 +12,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <array>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -333,6 +335,46 @@ TEST_CASE("Arch i386: DWARF numbers are the ones GNU as gives the registers' nam
   CHECK(arch.uname_machine == "i686");
   CHECK(find_arch_for_elf(3, false, true) == &arch);
   CHECK(arch.format_ids.bintrace == nullptr);
+}
+
+}  // namespace tracecorn::arch
+
+namespace tracecorn::arch {
+
+TEST_CASE("Arch i386: Malicious: set_thread_area refuses entries outside TLS, and runs out after three") {
+  uc_engine* engine = nullptr;
+  REQUIRE(uc_open(UC_ARCH_X86, UC_MODE_32, &engine) == UC_ERR_OK);
+  {
+    auto cpu = i386_arch().make_guest_cpu(engine);
+    REQUIRE(cpu.has_value());
+    auto desc = [](std::uint32_t entry, std::uint32_t base, std::uint32_t flags) {
+      std::array<std::uint8_t, 16> bytes{};
+      const std::uint32_t words[4] = {entry, base, 0xfffff, flags};
+      for (unsigned w = 0; w < 4; ++w)
+        for (unsigned b = 0; b < 4; ++b) bytes[4 * w + b] = static_cast<std::uint8_t>(words[w] >> (8 * b));
+      return bytes;
+    };
+    for (const std::uint32_t entry : {0u, 5u, 11u, 15u, 0x7fffffffu, 0xfffffffeu}) {
+      CAPTURE(entry);
+      auto bytes = desc(entry, 0x1000, 0x51);
+      CHECK((*cpu)->set_thread_area(bytes) == -EINVAL);
+    }
+    auto conforming = desc(12, 0x1000, 0x51 | (3u << 1));  // contents 3, present: refused as Linux does
+    CHECK((*cpu)->set_thread_area(conforming) == -EINVAL);
+    // entry -1 picks the free TLS entries 12, 13, 14 in turn and writes the choice back.
+    for (std::uint32_t expected = 12; expected <= 14; ++expected) {
+      auto bytes = desc(0xffffffffu, 0x1000 * expected, 0x51);
+      REQUIRE((*cpu)->set_thread_area(bytes) == 0);
+      CHECK(bytes[0] == expected);
+    }
+    auto full = desc(0xffffffffu, 0x9000, 0x51);
+    CHECK((*cpu)->set_thread_area(full) == -ESRCH);
+    // The base of entry 13 is what GS then gives as the thread pointer.
+    std::uint32_t selector = 13 * 8 + 3;
+    REQUIRE(uc_reg_write(engine, UC_X86_REG_GS, &selector) == UC_ERR_OK);
+    CHECK((*cpu)->thread_pointer() == 0x1000 * 13);
+  }
+  uc_close(engine);
 }
 
 }  // namespace tracecorn::arch

@@ -111,6 +111,19 @@ TEST_CASE("Record: the syscalls in the trace are the ones --syscall-log names") 
   CHECK(from_trace == from_log);
 }
 
+TEST_CASE("Record: an i386 program is refused by the binary trace (no machine there) and recorded as text") {
+  TempDir dir("record-i386");
+  const std::string binary = cross_samples_binary("i386") + "/static/hello";
+  const ProcessResult refused =
+      tracecorn_cli({"record", "--format", "bintrace", "--level", "full", "-o", dir / "t.bt", "--", binary});
+  CHECK(refused.status == 125);
+  CHECK(refused.err.find("binary trace has no machine description for i386") != std::string::npos);
+  CHECK(!std::ifstream(dir / "t.bt").good());
+  const ProcessResult text = tracecorn_cli({"record", "--level", "regs", "-o", dir / "t.txt", "--", binary});
+  CHECK(text.status == 3);  // hello's own status
+  CHECK(slurp(dir / "t.txt").rfind("# tracecorn text trace: arch i386, level regs", 0) == 0);
+}
+
 TEST_CASE("Record: --only-main and --range keep only the chosen code") {
   TempDir dir("record-filters");
   const std::string dynamic = sample("dynamic", "hello");

@@ -278,24 +278,31 @@ TEST_CASE("UCIR: recording, writing and reading back gives the same events (ever
   }
 }
 
-TEST_CASE("UCIR: aarch64 samples round-trip at every level (arch string arm64)") {
-  // The samples cross-built for aarch64 (samples/cross.cmake), beside the host's.
+// The samples cross-built for `arch` (samples/cross.cmake), beside the host's:
+// every one round-trips at every level, and the header names `ucir_arch`.
+void check_cross_round_trips(const std::string& arch, const std::string& ucir_arch) {
   std::vector<std::string> samples;
-  for (const auto& entry : std::filesystem::directory_iterator(kSamples + "-aarch64/static"))
-    samples.push_back("../guest-aarch64/static/" + entry.path().filename().string());
+  for (const auto& entry : std::filesystem::directory_iterator(kSamples + "-" + arch + "/static"))
+    samples.push_back("../guest-" + arch + "/static/" + entry.path().filename().string());
   std::sort(samples.begin(), samples.end());
   REQUIRE(samples.size() >= 15);
   for (const std::string& sample : samples) {
     if (is_long_run(sample)) continue;
     for (auto level : kRoundTripLevels) round_trip(sample, level, false, false);
   }
-  const std::string path = temp_path("tracecorn-ucir-arm64") + ".ucir";
-  record(kSamples + "-aarch64/static/hello", core::TraceLevel::kBlocks, path, false, "", false);
+  const std::string path = temp_path("tracecorn-ucir-" + arch) + ".ucir";
+  record(kSamples + "-" + arch + "/static/hello", core::TraceLevel::kBlocks, path, false, "", false);
   auto reader = formats::UcirReader::open(path);
   REQUIRE(reader.has_value());
-  CHECK((*reader)->header().arch == "arm64");
+  CHECK((*reader)->header().arch == ucir_arch);
   std::filesystem::remove(path);
 }
+
+TEST_CASE("UCIR: aarch64 samples round-trip at every level (arch string arm64)") {
+  check_cross_round_trips("aarch64", "arm64");
+}
+
+TEST_CASE("UCIR: i386 samples round-trip at every level (arch string x86)") { check_cross_round_trips("i386", "x86"); }
 
 // Its own ctest (ucir_roundtrip_long_runs): heap runs 40 million instructions.
 TEST_CASE("UCIR long runs: heap and stdio_buffered round-trip at every level, compared as they stream") {

@@ -4,7 +4,8 @@
 // .debug_frame only (samples/unwind_variants_cross.cmake), runs under
 // qemu-aarch64-static -g with gdb-multiarch breaking on every `svc #0x0`
 // objdump finds (gdb_trap_stacks.py: qemu-user's stub has no `catch syscall`)
-// and printing its backtrace. At every syscall, tracecorn's stack must equal
+// and printing its backtrace; the i386 build of the guest sample (.eh_frame,
+// samples/cross.cmake) the same way under qemu-i386-static, on `int $0x80`. At every syscall, tracecorn's stack must equal
 // gdb's frame by frame: the pcs of the in-process walks (auto and cfi; the
 // sframe-only walk a prefix, and under auto the program's frames found by
 // SFrame exactly when it has .sframe), and `tracecorn run --strace -k`'s
@@ -40,9 +41,14 @@ struct CrossArch {
   std::string objdump;      // disassembles the trap instruction
   std::string trap_regex;   // objdump's text for the trap (Python regex)
   unsigned trap_length;     // bytes: frame 0 is the address after the trap
+  std::string syscall_register;  // gdb's name of the register holding the syscall number
+  std::string binutils_package;  // the Debian package with `objdump`
 };
 
-const CrossArch kAarch64 = {"aarch64", "/usr/bin/qemu-aarch64-static", "aarch64-linux-gnu-objdump", "svc\\s+#0x0", 4};
+const CrossArch kAarch64 = {"aarch64", "/usr/bin/qemu-aarch64-static", "aarch64-linux-gnu-objdump", "svc\\s+#0x0", 4,
+                            "$x8", "binutils-aarch64-linux-gnu"};
+const CrossArch kI386 = {"i386", "/usr/bin/qemu-i386-static", "i686-linux-gnu-objdump", "int\\s+\\$0x80", 2, "$eax",
+                         "binutils-i686-linux-gnu"};
 const std::string kGdbMultiarch = "/usr/bin/gdb-multiarch";
 
 struct NamedFrame {
@@ -61,7 +67,7 @@ std::string missing_tools(const CrossArch& arch) {
   if (::access(kGdbMultiarch.c_str(), X_OK) != 0) missing += kGdbMultiarch + " is missing (apt-get install gdb-multiarch). ";
   if (::access(arch.qemu.c_str(), X_OK) != 0) missing += arch.qemu + " is missing (apt-get install qemu-user-static). ";
   if (unwind::test::run_tool("command -v " + arch.objdump).empty())
-    missing += arch.objdump + " is missing (apt-get install binutils-" + arch.name + "-linux-gnu). ";
+    missing += arch.objdump + " is missing (apt-get install " + arch.binutils_package + "). ";
   return missing;
 }
 
@@ -75,7 +81,8 @@ std::vector<NamedStack> gdb_trap_stacks(const CrossArch& arch, const std::string
       "rm -f '" + socket + "'; '" + arch.qemu + "' -g '" + socket + "' '" + program + "' >/dev/null 2>&1 & q=$!; " +
       "i=0; while [ ! -S '" + socket + "' ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i+1)); done; " +
       "TRACECORN_GDB_TARGET='" + socket + "' TRACECORN_OBJDUMP='" + arch.objdump + "' TRACECORN_TRAP_REGEX='" +
-      arch.trap_regex + "' TRACECORN_TRAP_LENGTH=" + std::to_string(arch.trap_length) + " timeout 60 " +
+      arch.trap_regex + "' TRACECORN_TRAP_LENGTH=" + std::to_string(arch.trap_length) + " TRACECORN_SYSCALL_REGISTER='" +
+      arch.syscall_register + "' timeout 60 " +
       kGdbMultiarch + " -batch -nx -x '" + script + "' '" + program + "' 2>&1; kill $q 2>/dev/null; wait $q; rm -f '" +
       socket + "'";
   const std::string output = unwind::test::run_tool(command);
@@ -168,10 +175,11 @@ std::vector<std::uint64_t> pcs_of(const NamedStack& stack) {
   return pcs;
 }
 
-void check_against_gdb_multiarch(const CrossArch& arch, const std::string& variant, bool expect_sframe) {
+// `program` (static, of `arch`; `variant` names it in messages and sockets).
+void check_against_gdb_multiarch(const CrossArch& arch, const std::string& program, const std::string& variant,
+                                 bool expect_sframe) {
   const std::string missing = missing_tools(arch);
   REQUIRE_MESSAGE(missing.empty(), missing);
-  const std::string program = std::string(TRACECORN_UNWIND_SAMPLES_DIR) + "-" + arch.name + "/" + variant + "/nested_calls";
   INFO(program);
   REQUIRE(std::filesystem::exists(program));
   const auto expected = gdb_trap_stacks(arch, program, variant);
@@ -229,14 +237,23 @@ void check_against_gdb_multiarch(const CrossArch& arch, const std::string& varia
   }
 }
 
+// The unwind variant `variant` of nested_calls for `arch` (samples/unwind_variants_cross.cmake).
+std::string unwind_variant(const CrossArch& arch, const std::string& variant) {
+  return std::string(TRACECORN_UNWIND_SAMPLES_DIR) + "-" + arch.name + "/" + variant + "/nested_calls";
+}
+
 }  // namespace
 
 TEST_CASE("Stacks aarch64: SFrame static binary, every syscall equals gdb-multiarch on qemu-aarch64-static") {
-  check_against_gdb_multiarch(kAarch64, "sframe-static", true);
+  check_against_gdb_multiarch(kAarch64, unwind_variant(kAarch64, "sframe-static"), "sframe-static", true);
 }
 TEST_CASE("Stacks aarch64: CFI-only static binary, every syscall equals gdb-multiarch on qemu-aarch64-static") {
-  check_against_gdb_multiarch(kAarch64, "cfi-static", false);
+  check_against_gdb_multiarch(kAarch64, unwind_variant(kAarch64, "cfi-static"), "cfi-static", false);
 }
 TEST_CASE("Stacks aarch64: the program's CFI in .debug_frame only, every syscall equals gdb-multiarch") {
-  check_against_gdb_multiarch(kAarch64, "debug_frame", false);
+  check_against_gdb_multiarch(kAarch64, unwind_variant(kAarch64, "debug_frame"), "debug_frame", false);
+}
+TEST_CASE("Stacks i386: static binary (.eh_frame), every syscall equals gdb-multiarch on qemu-i386-static") {
+  check_against_gdb_multiarch(kI386, std::string(TRACECORN_SAMPLES_DIR) + "-i386/static/nested_calls", "i386-static",
+                              false);
 }

@@ -1,15 +1,16 @@
 # Role: the ground truth for the cross-architecture stack tests: gdb-multiarch,
 # attached to qemu-<arch>-static's gdb stub (qemu-user has no `catch syscall`),
 # stops at every trap instruction of the program (each address objdump
-# disassembles as the trap: `svc #0x0` on aarch64) and prints gdb's own
+# disassembles as the trap: `svc #0x0` on aarch64, `int $0x80` on i386) and prints gdb's own
 # backtrace there, past main and past the entry point.
 # Who calls it: tests/recorder/unwind/cross_stacks_test.cpp, through
 #   QEMU -g SOCKET PROGRAM & gdb-multiarch -batch -nx -x gdb_trap_stacks.py PROGRAM
 # with the environment TRACECORN_GDB_TARGET (the socket path), TRACECORN_OBJDUMP
 # (the architecture's objdump), TRACECORN_TRAP_REGEX (the disassembly of the
-# trap, a Python regex) and TRACECORN_TRAP_LENGTH (its size in bytes).
+# trap, a Python regex), TRACECORN_TRAP_LENGTH (its size in bytes) and
+# TRACECORN_SYSCALL_REGISTER (gdb's name of the syscall number's register).
 # Output (stdout), one block per trap reached:
-#   syscall NUMBER                          (the syscall number register: $x8)
+#   syscall NUMBER                          (the syscall number register: $x8, $eax)
 #   frame PC START NAME                     (START: NAME's address, from `info symbol`)
 #   frame PC ? ?                            (a pc no symbol covers)
 # Frame 0's PC is the address after the trap (where the kernel resumes; the
@@ -64,7 +65,7 @@ while True:
         break  # the program has exited: the stub closed the connection
     if gdb.selected_inferior().pid == 0:
         break
-    print("syscall %d" % int(gdb.parse_and_eval("$x8")))
+    print("syscall %d" % int(gdb.parse_and_eval(os.environ["TRACECORN_SYSCALL_REGISTER"])))
     frame = gdb.newest_frame()
     first = True
     while frame is not None:

@@ -402,6 +402,15 @@ int run_command(const RunOptions& options, const RecordOptions* record) {
       fmt::print(stderr, "tracecorn: recorded {} events in {} ring records ({} bytes, {} producer stalls, {} overwritten)\n",
                  stats.events, stats.records, stats.ring_bytes_written, stats.producer_stalls,
                  stats.records_overwritten);
+    if (options.stats) {  // what the sinks were handed, by kind: `tracecorn stat` on the file counts the same way
+      std::string by_kind;
+      for (std::size_t k = 1; k < stats.events_by_kind.size(); ++k)
+        if (stats.events_by_kind[k])
+          by_kind += fmt::format("{}{} {}", by_kind.empty() ? "" : ", ",
+                                 tracecorn::events::event_kind_name(static_cast<tracecorn::events::EventKind>(k)),
+                                 stats.events_by_kind[k]);
+      fmt::print(stderr, "tracecorn: events by kind: {}\n", by_kind.empty() ? "none" : by_kind);
+    }
   }
   if (stacks && options.stats) {
     const auto walked = stacks->stats();

@@ -512,6 +512,7 @@ class Recorder::Impl {
       drain_.join();
       finish_error_ = assembler_->end(interrupted);
       events_ = assembler_->events();
+      events_by_kind_ = assembler_->events_by_kind();
       instructions_ = assembler_->instructions();
     }
     return finish_error_;
@@ -529,6 +530,7 @@ class Recorder::Impl {
     result.records_lost = records_lost_;
     result.blocks_decoded = blocks_decoded_;
     result.events = events_;
+    result.events_by_kind = events_by_kind_;
     result.instructions = instructions_;
     return result;
   }
@@ -658,6 +660,7 @@ class Recorder::Impl {
   bool finished_ = false;
   std::string finish_error_;
   std::uint64_t events_ = 0;
+  std::array<std::uint64_t, 11> events_by_kind_{};
   std::uint64_t instructions_ = 0;
 };
 

@@ -18,6 +18,7 @@
 //   there is no global state.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -74,6 +75,7 @@ struct RecorderStats {
   std::uint64_t records_lost = 0;  // could not be written (decode failure, oversize)
   std::uint64_t blocks_decoded = 0;
   std::uint64_t events = 0;        // events handed to sinks (after finish)
+  std::array<std::uint64_t, 11> events_by_kind{};  // the same by kind, indexed by events::EventKind (after finish)
   std::uint64_t instructions = 0;  // instructions recorded (after finish)
 };
 

@@ -373,7 +373,8 @@ int run_command(const RunOptions& options, const RecordOptions* record) {
   } else if (recorder && recorder->stop_requested() && outcome.kind != linux::RunOutcome::Kind::kExited) {
     outcome.kind = linux::RunOutcome::Kind::kStopped;
     outcome.is_fault = false;
-    outcome.description = "stopped: the recording's stop condition was reached";
+    outcome.description = recorder->sink_failed() ? "stopped: the trace cannot be written (below)"
+                                                  : "stopped: the recording's stop condition was reached";
   }
   std::fflush(stdout);
   int status = outcome.host_exit_status();

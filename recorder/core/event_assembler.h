@@ -71,6 +71,12 @@ class EventAssembler {
   std::string end(bool interrupted);
 
   std::uint64_t events() const { return next_sequence_; }
+  // Whether a sink cannot write any more (Sink::failed); on the consumer thread.
+  bool sink_failed() const {
+    for (const auto* sink : sinks_)
+      if (sink->failed()) return true;
+    return false;
+  }
   // Events emitted so far by kind, indexed by EventKind (index 0 unused).
   const std::array<std::uint64_t, 11>& events_by_kind() const { return by_kind_; }
   std::uint64_t instructions() const { return instructions_; }

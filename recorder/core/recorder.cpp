@@ -137,6 +137,11 @@ class Recorder::Impl {
     last_block_address_ = address;
     last_block_size_ = size;
     if (!active_) return;
+    if (sink_failed_.load(std::memory_order_relaxed)) {  // the trace cannot be written: stop here
+      stop_requested_ = true;
+      uc_emu_stop(engine_);
+      return;
+    }
     // --stop-after: the emulation stops at the first block boundary at or after N
     // recorded instructions; this block does not run.
     if (options_.stop_after_instructions && recorded_instructions_ >= options_.stop_after_instructions) {
@@ -465,6 +470,9 @@ class Recorder::Impl {
     for (;;) {
       const bool more = ring_->wait_for_data(std::chrono::milliseconds(50));
       ring_->consume([this](std::span<const std::byte> record) { assembler_->on_record(record); });
+      // A sink that cannot write (a full disk) ends the run at the next block.
+      if (!sink_failed_.load(std::memory_order_relaxed) && assembler_->sink_failed())
+        sink_failed_.store(true, std::memory_order_relaxed);
       if (!more) break;
     }
   }
@@ -536,6 +544,7 @@ class Recorder::Impl {
   }
 
   bool stop_requested() const { return stop_requested_; }
+  bool sink_failed() const { return sink_failed_.load(std::memory_order_relaxed); }
 
  private:
   struct Shadow {
@@ -652,6 +661,7 @@ class Recorder::Impl {
   std::uint32_t last_block_size_ = 0;
   std::uint64_t recorded_instructions_ = 0;
   std::atomic<bool> stop_requested_{false};
+  std::atomic<bool> sink_failed_{false};  // set by the drain thread, read by the block hook
   std::atomic<std::uint64_t> records_lost_{0};
   std::uint64_t pending_lost_ = 0;  // lost since the last kGap record
   std::atomic<std::uint64_t> blocks_decoded_{0};
@@ -702,5 +712,6 @@ std::string Recorder::dump(events::Sink& sink) { return impl_->dump(sink); }
 std::string Recorder::finish(bool interrupted) { return impl_->finish(interrupted); }
 RecorderStats Recorder::stats() const { return impl_->stats(); }
 bool Recorder::stop_requested() const { return impl_->stop_requested(); }
+bool Recorder::sink_failed() const { return impl_->sink_failed(); }
 
 }  // namespace tracecorn::core

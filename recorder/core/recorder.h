@@ -120,7 +120,10 @@ class Recorder {
   std::string finish(bool interrupted = false);
 
   RecorderStats stats() const;
-  bool stop_requested() const;  // the recorder stopped the emulation (stop_at / instruction limit)
+  bool stop_requested() const;  // the recorder stopped the emulation (stop_at / instruction limit / a sink failed)
+  // A sink could not write (Sink::failed: a full disk): the recorder stopped
+  // the emulation at the next block, and finish() returns the sink's error.
+  bool sink_failed() const;
 
  private:
   class Impl;

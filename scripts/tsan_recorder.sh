@@ -6,8 +6,9 @@
 # recorder core tests (every level, syscalls, flight recorder dump, a sink that
 # fails) and the C API's (attach, start, stop, finish, flight recorder dump),
 # with halt_on_error: any race report fails the run.
-# Not yet called by scripts/test.sh: it has not completed once on the shared
-# build machine (see the README, "Traces that survive").
+# Called by scripts/test.sh (CI). The tests take about 15 s here; the build
+# (clang, 321 steps for unit_tests and the samples) about 16 min on the shared
+# 2-core machine under a load of 15, a few minutes on an idle one.
 # Usage: scripts/tsan_recorder.sh [doctest options...]
 # Environment: TSAN_RECORDER_BUILD_DIR (default build-tsan-recorder).
 set -euo pipefail

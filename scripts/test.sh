@@ -17,5 +17,6 @@ cmake --build build-clang -j "$(nproc)" --target tracecorn unit_tests ucir_reade
 # only), each for a bounded number of runs.
 (cd build-clang && ctest --output-on-failure -R "_fuzzer_smoke$")
 bash scripts/tsan.sh  # the SPSC ring's tests under ThreadSanitizer (clang)
+bash scripts/tsan_recorder.sh  # the recorder's and C API's drain-thread tests under ThreadSanitizer (clang)
 cd build
 ctest --output-on-failure -j "$(nproc)" --timeout 300

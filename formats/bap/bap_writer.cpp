@@ -365,6 +365,7 @@ FramesWriter::~FramesWriter() = default;
 std::uint64_t FramesWriter::frames_written() const { return state_->frames; }
 std::uint64_t FramesWriter::dropped_events() const { return state_->dropped; }
 std::uint64_t FramesWriter::bytes_written() const { return state_->offset; }
+bool FramesWriter::failed() const { return !state_->error.empty(); }
 
 void FramesWriter::begin(const events::TraceInfo& info) {
   State& s = *state_;

@@ -92,6 +92,7 @@ class FramesWriter final : public events::Sink {
   // Writes the last frame and the TOC, patches n and T, closes the file.
   // Returns "" or "PATH: write error: ...".
   std::string end(const events::TraceSummary& summary) override;
+  bool failed() const override;  // a write error is kept (end() returns it)
 
   std::uint64_t frames_written() const;  // n so far (the meta frame is not counted)
   std::uint64_t dropped_events() const;  // events with no frame (exits; memory events with no instruction)

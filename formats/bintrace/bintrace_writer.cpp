@@ -2,6 +2,8 @@
 // and bintrace_layout.h).
 #include "formats/bintrace/bintrace_writer.h"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <bit>
 #include <cerrno>
@@ -169,7 +171,11 @@ Expected<std::unique_ptr<BintraceWriter>> BintraceWriter::open(const std::string
 
   // The spool.
   auto spool = std::make_unique<Spool>();
-  if (path == "-") {
+  // A device or a pipe (/dev/full, a FIFO) is written in place at the end, never
+  // renamed over; its spool is a temporary file, as stdout's.
+  struct stat status {};
+  writer->in_place_ = path == "-" || (::stat(path.c_str(), &status) == 0 && !S_ISREG(status.st_mode));
+  if (writer->in_place_) {
     spool->file = std::tmpfile();
   } else {
     spool->path = path + ".events.part";
@@ -545,8 +551,12 @@ void BintraceWriter::handle(const events::Event& event) {
 
 void BintraceWriter::flush_events(bool last) {
   if (!spool_) return;
-  if (auto error = spool_->write(events_, last); !error.empty() && error_.empty())
-    error_ = path_ + ": write error (events spool): " + error;
+  if (auto error = spool_->write(events_, last); !error.empty() && error_.empty()) {
+    struct stat status {};  // what reached the spool (stdio may have held some of what it accepted)
+    const auto in_spool = fstat(fileno(spool_->file), &status) == 0 ? static_cast<std::uint64_t>(status.st_size) : 0;
+    error_ = path_ + ": write error (events spool " + (spool_->path.empty() ? "in a temporary file" : spool_->path) +
+             "): " + error + " after " + std::to_string(in_spool) + " bytes were written";
+  }
   events_.clear();
 }
 
@@ -649,7 +659,8 @@ std::string BintraceWriter::end(const events::TraceSummary&) {
   }
   std::FILE* out = nullptr;
   const bool to_stdout = path_ == "-";
-  const std::string part = path_ + ".part";
+  // A regular file is written as PATH.part and renamed when complete.
+  const std::string part = in_place_ ? path_ : path_ + ".part";
   try {
     const auto regions = declared_regions();
     out = to_stdout ? stdout : std::fopen(part.c_str(), "wb");
@@ -701,12 +712,12 @@ std::string BintraceWriter::end(const events::TraceSummary&) {
       const int status = std::fclose(out);
       out = nullptr;
       if (status != 0) throw std::runtime_error(std::strerror(errno));
-      std::filesystem::rename(part, path_);
+      if (!in_place_) std::filesystem::rename(part, path_);
     }
   } catch (const std::exception& error) {
     if (out && !to_stdout) std::fclose(out);
-    if (!to_stdout) std::remove(part.c_str());
-    error_ = path_ + ": write error: " + error.what();
+    if (!in_place_) std::remove(part.c_str());
+    error_ = path_ + ": write error after " + std::to_string(bytes_written_) + " bytes were written: " + error.what();
   }
   spool_.reset();
   return error_;

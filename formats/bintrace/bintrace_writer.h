@@ -31,7 +31,12 @@
 //   that records registers per instruction (regs or full; only full has the
 //   instructions' memory writes). Block and memory read events are not carried.
 // Errors: nothing throws from on_event; the first error is kept and returned by
-// end(), naming the file; a failed recording leaves no output file.
+// end(), naming the file and the bytes written; a failed recording leaves no
+// output file. A regular file is written as PATH.part and renamed to PATH when
+// complete; a device or a pipe (/dev/full, a FIFO) is written in place, never
+// replaced, with its spool in a temporary file. A recording killed before end()
+// leaves only the spool (PATH.events.part), which cannot be read without the
+// sections that come before the events (recorder/replay/trace_reader.h says so).
 #pragma once
 
 #include <cstdint>
@@ -71,6 +76,7 @@ class BintraceWriter final : public events::Sink {
   // Writes the file (sections, then the spooled events) and removes the spool.
   // Returns "" or "PATH: ...".
   std::string end(const events::TraceSummary& summary) override;
+  bool failed() const override { return !error_.empty(); }
 
   std::uint64_t events_written() const { return event_count_; }  // instruction and other events
   std::uint64_t instructions_written() const { return instructions_; }
@@ -112,6 +118,7 @@ class BintraceWriter final : public events::Sink {
   std::string error_;
   std::unique_ptr<Spool> spool_;
   bool begun_ = false;
+  bool in_place_ = false;  // stdout or a non-regular file (a device, a pipe): no PATH.part, no rename
 
   bintrace::MachineDescription description_;  // registers, operations, statics (regions at the end)
   std::unique_ptr<bintrace::MachineState> state_;

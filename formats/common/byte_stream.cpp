@@ -220,9 +220,24 @@ OutputFile::~OutputFile() {
   if (file_ && owns_) std::fclose(file_);
 }
 
+std::string OutputFile::failure(int error) const {
+  // What reached the file: its size when it is a regular one (stdio may still
+  // have held some of the bytes handed to it), else what the stream accepted.
+  struct stat status {};
+  const std::uint64_t in_file = fstat(fileno(file_), &status) == 0 && S_ISREG(status.st_mode)
+                                    ? static_cast<std::uint64_t>(status.st_size)
+                                    : bytes_accepted_;
+  return std::string(std::strerror(error)) + " after " + std::to_string(in_file) + " bytes were written";
+}
+
+std::string OutputFile::put(const std::uint8_t* bytes, std::size_t size) {
+  const std::size_t accepted = std::fwrite(bytes, 1, size, file_);
+  bytes_accepted_ += accepted;
+  return accepted == size ? "" : failure(errno);
+}
+
 std::string OutputFile::write_raw(std::span<const std::uint8_t> bytes) {
-  if (!bytes.empty() && std::fwrite(bytes.data(), 1, bytes.size(), file_) != bytes.size()) return std::strerror(errno);
-  return "";
+  return bytes.empty() ? "" : put(bytes.data(), bytes.size());
 }
 
 std::string OutputFile::write(std::span<const std::uint8_t> bytes) {
@@ -237,7 +252,8 @@ std::string OutputFile::compress(std::span<const std::uint8_t> bytes, bool end) 
     ZSTD_outBuffer out{buffer_.data(), buffer_.size(), 0};
     const std::size_t remaining = ZSTD_compressStream2(zstd_->context, &out, &in, mode);
     if (ZSTD_isError(remaining)) return std::string("zstd: ") + ZSTD_getErrorName(remaining);
-    if (out.pos && std::fwrite(buffer_.data(), 1, out.pos, file_) != out.pos) return std::strerror(errno);
+    if (out.pos)
+      if (auto error = put(buffer_.data(), out.pos); !error.empty()) return error;
     const bool done = end ? remaining == 0 : in.pos == in.size;
     if (done) return "";
   }
@@ -262,11 +278,16 @@ std::string OutputFile::close() {
   if (zstd_) {
     if (auto error = compress({}, true); !error.empty()) return error;
   }
-  if (std::fflush(file_) != 0 || std::ferror(file_)) return std::strerror(errno ? errno : EIO);
+  if (std::fflush(file_) != 0 || std::ferror(file_)) return failure(errno ? errno : EIO);
   if (owns_) {
     const int status = std::fclose(file_);
+    if (status != 0) {
+      const int error = errno;
+      file_ = nullptr;
+      return std::string(std::strerror(error)) + " when closing, after " + std::to_string(bytes_accepted_) +
+             " bytes were written";
+    }
     file_ = nullptr;
-    if (status != 0) return std::strerror(errno);
   }
   return "";
 }

@@ -57,7 +57,8 @@ std::vector<std::uint8_t> read_head(const std::string& path, std::size_t bytes);
 
 // Where a writer's bytes go: a FILE (owned unless it is stdout), optionally
 // through one zstd stream. Errors come back as text (errno's or zstd's) for the
-// writer to report from Sink::end().
+// writer to report from Sink::end(); a write error says how many bytes reached
+// the file ("No space left on device after 1048576 bytes were written").
 class OutputFile {
  public:
   // Opens `path` ("-": stdout) for writing, compressing at `zstd_level` when
@@ -86,11 +87,16 @@ class OutputFile {
   struct ZstdContext;
   OutputFile(std::FILE* file, bool owns, ZstdContext* zstd) : file_(file), owns_(owns), zstd_(zstd) {}
   std::string compress(std::span<const std::uint8_t> bytes, bool end);
+  // fwrite with the count kept; "" or failure().
+  std::string put(const std::uint8_t* bytes, std::size_t size);
+  // strerror(error) and the bytes the file holds.
+  std::string failure(int error) const;
 
   std::FILE* file_;
   bool owns_;
   ZstdContext* zstd_;  // owned; nullptr when not compressing
   std::vector<std::uint8_t> buffer_;
+  std::uint64_t bytes_accepted_ = 0;  // handed to fwrite and accepted
 };
 
 }  // namespace tracecorn::formats

@@ -1,6 +1,8 @@
 // Role: implementation of the text sink (see text_writer.h).
 #include "formats/text/text_writer.h"
 
+#include <sys/stat.h>
+
 #include <cerrno>
 #include <cstring>
 
@@ -24,6 +26,19 @@ Expected<std::unique_ptr<TextWriter>> TextWriter::open(const std::string& path, 
   writer->insn_ = cs_malloc(writer->capstone_);
   return writer;
 }
+
+namespace {
+
+// " after N bytes were written": what the file holds (its size when it is a
+// regular one), for write errors such as a full disk.
+std::string bytes_in(std::FILE* file) {
+  struct stat status {};
+  if (fstat(fileno(file), &status) == 0 && S_ISREG(status.st_mode))
+    return " after " + std::to_string(status.st_size) + " bytes were written";
+  return "";
+}
+
+}  // namespace
 
 TextWriter::TextWriter(std::FILE* file, std::string path, const arch::ArchInfo& arch)
     : file_(file), path_(std::move(path)), arch_(arch) {}
@@ -52,7 +67,7 @@ void TextWriter::begin(const events::TraceInfo& info) {
     fmt::print(file_, "# tracecorn text trace: arch {}, level {}, program {}\n", info.arch_name, info.level,
                info.program);
   } catch (const std::exception& error) {
-    write_error_ = path_ + ": write error: " + error.what();
+    write_error_ = path_ + ": write error: " + error.what() + bytes_in(file_);
   }
 }
 
@@ -84,7 +99,7 @@ void TextWriter::on_event(const events::Event& event) {
     if (filter_ && !filter_(event)) return follow_mappings(event);
     print_event(event);
   } catch (const std::exception& error) {
-    write_error_ = path_ + ": write error: " + error.what();
+    write_error_ = path_ + ": write error: " + error.what() + bytes_in(file_);
   }
 }
 
@@ -191,10 +206,10 @@ std::string TextWriter::end(const events::TraceSummary& summary) {
     fmt::print(file_, "# end: {} events, {} instructions, {} lost{}\n", summary.events, summary.instructions,
              summary.lost_events, summary.interrupted ? ", interrupted" : "");
   } catch (const std::exception& error) {
-    return path_ + ": write error: " + error.what();
+    return path_ + ": write error: " + error.what() + bytes_in(file_);
   }
   const bool failed = std::ferror(file_) != 0 || std::fflush(file_) != 0;
-  if (failed) return path_ + ": write error: " + std::strerror(errno);
+  if (failed) return path_ + ": write error: " + std::strerror(errno) + bytes_in(file_);
   return "";
 }
 

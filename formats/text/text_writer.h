@@ -57,6 +57,7 @@ class TextWriter final : public events::Sink {
   void begin(const events::TraceInfo& info) override;
   void on_event(const events::Event& event) override;
   std::string end(const events::TraceSummary& summary) override;
+  bool failed() const override { return !write_error_.empty(); }
 
  private:
   TextWriter(std::FILE* file, std::string path, const arch::ArchInfo& arch);

@@ -66,6 +66,7 @@ class UcirWriter final : public events::Sink {
   // Flushes the last frame, ends the zstd stream, closes the file. Returns "" or
   // "PATH: write error: ...".
   std::string end(const events::TraceSummary& summary) override;
+  bool failed() const override { return !error_.empty(); }
 
   std::uint64_t dropped_events() const { return dropped_; }
   std::uint64_t bytes_written() const { return bytes_written_; }

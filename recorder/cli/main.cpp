@@ -406,7 +406,8 @@ int run_command(const RunOptions& options, const RecordOptions* record) {
   } else if (recorder && recorder->stop_requested() && outcome.kind != linux::RunOutcome::Kind::kExited) {
     outcome.kind = linux::RunOutcome::Kind::kStopped;
     outcome.is_fault = false;
-    outcome.description = "stopped: the recording's stop condition was reached";
+    outcome.description = recorder->sink_failed() ? "stopped: the trace cannot be written (below)"
+                                                  : "stopped: the recording's stop condition was reached";
   }
   std::fflush(stdout);
   int status = outcome.host_exit_status();
@@ -435,6 +436,15 @@ int run_command(const RunOptions& options, const RecordOptions* record) {
       fmt::print(stderr, "tracecorn: recorded {} events in {} ring records ({} bytes, {} producer stalls, {} overwritten)\n",
                  stats.events, stats.records, stats.ring_bytes_written, stats.producer_stalls,
                  stats.records_overwritten);
+    if (options.stats) {  // what the sinks were handed, by kind: `tracecorn stat` on the file counts the same way
+      std::string by_kind;
+      for (std::size_t k = 1; k < stats.events_by_kind.size(); ++k)
+        if (stats.events_by_kind[k])
+          by_kind += fmt::format("{}{} {}", by_kind.empty() ? "" : ", ",
+                                 tracecorn::events::event_kind_name(static_cast<tracecorn::events::EventKind>(k)),
+                                 stats.events_by_kind[k]);
+      fmt::print(stderr, "tracecorn: events by kind: {}\n", by_kind.empty() ? "none" : by_kind);
+    }
   }
   if (stacks && options.stats) {
     const auto walked = stacks->stats();

@@ -23,6 +23,7 @@
 // syscall, exclusive for a fault, as the fault did not complete it).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -70,6 +71,14 @@ class EventAssembler {
   std::string end(bool interrupted);
 
   std::uint64_t events() const { return next_sequence_; }
+  // Whether a sink cannot write any more (Sink::failed); on the consumer thread.
+  bool sink_failed() const {
+    for (const auto* sink : sinks_)
+      if (sink->failed()) return true;
+    return false;
+  }
+  // Events emitted so far by kind, indexed by EventKind (index 0 unused).
+  const std::array<std::uint64_t, 11>& events_by_kind() const { return by_kind_; }
   std::uint64_t instructions() const { return instructions_; }
   std::uint64_t malformed_records() const { return malformed_; }
   // Definitions the producer already holds (flight-recorder dumps read them directly).
@@ -96,6 +105,7 @@ class EventAssembler {
   void emit(events::EventKind kind, const Payload& payload) {
     event_.sequence = events::EventSequence{next_sequence_++};
     event_.kind = kind;
+    ++by_kind_[static_cast<std::size_t>(kind)];
     if (auto* same = std::get_if<Payload>(&event_.payload))
       *same = payload;  // the common case: the same kind as the previous event
     else
@@ -116,6 +126,7 @@ class EventAssembler {
   BlockCache blocks_;
   events::Event event_;
   std::uint64_t next_sequence_ = 0;
+  std::array<std::uint64_t, 11> by_kind_{};
   std::uint64_t instructions_ = 0;
   std::uint64_t lost_ = 0;
   std::uint64_t malformed_ = 0;

@@ -141,6 +141,11 @@ class Recorder::Impl {
     last_block_address_ = address;
     last_block_size_ = size;
     if (!active_) return;
+    if (sink_failed_.load(std::memory_order_relaxed)) {  // the trace cannot be written: stop here
+      stop_requested_ = true;
+      uc_emu_stop(engine_);
+      return;
+    }
     // --stop-after: the emulation stops at the first block boundary at or after N
     // recorded instructions; this block does not run.
     if (options_.stop_after_instructions && recorded_instructions_ >= options_.stop_after_instructions) {
@@ -469,6 +474,9 @@ class Recorder::Impl {
     for (;;) {
       const bool more = ring_->wait_for_data(std::chrono::milliseconds(50));
       ring_->consume([this](std::span<const std::byte> record) { assembler_->on_record(record); });
+      // A sink that cannot write (a full disk) ends the run at the next block.
+      if (!sink_failed_.load(std::memory_order_relaxed) && assembler_->sink_failed())
+        sink_failed_.store(true, std::memory_order_relaxed);
       if (!more) break;
     }
   }
@@ -516,6 +524,7 @@ class Recorder::Impl {
       drain_.join();
       finish_error_ = assembler_->end(interrupted);
       events_ = assembler_->events();
+      events_by_kind_ = assembler_->events_by_kind();
       instructions_ = assembler_->instructions();
     }
     return finish_error_;
@@ -533,11 +542,13 @@ class Recorder::Impl {
     result.records_lost = records_lost_;
     result.blocks_decoded = blocks_decoded_;
     result.events = events_;
+    result.events_by_kind = events_by_kind_;
     result.instructions = instructions_;
     return result;
   }
 
   bool stop_requested() const { return stop_requested_; }
+  bool sink_failed() const { return sink_failed_.load(std::memory_order_relaxed); }
 
  private:
   struct Shadow {
@@ -654,6 +665,7 @@ class Recorder::Impl {
   std::uint32_t last_block_size_ = 0;
   std::uint64_t recorded_instructions_ = 0;
   std::atomic<bool> stop_requested_{false};
+  std::atomic<bool> sink_failed_{false};  // set by the drain thread, read by the block hook
   std::atomic<std::uint64_t> records_lost_{0};
   std::uint64_t pending_lost_ = 0;  // lost since the last kGap record
   std::atomic<std::uint64_t> blocks_decoded_{0};
@@ -662,6 +674,7 @@ class Recorder::Impl {
   bool finished_ = false;
   std::string finish_error_;
   std::uint64_t events_ = 0;
+  std::array<std::uint64_t, 11> events_by_kind_{};
   std::uint64_t instructions_ = 0;
 };
 
@@ -703,5 +716,6 @@ std::string Recorder::dump(events::Sink& sink) { return impl_->dump(sink); }
 std::string Recorder::finish(bool interrupted) { return impl_->finish(interrupted); }
 RecorderStats Recorder::stats() const { return impl_->stats(); }
 bool Recorder::stop_requested() const { return impl_->stop_requested(); }
+bool Recorder::sink_failed() const { return impl_->sink_failed(); }
 
 }  // namespace tracecorn::core

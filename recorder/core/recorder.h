@@ -18,6 +18,7 @@
 //   there is no global state.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -74,6 +75,7 @@ struct RecorderStats {
   std::uint64_t records_lost = 0;  // could not be written (decode failure, oversize)
   std::uint64_t blocks_decoded = 0;
   std::uint64_t events = 0;        // events handed to sinks (after finish)
+  std::array<std::uint64_t, 11> events_by_kind{};  // the same by kind, indexed by events::EventKind (after finish)
   std::uint64_t instructions = 0;  // instructions recorded (after finish)
 };
 
@@ -118,7 +120,10 @@ class Recorder {
   std::string finish(bool interrupted = false);
 
   RecorderStats stats() const;
-  bool stop_requested() const;  // the recorder stopped the emulation (stop_at / instruction limit)
+  bool stop_requested() const;  // the recorder stopped the emulation (stop_at / instruction limit / a sink failed)
+  // A sink could not write (Sink::failed: a full disk): the recorder stopped
+  // the emulation at the next block, and finish() returns the sink's error.
+  bool sink_failed() const;
 
  private:
   class Impl;

@@ -218,6 +218,10 @@ class Sink {
   virtual void on_event(const Event& event) = 0;
   // Returns an empty string on success, else a one-line error naming the file.
   virtual std::string end(const TraceSummary& summary) = 0;
+  // True once the sink cannot write any more (a full disk: it drops every later
+  // event and end() returns the error). Called on the thread that calls
+  // on_event, between events; the recorder then stops the run early.
+  virtual bool failed() const { return false; }
 };
 
 }  // namespace tracecorn::events

@@ -3,6 +3,7 @@
 #include "recorder/replay/trace_reader.h"
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstring>
@@ -205,7 +206,17 @@ bool TraceReader::detect(std::span<const std::uint8_t> head, TraceFormat& format
 Expected<std::unique_ptr<TraceReader>> TraceReader::open(const std::string& path) {
   // Let the file's own problems (missing, unreadable) speak first.
   auto source = formats::open_file_source(path);
-  if (!source) return source.error();
+  if (!source) {
+    // A binary trace recording that was killed leaves only its events spool
+    // (formats/bintrace/bintrace_writer.h): say so rather than just "not found".
+    if (source.error().code == ErrorCode::kNotFound && ::access((path + ".events.part").c_str(), F_OK) == 0)
+      return make_error(ErrorCode::kNotFound,
+                        "not found, but " + path + ".events.part is: the events spool of a binary trace recording "
+                        "that never finished (killed?); a binary trace is written whole when the recording ends, and "
+                        "its events cannot be read without the sections that come before them",
+                        path);
+    return source.error();
+  }
   source->reset();
   const auto head = formats::read_head(path, 16);
   TraceFormat format{};

@@ -290,3 +290,57 @@ TEST_CASE("Recorder: the flight recorder keeps the last events, ending at the fa
   CHECK(last_instruction.kind == events::EventKind::kInstruction);
   CHECK(last_instruction.address < fault.address);
 }
+
+namespace {
+
+// A sink whose disk fills up after `capacity` events: it drops the rest, says
+// so through failed(), and end() returns the error (as the format writers do).
+class FillingSink final : public events::Sink {
+ public:
+  explicit FillingSink(std::uint64_t capacity) : capacity_(capacity) {}
+  void begin(const events::TraceInfo&) override {}
+  void on_event(const events::Event&) override {
+    if (accepted_ < capacity_) ++accepted_;
+    else ++dropped_;
+  }
+  std::string end(const events::TraceSummary&) override { return failed() ? "trace: No space left on device" : ""; }
+  bool failed() const override { return dropped_ != 0; }
+  std::uint64_t accepted_ = 0, dropped_ = 0;
+
+ private:
+  std::uint64_t capacity_;
+};
+
+}  // namespace
+
+TEST_CASE("Recorder: a sink that cannot write stops the run early, and finish reports its error") {
+  // An endless guest, bounded only by the instruction limit: without the early
+  // stop the run goes on to the limit.
+  constexpr std::uint64_t kLimit = 200'000'000;
+  linux_layer::ProcessConfig config;
+  config.program = "/bin/busybox";
+  config.argv = {"busybox", "sh", "-c", "while :; do :; done"};
+  config.envp = {"LC_ALL=C"};
+  config.diagnostics = nullptr;
+  config.max_instructions = kLimit;
+  auto process = linux_layer::LinuxProcess::create(config);
+  REQUIRE(process.has_value());
+  FillingSink sink(10'000);
+  core::RecorderOptions options;
+  options.level = core::TraceLevel::kInstructions;
+  auto recorder = core::Recorder::attach((*process)->engine(), (*process)->arch(), options, {&sink}, events::TraceInfo{});
+  REQUIRE(recorder.has_value());
+  cli::ProcessRecording glue(**recorder);
+  (*process)->set_observer(&glue);
+  const auto outcome = (*process)->run();
+  (*process)->set_observer(nullptr);
+  glue.finish_run(outcome);
+  CHECK((*recorder)->finish() == "trace: No space left on device");
+  CHECK((*recorder)->sink_failed());
+  CHECK((*recorder)->stop_requested());
+  const auto stats = (*recorder)->stats();
+  CHECK(sink.accepted_ == 10'000);
+  // Stopped once the drain thread saw the failure: far before the limit (the
+  // ring holds at most its 64 MiB of records beyond the failure point).
+  CHECK(stats.instructions < kLimit / 2);
+}

@@ -11,14 +11,19 @@ using events::EventKind;
 
 EventAssembler::EventAssembler(const arch::ArchInfo& arch, const BlockDecoder& decoder, TraceLevel level,
                                std::vector<events::Sink*> sinks)
-    : arch_(arch), decoder_(decoder), level_(level), sinks_(std::move(sinks)) {}
+    : arch_(arch), decoder_(decoder), level_(level), sinks_(std::move(sinks)), batch_(kBatchEvents) {}
 
 void EventAssembler::begin(const events::TraceInfo& info) {
   for (auto* sink : sinks_) sink->begin(info);
 }
 
-void EventAssembler::adopt_block(const DecodedBlock& block) {
-  if (!blocks_.find(block.address, block.size)) blocks_.insert(block);
+void EventAssembler::adopt_block(const DecodedBlock& block) { blocks_.define(block); }
+
+void EventAssembler::flush_events() {
+  if (batch_used_ == 0) return;
+  const std::span<const events::Event> events(batch_.data(), batch_used_);
+  for (auto* sink : sinks_) sink->on_events(events);
+  batch_used_ = 0;
 }
 
 void EventAssembler::emit_memory(const PendingMemory& access, bool pc_known, std::uint64_t pc) {
@@ -39,6 +44,20 @@ void EventAssembler::flush_block(std::uint64_t stop_pc, bool inclusive) {
     }
     if (pending_registers_.empty()) register_pool_.clear();
   };
+  // Nothing recorded inside the block and it runs to its end: its instructions
+  // go to the sinks as one run (no event built per instruction).
+  if (with_instructions && !stop_pc && pending_memory_.empty() && pending_registers_.empty() &&
+      pending_index_ < block->instructions.size()) {
+    const std::size_t count = block->instructions.size() - pending_index_;
+    flush_events();
+    const events::InstructionRun run{events::EventSequence{next_sequence_}, {}, std::span(block->bytes),
+                                     std::span(block->bounds).subspan(pending_index_, count),
+                                     static_cast<std::uint32_t>(pending_index_)};
+    for (auto* sink : sinks_) sink->on_instructions(run);
+    next_sequence_ += count;
+    instructions_ += count;
+    pending_index_ = block->instructions.size();
+  }
   for (; pending_index_ < block->instructions.size(); ++pending_index_) {
     const DecodedInstruction& insn = block->instructions[pending_index_];
     if (stop_pc && insn.address == stop_pc && !inclusive) break;
@@ -118,23 +137,23 @@ void EventAssembler::on_record(std::span<const std::byte> record) {
       const auto definition = load_record<BlockDefinitionRecord>(record);
       const auto bytes = tail(sizeof definition, definition.size);
       if (bytes.size() != definition.size) break;
-      if (!blocks_.find(definition.address, definition.size))
-        blocks_.insert(decoder_.decode(definition.address, bytes, false));
+      DecodedBlock decoded = decoder_.decode(definition.address, bytes, false);
+      decoded.id = definition.id;
+      blocks_.define(std::move(decoded));
       return;
     }
-    case RecordKind::kBlockExecuted: {
-      const auto executed = load_record<BlockExecutedRecord>(record);
-      flush_block(0, true);
-      const DecodedBlock* block = blocks_.find(executed.address, header.aux);
-      if (!block) break;
-      emit(EventKind::kBlock, events::BlockEvent{events::GuestAddress{block->address}, block->size,
-                                                 static_cast<std::uint32_t>(block->instructions.size()),
-                                                 std::span(block->bytes)});
-      if (level_ == TraceLevel::kBlocks) {
-        instructions_ += block->instructions.size();
-      } else {
-        pending_block_ = block;
-        pending_index_ = 0;
+    case RecordKind::kBlockRun: {
+      const auto ids = tail(sizeof(BlockRunRecord), std::size_t{header.aux} * 4);
+      if (ids.size() != std::size_t{header.aux} * 4) break;
+      for (std::size_t i = 0; i < header.aux; ++i) {
+        std::uint32_t id;
+        std::memcpy(&id, ids.data() + i * 4, 4);
+        const DecodedBlock* block = blocks_.find(id);
+        if (!block) {
+          ++malformed_;
+          continue;
+        }
+        block_executed(*block);
       }
       return;
     }
@@ -273,6 +292,18 @@ void EventAssembler::on_record(std::span<const std::byte> record) {
   ++malformed_;
 }
 
+void EventAssembler::block_executed(const DecodedBlock& block) {
+  if (pending_block_) flush_block(0, true);
+  emit(EventKind::kBlock, events::BlockEvent{events::GuestAddress{block.address}, block.size, block.instruction_count,
+                                             std::span(block.bytes)});
+  if (level_ == TraceLevel::kBlocks) {
+    instructions_ += block.instruction_count;
+  } else {
+    pending_block_ = &block;
+    pending_index_ = 0;
+  }
+}
+
 void EventAssembler::drop_pending_block() {
   pending_block_ = nullptr;
   pending_memory_.clear();
@@ -291,6 +322,7 @@ void EventAssembler::note_lost(std::uint64_t lost_events, std::string_view reaso
 
 std::string EventAssembler::end(bool interrupted) {
   flush_block(0, true);
+  flush_events();
   events::TraceSummary summary{next_sequence_, lost_, instructions_, interrupted};
   std::string errors;
   for (auto* sink : sinks_) {

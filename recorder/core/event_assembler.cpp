@@ -37,42 +37,47 @@ void EventAssembler::flush_block(std::uint64_t stop_pc, bool inclusive) {
   if (!block) return;
   const bool with_instructions = level_has_instructions(level_);
   bool attribution_broken = false;
+  // Instructions [run_begin, end) not yet handed over go to the sinks as one
+  // run, before whatever comes after them (a memory access, a register change).
+  std::size_t run_begin = pending_index_;
+  auto hand_over = [&](std::size_t end) {
+    if (!with_instructions || end <= run_begin) return;
+    const std::size_t count = end - run_begin;
+    flush_events();
+    const events::InstructionRun run{events::EventSequence{next_sequence_}, {}, std::span(block->bytes),
+                                     std::span(block->bounds).subspan(run_begin, count),
+                                     static_cast<std::uint32_t>(run_begin)};
+    for (auto* sink : sinks_) sink->on_instructions(run);
+    next_sequence_ += count;
+    run_begin = end;
+  };
+  auto emit_access = [&](const PendingMemory& access, bool pc_known, std::uint64_t pc) {
+    hand_over(pending_index_ + 1);  // the access comes after its instruction
+    emit_memory(access, pc_known, pc);
+  };
   auto emit_registers_for = [&](std::uint64_t pc) {
     while (!pending_registers_.empty() && pending_registers_.front().pc == pc) {
+      hand_over(pending_index_ + 1);
       emit(EventKind::kRegisters, events::RegistersEvent{events::GuestAddress{pc}, values_of(pending_registers_.front())});
       pending_registers_.pop_front();
     }
     if (pending_registers_.empty()) register_pool_.clear();
   };
-  // Nothing recorded inside the block and it runs to its end: its instructions
-  // go to the sinks as one run (no event built per instruction).
-  if (with_instructions && !stop_pc && pending_memory_.empty() && pending_registers_.empty() &&
-      pending_index_ < block->instructions.size()) {
-    const std::size_t count = block->instructions.size() - pending_index_;
-    flush_events();
-    const events::InstructionRun run{events::EventSequence{next_sequence_}, {}, std::span(block->bytes),
-                                     std::span(block->bounds).subspan(pending_index_, count),
-                                     static_cast<std::uint32_t>(pending_index_)};
-    for (auto* sink : sinks_) sink->on_instructions(run);
-    next_sequence_ += count;
-    instructions_ += count;
+  // Nothing recorded inside the block and it runs to its end: no per-instruction
+  // work; hand_over below gives its instructions to the sinks as one run.
+  if (!stop_pc && pending_memory_.empty() && pending_registers_.empty()) {
+    instructions_ += block->instructions.size() - pending_index_;
     pending_index_ = block->instructions.size();
   }
   for (; pending_index_ < block->instructions.size(); ++pending_index_) {
     const DecodedInstruction& insn = block->instructions[pending_index_];
     if (stop_pc && insn.address == stop_pc && !inclusive) break;
-    if (with_instructions) {
-      events::InstructionEvent instruction{events::GuestAddress{insn.address}, insn.size,
-                                           std::span(block->bytes).subspan(insn.offset, insn.size),
-                                           static_cast<std::uint32_t>(pending_index_)};
-      emit(EventKind::kInstruction, instruction);
-    }
-    ++instructions_;
+    ++instructions_;  // its event goes out in a run (hand_over)
     // Memory accesses of this instruction: by exact pc when the producer knew it,
     // else by the instruction's fixed read/write counts, in order.
     if (!pending_memory_.empty() && pending_memory_.front().pc != 0) {
       while (!pending_memory_.empty() && pending_memory_.front().pc == insn.address) {
-        emit_memory(pending_memory_.front(), true, insn.address);
+        emit_access(pending_memory_.front(), true, insn.address);
         pending_memory_.pop_front();
       }
     } else if (!attribution_broken && !pending_memory_.empty()) {
@@ -80,7 +85,7 @@ void EventAssembler::flush_block(std::uint64_t stop_pc, bool inclusive) {
       if (!insn.memory_count_fixed) {
         if (last_with_memory) {
           while (!pending_memory_.empty()) {
-            emit_memory(pending_memory_.front(), true, insn.address);
+            emit_access(pending_memory_.front(), true, insn.address);
             pending_memory_.pop_front();
           }
         } else {
@@ -92,7 +97,7 @@ void EventAssembler::flush_block(std::uint64_t stop_pc, bool inclusive) {
           const PendingMemory& next = pending_memory_.front();
           if (next.write ? writes == 0 : reads == 0) break;  // not this instruction's next access
           next.write ? --writes : --reads;
-          emit_memory(next, true, insn.address);
+          emit_access(next, true, insn.address);
           pending_memory_.pop_front();
         }
       }
@@ -103,6 +108,7 @@ void EventAssembler::flush_block(std::uint64_t stop_pc, bool inclusive) {
       break;
     }
   }
+  hand_over(pending_index_);  // the instructions up to where the loop stopped
   const bool finished = pending_index_ >= block->instructions.size();
   if (finished || attribution_broken) {
     // Accesses that could not be tied to an instruction are kept, marked as such.

@@ -17,6 +17,14 @@ class NullSink final : public events::Sink {
     ++events_;
     ++by_kind_[static_cast<std::size_t>(event.kind)];
   }
+  void on_events(std::span<const events::Event> events) override {
+    events_ += events.size();
+    for (const events::Event& event : events) ++by_kind_[static_cast<std::size_t>(event.kind)];
+  }
+  void on_instructions(const events::InstructionRun& run) override {
+    events_ += run.instructions.size();
+    by_kind_[static_cast<std::size_t>(events::EventKind::kInstruction)] += run.instructions.size();
+  }
   std::string end(const events::TraceSummary& summary) override {
     summary_ = summary;
     return "";

@@ -52,6 +52,10 @@ DecodedBlock BlockDecoder::decode(std::uint64_t address, std::span<const std::ui
     block.instructions.push_back(std::move(decoded));
   }
   cs_free(insn, 1);
+  block.instruction_count = static_cast<std::uint32_t>(block.instructions.size());
+  block.bounds.reserve(block.instructions.size());
+  for (const DecodedInstruction& decoded : block.instructions)
+    block.bounds.push_back({events::GuestAddress{decoded.address}, decoded.offset, decoded.size});
   for (std::size_t i = 0; i < block.instructions.size(); ++i) {
     const DecodedInstruction& decoded = block.instructions[i];
     if (decoded.memory_reads || decoded.memory_writes || !decoded.memory_count_fixed) block.last_memory_instruction = i;
@@ -70,14 +74,15 @@ std::uint64_t block_key(std::uint64_t address, std::uint32_t size) {
 const DecodedBlock* BlockCache::find_slow(std::uint64_t address, std::uint32_t size) const {
   auto it = blocks_.find(block_key(address, size));
   if (it == blocks_.end() || it->second->address != address || it->second->size != size) return nullptr;
-  slots_[slot_index(address)] = Slot{address, size, it->second.get()};
-  return it->second.get();
+  slots_[slot_index(address)] = Slot{address, size, it->second};
+  return it->second;
 }
 
 const DecodedBlock* BlockCache::insert(DecodedBlock block) {
-  auto owned = std::make_unique<DecodedBlock>(std::move(block));
-  const DecodedBlock* pointer = owned.get();
-  blocks_[block_key(pointer->address, pointer->size)] = std::move(owned);
+  block.id = static_cast<std::uint32_t>(by_id_.size());
+  by_id_.push_back(std::make_unique<DecodedBlock>(std::move(block)));
+  const DecodedBlock* pointer = by_id_.back().get();
+  blocks_[block_key(pointer->address, pointer->size)] = pointer;
   slots_[slot_index(pointer->address)] = Slot{pointer->address, pointer->size, pointer};
   return pointer;
 }
@@ -89,6 +94,13 @@ void BlockCache::forget_range(std::uint64_t start, std::uint64_t end) {
     const DecodedBlock& block = *entry.second;
     return block.address < end && block.address + block.size > start;
   });
+}
+
+const DecodedBlock* BlockTable::define(DecodedBlock block) {
+  const std::uint32_t id = block.id;
+  if (id >= blocks_.size()) blocks_.resize(std::size_t{id} + 1);
+  blocks_[id] = std::make_unique<DecodedBlock>(std::move(block));
+  return blocks_[id].get();
 }
 
 }  // namespace tracecorn::core

@@ -6,8 +6,16 @@
 // the event assembler (decoding block records back into instruction events).
 // Not thread safe: the producer and the consumer each keep their own cache; the
 // producer's definitions travel to the consumer through the ring.
-// Invariants: a cached block is never changed; blocks are dropped (forget_range)
-// when the guest unmaps or rewrites code, so a stale decode is never reused.
+// Invariants: a cached block is never changed; blocks are dropped from the
+// lookup (forget_range) when the guest unmaps or rewrites code, so a stale decode
+// is never reused; a dropped block stays alive under its id (records already in
+// the ring name it), so ids are never reused and a pointer stays valid for the
+// cache's lifetime.
+//
+// Block ids: the producer numbers blocks in the order it defines them (0, 1,
+// 2...); a kBlockDefinition record carries the id and kBlockRun records name
+// executed blocks by id (4 bytes each). The consumer keeps a BlockTable indexed
+// by the same ids.
 #pragma once
 
 #include <cstdint>
@@ -19,6 +27,7 @@
 #include <capstone/capstone.h>
 
 #include "arch/arch.h"
+#include "recorder/events/event.h"
 #include "recorder/support/expected.h"
 
 namespace tracecorn::core {
@@ -42,8 +51,11 @@ struct DecodedInstruction {
 struct DecodedBlock {
   std::uint64_t address = 0;
   std::uint32_t size = 0;
+  std::uint32_t id = 0;                 // the producer's number for it (see above); set by BlockCache::insert
+  std::uint32_t instruction_count = 0;  // instructions.size(), kept for the hot path
   std::vector<std::uint8_t> bytes;
   std::vector<DecodedInstruction> instructions;
+  std::vector<events::InstructionBounds> bounds;  // the same instructions' bounds, for InstructionRun
   // Index of the last instruction that accesses memory (or whose count varies); 0 if none.
   std::size_t last_memory_instruction = 0;
 };
@@ -67,20 +79,29 @@ class BlockDecoder {
 
 // (address, size) -> decoded block: a direct-mapped cache in front of a hash map,
 // so that the lookup made at every block entry is a few loads in the common case.
+// Owns its blocks (by id).
 class BlockCache {
  public:
   const DecodedBlock* find(std::uint64_t address, std::uint32_t size) const {
     const Slot& slot = slots_[slot_index(address)];
-    if (slot.block && slot.address == address && slot.size == size) return slot.block;
+    if (slot.block && slot.address == address && slot.size == size) [[likely]]
+      return slot.block;
     return find_slow(address, size);
   }
+  // Stores `block` under the next id (written into the stored block's `id`) and
+  // returns it; a block already cached at the same (address, size) is replaced
+  // in the lookup (it keeps its id). Allocates; throws std::bad_alloc.
   const DecodedBlock* insert(DecodedBlock block);
+  // Drops every block overlapping [start, end) from the lookup (not from by_id).
   void forget_range(std::uint64_t start, std::uint64_t end);
+  // The block with this id (also a forgotten one), or nullptr when no block has it.
+  const DecodedBlock* by_id(std::uint32_t id) const { return id < by_id_.size() ? by_id_[id].get() : nullptr; }
+  // Blocks in the lookup.
   std::size_t size() const { return blocks_.size(); }
-  // Every cached block (for a flight-recorder dump).
-  std::vector<std::pair<std::uint64_t, const DecodedBlock*>> all() const {
-    std::vector<std::pair<std::uint64_t, const DecodedBlock*>> out;
-    for (const auto& [key, block] : blocks_) out.emplace_back(key, block.get());
+  // Every block ever inserted, forgotten ones included, by id (for a flight-recorder dump).
+  std::vector<const DecodedBlock*> all() const {
+    std::vector<const DecodedBlock*> out;
+    for (const auto& block : by_id_) out.push_back(block.get());
     return out;
   }
 
@@ -94,8 +115,23 @@ class BlockCache {
   static std::size_t slot_index(std::uint64_t address) { return (address ^ (address >> 12)) & (kSlots - 1); }
   const DecodedBlock* find_slow(std::uint64_t address, std::uint32_t size) const;
 
-  std::unordered_map<std::uint64_t, std::unique_ptr<DecodedBlock>> blocks_;
+  std::vector<std::unique_ptr<DecodedBlock>> by_id_;
+  std::unordered_map<std::uint64_t, const DecodedBlock*> blocks_;
   mutable std::vector<Slot> slots_ = std::vector<Slot>(kSlots);
+};
+
+// id -> decoded block, on the consumer side: filled from kBlockDefinition
+// records (or from the producer's cache for a flight-recorder dump).
+class BlockTable {
+ public:
+  // The block with this id, or nullptr when none was defined.
+  const DecodedBlock* find(std::uint32_t id) const { return id < blocks_.size() ? blocks_[id].get() : nullptr; }
+  // Stores `block` under block.id, replacing what was there. Returns it. Allocates;
+  // throws std::bad_alloc (an id is at most the number of blocks the producer decoded).
+  const DecodedBlock* define(DecodedBlock block);
+
+ private:
+  std::vector<std::unique_ptr<DecodedBlock>> blocks_;
 };
 
 }  // namespace tracecorn::core

@@ -11,14 +11,19 @@ using events::EventKind;
 
 EventAssembler::EventAssembler(const arch::ArchInfo& arch, const BlockDecoder& decoder, TraceLevel level,
                                std::vector<events::Sink*> sinks)
-    : arch_(arch), decoder_(decoder), level_(level), sinks_(std::move(sinks)) {}
+    : arch_(arch), decoder_(decoder), level_(level), sinks_(std::move(sinks)), batch_(kBatchEvents) {}
 
 void EventAssembler::begin(const events::TraceInfo& info) {
   for (auto* sink : sinks_) sink->begin(info);
 }
 
-void EventAssembler::adopt_block(const DecodedBlock& block) {
-  if (!blocks_.find(block.address, block.size)) blocks_.insert(block);
+void EventAssembler::adopt_block(const DecodedBlock& block) { blocks_.define(block); }
+
+void EventAssembler::flush_events() {
+  if (batch_used_ == 0) return;
+  const std::span<const events::Event> events(batch_.data(), batch_used_);
+  for (auto* sink : sinks_) sink->on_events(events);
+  batch_used_ = 0;
 }
 
 void EventAssembler::emit_memory(const PendingMemory& access, bool pc_known, std::uint64_t pc) {
@@ -32,28 +37,48 @@ void EventAssembler::flush_block(std::uint64_t stop_pc, bool inclusive) {
   if (!block) return;
   const bool with_instructions = level_has_instructions(level_);
   bool attribution_broken = false;
+  // Instructions [run_begin, end) not yet handed over go to the sinks as one
+  // run, before whatever comes after them (a memory access, a register change).
+  std::size_t run_begin = pending_index_;
+  auto hand_over = [&](std::size_t end) {
+    if (!with_instructions || end <= run_begin) return;
+    const std::size_t count = end - run_begin;
+    flush_events();
+    const events::InstructionRun run{events::EventSequence{next_sequence_}, {}, std::span(block->bytes),
+                                     std::span(block->bounds).subspan(run_begin, count),
+                                     static_cast<std::uint32_t>(run_begin)};
+    for (auto* sink : sinks_) sink->on_instructions(run);
+    next_sequence_ += count;
+    by_kind_[static_cast<std::size_t>(events::EventKind::kInstruction)] += count;
+    run_begin = end;
+  };
+  auto emit_access = [&](const PendingMemory& access, bool pc_known, std::uint64_t pc) {
+    hand_over(pending_index_ + 1);  // the access comes after its instruction
+    emit_memory(access, pc_known, pc);
+  };
   auto emit_registers_for = [&](std::uint64_t pc) {
     while (!pending_registers_.empty() && pending_registers_.front().pc == pc) {
+      hand_over(pending_index_ + 1);
       emit(EventKind::kRegisters, events::RegistersEvent{events::GuestAddress{pc}, values_of(pending_registers_.front())});
       pending_registers_.pop_front();
     }
     if (pending_registers_.empty()) register_pool_.clear();
   };
+  // Nothing recorded inside the block and it runs to its end: no per-instruction
+  // work; hand_over below gives its instructions to the sinks as one run.
+  if (!stop_pc && pending_memory_.empty() && pending_registers_.empty()) {
+    instructions_ += block->instructions.size() - pending_index_;
+    pending_index_ = block->instructions.size();
+  }
   for (; pending_index_ < block->instructions.size(); ++pending_index_) {
     const DecodedInstruction& insn = block->instructions[pending_index_];
     if (stop_pc && insn.address == stop_pc && !inclusive) break;
-    if (with_instructions) {
-      events::InstructionEvent instruction{events::GuestAddress{insn.address}, insn.size,
-                                           std::span(block->bytes).subspan(insn.offset, insn.size),
-                                           static_cast<std::uint32_t>(pending_index_)};
-      emit(EventKind::kInstruction, instruction);
-    }
-    ++instructions_;
+    ++instructions_;  // its event goes out in a run (hand_over)
     // Memory accesses of this instruction: by exact pc when the producer knew it,
     // else by the instruction's fixed read/write counts, in order.
     if (!pending_memory_.empty() && pending_memory_.front().pc != 0) {
       while (!pending_memory_.empty() && pending_memory_.front().pc == insn.address) {
-        emit_memory(pending_memory_.front(), true, insn.address);
+        emit_access(pending_memory_.front(), true, insn.address);
         pending_memory_.pop_front();
       }
     } else if (!attribution_broken && !pending_memory_.empty()) {
@@ -61,7 +86,7 @@ void EventAssembler::flush_block(std::uint64_t stop_pc, bool inclusive) {
       if (!insn.memory_count_fixed) {
         if (last_with_memory) {
           while (!pending_memory_.empty()) {
-            emit_memory(pending_memory_.front(), true, insn.address);
+            emit_access(pending_memory_.front(), true, insn.address);
             pending_memory_.pop_front();
           }
         } else {
@@ -73,7 +98,7 @@ void EventAssembler::flush_block(std::uint64_t stop_pc, bool inclusive) {
           const PendingMemory& next = pending_memory_.front();
           if (next.write ? writes == 0 : reads == 0) break;  // not this instruction's next access
           next.write ? --writes : --reads;
-          emit_memory(next, true, insn.address);
+          emit_access(next, true, insn.address);
           pending_memory_.pop_front();
         }
       }
@@ -84,6 +109,7 @@ void EventAssembler::flush_block(std::uint64_t stop_pc, bool inclusive) {
       break;
     }
   }
+  hand_over(pending_index_);  // the instructions up to where the loop stopped
   const bool finished = pending_index_ >= block->instructions.size();
   if (finished || attribution_broken) {
     // Accesses that could not be tied to an instruction are kept, marked as such.
@@ -118,23 +144,23 @@ void EventAssembler::on_record(std::span<const std::byte> record) {
       const auto definition = load_record<BlockDefinitionRecord>(record);
       const auto bytes = tail(sizeof definition, definition.size);
       if (bytes.size() != definition.size) break;
-      if (!blocks_.find(definition.address, definition.size))
-        blocks_.insert(decoder_.decode(definition.address, bytes, false));
+      DecodedBlock decoded = decoder_.decode(definition.address, bytes, false);
+      decoded.id = definition.id;
+      blocks_.define(std::move(decoded));
       return;
     }
-    case RecordKind::kBlockExecuted: {
-      const auto executed = load_record<BlockExecutedRecord>(record);
-      flush_block(0, true);
-      const DecodedBlock* block = blocks_.find(executed.address, header.aux);
-      if (!block) break;
-      emit(EventKind::kBlock, events::BlockEvent{events::GuestAddress{block->address}, block->size,
-                                                 static_cast<std::uint32_t>(block->instructions.size()),
-                                                 std::span(block->bytes)});
-      if (level_ == TraceLevel::kBlocks) {
-        instructions_ += block->instructions.size();
-      } else {
-        pending_block_ = block;
-        pending_index_ = 0;
+    case RecordKind::kBlockRun: {
+      const auto ids = tail(sizeof(BlockRunRecord), std::size_t{header.aux} * 4);
+      if (ids.size() != std::size_t{header.aux} * 4) break;
+      for (std::size_t i = 0; i < header.aux; ++i) {
+        std::uint32_t id;
+        std::memcpy(&id, ids.data() + i * 4, 4);
+        const DecodedBlock* block = blocks_.find(id);
+        if (!block) {
+          ++malformed_;
+          continue;
+        }
+        block_executed(*block);
       }
       return;
     }
@@ -273,6 +299,18 @@ void EventAssembler::on_record(std::span<const std::byte> record) {
   ++malformed_;
 }
 
+void EventAssembler::block_executed(const DecodedBlock& block) {
+  if (pending_block_) flush_block(0, true);
+  emit(EventKind::kBlock, events::BlockEvent{events::GuestAddress{block.address}, block.size, block.instruction_count,
+                                             std::span(block.bytes)});
+  if (level_ == TraceLevel::kBlocks) {
+    instructions_ += block.instruction_count;
+  } else {
+    pending_block_ = &block;
+    pending_index_ = 0;
+  }
+}
+
 void EventAssembler::drop_pending_block() {
   pending_block_ = nullptr;
   pending_memory_.clear();
@@ -291,6 +329,7 @@ void EventAssembler::note_lost(std::uint64_t lost_events, std::string_view reaso
 
 std::string EventAssembler::end(bool interrupted) {
   flush_block(0, true);
+  flush_events();
   events::TraceSummary summary{next_sequence_, lost_, instructions_, interrupted};
   std::string errors;
   for (auto* sink : sinks_) {

@@ -18,6 +18,12 @@
 // emitted with pc_known = false rather than guessed. At `regs` and `full`
 // levels the producer has an instruction hook and stores the exact pc.
 //
+// Batching: blocks, instructions and memory accesses reach the sinks in
+// batches (Sink::on_events), and a block whose instructions ran with nothing
+// recorded between them (no memory access, no register change, no syscall)
+// reaches them as one InstructionRun (Sink::on_instructions): no event is built
+// per instruction unless a sink asks for it (the default expands the run).
+//
 // Blocks that end early: a fault, a syscall or the stop of the emulation ends
 // a block's instruction events at the instruction concerned (inclusive for a
 // syscall, exclusive for a fault, as the fault did not complete it).
@@ -27,6 +33,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "arch/arch.h"
@@ -83,6 +90,9 @@ class EventAssembler {
   std::uint64_t malformed_records() const { return malformed_; }
   // Definitions the producer already holds (flight-recorder dumps read them directly).
   void adopt_block(const DecodedBlock& block);
+  // Hands the batched events to the sinks now (the drain thread calls it when it
+  // has consumed what was published; end() calls it too).
+  void flush_events();
 
  private:
   struct PendingMemory {
@@ -99,19 +109,36 @@ class EventAssembler {
     return std::span(register_pool_).subspan(pending.first, pending.count);
   }
 
-  // Hands one event to every sink. The Event object is reused (no variant is
-  // built and destroyed per event: this runs once per instruction).
+  // Hands one event to every sink. Blocks, instructions and memory accesses
+  // (whose spans point into blocks, which live as long as the assembler) are
+  // batched: written into a reused slot of batch_ (no variant is built and
+  // destroyed per event: this runs once per instruction) and handed over with
+  // one Sink::on_events call per batch. Other events point into the assembler's
+  // scratch state, so the batch is flushed and they go out at once, alone.
   template <typename Payload>
   void emit(events::EventKind kind, const Payload& payload) {
-    event_.sequence = events::EventSequence{next_sequence_++};
-    event_.kind = kind;
+    constexpr bool kBatched = std::is_same_v<Payload, events::BlockEvent> ||
+                              std::is_same_v<Payload, events::InstructionEvent> ||
+                              std::is_same_v<Payload, events::MemoryEvent>;
+    events::Event* event = &event_;
+    if constexpr (kBatched) {
+      if (batch_used_ == batch_.size()) flush_events();
+      event = &batch_[batch_used_++];
+    } else {
+      flush_events();
+    }
+    event->sequence = events::EventSequence{next_sequence_++};
+    event->kind = kind;
     ++by_kind_[static_cast<std::size_t>(kind)];
-    if (auto* same = std::get_if<Payload>(&event_.payload))
-      *same = payload;  // the common case: the same kind as the previous event
+    if (auto* same = std::get_if<Payload>(&event->payload))
+      *same = payload;  // the common case: the same kind as the slot's last event
     else
-      event_.payload.template emplace<Payload>(payload);
-    for (auto* sink : sinks_) sink->on_event(event_);
+      event->payload.template emplace<Payload>(payload);
+    if constexpr (!kBatched)
+      for (auto* sink : sinks_) sink->on_event(*event);
   }
+  // A block of a kBlockRun: its event, then its instructions are pending.
+  void block_executed(const DecodedBlock& block);
   // Emits the pending block's instructions (and their memory/register events) up
   // to `stop_pc`: inclusive or exclusive; all when stop_pc is 0.
   void flush_block(std::uint64_t stop_pc, bool inclusive);
@@ -123,8 +150,11 @@ class EventAssembler {
   const BlockDecoder& decoder_;
   TraceLevel level_;
   std::vector<events::Sink*> sinks_;
-  BlockCache blocks_;
-  events::Event event_;
+  BlockTable blocks_;
+  events::Event event_;  // the unbatched events' slot
+  static constexpr std::size_t kBatchEvents = 64;
+  std::vector<events::Event> batch_;  // kBatchEvents slots, batch_used_ of them filled
+  std::size_t batch_used_ = 0;
   std::uint64_t next_sequence_ = 0;
   std::array<std::uint64_t, 11> by_kind_{};
   std::uint64_t instructions_ = 0;

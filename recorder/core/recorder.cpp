@@ -10,6 +10,9 @@
 //                  the previous instruction can write (Capstone's access list,
 //                  cached per block) are read and compared with a shadow copy.
 //   full           all of the above; memory records carry the exact pc.
+// The block hook's hot path is a direct-mapped cache lookup and 4 bytes (the
+// block's id) appended to a local run of up to 64 blocks, written to the ring as
+// one kBlockRun record when full or before any other record (ring_records.h).
 // Register changes: flags are the full rflags register, recorded when an
 // instruction writes any flag; a partial write (al, eax) is recorded as its full
 // register (rax). Registers the kernel changes at a syscall are found by
@@ -136,34 +139,51 @@ class Recorder::Impl {
     uc_emu_stop(engine);
   }
 
+  // The hot path of every level: a cache lookup and 4 bytes into the local run.
   void block(std::uint64_t address, std::uint32_t size) noexcept {
     last_record_was_syscall_ = false;
     last_block_address_ = address;
     last_block_size_ = size;
-    if (!active_) return;
-    if (sink_failed_.load(std::memory_order_relaxed)) {  // the trace cannot be written: stop here
+    if (!active_) [[unlikely]] return;
+    if (sink_failed_.load(std::memory_order_relaxed)) [[unlikely]] {  // the trace cannot be written: stop here
       stop_requested_ = true;
       uc_emu_stop(engine_);
       return;
     }
     // --stop-after: the emulation stops at the first block boundary at or after N
     // recorded instructions; this block does not run.
-    if (options_.stop_after_instructions && recorded_instructions_ >= options_.stop_after_instructions) {
+    if (options_.stop_after_instructions && recorded_instructions_ >= options_.stop_after_instructions) [[unlikely]] {
       stop_requested_ = true;
       uc_emu_stop(engine_);
       return;
     }
-    flush_pending_registers();
+    if (pending_instruction_) flush_pending_registers();
     const DecodedBlock* decoded = producer_blocks_.find(address, size);
-    if (!decoded) decoded = define_block(address, size);
-    if (!decoded) return;
+    if (!decoded) [[unlikely]] {
+      decoded = define_block(address, size);
+      if (!decoded) return;
+    }
     current_block_ = decoded;
     current_index_ = 0;
-    if (auto* record = reserve<BlockExecutedRecord>(RecordKind::kBlockExecuted, 0, static_cast<std::uint16_t>(size))) {
-      record->address = address;
-      ring_->commit();
+    run_[run_count_] = decoded->id;
+    if (++run_count_ == kMaxBlockRun) [[unlikely]] write_run();
+    recorded_instructions_ += decoded->instruction_count;
+  }
+
+  // Writes the blocks executed since the last record as one kBlockRun record.
+  void write_run() noexcept {
+    const std::uint16_t count = run_count_;
+    run_count_ = 0;
+    auto* record = static_cast<BlockRunRecord*>(
+        static_cast<void*>(reserve_uncut(sizeof(BlockRunRecord) + padded8(count * 4u))));
+    if (!record) {
+      records_lost_ += count - 1u;  // reserve_uncut counted one
+      pending_lost_ += count - 1u;
+      return;
     }
-    recorded_instructions_ += decoded->instructions.size();
+    record->header = {RecordKind::kBlockRun, 0, count, 0};
+    std::memcpy(reinterpret_cast<std::uint8_t*>(record) + sizeof *record, run_, count * 4u);
+    ring_->commit();
   }
 
   const DecodedBlock* define_block(std::uint64_t address, std::uint32_t size) noexcept {
@@ -182,7 +202,7 @@ class Recorder::Impl {
         record->header = {RecordKind::kBlockDefinition, 0, 0, 0};
         record->address = address;
         record->size = size;
-        record->reserved = 0;
+        record->id = decoded->id;
         std::memcpy(reinterpret_cast<std::uint8_t*>(record) + sizeof *record, bytes.data(), size);
         ring_->commit();
       }
@@ -298,10 +318,17 @@ class Recorder::Impl {
     return current_block_ ? current_block_->address : 0;
   }
 
-  // Every record goes through here. A record that cannot be written (larger than
-  // the ring allows, or the ring closed) is counted, and a kGap record stands in
-  // its place as soon as one can be written, so a loss is never silent.
+  // Every record but a block run goes through here: the pending run is written
+  // first, so records stay in execution order.
   std::byte* reserve_bytes(std::uint32_t size) noexcept {
+    if (run_count_) write_run();
+    return reserve_uncut(size);
+  }
+
+  // A record that cannot be written (larger than the ring allows, or the ring
+  // closed) is counted, and a kGap record stands in its place as soon as one can
+  // be written, so a loss is never silent.
+  std::byte* reserve_uncut(std::uint32_t size) noexcept {
     if (pending_lost_) {
       if (auto* gap = static_cast<GapRecord*>(static_cast<void*>(ring_->reserve(sizeof(GapRecord))))) {
         gap->header = {RecordKind::kGap, 0, 0, 0};
@@ -474,6 +501,7 @@ class Recorder::Impl {
     for (;;) {
       const bool more = ring_->wait_for_data(std::chrono::milliseconds(50));
       ring_->consume([this](std::span<const std::byte> record) { assembler_->on_record(record); });
+      assembler_->flush_events();  // what the producer published so far reaches the sinks now
       // A sink that cannot write (a full disk) ends the run at the next block.
       if (!sink_failed_.load(std::memory_order_relaxed) && assembler_->sink_failed())
         sink_failed_.store(true, std::memory_order_relaxed);
@@ -497,18 +525,15 @@ class Recorder::Impl {
 
   std::string dump(events::Sink& sink) {
     write_stop_if_cut_short();
+    if (run_count_) write_run();
     ring_->publish();
     EventAssembler replay(arch_, *consumer_decoder_, options_.level, {&sink});
     replay.begin(info_);
     const auto stats = ring_->stats();
     replay.note_lost(stats.records_overwritten, "overwritten by the flight recorder");
-    for (const auto& [key, block] : producer_definitions()) replay.adopt_block(*block);
+    for (const DecodedBlock* block : producer_blocks_.all()) replay.adopt_block(*block);
     ring_->for_each_retained([&](std::span<const std::byte> record) { replay.on_record(record); });
     return replay.end(false);
-  }
-
-  std::vector<std::pair<std::uint64_t, const DecodedBlock*>> producer_definitions() const {
-    return producer_blocks_.all();
   }
 
   std::string finish(bool interrupted) {
@@ -519,6 +544,7 @@ class Recorder::Impl {
     if (!ring_) return finish_error_;
     flush_pending_registers();
     write_stop_if_cut_short();
+    if (run_count_) write_run();
     ring_->close();
     if (drain_.joinable()) {
       drain_.join();
@@ -650,6 +676,8 @@ class Recorder::Impl {
   std::size_t current_index_ = 0;
   const DecodedInstruction* pending_instruction_ = nullptr;
   std::uint64_t current_pc_ = 0;
+  std::uint32_t run_[kMaxBlockRun];  // ids of the blocks executed since the last record (run_count_ of them)
+  std::uint16_t run_count_ = 0;
   std::vector<Shadow> shadow_;
   std::vector<std::uint8_t> unicorn_width_;  // bytes Unicorn writes per register (index as in arch registers)
   std::vector<Shadow> syscall_snapshot_;

@@ -12,13 +12,18 @@
 //   | fixed payload (per kind, below)   |
 //   | variable tail (bytes, padded to 8)|
 //
-// A block is defined once (kBlockDefinition: address, size, code bytes) before
-// its first kBlockExecuted; the consumer decodes instructions from those bytes.
+// A block is defined once (kBlockDefinition: id, address, size, code bytes)
+// before the first kBlockRun that names it; the consumer decodes instructions
+// from those bytes. Executed blocks travel in runs: one kBlockRun record names up
+// to kMaxBlockRun consecutive blocks by id (4 bytes each), so the block hook
+// writes 4 bytes into a local array and touches the ring once per run. A run is
+// written out before any other record, so records stay in execution order (a
+// memory record follows the run that ends with its block).
 // Syscall effects (kSyscallMemoryWrite, kSyscallMapping, kSyscallRegisters) come
 // before the kSyscall record they belong to, which closes the group.
 // Invariants: records are plain data (trivially copyable); `aux` holds a count
 // or a size as each kind documents; sequence numbers are not stored: the
-// consumer counts events (see events::Event), which keeps block records 16 bytes.
+// consumer counts events (see events::Event), which keeps block entries 4 bytes.
 #pragma once
 
 #include <cstdint>
@@ -30,7 +35,7 @@ namespace tracecorn::core {
 
 enum class RecordKind : std::uint8_t {
   kBlockDefinition = 1,
-  kBlockExecuted = 2,
+  kBlockRun = 2,
   kMemoryRead = 3,
   kMemoryWrite = 4,
   kRegisters = 5,
@@ -58,17 +63,23 @@ struct BlockDefinitionRecord {
   RecordHeader header;
   std::uint64_t address;
   std::uint32_t size;
-  std::uint32_t reserved;
+  std::uint32_t id;  // the producer's block id (DecodedBlock::id)
 };
 static_assert(sizeof(BlockDefinitionRecord) == 24);
 
-// aux: the block's size in bytes (a translated block never exceeds a page plus
-// one instruction). The most frequent record: 16 bytes, 24 with the ring's framing.
-struct BlockExecutedRecord {
+// aux: number of blocks (1..kMaxBlockRun). Tail: that many u32 block ids, in
+// execution order, padded to 8 bytes. The most frequent record: a run of 64
+// blocks is 8 + 256 bytes, 4.1 bytes per block.
+//
+//   +--------------+------+------+-----+-------------+---------+
+//   | RecordHeader | id 0 | id 1 | ... | id (aux-1)  | pad 0/4 |
+//   |   8 bytes    | u32  | u32  |     |    u32      |         |
+//   +--------------+------+------+-----+-------------+---------+
+struct BlockRunRecord {
   RecordHeader header;
-  std::uint64_t address;
 };
-static_assert(sizeof(BlockExecutedRecord) == 16);
+static_assert(sizeof(BlockRunRecord) == 8);
+inline constexpr std::uint16_t kMaxBlockRun = 64;
 
 // aux: access size in bytes. pc: the instruction, or 0 when the producer has no
 // instruction hook (the consumer then attributes the access by decoding).

@@ -64,6 +64,24 @@ struct InstructionEvent {
   std::uint32_t index_in_block = 0;
 };
 
+// Where one instruction lies in its block's bytes.
+struct InstructionBounds {
+  GuestAddress address;
+  std::uint16_t offset = 0;  // from the block's first byte
+  std::uint8_t size = 0;
+};
+
+// Consecutive instructions of one block handed over at once (Sink::on_instructions):
+// stands for instructions.size() InstructionEvents, numbered first_sequence,
+// first_sequence + 1, ..., with index_in_block first_index, first_index + 1, ...
+struct InstructionRun {
+  EventSequence first_sequence;
+  ThreadId thread;
+  std::span<const std::uint8_t> block_bytes;
+  std::span<const InstructionBounds> instructions;
+  std::uint32_t first_index = 0;
+};
+
 struct MemoryEvent {
   GuestAddress address;
   std::uint8_t size = 0;        // bytes, 1..8
@@ -216,6 +234,29 @@ class Sink {
   virtual ~Sink() = default;
   virtual void begin(const TraceInfo& info) = 0;
   virtual void on_event(const Event& event) = 0;
+  // Several consecutive events at once (the recorder hands blocks, instructions
+  // and memory accesses over this way, one call per batch instead of one per
+  // event); the spans are valid during the call only. The default calls
+  // on_event for each; a sink overrides it when it can do better.
+  virtual void on_events(std::span<const Event> events) {
+    for (const Event& event : events) on_event(event);
+  }
+  // A run of one block's instructions (the recorder hands a block's
+  // instructions this way when nothing else happened between them). The default
+  // expands it into InstructionEvents for on_event; a sink that can take the
+  // instructions of a block at once overrides it.
+  virtual void on_instructions(const InstructionRun& run) {
+    Event event;
+    event.thread = run.thread;
+    event.kind = EventKind::kInstruction;
+    for (std::size_t i = 0; i < run.instructions.size(); ++i) {
+      const InstructionBounds& bounds = run.instructions[i];
+      event.sequence = EventSequence{run.first_sequence.value + i};
+      event.payload = InstructionEvent{bounds.address, bounds.size, run.block_bytes.subspan(bounds.offset, bounds.size),
+                                       static_cast<std::uint32_t>(run.first_index + i)};
+      on_event(event);
+    }
+  }
   // Returns an empty string on success, else a one-line error naming the file.
   virtual std::string end(const TraceSummary& summary) = 0;
   // True once the sink cannot write any more (a full disk: it drops every later

@@ -271,7 +271,7 @@ TEST_CASE("Recorder: the flight recorder keeps the last events, ending at the fa
   core::RecorderOptions options;
   options.level = core::TraceLevel::kInstructions;
   options.policy = core::RingPolicy::kFlightRecorder;
-  options.ring_bytes = 64 << 10;
+  options.ring_bytes = 16 << 10;  // small enough that the run overwrites (block runs take ~4 bytes per block)
   auto recording = record(kSamples + "/static/segfault", options);
   REQUIRE(recording->outcome.kind == linux_layer::RunOutcome::Kind::kSignaled);
   ProbeSink dumped;

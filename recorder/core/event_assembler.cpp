@@ -18,7 +18,7 @@ void EventAssembler::begin(const events::TraceInfo& info) {
 }
 
 void EventAssembler::adopt_block(const DecodedBlock& block) {
-  if (!blocks_.find(block.address, block.size)) blocks_.insert(block);
+  if (!blocks_.find(block.address, block.size, block.mode)) blocks_.insert(block);
 }
 
 void EventAssembler::emit_memory(const PendingMemory& access, bool pc_known, std::uint64_t pc) {
@@ -45,7 +45,7 @@ void EventAssembler::flush_block(std::uint64_t stop_pc, bool inclusive) {
     if (with_instructions) {
       events::InstructionEvent instruction{events::GuestAddress{insn.address}, insn.size,
                                            std::span(block->bytes).subspan(insn.offset, insn.size),
-                                           static_cast<std::uint32_t>(pending_index_)};
+                                           static_cast<std::uint32_t>(pending_index_), block->mode};
       emit(EventKind::kInstruction, instruction);
     }
     ++instructions_;
@@ -118,18 +118,18 @@ void EventAssembler::on_record(std::span<const std::byte> record) {
       const auto definition = load_record<BlockDefinitionRecord>(record);
       const auto bytes = tail(sizeof definition, definition.size);
       if (bytes.size() != definition.size) break;
-      if (!blocks_.find(definition.address, definition.size))
-        blocks_.insert(decoder_.decode(definition.address, bytes, false));
+      if (!blocks_.find(definition.address, definition.size, header.flags))
+        blocks_.insert(decoder_.decode(definition.address, bytes, false, header.flags));
       return;
     }
     case RecordKind::kBlockExecuted: {
       const auto executed = load_record<BlockExecutedRecord>(record);
       flush_block(0, true);
-      const DecodedBlock* block = blocks_.find(executed.address, header.aux);
+      const DecodedBlock* block = blocks_.find(executed.address, header.aux, header.flags);
       if (!block) break;
       emit(EventKind::kBlock, events::BlockEvent{events::GuestAddress{block->address}, block->size,
                                                  static_cast<std::uint32_t>(block->instructions.size()),
-                                                 std::span(block->bytes)});
+                                                 std::span(block->bytes), block->mode});
       if (level_ == TraceLevel::kBlocks) {
         instructions_ += block->instructions.size();
       } else {

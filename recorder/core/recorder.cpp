@@ -145,19 +145,32 @@ class Recorder::Impl {
       return;
     }
     flush_pending_registers();
-    const DecodedBlock* decoded = producer_blocks_.find(address, size);
-    if (!decoded) decoded = define_block(address, size);
+    const std::uint8_t mode = current_mode();
+    const DecodedBlock* decoded = producer_blocks_.find(address, size, mode);
+    if (!decoded) decoded = define_block(address, size, mode);
     if (!decoded) return;
     current_block_ = decoded;
     current_index_ = 0;
-    if (auto* record = reserve<BlockExecutedRecord>(RecordKind::kBlockExecuted, 0, static_cast<std::uint16_t>(size))) {
+    if (auto* record = reserve<BlockExecutedRecord>(RecordKind::kBlockExecuted, mode, static_cast<std::uint16_t>(size))) {
       record->address = address;
       ring_->commit();
     }
     recorded_instructions_ += decoded->instructions.size();
   }
 
-  const DecodedBlock* define_block(std::uint64_t address, std::uint32_t size) noexcept {
+  // The instruction-set mode the CPU is in (arch::AlternateInstructionSet; 0 on
+  // one-mode architectures). At a block hook the mode register already holds the
+  // block's state (Unicorn 2.0.1 arm: CPSR.T is set when a Thumb block starts;
+  // block addresses never carry bit 0).
+  std::uint8_t current_mode() const noexcept {
+    const arch::AlternateInstructionSet* isa = arch_.alternate_isa;
+    if (!isa) return 0;
+    std::uint64_t value = 0;
+    uc_reg_read(engine_, isa->uc_register, &value);
+    return (value & isa->mask) ? 1 : 0;
+  }
+
+  const DecodedBlock* define_block(std::uint64_t address, std::uint32_t size, std::uint8_t mode) noexcept {
     try {
       std::vector<std::uint8_t> bytes(size);
       if (size == 0 || uc_mem_read(engine_, address, bytes.data(), size) != UC_ERR_OK) {
@@ -166,11 +179,11 @@ class Recorder::Impl {
         return nullptr;
       }
       const DecodedBlock* decoded =
-          producer_blocks_.insert(producer_decoder_->decode(address, bytes, level_has_registers(options_.level)));
+          producer_blocks_.insert(producer_decoder_->decode(address, bytes, level_has_registers(options_.level), mode));
       ++blocks_decoded_;
       const std::uint32_t total = static_cast<std::uint32_t>(sizeof(BlockDefinitionRecord)) + padded8(size);
       if (auto* record = static_cast<BlockDefinitionRecord*>(static_cast<void*>(reserve_bytes(total)))) {
-        record->header = {RecordKind::kBlockDefinition, 0, 0, 0};
+        record->header = {RecordKind::kBlockDefinition, mode, 0, 0};
         record->address = address;
         record->size = size;
         record->reserved = 0;

@@ -53,7 +53,8 @@ struct RecordHeader {
 };
 static_assert(sizeof(RecordHeader) == 8);
 
-// aux: unused. Tail: `size` code bytes.
+// flags: instruction-set mode (arch::AlternateInstructionSet; 0 on one-mode
+// architectures). aux: unused. Tail: `size` code bytes.
 struct BlockDefinitionRecord {
   RecordHeader header;
   std::uint64_t address;
@@ -62,8 +63,8 @@ struct BlockDefinitionRecord {
 };
 static_assert(sizeof(BlockDefinitionRecord) == 24);
 
-// aux: the block's size in bytes (a translated block never exceeds a page plus
-// one instruction). The most frequent record: 16 bytes, 24 with the ring's framing.
+// flags: instruction-set mode, as the definition's. aux: the block's size in
+// bytes (a translated block never exceeds a page plus one instruction). The most frequent record: 16 bytes, 24 with the ring's framing.
 struct BlockExecutedRecord {
   RecordHeader header;
   std::uint64_t address;

@@ -55,6 +55,7 @@ struct BlockEvent {
   std::uint32_t size = 0;               // bytes
   std::uint32_t instruction_count = 0;  // as decoded; a fault may end it early (a FaultEvent follows)
   std::span<const std::uint8_t> bytes;  // the block's code
+  std::uint8_t mode = 0;                // instruction set (arch::AlternateInstructionSet: arm 0 ARM, 1 Thumb)
 };
 
 struct InstructionEvent {
@@ -62,6 +63,7 @@ struct InstructionEvent {
   std::uint32_t size = 0;
   std::span<const std::uint8_t> bytes;
   std::uint32_t index_in_block = 0;
+  std::uint8_t mode = 0;  // instruction set, as its block's
 };
 
 struct MemoryEvent {

@@ -172,5 +172,6 @@ TEST_CASE("Strace: dynamic") { compare_all_marked(kStraceVariants[1]); }
 TEST_CASE("Strace: aarch64 static") { compare_all_marked_cross("aarch64", "static"); }
 TEST_CASE("Strace: riscv64 static") { compare_all_marked_cross("riscv64", "static"); }
 TEST_CASE("Strace: arm static") { compare_all_marked_cross("arm", "static"); }
+TEST_CASE("Strace: arm static-marm") { compare_all_marked_cross("arm", "static-marm"); }
 
 }  // namespace tracecorn::behaviour

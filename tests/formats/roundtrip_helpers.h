@@ -35,6 +35,7 @@ struct Copied {
   std::vector<std::uint64_t> stack;
   std::string text;  // a fault's description, a module's path, a gap's reason
   std::uint32_t thread = 0;
+  std::uint8_t mode = 0;  // a block's or instruction's instruction set (arm: 1 = Thumb)
 };
 
 // The fields of `event` the round-trip tests compare.
@@ -49,9 +50,11 @@ inline Copied copy_event(const events::Event& event) {
           copy.address = p.address.value;
           copy.size = p.size;
           copy.count = p.instruction_count;
+          copy.mode = p.mode;
         } else if constexpr (std::is_same_v<T, events::InstructionEvent>) {
           copy.address = p.address.value;
           copy.size = p.size;
+          copy.mode = p.mode;
           copy.bytes.assign(p.bytes.begin(), p.bytes.end());
         } else if constexpr (std::is_same_v<T, events::MemoryEvent>) {
           copy.address = p.address.value;

@@ -437,3 +437,12 @@ TEST_CASE("Malicious: every truncation and every single-byte change of a binary 
   CHECK(refused > 0);
   MESSAGE(refused << " single-byte changes refused, " << read << " read as another valid trace");
 }
+
+TEST_CASE("Bintrace: an architecture the spec defines no machine for (arm) is refused by name, no file written") {
+  const auto path = std::filesystem::temp_directory_path() / ("tracecorn-bintrace-arm-" + std::to_string(::getpid()));
+  auto writer = formats::BintraceWriter::open(path.string(), arch::arm_arch(), {});
+  REQUIRE_FALSE(writer.has_value());
+  CHECK(writer.error().code == ErrorCode::kUnsupported);
+  CHECK(writer.error().message.find("for arm") != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(path));
+}

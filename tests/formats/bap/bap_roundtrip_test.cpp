@@ -236,13 +236,8 @@ TEST_CASE("BAP frames: round trips at the lower levels and through zstd") {
 }
 
 TEST_CASE("BAP frames: aarch64 samples round-trip at the full level (architecture 78, machine 0)") {
-  std::vector<std::string> samples;
-  for (const auto& entry : std::filesystem::directory_iterator(kSamples + "-aarch64/static"))
-    samples.push_back("../guest-aarch64/static/" + entry.path().filename().string());
-  std::sort(samples.begin(), samples.end());
-  REQUIRE(samples.size() >= 15);
   const std::string path = temp_path("arm64.frames");
-  for (const std::string& sample : samples) {
+  for (const std::string& sample : test::cross_samples(kSamples, "aarch64", "static")) {
     if (sample.find("heap") != std::string::npos || sample.find("stdio_buffered") != std::string::npos) continue;
     round_trip(sample, core::TraceLevel::kFull, false, path);
   }
@@ -331,12 +326,7 @@ TEST_CASE("BAP frames: an independent decoder (python3-protobuf) reads the same 
 TEST_CASE("BAP frames: arm samples round-trip at the full level (architecture 35, machine 0)") {
   const std::string path = temp_path("arm.frames");
   for (const std::string variant : {"static", "static-marm"}) {
-    std::vector<std::string> samples;
-    for (const auto& entry : std::filesystem::directory_iterator(kSamples + "-arm/" + variant))
-      samples.push_back("../guest-arm/" + variant + "/" + entry.path().filename().string());
-    std::sort(samples.begin(), samples.end());
-    REQUIRE(samples.size() >= 15);
-    for (const std::string& sample : samples) {
+    for (const std::string& sample : test::cross_samples(kSamples, "arm", variant)) {
       if (sample.find("heap") != std::string::npos || sample.find("stdio_buffered") != std::string::npos) continue;
       round_trip(sample, core::TraceLevel::kFull, false, path);
     }

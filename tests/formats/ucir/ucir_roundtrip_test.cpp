@@ -293,12 +293,7 @@ TEST_CASE("UCIR: recording, writing and reading back gives the same events (ever
 
 TEST_CASE("UCIR: aarch64 samples round-trip at every level (arch string arm64)") {
   // The samples cross-built for aarch64 (samples/cross.cmake), beside the host's.
-  std::vector<std::string> samples;
-  for (const auto& entry : std::filesystem::directory_iterator(kSamples + "-aarch64/static"))
-    samples.push_back("../guest-aarch64/static/" + entry.path().filename().string());
-  std::sort(samples.begin(), samples.end());
-  REQUIRE(samples.size() >= 15);
-  for (const std::string& sample : samples) {
+  for (const std::string& sample : test::cross_samples(kSamples, "aarch64", "static")) {
     if (is_long_run(sample)) continue;
     for (auto level : kRoundTripLevels) round_trip(sample, level, false, false);
   }
@@ -314,12 +309,7 @@ TEST_CASE("UCIR: aarch64 samples round-trip at every level (arch string arm64)")
 // a Thumb block's OP_JMP address has bit 0 set, and reads back as mode 1.
 TEST_CASE("UCIR: arm samples round-trip at every level, ARM and Thumb (arch string arm)") {
   for (const std::string variant : {"static", "static-marm"}) {
-    std::vector<std::string> samples;
-    for (const auto& entry : std::filesystem::directory_iterator(kSamples + "-arm/" + variant))
-      samples.push_back("../guest-arm/" + variant + "/" + entry.path().filename().string());
-    std::sort(samples.begin(), samples.end());
-    REQUIRE(samples.size() >= 15);
-    for (const std::string& sample : samples) {
+    for (const std::string& sample : test::cross_samples(kSamples, "arm", variant)) {
       if (is_long_run(sample)) continue;
       for (auto level : kRoundTripLevels) round_trip(sample, level, false, false);
     }

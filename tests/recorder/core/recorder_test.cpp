@@ -153,6 +153,15 @@ std::unique_ptr<Recording> record(const std::string& program, core::RecorderOpti
   return result;
 }
 
+// The memory events of a recording, in order.
+std::vector<const StoredEvent*> memory_accesses(const Recording& recording) {
+  std::vector<const StoredEvent*> accesses;
+  for (const auto& event : recording.sink.stored_)
+    if (event.kind == events::EventKind::kMemoryRead || event.kind == events::EventKind::kMemoryWrite)
+      accesses.push_back(&event);
+  return accesses;
+}
+
 // Whether arm condition `cond` (A8.3) holds for CPSR `flags`.
 bool condition_holds(unsigned cond, std::uint32_t flags) {
   const bool n = flags >> 31 & 1, z = flags >> 30 & 1, c = flags >> 29 & 1, v = flags >> 28 & 1;
@@ -280,13 +289,7 @@ TEST_CASE("Recorder: mem-level attribution agrees with the exact pcs of the full
     std::vector<std::string> argv = {program};
     auto mem = record(program, mem_options, nullptr, argv);
     auto full = record(program, full_options, nullptr, argv);
-    std::vector<const StoredEvent*> mem_accesses, full_accesses;
-    for (const auto& event : mem->sink.stored_)
-      if (event.kind == events::EventKind::kMemoryRead || event.kind == events::EventKind::kMemoryWrite)
-        mem_accesses.push_back(&event);
-    for (const auto& event : full->sink.stored_)
-      if (event.kind == events::EventKind::kMemoryRead || event.kind == events::EventKind::kMemoryWrite)
-        full_accesses.push_back(&event);
+    const auto mem_accesses = memory_accesses(*mem), full_accesses = memory_accesses(*full);
     REQUIRE(mem_accesses.size() == full_accesses.size());
     std::size_t unknown = 0, wrong = 0;
     for (std::size_t i = 0; i < mem_accesses.size(); ++i) {
@@ -403,13 +406,7 @@ TEST_CASE("Recorder: arm mem-level attribution agrees with the exact pcs of the 
       const std::string program = arm_sample(variant, sample);
       auto mem = record(program, mem_options);
       auto full = record(program, full_options);
-      std::vector<const StoredEvent*> mem_accesses, full_accesses;
-      for (const auto& event : mem->sink.stored_)
-        if (event.kind == events::EventKind::kMemoryRead || event.kind == events::EventKind::kMemoryWrite)
-          mem_accesses.push_back(&event);
-      for (const auto& event : full->sink.stored_)
-        if (event.kind == events::EventKind::kMemoryRead || event.kind == events::EventKind::kMemoryWrite)
-          full_accesses.push_back(&event);
+      const auto mem_accesses = memory_accesses(*mem), full_accesses = memory_accesses(*full);
       REQUIRE(mem_accesses.size() == full_accesses.size());
       std::size_t unknown = 0, wrong = 0;
       for (std::size_t i = 0; i < mem_accesses.size(); ++i) {

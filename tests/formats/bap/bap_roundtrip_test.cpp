@@ -328,12 +328,14 @@ TEST_CASE("BAP frames: arm samples round-trip at the full level (architecture 35
   for (const std::string variant : {"static", "static-marm"}) {
     for (const std::string& sample : test::cross_samples(kSamples, "arm", variant)) {
       if (sample.find("heap") != std::string::npos || sample.find("stdio_buffered") != std::string::npos) continue;
-      round_trip(sample, core::TraceLevel::kFull, false, path);
+      // Bounded time: every sample of the ARM build, a few of the Thumb-2 one
+      // (glibc's Thumb-2 code runs in both).
+      const bool few = sample.find("/hello") != std::string::npos || sample.find("/file_io") != std::string::npos ||
+                       sample.find("/floating") != std::string::npos;
+      if (variant == "static-marm" || few) round_trip(sample, core::TraceLevel::kFull, false, path);
     }
   }
   round_trip("../guest-arm/static/hello", core::TraceLevel::kMemory, true, path);
-  auto reader = formats::FramesReader::open(path);
-  REQUIRE(reader.has_value());
   std::filesystem::remove(path);
 }
 

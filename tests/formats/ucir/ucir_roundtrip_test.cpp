@@ -309,9 +309,12 @@ TEST_CASE("UCIR: aarch64 samples round-trip at every level (arch string arm64)")
 // a Thumb block's OP_JMP address has bit 0 set, and reads back as mode 1.
 TEST_CASE("UCIR: arm samples round-trip at every level, ARM and Thumb (arch string arm)") {
   for (const std::string variant : {"static", "static-marm"}) {
+    // Bounded time: the Thumb-2 build at the regs level only (glibc's Thumb-2
+    // code runs in both builds), the ARM build at every level.
     for (const std::string& sample : test::cross_samples(kSamples, "arm", variant)) {
       if (is_long_run(sample)) continue;
-      for (auto level : kRoundTripLevels) round_trip(sample, level, false, false);
+      for (auto level : kRoundTripLevels)
+        if (variant == "static-marm" || level == core::TraceLevel::kRegisters) round_trip(sample, level, false, false);
     }
   }
   const std::string path = temp_path("tracecorn-ucir-arm") + ".ucir";

@@ -38,6 +38,10 @@ struct SyscallAbi {
   int return_reg;
   std::string_view trap_instruction;  // "syscall", "svc #0", ...
   std::uint8_t trap_length = 0;       // bytes of the trap instruction (the user pc the kernel sees is after it)
+  // First number of the architecture's private calls, far above the table's
+  // (arm: __ARM_NR_BASE 0xf0000, set_tls = base + 5); 0: none. Formats whose
+  // number field is narrower (UCIR's u16) store base + n as 0xf000 + n.
+  std::uint64_t private_base = 0;
 };
 
 struct BintraceMachine;  // below
@@ -196,6 +200,17 @@ class GuestCpu {
   }
 };
 
+// An architecture with two instruction sets the CPU switches between (arm: ARM
+// and Thumb). Mode 0 is ArchInfo::capstone_mode's, mode 1 this one's. The CPU is
+// in mode 1 when `uc_register` (read with Unicorn at a block's start) has any bit
+// of `mask` set. Events and formats carry the mode per block and instruction.
+struct AlternateInstructionSet {
+  cs_mode capstone_mode;
+  int uc_register;
+  std::uint64_t mask;
+  std::string_view names[2];  // each mode's name in traces ("ARM", "Thumb"), BAP's std_frame.mode
+};
+
 struct ArchInfo {
   std::string_view name;          // "x86_64"
   uc_arch unicorn_arch;
@@ -205,6 +220,8 @@ struct ArchInfo {
   // Why tracecorn cannot decode this architecture's instructions (so cannot
   // record it); empty when it can.
   std::string_view decoding_unsupported = {};
+  // Set when the CPU has a second instruction set (arm's Thumb); nullptr: one mode.
+  const AlternateInstructionSet* alternate_isa = nullptr;
   std::uint16_t elf_machine;      // EM_*
   bool elf_64bit;
   bool little_endian;
@@ -263,6 +280,16 @@ struct ArchInfo {
 // Capstone cannot give the access lists, only add_unlisted_writes' are given.
 void instruction_registers(const ArchInfo& arch, csh handle, const cs_insn& insn, std::vector<std::uint16_t>* read,
                            std::vector<std::uint16_t>& written);
+
+// The Capstone mode that decodes instruction-set `mode` (0: capstone_mode, 1:
+// alternate_isa's; any other value, or 1 without an alternate, gives capstone_mode).
+cs_mode capstone_mode_for(const ArchInfo& arch, std::uint8_t mode);
+
+// Opens a Capstone handle for every mode of `arch` (one, or two with an
+// alternate instruction set) into `handles` (unused entries 0), with detail on
+// when `detail`. Returns false (and closes what it opened) when Capstone fails.
+bool open_capstone_handles(const ArchInfo& arch, bool detail, std::array<csh, 2>& handles);
+void close_capstone_handles(std::array<csh, 2>& handles);
 
 // Open flags translated between the guest's values and the host's, by
 // `arch.open_flags`; bits not listed there pass unchanged. Never fail.

@@ -30,6 +30,34 @@ void instruction_registers(const ArchInfo& arch, csh handle, const cs_insn& insn
   arch.add_unlisted_writes(insn, written);
 }
 
+cs_mode capstone_mode_for(const ArchInfo& arch, std::uint8_t mode) {
+  return mode == 1 && arch.alternate_isa ? arch.alternate_isa->capstone_mode : arch.capstone_mode;
+}
+
+bool open_capstone_handles(const ArchInfo& arch, bool detail, std::array<csh, 2>& handles) {
+  handles = {0, 0};
+  const std::size_t modes = arch.alternate_isa ? 2 : 1;
+  for (std::size_t mode = 0; mode < modes; ++mode) {
+    if (cs_open(arch.capstone_arch, capstone_mode_for(arch, static_cast<std::uint8_t>(mode)), &handles[mode]) !=
+        CS_ERR_OK) {
+      handles[mode] = 0;
+      close_capstone_handles(handles);
+      return false;
+    }
+    if (detail && cs_option(handles[mode], CS_OPT_DETAIL, CS_OPT_ON) != CS_ERR_OK) {
+      close_capstone_handles(handles);
+      return false;
+    }
+  }
+  return true;
+}
+
+void close_capstone_handles(std::array<csh, 2>& handles) {
+  for (csh& handle : handles)
+    if (handle) cs_close(&handle);
+  handles = {0, 0};
+}
+
 namespace {
 std::uint64_t translate_flags(std::span<const FlagValue> table, std::uint64_t flags, bool to_host) {
   std::uint64_t out = flags;

@@ -6,6 +6,7 @@
 # unless its "// archs: a b" directive (samples/README.md) leaves that
 # architecture out, in the variants TRACECORN_CROSS_VARIANTS_<arch> lists:
 #   static      -static -fno-pie      ET_EXEC, no interpreter
+#   static-marm -marm -static         arm only: ARM code instead of Thumb-2
 #   static-pie  -static-pie           ET_DYN, self-relocating, no interpreter
 #                                     (aarch64 only: riscv64's glibc lacks rcrt1.o)
 # into ${CMAKE_BINARY_DIR}/samples/guest-<arch>/<variant>/<name> (the host
@@ -18,8 +19,10 @@ set(TRACECORN_CROSS_ARCHS aarch64 riscv64 arm i386 CACHE INTERNAL "Architectures
 set(TRACECORN_CROSS_VARIANTS_aarch64 static static-pie CACHE INTERNAL "Link variants of the aarch64 samples")
 # Debian 12's riscv64 glibc has no rcrt1.o: no static-pie there.
 set(TRACECORN_CROSS_VARIANTS_riscv64 static CACHE INTERNAL "Link variants of the riscv64 samples")
-# Debian 12's armhf glibc has no rcrt1.o either. Its gcc emits Thumb-2 by default.
-set(TRACECORN_CROSS_VARIANTS_arm static CACHE INTERNAL "Link variants of the arm samples")
+# Debian 12's armhf glibc has no rcrt1.o either. Its gcc emits Thumb-2 by default;
+# static-marm builds the samples' own code as ARM (glibc's stays Thumb-2), so
+# both instruction sets and the switches between them run.
+set(TRACECORN_CROSS_VARIANTS_arm static static-marm CACHE INTERNAL "Link variants of the arm samples")
 set(tracecorn_cross_cc_aarch64 aarch64-linux-gnu-gcc)
 set(tracecorn_cross_cc_riscv64 riscv64-linux-gnu-gcc)
 set(tracecorn_cross_cc_arm arm-linux-gnueabihf-gcc)
@@ -60,6 +63,8 @@ foreach(arch IN LISTS TRACECORN_CROSS_ARCHS)
       set(dir "${TRACECORN_GUEST_SAMPLES_DIR}-${arch}/${variant}")
       if(variant STREQUAL "static")
         set(link_flags -fno-pie -static)
+      elseif(variant STREQUAL "static-marm")
+        set(link_flags -marm -fno-pie -static)
       else()
         set(link_flags -fPIE -static-pie)
       endif()

@@ -391,9 +391,12 @@ Status FramesReader::produce(const EventCallback& on_event) {
     const pb::std_frame& frame = f.std_frame();
     event.thread = events::ThreadId{static_cast<std::uint32_t>(frame.thread_id())};
     const std::string& raw = frame.rawbytes();
+    // `mode` names the instruction set (arm: "Thumb" = 1); any other value, or none, is mode 0.
+    const std::uint8_t mode =
+        arch_->alternate_isa && frame.has_mode() && frame.mode() == arch_->alternate_isa->names[1] ? 1 : 0;
     emit(events::EventKind::kInstruction,
          events::InstructionEvent{events::GuestAddress{frame.address()}, static_cast<std::uint32_t>(raw.size()),
-                                  std::span(reinterpret_cast<const std::uint8_t*>(raw.data()), raw.size()), 0});
+                                  std::span(reinterpret_cast<const std::uint8_t*>(raw.data()), raw.size()), 0, mode});
     seen_instruction_ = true;
     events::RegisterValue value;
     for (const auto& operand : frame.operand_pre_list().elem()) {

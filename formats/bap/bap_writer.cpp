@@ -60,7 +60,7 @@ struct FramesWriter::State {
   const arch::ArchInfo& arch;
   FramesWriterOptions options;
   std::string error;  // the first write error, reported by end()
-  csh capstone = 0;
+  std::array<csh, 2> capstone{};  // per instruction-set mode (arch::open_capstone_handles)
   cs_insn* insn = nullptr;
 
   std::uint64_t header_file_offset = 0;  // where the 48 header bytes sit in the file (9 inside the raw zstd frame)
@@ -102,7 +102,7 @@ struct FramesWriter::State {
   }
   ~State() {
     if (insn) cs_free(insn, 1);
-    if (capstone) cs_close(&capstone);
+    arch::close_capstone_handles(capstone);
   }
 
   void write(std::span<const std::uint8_t> bytes) {
@@ -127,8 +127,10 @@ struct FramesWriter::State {
     write(buffer);
   }
 
-  const DecodedOperands* decode(std::uint64_t address, std::span<const std::uint8_t> bytes) {
-    auto found = decoded.find(address);
+  const DecodedOperands* decode(std::uint64_t address, std::uint8_t mode, std::span<const std::uint8_t> bytes) {
+    const csh handle = capstone[mode == 1 && capstone[1] ? 1 : 0];
+    const std::uint64_t key = address | (std::uint64_t{handle == capstone[1]} << 63);
+    auto found = decoded.find(key);
     if (found != decoded.end() && std::equal(bytes.begin(), bytes.end(), found->second.bytes.begin(),
                                              found->second.bytes.end()))
       return &found->second;
@@ -138,8 +140,8 @@ struct FramesWriter::State {
     const std::uint8_t* cursor = bytes.data();
     std::size_t size = bytes.size();
     std::uint64_t pc = address;
-    if (capstone && cs_disasm_iter(capstone, &cursor, &size, &pc, insn)) {
-      arch::instruction_registers(arch, capstone, *insn, &operands.read, operands.written);
+    if (handle && cs_disasm_iter(handle, &cursor, &size, &pc, insn)) {
+      arch::instruction_registers(arch, handle, *insn, &operands.read, operands.written);
       arch.address_registers(*insn, operands.base, operands.index);
       // Address registers are read even where Capstone's list leaves them out.
       for (const auto list : {&operands.base, &operands.index})
@@ -147,7 +149,7 @@ struct FramesWriter::State {
           if (std::find(operands.read.begin(), operands.read.end(), reg) == operands.read.end())
             operands.read.push_back(reg);
     }
-    return &(decoded[address] = std::move(operands));
+    return &(decoded[key] = std::move(operands));
   }
 
   void add_register(pb::operand_value_list* list, std::uint16_t index, bool written, bool is_base, bool is_index) {
@@ -189,7 +191,9 @@ struct FramesWriter::State {
     std_frame->set_rawbytes(instruction.bytes.data(), instruction.bytes.size());
     auto* pre = std_frame->mutable_operand_pre_list();
     std_frame->mutable_operand_post_list();
-    pending_operands = decode(instruction.address.value, instruction.bytes);
+    // An architecture with two instruction sets names the instruction's (arm: "ARM", "Thumb").
+    if (arch.alternate_isa) std_frame->set_mode(std::string(arch.alternate_isa->names[instruction.mode == 1 ? 1 : 0]));
+    pending_operands = decode(instruction.address.value, instruction.mode, instruction.bytes);
     // The program counter is never recorded as a change (no access list names it
     // as written by straight-line code): it is the instruction's own address.
     if (pc_index >= 0) {
@@ -352,10 +356,9 @@ Expected<std::unique_ptr<FramesWriter>> FramesWriter::open(const std::string& pa
     return make_error(ErrorCode::kInvalidArgument,
                       "BAP frames need a seekable output file (n and T are patched at the end): give -o FILE", path);
   auto state = std::make_unique<State>(std::move(*output), path, arch, std::move(options));
-  if (cs_open(arch.capstone_arch, arch.capstone_mode, &state->capstone) != CS_ERR_OK ||
-      cs_option(state->capstone, CS_OPT_DETAIL, CS_OPT_ON) != CS_ERR_OK)
+  if (!arch::open_capstone_handles(arch, true, state->capstone))
     return make_error(ErrorCode::kUnsupported, "Capstone cannot decode " + std::string(arch.name), path);
-  state->insn = cs_malloc(state->capstone);
+  state->insn = cs_malloc(state->capstone[0]);  // both modes' handles are of one Capstone arch
   return std::unique_ptr<FramesWriter>(new FramesWriter(std::move(state)));
 }
 

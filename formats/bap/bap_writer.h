@@ -23,7 +23,8 @@
 //   BAP's frame plugin turns an operand flagged both into a read and a write of
 //   the same value (plugin/frame_events.ml, of_operand_usage); index/base are
 //   set on pre-list registers that form a memory operand's address. `mode` is
-//   left out (x86 has one mode). Memory accesses the recorder could not tie to
+//   set where the architecture has two instruction sets (arm: "ARM" or
+//   "Thumb", arch::AlternateInstructionSet::names), left out otherwise. Memory accesses the recorder could not tie to
 //   an instruction (`mem` level, pc_known false) go to tracecorn_unattributed.
 //   The frame is written when the instruction's events are complete (the next
 //   instruction, block, syscall, fault, module, exit, gap, or the end).

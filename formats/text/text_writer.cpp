@@ -21,9 +21,9 @@ Expected<std::unique_ptr<TextWriter>> TextWriter::open(const std::string& path, 
     return make_error(ErrorCode::kUnsupported,
                       std::string(arch.name) + " cannot be disassembled: " + std::string(arch.decoding_unsupported),
                       path);
-  if (cs_open(arch.capstone_arch, arch.capstone_mode, &writer->capstone_) != CS_ERR_OK)
+  if (!arch::open_capstone_handles(arch, false, writer->capstone_))
     return make_error(ErrorCode::kEmulator, "cs_open failed for " + std::string(arch.name), path);
-  writer->insn_ = cs_malloc(writer->capstone_);
+  writer->insn_ = cs_malloc(writer->capstone_[0]);  // both modes' handles are of one Capstone arch
   return writer;
 }
 
@@ -45,7 +45,7 @@ TextWriter::TextWriter(std::FILE* file, std::string path, const arch::ArchInfo& 
 
 TextWriter::~TextWriter() {
   if (insn_) cs_free(insn_, 1);
-  if (capstone_) cs_close(&capstone_);
+  arch::close_capstone_handles(capstone_);
   if (file_ && owns_file_) std::fclose(file_);
 }
 
@@ -75,7 +75,8 @@ std::string TextWriter::disassemble(const events::InstructionEvent& instruction)
   const std::uint8_t* code = instruction.bytes.data();
   std::size_t size = instruction.bytes.size();
   std::uint64_t address = instruction.address.value;
-  if (!cs_disasm_iter(capstone_, &code, &size, &address, insn_)) return "(undecodable)";
+  const csh handle = capstone_[instruction.mode == 1 && capstone_[1] ? 1 : 0];
+  if (!cs_disasm_iter(handle, &code, &size, &address, insn_)) return "(undecodable)";
   return fmt::format("{} {}", insn_->mnemonic, insn_->op_str);
 }
 

@@ -70,7 +70,7 @@ class TextWriter final : public events::Sink {
   std::FILE* file_;
   std::string path_;
   const arch::ArchInfo& arch_;
-  csh capstone_ = 0;
+  std::array<csh, 2> capstone_{};  // one per instruction-set mode (arch::open_capstone_handles)
   cs_insn* insn_ = nullptr;
   bool owns_file_ = true;
   std::string write_error_;  // the first write error; reported by end()

@@ -23,6 +23,8 @@
 //   OP_NOP        -                                             1 byte
 //   OP_FRAME/KEY  pid u64, op_count u32, op_count ops           13 bytes + ops
 //   OP_JMP        addr u64, size u32                            13
+//                 (arm: bit 0 of addr set = Thumb code, as a BX target
+//                 says; the block itself starts at addr & ~1)
 //   OP_STEP       size u8                                       2
 //   OP_REG        num u16 (Unicorn enum), val u64               11
 //   OP_SPREG      num u16, size u16, bytes[size]                5 + size
@@ -33,6 +35,8 @@
 //   OP_MEM_UNMAP  addr u64, size u32                            13
 //   OP_MEM_PROT   addr u64, size u32, prot u8                   14
 //   OP_SYSCALL    num u16, ret u64, argc u8, op_count u16,
+//                 (num: an architecture's private call base + n, arm's
+//                 0xf0005 set_tls, is stored as 0xf000 + n: kPrivateSyscall)
 //                 args u64[argc], op_count ops                  15 + 8*argc + ops
 //   OP_EXIT       -                                             1
 //   OP_CALLSTACK  depth u16, u64[depth]   (ours, 0x80; only nested in an
@@ -58,6 +62,10 @@ inline constexpr std::size_t kHeaderBytes = 4 + 4 + kNameBytes + kNameBytes + 1 
 static_assert(kHeaderBytes == 74);
 
 // A compressed file starts with the zstd magic: formats::kZstdMagic (formats/common/byte_stream.h).
+
+// OP_SYSCALL numbers from kPrivateSyscall up stand for
+// arch::SyscallAbi::private_base + (num - kPrivateSyscall).
+inline constexpr std::uint16_t kPrivateSyscall = 0xf000;
 
 enum Op : std::uint8_t {
   kOpNop = 0,

@@ -391,30 +391,23 @@ bool UcirReader::can_carry(events::EventKind kind) {
 UcirReader::UcirReader(std::unique_ptr<ByteSource> stream, std::string source)
     : stream_(std::move(stream)), source_(std::move(source)), scratch_(std::make_unique<Scratch>()) {}
 
-UcirReader::~UcirReader() {
-  if (capstone_) {
-    csh handle = capstone_;
-    cs_close(&handle);
-  }
-}
+UcirReader::~UcirReader() { arch::close_capstone_handles(capstone_); }
 
-std::uint32_t UcirReader::count_instructions(std::uint64_t address, std::span<const std::uint8_t> code) {
-  // A block runs many times: decode it once per distinct code at its address.
-  auto& cached = instruction_counts_[address];
+std::uint32_t UcirReader::count_instructions(std::uint64_t address, std::uint8_t mode,
+                                             std::span<const std::uint8_t> code) {
+  // A block runs many times: decode it once per distinct code at its address (and mode).
+  auto& cached = instruction_counts_[address | (std::uint64_t{mode} << 63)];
   if (cached.counted && std::equal(code.begin(), code.end(), cached.code.begin(), cached.code.end())) return cached.count;
   cached.code.assign(code.begin(), code.end());
-  cached.count = decode_instruction_count(address, code);
+  cached.count = decode_instruction_count(address, mode, code);
   cached.counted = true;
   return cached.count;
 }
 
-std::uint32_t UcirReader::decode_instruction_count(std::uint64_t address, std::span<const std::uint8_t> code) {
-  if (!capstone_) {
-    csh handle = 0;
-    if (cs_open(arch_->capstone_arch, arch_->capstone_mode, &handle) != CS_ERR_OK) return 0;
-    capstone_ = handle;
-  }
-  const csh handle = capstone_;
+std::uint32_t UcirReader::decode_instruction_count(std::uint64_t address, std::uint8_t mode,
+                                                   std::span<const std::uint8_t> code) {
+  if (!capstone_[0] && !arch::open_capstone_handles(*arch_, false, capstone_)) return 0;
+  const csh handle = capstone_[mode == 1 && capstone_[1] ? 1 : 0];
   cs_insn* insn = cs_malloc(handle);
   const std::uint8_t* cursor = code.data();
   std::size_t remaining = code.size();
@@ -728,14 +721,20 @@ void UcirReader::produce(const std::vector<Op>& ops, const EventCallback& on_eve
                 break;  // OP_NOP, OP_MEM_READ: nothing to carry
             }
           }
-          const arch::SyscallId id = arch_->syscall_id(op.number);
-          const std::string name = id == arch::SyscallId::unknown ? "syscall_" + std::to_string(op.number)
+          // The spec flavour's private-call encoding (ucir_layout.h, kPrivateSyscall).
+          const std::uint64_t base = arch_->syscall_abi.private_base;
+          const std::uint64_t number =
+              !header_.usercorn_flavour && base && op.number >= ucir::kPrivateSyscall && op.number <= 0xffff
+                  ? base + (op.number - ucir::kPrivateSyscall)
+                  : op.number;
+          const arch::SyscallId id = arch_->syscall_id(number);
+          const std::string name = id == arch::SyscallId::unknown ? "syscall_" + std::to_string(number)
                                                                   : std::string(arch::syscall_name(id));
           if (id == arch::SyscallId::exit || id == arch::SyscallId::exit_group)
             exit_code_ = static_cast<std::int32_t>(op.args[0]);
           events::SyscallEvent call;
           call.pc = events::GuestAddress{pc_};
-          call.number = op.number;
+          call.number = number;
           call.name = name;
           std::copy(std::begin(op.args), std::end(op.args), std::begin(call.args));
           call.result = static_cast<std::int64_t>(op.ret);
@@ -760,18 +759,22 @@ void UcirReader::produce(const std::vector<Op>& ops, const EventCallback& on_eve
         flush(false);
         std::uint32_t steps = 0;
         for (std::size_t j = i + 1; j < ops.size() && ops[j].op != ucir::kOpJmp; ++j) steps += ops[j].op == ucir::kOpStep;
-        pc_ = op.address;
+        // arm: bit 0 of the address marks a Thumb block (the writer's convention).
+        mode_ = arch_->alternate_isa && (op.address & 1) ? 1 : 0;
+        const std::uint64_t address = mode_ ? op.address & ~std::uint64_t{1} : op.address;
+        pc_ = address;
         index_in_block = 0;
-        image_read(op.address, op.size, code);
-        if (steps == 0) steps = count_instructions(op.address, code);  // blocks level: no OP_STEP to count
-        emit(events::EventKind::kBlock,
-             events::BlockEvent{events::GuestAddress{op.address}, static_cast<std::uint32_t>(op.size), steps, code});
+        image_read(address, op.size, code);
+        if (steps == 0) steps = count_instructions(address, mode_, code);  // blocks level: no OP_STEP to count
+        emit(events::EventKind::kBlock, events::BlockEvent{events::GuestAddress{address},
+                                                           static_cast<std::uint32_t>(op.size), steps, code, mode_});
         break;
       }
       case ucir::kOpStep:
         image_read(pc_, op.size, code);
         emit(events::EventKind::kInstruction,
-             events::InstructionEvent{events::GuestAddress{pc_}, static_cast<std::uint32_t>(op.size), code, index_in_block++});
+             events::InstructionEvent{events::GuestAddress{pc_}, static_cast<std::uint32_t>(op.size), code,
+                                      index_in_block++, mode_});
         flush(true);
         pc_ += op.size;
         break;

@@ -125,15 +125,16 @@ class UcirReader {
   // A block's instruction count when the file has no OP_STEPs (blocks level):
   // decoded from the block's bytes in the memory image (0 if they do not decode).
   // Cached per block address (and checked against the block's bytes).
-  std::uint32_t count_instructions(std::uint64_t address, std::span<const std::uint8_t> code);
-  std::uint32_t decode_instruction_count(std::uint64_t address, std::span<const std::uint8_t> code);
+  std::uint32_t count_instructions(std::uint64_t address, std::uint8_t mode, std::span<const std::uint8_t> code);
+  std::uint32_t decode_instruction_count(std::uint64_t address, std::uint8_t mode, std::span<const std::uint8_t> code);
   struct CountedBlock {
     std::vector<std::uint8_t> code;
     std::uint32_t count = 0;
     bool counted = false;
   };
   std::unordered_map<std::uint64_t, CountedBlock> instruction_counts_;
-  std::size_t capstone_ = 0;  // csh, opened on first use
+  std::array<csh, 2> capstone_{};  // per instruction-set mode, opened on first use
+  std::uint8_t mode_ = 0;          // the current block's instruction set (arm: 1 = Thumb)
   static Expected<std::unique_ptr<UcirReader>> start(std::unique_ptr<ByteSource> stream, std::string source);
   // Drops the consumed bytes and appends at least `want` more when the stream has
   // them; returns false when nothing could be added (the end, or a damaged stream).

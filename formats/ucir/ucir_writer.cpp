@@ -305,7 +305,8 @@ void UcirWriter::handle(const events::Event& event) {
       write_keyframe_if_due();
       frame_open_ = true;
       put_u8(frame_, ucir::kOpJmp);
-      put_u64(frame_, block.address.value);
+      // The instruction set travels in bit 0 (Thumb), as in an arm branch target.
+      put_u64(frame_, block.address.value | (arch_.alternate_isa && block.mode == 1 ? 1 : 0));
       put_u32(frame_, block.size);
       ++frame_ops_;
       instructions_since_keyframe_ += block.instruction_count;
@@ -385,7 +386,10 @@ void UcirWriter::handle(const events::Event& event) {
       }
       put_u8(frame_, ucir::kOpSyscall);
       // The spec says u16; usercorn's own writer uses u32 (../shared/notes/formats.md).
-      put_u16(frame_, static_cast<std::uint16_t>(call.number));
+      // An architecture's private calls (arm's set_tls, 0xf0005) as kPrivateSyscall + n.
+      const std::uint64_t base = arch_.syscall_abi.private_base;
+      const bool is_private = base && call.number >= base && call.number - base < 0x10000u - ucir::kPrivateSyscall;
+      put_u16(frame_, static_cast<std::uint16_t>(is_private ? ucir::kPrivateSyscall + (call.number - base) : call.number));
       put_u64(frame_, static_cast<std::uint64_t>(call.result));
       put_u8(frame_, static_cast<std::uint8_t>(ucir::kSyscallArgs));
       put_u16(frame_, static_cast<std::uint16_t>(count));

@@ -10,7 +10,8 @@
 //   an OP_MEM_WRITE of its bytes with leading
 //   and trailing zero bytes trimmed (as usercorn does); then every register
 //   (OP_REG for registers of at most 8 bytes, OP_SPREG for wider ones).
-// - Each block event opens one OP_FRAME: OP_JMP, then per instruction its
+// - Each block event opens one OP_FRAME: OP_JMP (arm: the address's bit 0 set
+//   for a Thumb block, as a BX target says), then per instruction its
 //   memory ops, its register ops, then OP_STEP (an instruction's events follow
 //   its instruction event, so each OP_STEP is written when the next instruction,
 //   block, or the end arrives). What the level does not record is absent

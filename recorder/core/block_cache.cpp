@@ -10,27 +10,27 @@ Expected<std::unique_ptr<BlockDecoder>> BlockDecoder::create(const arch::ArchInf
     return make_error(ErrorCode::kUnsupported,
                       std::string(arch.name) + " cannot be recorded: " + std::string(arch.decoding_unsupported));
   std::unique_ptr<BlockDecoder> decoder(new BlockDecoder(arch));
-  if (cs_open(arch.capstone_arch, arch.capstone_mode, &decoder->handle_) != CS_ERR_OK)
+  if (!arch::open_capstone_handles(arch, true, decoder->handles_))
     return make_error(ErrorCode::kEmulator, "cs_open failed for " + std::string(arch.name));
-  cs_option(decoder->handle_, CS_OPT_DETAIL, CS_OPT_ON);
   return decoder;
 }
 
-BlockDecoder::~BlockDecoder() {
-  if (handle_) cs_close(&handle_);
-}
+BlockDecoder::~BlockDecoder() { arch::close_capstone_handles(handles_); }
 
-DecodedBlock BlockDecoder::decode(std::uint64_t address, std::span<const std::uint8_t> bytes, bool with_registers) const {
+DecodedBlock BlockDecoder::decode(std::uint64_t address, std::span<const std::uint8_t> bytes, bool with_registers,
+                                  std::uint8_t mode) const {
   DecodedBlock block;
   block.address = address;
   block.size = static_cast<std::uint32_t>(bytes.size());
+  block.mode = handles_[1] && mode == 1 ? 1 : 0;
   block.bytes.assign(bytes.begin(), bytes.end());
-  cs_insn* insn = cs_malloc(handle_);
+  const csh handle = handles_[block.mode];
+  cs_insn* insn = cs_malloc(handle);
   const std::uint8_t* cursor = block.bytes.data();
   std::size_t remaining = block.bytes.size();
   std::uint64_t pc = address;
   while (remaining > 0) {
-    if (!cs_disasm_iter(handle_, &cursor, &remaining, &pc, insn)) {
+    if (!cs_disasm_iter(handle, &cursor, &remaining, &pc, insn)) {
       // Undecodable bytes: one pseudo-instruction covers the rest, so counts stay honest.
       DecodedInstruction rest;
       rest.address = pc;
@@ -44,7 +44,7 @@ DecodedBlock BlockDecoder::decode(std::uint64_t address, std::span<const std::ui
     decoded.size = static_cast<std::uint8_t>(insn->size);
     decoded.offset = static_cast<std::uint16_t>(insn->address - address);
     if (with_registers) {
-      arch::instruction_registers(arch_, handle_, *insn, nullptr, decoded.written_registers);
+      arch::instruction_registers(arch_, handle, *insn, nullptr, decoded.written_registers);
       for (const std::uint16_t index : decoded.written_registers)
         decoded.written_unicorn_ids.push_back(arch_.registers[index].uc_id);
     }
@@ -64,16 +64,18 @@ DecodedBlock BlockDecoder::decode(std::uint64_t address, std::span<const std::ui
 }
 
 namespace {
-// Blocks are identified by address and size: Unicorn may translate a shorter
-// block at the same address (after a fault, or at a page boundary).
-std::uint64_t block_key(std::uint64_t address, std::uint32_t size) {
-  return address ^ (static_cast<std::uint64_t>(size) << 48);
+// Blocks are identified by address, size and mode: Unicorn may translate a
+// shorter block at the same address (after a fault, or at a page boundary), and
+// arm code at one address may run in ARM or in Thumb state.
+std::uint64_t block_key(std::uint64_t address, std::uint32_t size, std::uint8_t mode) {
+  return address ^ (static_cast<std::uint64_t>(size) << 48) ^ (static_cast<std::uint64_t>(mode) << 63);
 }
 }  // namespace
 
-const DecodedBlock* BlockCache::find_slow(std::uint64_t address, std::uint32_t size) const {
-  auto it = blocks_.find(block_key(address, size));
-  if (it == blocks_.end() || it->second->address != address || it->second->size != size) return nullptr;
+const DecodedBlock* BlockCache::find_slow(std::uint64_t address, std::uint32_t size, std::uint8_t mode) const {
+  auto it = blocks_.find(block_key(address, size, mode));
+  if (it == blocks_.end() || it->second->address != address || it->second->size != size || it->second->mode != mode)
+    return nullptr;
   slots_[slot_index(address)] = Slot{address, size, it->second};
   return it->second;
 }
@@ -82,7 +84,7 @@ const DecodedBlock* BlockCache::insert(DecodedBlock block) {
   block.id = static_cast<std::uint32_t>(by_id_.size());
   by_id_.push_back(std::make_unique<DecodedBlock>(std::move(block)));
   const DecodedBlock* pointer = by_id_.back().get();
-  blocks_[block_key(pointer->address, pointer->size)] = pointer;
+  blocks_[block_key(pointer->address, pointer->size, pointer->mode)] = pointer;
   slots_[slot_index(pointer->address)] = Slot{pointer->address, pointer->size, pointer};
   return pointer;
 }

@@ -1,7 +1,8 @@
 // Role: the recorder's knowledge of translated blocks: each block the guest
 // enters is read from guest memory and decoded with Capstone once, and the
 // result (instruction boundaries, the registers each instruction can change,
-// the memory accesses it makes) is cached by address.
+// the memory accesses it makes) is cached by address, size and instruction-set
+// mode (arm: the same bytes are different instructions in ARM and Thumb state).
 // Who uses it: the recorder's hooks on the emulation thread (producer side) and
 // the event assembler (decoding block records back into instruction events).
 // Not thread safe: the producer and the consumer each keep their own cache; the
@@ -18,6 +19,7 @@
 // by the same ids.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -53,6 +55,7 @@ struct DecodedBlock {
   std::uint32_t size = 0;
   std::uint32_t id = 0;                 // the producer's number for it (see above); set by BlockCache::insert
   std::uint32_t instruction_count = 0;  // instructions.size(), kept for the hot path
+  std::uint8_t mode = 0;  // instruction set (arch::AlternateInstructionSet), 0 for one-mode architectures
   std::vector<std::uint8_t> bytes;
   std::vector<DecodedInstruction> instructions;
   std::vector<events::InstructionBounds> bounds;  // the same instructions' bounds, for InstructionRun
@@ -67,29 +70,32 @@ class BlockDecoder {
   BlockDecoder(const BlockDecoder&) = delete;
   BlockDecoder& operator=(const BlockDecoder&) = delete;
 
-  // Decodes `bytes` as the block at `address`. With `with_registers`, fills
-  // written_registers (costs Capstone detail mode).
-  DecodedBlock decode(std::uint64_t address, std::span<const std::uint8_t> bytes, bool with_registers) const;
+  // Decodes `bytes` as the block at `address`, in instruction-set `mode` (0 on
+  // one-mode architectures; arm: 1 = Thumb). With `with_registers`, fills
+  // written_registers (costs Capstone detail mode). Never fails: undecodable
+  // bytes become one pseudo-instruction.
+  DecodedBlock decode(std::uint64_t address, std::span<const std::uint8_t> bytes, bool with_registers,
+                      std::uint8_t mode = 0) const;
 
  private:
   explicit BlockDecoder(const arch::ArchInfo& arch) : arch_(arch) {}
   const arch::ArchInfo& arch_;
-  csh handle_ = 0;
+  std::array<csh, 2> handles_{};  // one per instruction-set mode
 };
 
-// (address, size) -> decoded block: a direct-mapped cache in front of a hash map,
-// so that the lookup made at every block entry is a few loads in the common case.
-// Owns its blocks (by id).
+// (address, size, mode) -> decoded block: a direct-mapped cache in front of a
+// hash map, so that the lookup made at every block entry is a few loads in the
+// common case. Owns its blocks (by id).
 class BlockCache {
  public:
-  const DecodedBlock* find(std::uint64_t address, std::uint32_t size) const {
+  const DecodedBlock* find(std::uint64_t address, std::uint32_t size, std::uint8_t mode = 0) const {
     const Slot& slot = slots_[slot_index(address)];
-    if (slot.block && slot.address == address && slot.size == size) [[likely]]
+    if (slot.block && slot.address == address && slot.size == size && slot.block->mode == mode) [[likely]]
       return slot.block;
-    return find_slow(address, size);
+    return find_slow(address, size, mode);
   }
   // Stores `block` under the next id (written into the stored block's `id`) and
-  // returns it; a block already cached at the same (address, size) is replaced
+  // returns it; a block already cached at the same (address, size, mode) is replaced
   // in the lookup (it keeps its id). Allocates; throws std::bad_alloc.
   const DecodedBlock* insert(DecodedBlock block);
   // Drops every block overlapping [start, end) from the lookup (not from by_id).
@@ -113,7 +119,7 @@ class BlockCache {
   };
   static constexpr std::size_t kSlots = 4096;
   static std::size_t slot_index(std::uint64_t address) { return (address ^ (address >> 12)) & (kSlots - 1); }
-  const DecodedBlock* find_slow(std::uint64_t address, std::uint32_t size) const;
+  const DecodedBlock* find_slow(std::uint64_t address, std::uint32_t size, std::uint8_t mode) const;
 
   std::vector<std::unique_ptr<DecodedBlock>> by_id_;
   std::unordered_map<std::uint64_t, const DecodedBlock*> blocks_;

@@ -46,7 +46,7 @@ void EventAssembler::flush_block(std::uint64_t stop_pc, bool inclusive) {
     flush_events();
     const events::InstructionRun run{events::EventSequence{next_sequence_}, {}, std::span(block->bytes),
                                      std::span(block->bounds).subspan(run_begin, count),
-                                     static_cast<std::uint32_t>(run_begin)};
+                                     static_cast<std::uint32_t>(run_begin), block->mode};
     for (auto* sink : sinks_) sink->on_instructions(run);
     next_sequence_ += count;
     by_kind_[static_cast<std::size_t>(events::EventKind::kInstruction)] += count;
@@ -144,7 +144,7 @@ void EventAssembler::on_record(std::span<const std::byte> record) {
       const auto definition = load_record<BlockDefinitionRecord>(record);
       const auto bytes = tail(sizeof definition, definition.size);
       if (bytes.size() != definition.size) break;
-      DecodedBlock decoded = decoder_.decode(definition.address, bytes, false);
+      DecodedBlock decoded = decoder_.decode(definition.address, bytes, false, header.flags);
       decoded.id = definition.id;
       blocks_.define(std::move(decoded));
       return;
@@ -302,7 +302,7 @@ void EventAssembler::on_record(std::span<const std::byte> record) {
 void EventAssembler::block_executed(const DecodedBlock& block) {
   if (pending_block_) flush_block(0, true);
   emit(EventKind::kBlock, events::BlockEvent{events::GuestAddress{block.address}, block.size, block.instruction_count,
-                                             std::span(block.bytes)});
+                                             std::span(block.bytes), block.mode});
   if (level_ == TraceLevel::kBlocks) {
     instructions_ += block.instruction_count;
   } else {

@@ -158,9 +158,10 @@ class Recorder::Impl {
       return;
     }
     if (pending_instruction_) flush_pending_registers();
-    const DecodedBlock* decoded = producer_blocks_.find(address, size);
+    const std::uint8_t mode = current_mode();
+    const DecodedBlock* decoded = producer_blocks_.find(address, size, mode);
     if (!decoded) [[unlikely]] {
-      decoded = define_block(address, size);
+      decoded = define_block(address, size, mode);
       if (!decoded) return;
     }
     current_block_ = decoded;
@@ -186,7 +187,19 @@ class Recorder::Impl {
     ring_->commit();
   }
 
-  const DecodedBlock* define_block(std::uint64_t address, std::uint32_t size) noexcept {
+  // The instruction-set mode the CPU is in (arch::AlternateInstructionSet; 0 on
+  // one-mode architectures). At a block hook the mode register already holds the
+  // block's state (Unicorn 2.0.1 arm: CPSR.T is set when a Thumb block starts;
+  // block addresses never carry bit 0).
+  std::uint8_t current_mode() const noexcept {
+    const arch::AlternateInstructionSet* isa = arch_.alternate_isa;
+    if (!isa) return 0;
+    std::uint64_t value = 0;
+    uc_reg_read(engine_, isa->uc_register, &value);
+    return (value & isa->mask) ? 1 : 0;
+  }
+
+  const DecodedBlock* define_block(std::uint64_t address, std::uint32_t size, std::uint8_t mode) noexcept {
     try {
       std::vector<std::uint8_t> bytes(size);
       if (size == 0 || uc_mem_read(engine_, address, bytes.data(), size) != UC_ERR_OK) {
@@ -195,11 +208,11 @@ class Recorder::Impl {
         return nullptr;
       }
       const DecodedBlock* decoded =
-          producer_blocks_.insert(producer_decoder_->decode(address, bytes, level_has_registers(options_.level)));
+          producer_blocks_.insert(producer_decoder_->decode(address, bytes, level_has_registers(options_.level), mode));
       ++blocks_decoded_;
       const std::uint32_t total = static_cast<std::uint32_t>(sizeof(BlockDefinitionRecord)) + padded8(size);
       if (auto* record = static_cast<BlockDefinitionRecord*>(static_cast<void*>(reserve_bytes(total)))) {
-        record->header = {RecordKind::kBlockDefinition, 0, 0, 0};
+        record->header = {RecordKind::kBlockDefinition, mode, 0, 0};
         record->address = address;
         record->size = size;
         record->id = decoded->id;

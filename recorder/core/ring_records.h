@@ -58,7 +58,8 @@ struct RecordHeader {
 };
 static_assert(sizeof(RecordHeader) == 8);
 
-// aux: unused. Tail: `size` code bytes.
+// flags: instruction-set mode (arch::AlternateInstructionSet; 0 on one-mode
+// architectures). aux: unused. Tail: `size` code bytes.
 struct BlockDefinitionRecord {
   RecordHeader header;
   std::uint64_t address;
@@ -69,7 +70,8 @@ static_assert(sizeof(BlockDefinitionRecord) == 24);
 
 // aux: number of blocks (1..kMaxBlockRun). Tail: that many u32 block ids, in
 // execution order, padded to 8 bytes. The most frequent record: a run of 64
-// blocks is 8 + 256 bytes, 4.1 bytes per block.
+// blocks is 8 + 256 bytes, 4.1 bytes per block. (A block's instruction-set mode
+// travels in its definition: header.flags.)
 //
 //   +--------------+------+------+-----+-------------+---------+
 //   | RecordHeader | id 0 | id 1 | ... | id (aux-1)  | pad 0/4 |

@@ -8,7 +8,8 @@ namespace tracecorn::engine {
 Expected<std::unique_ptr<InstructionCounter>> InstructionCounter::attach(uc_engine* engine, const arch::ArchInfo& arch) {
   std::unique_ptr<InstructionCounter> counter(new InstructionCounter());
   counter->engine_ = engine;
-  if (cs_open(arch.capstone_arch, arch.capstone_mode, &counter->capstone_) != CS_ERR_OK)
+  counter->isa_ = arch.alternate_isa;
+  if (!arch::open_capstone_handles(arch, false, counter->capstone_))
     return make_error(ErrorCode::kEmulator, "cs_open failed");
   if (uc_hook_add(engine, &counter->hook_, UC_HOOK_BLOCK, reinterpret_cast<void*>(&on_block), counter.get(), 1, 0) !=
       UC_ERR_OK)
@@ -18,18 +19,19 @@ Expected<std::unique_ptr<InstructionCounter>> InstructionCounter::attach(uc_engi
 
 InstructionCounter::~InstructionCounter() {
   if (hook_) uc_hook_del(engine_, hook_);
-  if (capstone_) cs_close(&capstone_);
+  arch::close_capstone_handles(capstone_);
 }
 
-std::uint32_t InstructionCounter::decode_count(std::uint64_t address, std::uint32_t size) noexcept {
+std::uint32_t InstructionCounter::decode_count(std::uint64_t address, std::uint32_t size, std::uint8_t mode) noexcept {
   std::uint8_t bytes[4096];
   if (size == 0 || size > sizeof bytes || uc_mem_read(engine_, address, bytes, size) != UC_ERR_OK) return 1;
   std::uint32_t count = 0;
   const std::uint8_t* code = bytes;
   std::size_t remaining = size;
   std::uint64_t pc = address;
-  cs_insn* insn = cs_malloc(capstone_);
-  while (remaining > 0 && cs_disasm_iter(capstone_, &code, &remaining, &pc, insn)) ++count;
+  const csh handle = capstone_[mode];
+  cs_insn* insn = cs_malloc(handle);
+  while (remaining > 0 && cs_disasm_iter(handle, &code, &remaining, &pc, insn)) ++count;
   cs_free(insn, 1);
   return count ? count : 1;
 }
@@ -37,13 +39,20 @@ std::uint32_t InstructionCounter::decode_count(std::uint64_t address, std::uint3
 void InstructionCounter::on_block(uc_engine*, std::uint64_t address, std::uint32_t size, void* user) noexcept {
   auto* self = static_cast<InstructionCounter*>(user);
   ++self->blocks_;
-  const std::uint64_t key = address ^ (static_cast<std::uint64_t>(size) << 48);
+  std::uint8_t mode = 0;  // arm: Thumb blocks (CPSR.T) decode in Thumb mode
+  if (self->isa_) {
+    std::uint64_t value = 0;
+    uc_reg_read(self->engine_, self->isa_->uc_register, &value);
+    mode = (value & self->isa_->mask) ? 1 : 0;
+  }
+  const std::uint64_t key =
+      address ^ (static_cast<std::uint64_t>(size) << 48) ^ (static_cast<std::uint64_t>(mode) << 63);
   auto it = self->counts_.find(key);
   if (it == self->counts_.end()) {
     try {
-      it = self->counts_.emplace(key, self->decode_count(address, size)).first;
+      it = self->counts_.emplace(key, self->decode_count(address, size, mode)).first;
     } catch (...) {
-      self->instructions_ += self->decode_count(address, size);
+      self->instructions_ += self->decode_count(address, size, mode);
       return;
     }
   }

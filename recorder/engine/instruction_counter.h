@@ -7,6 +7,7 @@
 // outlive the engine.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <unordered_map>
 
@@ -32,10 +33,11 @@ class InstructionCounter {
  private:
   InstructionCounter() = default;
   static void on_block(uc_engine* engine, std::uint64_t address, std::uint32_t size, void* user) noexcept;
-  std::uint32_t decode_count(std::uint64_t address, std::uint32_t size) noexcept;
+  std::uint32_t decode_count(std::uint64_t address, std::uint32_t size, std::uint8_t mode) noexcept;
 
   uc_engine* engine_ = nullptr;
-  csh capstone_ = 0;
+  std::array<csh, 2> capstone_{};  // one per instruction-set mode (arch::open_capstone_handles)
+  const arch::AlternateInstructionSet* isa_ = nullptr;
   uc_hook hook_ = 0;
   std::uint64_t instructions_ = 0;
   std::uint64_t blocks_ = 0;

@@ -55,6 +55,7 @@ struct BlockEvent {
   std::uint32_t size = 0;               // bytes
   std::uint32_t instruction_count = 0;  // as decoded; a fault may end it early (a FaultEvent follows)
   std::span<const std::uint8_t> bytes;  // the block's code
+  std::uint8_t mode = 0;                // instruction set (arch::AlternateInstructionSet: arm 0 ARM, 1 Thumb)
 };
 
 struct InstructionEvent {
@@ -62,6 +63,7 @@ struct InstructionEvent {
   std::uint32_t size = 0;
   std::span<const std::uint8_t> bytes;
   std::uint32_t index_in_block = 0;
+  std::uint8_t mode = 0;  // instruction set, as its block's
 };
 
 // Where one instruction lies in its block's bytes.
@@ -80,6 +82,7 @@ struct InstructionRun {
   std::span<const std::uint8_t> block_bytes;
   std::span<const InstructionBounds> instructions;
   std::uint32_t first_index = 0;
+  std::uint8_t mode = 0;  // instruction set, as the block's (BlockEvent::mode)
 };
 
 struct MemoryEvent {
@@ -253,7 +256,7 @@ class Sink {
       const InstructionBounds& bounds = run.instructions[i];
       event.sequence = EventSequence{run.first_sequence.value + i};
       event.payload = InstructionEvent{bounds.address, bounds.size, run.block_bytes.subspan(bounds.offset, bounds.size),
-                                       static_cast<std::uint32_t>(run.first_index + i)};
+                                       static_cast<std::uint32_t>(run.first_index + i), run.mode};
       on_event(event);
     }
   }

@@ -174,6 +174,12 @@ Expected<std::unique_ptr<LinuxProcess>> LinuxProcess::create(ProcessConfig confi
   std::uint64_t sp = start->stack_pointer;
   if (uc_reg_write(process->engine_, arch->sp_reg, &sp) != UC_ERR_OK)
     return make_error(ErrorCode::kEmulator, "cannot set the stack pointer");
+  // The pc too, before anything reads the initial state: on arm an entry with
+  // bit 0 set also sets CPSR.T (Unicorn's pc write), so the state recorded at
+  // attach says Thumb as the first instruction runs.
+  std::uint64_t pc = start->pc;
+  if (uc_reg_write(process->engine_, arch->pc_reg, &pc) != UC_ERR_OK)
+    return make_error(ErrorCode::kEmulator, "cannot set the program counter");
 
   auto hooks = std::make_unique<LinuxProcessHooks>();
   hooks->cpu = process->cpu_.get();

@@ -45,6 +45,7 @@ struct Step {
   std::uint64_t event = 0;  // index of its first event in its stream
   EventKind kind = EventKind::kInstruction;
   std::uint64_t pc = 0, size = 0;
+  std::uint8_t mode = 0;  // instruction set of an instruction or block (arm: 1 = Thumb)
   std::uint64_t number = 0, args[6] = {};
   std::int64_t result = 0;
   std::int64_t code = 0;  // exit code, fault signal
@@ -86,9 +87,9 @@ class StepBuilder {
         [&](const auto& p) {
           using T = std::decay_t<decltype(p)>;
           if constexpr (std::is_same_v<T, events::BlockEvent>) {
-            step.pc = p.address.value, step.size = p.size;
+            step.pc = p.address.value, step.size = p.size, step.mode = p.mode;
           } else if constexpr (std::is_same_v<T, events::InstructionEvent>) {
-            step.pc = p.address.value, step.size = p.size;
+            step.pc = p.address.value, step.size = p.size, step.mode = p.mode;
           } else if constexpr (std::is_same_v<T, events::SyscallEvent>) {
             step.pc = p.pc.value, step.number = p.number, step.result = p.result;
             std::copy(std::begin(p.args), std::end(p.args), step.args);
@@ -141,10 +142,18 @@ std::string hex_bytes(const events::RegisterValue& value) {
   return text;
 }
 
+// ", Thumb" for an architecture with two instruction sets, "" otherwise.
+std::string mode_text(const arch::ArchInfo& arch, std::uint8_t mode) {
+  if (!arch.alternate_isa) return "";
+  return ", " + std::string(arch.alternate_isa->names[mode == 1 ? 1 : 0]);
+}
+
 std::string step_text(const arch::ArchInfo& arch, const Step& step) {
   switch (step.kind) {
-    case EventKind::kInstruction: return fmt::format("an instruction at {:#x} ({} bytes)", step.pc, step.size);
-    case EventKind::kBlock: return fmt::format("a block at {:#x} ({} bytes)", step.pc, step.size);
+    case EventKind::kInstruction:
+      return fmt::format("an instruction at {:#x} ({} bytes{})", step.pc, step.size, mode_text(arch, step.mode));
+    case EventKind::kBlock:
+      return fmt::format("a block at {:#x} ({} bytes{})", step.pc, step.size, mode_text(arch, step.mode));
     case EventKind::kSyscall:
       return fmt::format("{} = {} at pc {:#x}", syscall_text(arch, step.number, step.args), step.result, step.pc);
     case EventKind::kFault: return fmt::format("a fault (signal {}) at {:#x}", step.code, step.pc);
@@ -287,7 +296,7 @@ class Comparator final : public events::Sink {
       return diverge(trace, "what happens next", step_text(arch_, trace), "did " + step_text(arch_, mine));
     switch (trace.kind) {
       case EventKind::kInstruction: case EventKind::kBlock:
-        if (trace.pc != mine.pc || trace.size != mine.size)
+        if (trace.pc != mine.pc || trace.size != mine.size || trace.mode != mine.mode)
           return diverge(trace, "the code executed", step_text(arch_, trace), "executed " + step_text(arch_, mine));
         break;
       case EventKind::kSyscall:
@@ -406,11 +415,11 @@ class Comparator final : public events::Sink {
 // machine or ends or signals the process) rather than be answered.
 bool must_run(SyscallId id) {
   switch (id) {
-    case SyscallId::brk: case SyscallId::mmap: case SyscallId::munmap: case SyscallId::mprotect:
+    case SyscallId::brk: case SyscallId::mmap: case SyscallId::mmap2: case SyscallId::munmap: case SyscallId::mprotect:
     case SyscallId::mremap: case SyscallId::madvise: case SyscallId::arch_prctl: case SyscallId::exit:
     case SyscallId::exit_group: case SyscallId::kill: case SyscallId::tgkill: case SyscallId::tkill:
     case SyscallId::rt_sigaction: case SyscallId::rt_sigprocmask:
-    case SyscallId::mmap2: case SyscallId::set_thread_area: case SyscallId::set_tls:
+    case SyscallId::set_thread_area: case SyscallId::set_tls:
       return true;
     default:
       return false;

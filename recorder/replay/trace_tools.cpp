@@ -123,8 +123,8 @@ class BlockMaker final : public events::Sink {
     switch (event.kind) {
       case EventKind::kInstruction: {
         const auto& i = std::get<events::InstructionEvent>(event.payload);
-        if (!held_.empty() && i.address.value != end_) flush();
-        if (held_.empty()) start_ = i.address.value;
+        if (!held_.empty() && (i.address.value != end_ || i.mode != mode_)) flush();
+        if (held_.empty()) start_ = i.address.value, mode_ = i.mode;
         end_ = i.address.value + i.size;
         code_.insert(code_.end(), i.bytes.begin(), i.bytes.end());
         hold(event, {i.bytes.begin(), i.bytes.end()}, {});
@@ -164,7 +164,8 @@ class BlockMaker final : public events::Sink {
     block.sequence = held_.front()->event.sequence;
     block.thread = held_.front()->event.thread;
     block.kind = EventKind::kBlock;
-    block.payload = events::BlockEvent{events::GuestAddress{start_}, static_cast<std::uint32_t>(end_ - start_), count_, code_};
+    block.payload = events::BlockEvent{events::GuestAddress{start_}, static_cast<std::uint32_t>(end_ - start_), count_, code_,
+                                   mode_};
     inner_.on_event(block);
     for (auto& held : held_) {
       // Point the spans at the held copies.
@@ -182,6 +183,7 @@ class BlockMaker final : public events::Sink {
   std::vector<std::unique_ptr<Held>> held_;
   std::vector<std::uint8_t> code_;
   std::uint64_t start_ = 0, end_ = 0;
+  std::uint8_t mode_ = 0;  // the held instructions' instruction set (a change starts a new block)
   std::uint32_t count_ = 0;
 };
 

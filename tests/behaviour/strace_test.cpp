@@ -194,5 +194,6 @@ TEST_CASE("Strace: aarch64 static") { compare_all_marked_cross("aarch64", "stati
 TEST_CASE("Strace: riscv64 static") { compare_all_marked_cross("riscv64", "static"); }
 TEST_CASE("Strace: arm static") { compare_all_marked_cross("arm", "static"); }
 TEST_CASE("Strace: i386 static") { compare_all_marked_cross("i386", "static"); }
+TEST_CASE("Strace: arm static-marm") { compare_all_marked_cross("arm", "static-marm"); }
 
 }  // namespace tracecorn::behaviour

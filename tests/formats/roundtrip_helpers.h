@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <filesystem>
 #include <functional>
 #include <memory>
 #include <string>
@@ -38,6 +39,7 @@ struct Copied {
   std::vector<std::uint64_t> stack;
   std::string text;  // a fault's description, a module's path, a gap's reason
   std::uint32_t thread = 0;
+  std::uint8_t mode = 0;  // a block's or instruction's instruction set (arm: 1 = Thumb)
 };
 
 // The fields of `event` the round-trip tests compare.
@@ -52,9 +54,11 @@ inline Copied copy_event(const events::Event& event) {
           copy.address = p.address.value;
           copy.size = p.size;
           copy.count = p.instruction_count;
+          copy.mode = p.mode;
         } else if constexpr (std::is_same_v<T, events::InstructionEvent>) {
           copy.address = p.address.value;
           copy.size = p.size;
+          copy.mode = p.mode;
           copy.bytes.assign(p.bytes.begin(), p.bytes.end());
         } else if constexpr (std::is_same_v<T, events::MemoryEvent>) {
           copy.address = p.address.value;
@@ -182,6 +186,19 @@ inline std::unique_ptr<CopySink> record_sample(
       scratch_dir);
   CHECK(run.finish_error.empty());
   return probe;
+}
+
+// The samples cross-built for `arch` in `variant` (samples/cross.cmake), named
+// relative to the host samples' folder `samples_dir` ("../guest-arm/static/hello"),
+// sorted; at least 15 of them are required.
+inline std::vector<std::string> cross_samples(const std::string& samples_dir, const std::string& arch,
+                                              const std::string& variant) {
+  std::vector<std::string> samples;
+  for (const auto& entry : std::filesystem::directory_iterator(samples_dir + "-" + arch + "/" + variant))
+    samples.push_back("../guest-" + arch + "/" + variant + "/" + entry.path().filename().string());
+  std::sort(samples.begin(), samples.end());
+  REQUIRE(samples.size() >= 15);
+  return samples;
 }
 
 }  // namespace tracecorn::test

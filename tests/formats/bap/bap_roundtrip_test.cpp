@@ -19,6 +19,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <map>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -78,7 +79,7 @@ std::size_t compare(const std::vector<Copied>& recorded_events, const std::vecto
     if (a.thread != b.thread) note(i, "thread");
     switch (a.kind) {
       case events::EventKind::kInstruction:
-        if (a.address != b.address || a.size != b.size || a.bytes != b.bytes) note(i, "instruction");
+        if (a.address != b.address || a.size != b.size || a.bytes != b.bytes || a.mode != b.mode) note(i, "instruction");
         break;
       case events::EventKind::kMemoryRead:
       case events::EventKind::kMemoryWrite:
@@ -242,6 +243,30 @@ std::vector<std::string> split(const std::string& line, char separator) {
   return parts;
 }
 
+// The output lines of `command` (a shell command line); fails the test when it fails.
+std::vector<std::string> command_lines(const std::string& command) {
+  std::FILE* pipe = ::popen(command.c_str(), "r");
+  REQUIRE(pipe);
+  std::vector<std::string> lines;
+  char buffer[1 << 16];
+  std::string pending;
+  while (std::fgets(buffer, sizeof buffer, pipe)) {
+    pending += buffer;
+    if (!pending.empty() && pending.back() == '\n') {
+      pending.pop_back();
+      lines.push_back(pending);
+      pending.clear();
+    }
+  }
+  REQUIRE_MESSAGE(::pclose(pipe) == 0, command);
+  return lines;
+}
+
+// The frames of `path` as the independent decoder prints them (it also checks n, T and the TOC).
+std::vector<std::string> decoded_frames(const std::string& path) {
+  return command_lines(std::string("/usr/bin/python3 ") + TRACECORN_BAP_DECODER + " " + path);
+}
+
 std::uint64_t little_endian(const std::string& hex_bytes) {
   std::uint64_t value = 0;
   for (std::size_t i = 0; i + 1 < hex_bytes.size() && i < 16; i += 2)
@@ -293,13 +318,8 @@ TEST_CASE("BAP frames: round trips at the lower levels and through zstd") {
 // The samples cross-built for `arch` (samples/cross.cmake) round-trip at the
 // full level (heap and stdio_buffered, the long runs, left out), hello at mem.
 void check_cross_round_trips(const std::string& arch) {
-  std::vector<std::string> samples;
-  for (const auto& entry : std::filesystem::directory_iterator(kSamples + "-" + arch + "/static"))
-    samples.push_back("../guest-" + arch + "/static/" + entry.path().filename().string());
-  std::sort(samples.begin(), samples.end());
-  REQUIRE(samples.size() >= 15);
   const std::string path = temp_path(arch + ".frames");
-  for (const std::string& sample : samples) {
+  for (const std::string& sample : test::cross_samples(kSamples, arch, "static")) {
     if (sample.find("heap") != std::string::npos || sample.find("stdio_buffered") != std::string::npos) continue;
     round_trip(sample, core::TraceLevel::kFull, false, path);
   }
@@ -318,21 +338,7 @@ TEST_CASE("BAP frames: i386 samples round-trip at the full level (architecture 9
 TEST_CASE("BAP frames: an independent decoder (python3-protobuf) reads the same frames") {
   const std::string path = temp_path("decoder.frames");
   auto recorded = record(kSamples + "/static/hello", core::TraceLevel::kFull, path, false, "");
-  const std::string command = std::string("/usr/bin/python3 ") + TRACECORN_BAP_DECODER + " " + path;
-  std::FILE* pipe = ::popen(command.c_str(), "r");
-  REQUIRE(pipe);
-  std::vector<std::string> lines;
-  char buffer[1 << 16];
-  std::string pending;
-  while (std::fgets(buffer, sizeof buffer, pipe)) {
-    pending += buffer;
-    if (!pending.empty() && pending.back() == '\n') {
-      pending.pop_back();
-      lines.push_back(pending);
-      pending.clear();
-    }
-  }
-  REQUIRE(::pclose(pipe) == 0);  // the decoder also checks n, T and the TOC
+  const auto lines = decoded_frames(path);
   REQUIRE(lines.size() > 100);
   CHECK(split(lines[0], '\t') == std::vector<std::string>{"header", "3", "9", "64", split(lines[0], '\t')[4],
                                                          split(lines[0], '\t')[5]});
@@ -452,4 +458,59 @@ TEST_CASE("BAP frames long runs: heap and stdio_buffered round-trip, compared as
     CHECK(read.digests_.counted() > 1000000);
     std::filesystem::remove(path);
   }
+}
+
+// arm: samples/cross.cmake's Thumb-2 ("static") and ARM ("static-marm") builds.
+TEST_CASE("BAP frames: arm samples round-trip at the full level (architecture 35, machine 0)") {
+  const std::string path = temp_path("arm.frames");
+  for (const std::string variant : {"static", "static-marm"}) {
+    for (const std::string& sample : test::cross_samples(kSamples, "arm", variant)) {
+      if (sample.find("heap") != std::string::npos || sample.find("stdio_buffered") != std::string::npos) continue;
+      // Bounded time: every sample of the ARM build, a few of the Thumb-2 one
+      // (glibc's Thumb-2 code runs in both).
+      const bool few = sample.find("/hello") != std::string::npos || sample.find("/file_io") != std::string::npos ||
+                       sample.find("/floating") != std::string::npos;
+      if (variant == "static-marm" || few) round_trip(sample, core::TraceLevel::kFull, false, path);
+    }
+  }
+  round_trip("../guest-arm/static/hello", core::TraceLevel::kMemory, true, path);
+  std::filesystem::remove(path);
+}
+
+// Each std_frame's `mode`, decoded by python3-protobuf, against the instruction
+// set the binary's own ELF mapping symbols ($a: ARM, $t: Thumb, $d: data; ARM
+// ELF ABI 4.5.4, listed by readelf) give its address.
+TEST_CASE("BAP frames: arm std_frame mode says ARM or Thumb as the ELF mapping symbols do") {
+  const std::string binary = kSamples + "-arm/static-marm/hello";
+  std::map<std::uint64_t, char> mapping;  // address -> 'a' / 't' / 'd'
+  for (const auto& line : command_lines("readelf -sW " + binary)) {
+    std::istringstream fields(line);
+    std::string number, value, size, type, bind, visibility, index, name;
+    if (!(fields >> number >> value >> size >> type >> bind >> visibility >> index >> name)) continue;
+    if (name.size() < 2 || name[0] != '$' || (name.size() > 2 && name[2] != '.') || index == "UND") continue;
+    if (name[1] == 'a' || name[1] == 't' || name[1] == 'd') mapping[std::stoull(value, nullptr, 16)] = name[1];
+  }
+  REQUIRE(mapping.size() > 100);
+  const std::string path = temp_path("arm-mode.frames");
+  record(binary, core::TraceLevel::kFull, path, false, "");
+  const auto lines = decoded_frames(path);
+  REQUIRE(split(lines.at(0), '\t').at(2) == "35");
+  REQUIRE(split(lines.at(0), '\t').at(3) == "0");
+  std::size_t arm = 0, thumb = 0, wrong = 0;
+  for (const std::string& line : lines) {
+    const auto fields = split(line, '\t');
+    if (fields[0] != "std") continue;
+    REQUIRE(fields.size() == 8);
+    const std::uint64_t address = std::stoull(fields[1], nullptr, 16);
+    const auto after = mapping.upper_bound(address);
+    REQUIRE(after != mapping.begin());
+    const char kind = std::prev(after)->second;
+    const std::string expected = kind == 't' ? "mode=Thumb" : kind == 'a' ? "mode=ARM" : "mode=(data)";
+    if (fields[7] != expected && ++wrong <= 3) MESSAGE(fields[1] << ": " << fields[7] << ", symbols say " << expected);
+    (fields[7] == "mode=Thumb" ? thumb : arm) += 1;
+  }
+  CHECK(wrong == 0);
+  CHECK(arm > 10);      // the sample's own code, built -marm
+  CHECK(thumb > 1000);  // glibc's Thumb-2
+  std::filesystem::remove(path);
 }

@@ -109,7 +109,7 @@ def operand(info):
 
 
 def describe(pb, frame):
-    """std ADDR THREAD RAW pre=OPS post=OPS un=OPS; syscall ADDR THREAD NUMBER ARGS result=R stack=S;
+    """std ADDR THREAD RAW pre=OPS post=OPS un=OPS mode=MODE (- when absent); syscall ADDR THREAD NUMBER ARGS result=R stack=S;
     exception NUMBER THREAD FROM FAULT LOST DESCRIPTION; modload NAME LOW HIGH; key COUNT; taint."""
     kind = None
     for name in ("std_frame", "syscall_frame", "exception_frame", "taint_intro_frame", "modload_frame", "key_frame"):
@@ -118,9 +118,9 @@ def describe(pb, frame):
     if kind == "std_frame":
         f = frame.std_frame
         ops = lambda values: ",".join(operand(i) for i in values.elem)
-        return "std\t%x\t%d\t%s\tpre=%s\tpost=%s\tun=%s" % (f.address, f.thread_id, f.rawbytes.hex(),
-                                                             ops(f.operand_pre_list), ops(f.operand_post_list),
-                                                             ops(f.tracecorn_unattributed))
+        return "std\t%x\t%d\t%s\tpre=%s\tpost=%s\tun=%s\tmode=%s" % (
+            f.address, f.thread_id, f.rawbytes.hex(), ops(f.operand_pre_list), ops(f.operand_post_list),
+            ops(f.tracecorn_unattributed), f.mode if f.HasField("mode") else "-")
     if kind == "syscall_frame":
         f = frame.syscall_frame
         return "syscall\t%x\t%d\t%d\t%s\tresult=%d\tstack=%s" % (

@@ -468,3 +468,12 @@ TEST_CASE("Bintrace: aarch64 is refused with the reason, and no file is left") {
   CHECK(!std::filesystem::exists(path));
   std::filesystem::remove(path + ".out");
 }
+
+TEST_CASE("Bintrace: an architecture the spec defines no machine for (arm) is refused by name, no file written") {
+  const auto path = std::filesystem::temp_directory_path() / ("tracecorn-bintrace-arm-" + std::to_string(::getpid()));
+  auto writer = formats::BintraceWriter::open(path.string(), arch::arm_arch(), {});
+  REQUIRE_FALSE(writer.has_value());
+  CHECK(writer.error().code == ErrorCode::kUnsupported);
+  CHECK(writer.error().message.find("for arm") != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(path));
+}

@@ -80,14 +80,14 @@ std::string canonical(const Copied& event, core::TraceLevel level) {
   };
   put(event.kind);
   switch (event.kind) {
-    case events::EventKind::kBlock: put(event.address), put(event.size), put(event.count); break;
+    case events::EventKind::kBlock: put(event.address), put(event.size), put(event.count), put(event.mode); break;
     case events::EventKind::kInstruction:
-      put(event.address), put(event.size);
+      put(event.address), put(event.size), put(event.mode);
       out.append(event.bytes.begin(), event.bytes.end());
       break;
     case events::EventKind::kMemoryRead:
     case events::EventKind::kMemoryWrite:
-      put(event.address), put(event.size);
+      put(event.address), put(event.size), put(event.mode);
       if (event.kind == events::EventKind::kMemoryWrite || all_writes) put(event.value);
       put(event.pc_known);
       if (event.pc_known) put(event.pc);
@@ -134,12 +134,12 @@ std::size_t compare(const std::vector<Copied>& recorded, const std::vector<Copie
     }
     switch (a.kind) {
       case events::EventKind::kBlock:
-        if (a.address != b.address || a.size != b.size ||
+        if (a.address != b.address || a.size != b.size || a.mode != b.mode ||
             (a.count != b.count && !(has_steps && i == last_block && b.count < a.count)))
           note(i, "block");
         break;
       case events::EventKind::kInstruction:
-        if (a.address != b.address || a.size != b.size) note(i, "instruction");
+        if (a.address != b.address || a.size != b.size || a.mode != b.mode) note(i, "instruction");
         if (!b.bytes.empty() && a.bytes != b.bytes) note(i, "instruction bytes");
         break;
       case events::EventKind::kMemoryWrite:
@@ -281,12 +281,7 @@ TEST_CASE("UCIR: recording, writing and reading back gives the same events (ever
 // The samples cross-built for `arch` (samples/cross.cmake), beside the host's:
 // every one round-trips at every level, and the header names `ucir_arch`.
 void check_cross_round_trips(const std::string& arch, const std::string& ucir_arch) {
-  std::vector<std::string> samples;
-  for (const auto& entry : std::filesystem::directory_iterator(kSamples + "-" + arch + "/static"))
-    samples.push_back("../guest-" + arch + "/static/" + entry.path().filename().string());
-  std::sort(samples.begin(), samples.end());
-  REQUIRE(samples.size() >= 15);
-  for (const std::string& sample : samples) {
+  for (const std::string& sample : test::cross_samples(kSamples, arch, "static")) {
     if (is_long_run(sample)) continue;
     for (auto level : kRoundTripLevels) round_trip(sample, level, false, false);
   }
@@ -303,6 +298,33 @@ TEST_CASE("UCIR: aarch64 samples round-trip at every level (arch string arm64)")
 }
 
 TEST_CASE("UCIR: i386 samples round-trip at every level (arch string x86)") { check_cross_round_trips("i386", "x86"); }
+
+// arm: samples/cross.cmake's Thumb-2 ("static") and ARM ("static-marm") builds;
+// a Thumb block's OP_JMP address has bit 0 set, and reads back as mode 1.
+TEST_CASE("UCIR: arm samples round-trip at every level, ARM and Thumb (arch string arm)") {
+  for (const std::string variant : {"static", "static-marm"}) {
+    // Bounded time: the Thumb-2 build at the regs level only (glibc's Thumb-2
+    // code runs in both builds), the ARM build at every level.
+    for (const std::string& sample : test::cross_samples(kSamples, "arm", variant)) {
+      if (is_long_run(sample)) continue;
+      for (auto level : kRoundTripLevels)
+        if (variant == "static-marm" || level == core::TraceLevel::kRegisters) round_trip(sample, level, false, false);
+    }
+  }
+  const std::string path = temp_path("tracecorn-ucir-arm") + ".ucir";
+  record(kSamples + "-arm/static-marm/hello", core::TraceLevel::kBlocks, path, false, "", false);
+  auto reader = formats::UcirReader::open(path);
+  REQUIRE(reader.has_value());
+  CHECK((*reader)->header().arch == "arm");
+  CopySink read;
+  REQUIRE((*reader)->read_all(read).has_value());
+  std::size_t thumb = 0, arm = 0;
+  for (const auto& event : read.events_)
+    if (event.kind == events::EventKind::kBlock) (event.mode ? thumb : arm) += 1;
+  CHECK(thumb > 100);
+  CHECK(arm > 5);
+  std::filesystem::remove(path);
+}
 
 // Its own ctest (ucir_roundtrip_long_runs): heap runs 40 million instructions.
 TEST_CASE("UCIR long runs: heap and stdio_buffered round-trip at every level, compared as they stream") {

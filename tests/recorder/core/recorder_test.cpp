@@ -28,6 +28,8 @@ struct StoredEvent {
   bool pc_known = false;
   std::uint64_t value = 0;
   std::uint64_t number = 0;
+  std::uint8_t mode = 0;  // block/insn: instruction set (arm: 1 = Thumb)
+  std::uint16_t first_halfword = 0;  // insn: its first two bytes, little endian (arm: spots IT instructions)
   std::vector<events::RegisterValue> registers;
   std::vector<std::pair<std::uint64_t, std::vector<std::uint8_t>>> memory_writes;
 };
@@ -44,6 +46,10 @@ class ProbeSink final : public events::Sink {
           using T = std::decay_t<decltype(payload)>;
           if constexpr (std::is_same_v<T, events::BlockEvent> || std::is_same_v<T, events::InstructionEvent>) {
             stored.address = payload.address.value;
+            stored.mode = payload.mode;
+            if constexpr (std::is_same_v<T, events::InstructionEvent>)
+              if (payload.bytes.size() >= 2)
+                stored.first_halfword = static_cast<std::uint16_t>(payload.bytes[0] | payload.bytes[1] << 8);
           } else if constexpr (std::is_same_v<T, events::MemoryEvent>) {
             stored.address = payload.address.value;
             stored.pc = payload.pc.value;
@@ -77,16 +83,23 @@ class ProbeSink final : public events::Sink {
 // Brute force: reads the whole register file before every instruction and keeps
 // what changed since the previous instruction (rip aside: it is implied by the
 // instruction sequence), i.e. the changes made by the previous instruction.
+// On arm it also keeps CPSR before each instruction (`flags`).
 struct FullRegisterProbe {
   using Changes = std::map<std::uint16_t, std::vector<std::uint8_t>>;
   const arch::ArchInfo* arch = nullptr;
   std::vector<std::array<std::uint8_t, 16>> previous;
   std::vector<std::pair<std::uint64_t, Changes>> changes_by_instruction;  // (instruction pc, its changes)
+  std::vector<std::uint32_t> flags;  // arm: CPSR before each hooked instruction, in hook order
   std::uint64_t previous_pc = 0;
   static void on_code(uc_engine* engine, std::uint64_t address, std::uint32_t, void* user) {
     auto* self = static_cast<FullRegisterProbe*>(user);
     std::vector<std::array<std::uint8_t, 16>> file(self->arch->registers.size());
     for (std::size_t i = 0; i < file.size(); ++i) uc_reg_read(engine, self->arch->registers[i].uc_id, file[i].data());
+    if (const auto* cpsr = self->arch->find_register("cpsr")) {
+      std::uint32_t value = 0;
+      std::memcpy(&value, file[static_cast<std::size_t>(cpsr - self->arch->registers.data())].data(), 4);
+      self->flags.push_back(value);
+    }
     if (!self->previous.empty()) {
       Changes changes;
       for (std::size_t i = 0; i < file.size(); ++i) {
@@ -140,34 +153,109 @@ std::unique_ptr<Recording> record(const std::string& program, core::RecorderOpti
   return result;
 }
 
+// The memory events of a recording, in order.
+std::vector<const StoredEvent*> memory_accesses(const Recording& recording) {
+  std::vector<const StoredEvent*> accesses;
+  for (const auto& event : recording.sink.stored_)
+    if (event.kind == events::EventKind::kMemoryRead || event.kind == events::EventKind::kMemoryWrite)
+      accesses.push_back(&event);
+  return accesses;
+}
+
+// Whether arm condition `cond` (A8.3) holds for CPSR `flags`.
+bool condition_holds(unsigned cond, std::uint32_t flags) {
+  const bool n = flags >> 31 & 1, z = flags >> 30 & 1, c = flags >> 29 & 1, v = flags >> 28 & 1;
+  bool result = true;
+  switch (cond >> 1) {
+    case 0: result = z; break;
+    case 1: result = c; break;
+    case 2: result = n; break;
+    case 3: result = v; break;
+    case 4: result = c && !z; break;
+    case 5: result = n == v; break;
+    case 6: result = !z && n == v; break;
+    default: return true;
+  }
+  return (cond & 1) && cond != 15 ? !result : result;
+}
+
+// Unicorn 2.0.1 runs no UC_HOOK_CODE for a Thumb instruction inside an IT block
+// whose condition fails (its hook sits in the skipped code; ARM-state
+// conditional instructions do get it), while the recorder counts it: the
+// architecture executes it as a no-op. This walks the recorded instructions
+// beside the hooked ones and accepts a recorded instruction the hook did not
+// see only when it is Thumb, in the block of an IT instruction before it
+// (0xbfXY, Y != 0), and its condition (ITSTATE = firstcond:mask, A7.3.3) fails
+// on the flags the probe read before the next hooked instruction.
+struct AlignedInstruction {
+  std::uint64_t pc;
+  FullRegisterProbe::Changes changes;
+  std::size_t probe_index;  // the hooked instruction it is (SIZE_MAX: skipped)
+};
+
+std::vector<AlignedInstruction> align_with_probe(const Recording& recording, const FullRegisterProbe& probe,
+                                                 std::size_t& skipped, std::string& problem) {
+  const auto& arch = recording.process->arch();
+  std::vector<AlignedInstruction> out;
+  std::size_t hooked = 0;
+  unsigned itstate = 0;
+  skipped = 0;
+  const std::size_t hook_count = probe.changes_by_instruction.size() + 1;
+  auto hook_pc = [&](std::size_t j) {
+    return j < probe.changes_by_instruction.size() ? probe.changes_by_instruction[j].first : probe.previous_pc;
+  };
+  for (const auto& event : recording.sink.stored_) {
+    if (event.kind == events::EventKind::kInstruction) {
+      const unsigned cond = itstate >> 4;
+      const bool in_it = itstate != 0;
+      if (in_it) itstate = (itstate & 7) == 0 ? 0 : (itstate & 0xe0) | ((itstate << 1) & 0x1f);
+      if (event.mode == 1 && (event.first_halfword & 0xff00) == 0xbf00 && (event.first_halfword & 0xf) != 0)
+        itstate = event.first_halfword & 0xff;
+      if (hooked < hook_count && hook_pc(hooked) == event.address) {
+        out.push_back({event.address, {}, hooked++});
+        continue;
+      }
+      const bool explained = event.mode == 1 && in_it && hooked < probe.flags.size() &&
+                             !condition_holds(cond, probe.flags[hooked]);
+      if (!explained && problem.empty())
+        problem = "recorded instruction at pc " + std::to_string(event.address) + " has no UC_HOOK_CODE run";
+      ++skipped;
+      out.push_back({event.address, {}, SIZE_MAX});
+    } else if ((event.kind == events::EventKind::kRegisters || event.kind == events::EventKind::kSyscall) &&
+               !out.empty()) {
+      for (const auto& value : event.registers) {
+        if (arch.registers[value.index].uc_id == arch.pc_reg) continue;
+        out.back().changes[value.index] = std::vector<std::uint8_t>(value.bytes.begin(), value.bytes.begin() + value.size);
+      }
+    }
+  }
+  if (hooked != hook_count && problem.empty())
+    problem = std::to_string(hook_count - hooked) + " hooked instructions were not recorded";
+  return out;
+}
+
 // Compares, instruction by instruction, the register changes the events report
 // (registers events, and a syscall's register changes) with the brute-force
 // changes. Returns the number of instructions that differ and describes the first.
 std::size_t compare_register_changes(const Recording& recording, const FullRegisterProbe& probe, std::string& first) {
   const auto& arch = recording.process->arch();
-  std::vector<std::pair<std::uint64_t, FullRegisterProbe::Changes>> recorded;
-  for (const auto& event : recording.sink.stored_) {
-    if (event.kind == events::EventKind::kInstruction) {
-      recorded.push_back({event.address, {}});
-    } else if ((event.kind == events::EventKind::kRegisters || event.kind == events::EventKind::kSyscall) &&
-               !recorded.empty()) {
-      for (const auto& value : event.registers) {
-        if (arch.registers[value.index].uc_id == arch.pc_reg) continue;
-        recorded.back().second[value.index] = std::vector<std::uint8_t>(value.bytes.begin(), value.bytes.begin() + value.size);
-      }
-    }
-  }
+  std::size_t skipped = 0;
+  std::string problem;
+  const auto recorded = align_with_probe(recording, probe, skipped, problem);
+  CHECK_MESSAGE(problem.empty(), problem);
   // The probe sees instruction k's changes at instruction k+1: the last one has none to compare.
-  CHECK(recorded.size() == probe.changes_by_instruction.size() + 1);
   std::size_t differing = 0;
-  for (std::size_t i = 0; i < probe.changes_by_instruction.size() && i < recorded.size(); ++i) {
-    const auto& [pc, expected] = probe.changes_by_instruction[i];
-    if (recorded[i].first != pc || recorded[i].second != expected) {
+  for (const auto& instruction : recorded) {
+    const bool skipped_one = instruction.probe_index == SIZE_MAX;
+    if (!skipped_one && instruction.probe_index >= probe.changes_by_instruction.size()) continue;
+    const FullRegisterProbe::Changes none;
+    const auto& expected = skipped_one ? none : probe.changes_by_instruction[instruction.probe_index].second;
+    if (instruction.changes != expected) {
       if (first.empty()) {
-        first = "instruction " + std::to_string(i) + " at pc " + std::to_string(pc) + ": expected changes to";
+        first = "instruction at pc " + std::to_string(instruction.pc) + ": expected changes to";
         for (const auto& [index, bytes] : expected) first += " " + std::string(arch.registers[index].name);
         first += "; recorded";
-        for (const auto& [index, bytes] : recorded[i].second) first += " " + std::string(arch.registers[index].name);
+        for (const auto& [index, bytes] : instruction.changes) first += " " + std::string(arch.registers[index].name);
       }
       ++differing;
     }
@@ -201,13 +289,7 @@ TEST_CASE("Recorder: mem-level attribution agrees with the exact pcs of the full
     std::vector<std::string> argv = {program};
     auto mem = record(program, mem_options, nullptr, argv);
     auto full = record(program, full_options, nullptr, argv);
-    std::vector<const StoredEvent*> mem_accesses, full_accesses;
-    for (const auto& event : mem->sink.stored_)
-      if (event.kind == events::EventKind::kMemoryRead || event.kind == events::EventKind::kMemoryWrite)
-        mem_accesses.push_back(&event);
-    for (const auto& event : full->sink.stored_)
-      if (event.kind == events::EventKind::kMemoryRead || event.kind == events::EventKind::kMemoryWrite)
-        full_accesses.push_back(&event);
+    const auto mem_accesses = memory_accesses(*mem), full_accesses = memory_accesses(*full);
     REQUIRE(mem_accesses.size() == full_accesses.size());
     std::size_t unknown = 0, wrong = 0;
     for (std::size_t i = 0; i < mem_accesses.size(); ++i) {
@@ -249,6 +331,99 @@ TEST_CASE("Recorder: every level counts the same instructions, and insns expands
     for (std::size_t i = 0; i < recording->sink.stored_.size(); ++i) CHECK(recording->sink.stored_[i].sequence == i);
   }
   CHECK(expected > 5000);
+}
+
+// arm: the cross-built samples (samples/cross.cmake), Thumb-2 as Debian's gcc
+// emits by default ("static") and ARM ("static-marm", with glibc's Thumb-2).
+namespace {
+const char* const kArmVariants[] = {"static", "static-marm"};
+std::string arm_sample(const std::string& variant, const std::string& name) {
+  return kSamples + "-arm/" + variant + "/" + name;
+}
+}  // namespace
+
+TEST_CASE("Recorder: arm regs-level diffs match a brute-force comparison, in ARM and in Thumb code") {
+  for (const std::string variant : kArmVariants) {
+    for (const std::string sample : {"hello", "floating", "dup_pipe", "file_io"}) {
+      CAPTURE(variant);
+      CAPTURE(sample);
+      FullRegisterProbe probe;
+      core::RecorderOptions options;
+      options.level = core::TraceLevel::kRegisters;
+      auto recording = record(arm_sample(variant, sample), options, &probe);
+      CHECK(recording->outcome.kind == linux_layer::RunOutcome::Kind::kExited);
+      std::string first;
+      const std::size_t differing = compare_register_changes(*recording, probe, first);
+      CHECK_MESSAGE(differing == 0, first);
+      std::size_t thumb = 0, arm = 0;
+      for (const auto& event : recording->sink.stored_)
+        if (event.kind == events::EventKind::kInstruction) (event.mode ? thumb : arm) += 1;
+      CHECK(thumb > 1000);  // glibc is Thumb-2 in both variants
+      if (variant == "static-marm") CHECK(arm > 10);
+    }
+  }
+}
+
+TEST_CASE("Recorder: arm instruction counts at every level equal a UC_HOOK_CODE count plus skipped IT slots") {
+  for (const std::string variant : kArmVariants) {
+    CAPTURE(variant);
+    std::uint64_t expected = 0;
+    for (auto level : {core::TraceLevel::kInstructions, core::TraceLevel::kBlocks, core::TraceLevel::kMemory,
+                       core::TraceLevel::kRegisters, core::TraceLevel::kFull}) {
+      CAPTURE(core::trace_level_name(level));
+      FullRegisterProbe probe;  // its UC_HOOK_CODE sees every instruction Unicorn hooks
+      core::RecorderOptions options;
+      options.level = level;
+      auto recording = record(arm_sample(variant, "nested_calls"), options, &probe);
+      CHECK(recording->outcome.kind == linux_layer::RunOutcome::Kind::kExited);
+      const auto stats = recording->recorder->stats();
+      CHECK(stats.records_lost == 0);
+      const std::uint64_t hooked = probe.changes_by_instruction.size() + 1;
+      CHECK(hooked > 5000);
+      if (level == core::TraceLevel::kBlocks) {
+        CHECK(stats.instructions == expected);  // no instruction events to align: as the insns level
+        continue;
+      }
+      std::size_t skipped = 0;
+      std::string problem;
+      align_with_probe(*recording, probe, skipped, problem);
+      CHECK_MESSAGE(problem.empty(), problem);
+      CHECK(stats.instructions == hooked + skipped);
+      if (!expected) expected = stats.instructions;
+      CHECK(stats.instructions == expected);
+    }
+  }
+}
+
+TEST_CASE("Recorder: arm mem-level attribution agrees with the exact pcs of the full level") {
+  core::RecorderOptions mem_options, full_options;
+  mem_options.level = core::TraceLevel::kMemory;
+  full_options.level = core::TraceLevel::kFull;
+  for (const std::string variant : kArmVariants) {
+    for (const std::string sample : {"hello", "floating", "dup_pipe"}) {
+      CAPTURE(variant);
+      CAPTURE(sample);
+      const std::string program = arm_sample(variant, sample);
+      auto mem = record(program, mem_options);
+      auto full = record(program, full_options);
+      const auto mem_accesses = memory_accesses(*mem), full_accesses = memory_accesses(*full);
+      REQUIRE(mem_accesses.size() == full_accesses.size());
+      std::size_t unknown = 0, wrong = 0;
+      for (std::size_t i = 0; i < mem_accesses.size(); ++i) {
+        CHECK(full_accesses[i]->pc_known);
+        if (!mem_accesses[i]->pc_known)
+          ++unknown;
+        else if (mem_accesses[i]->pc != full_accesses[i]->pc && ++wrong <= 3)
+          MESSAGE("access " << i << " to " << std::hex << full_accesses[i]->address << " by pc "
+                            << full_accesses[i]->pc << " attributed to " << mem_accesses[i]->pc << std::dec);
+      }
+      MESSAGE(variant << " " << sample << ": " << mem_accesses.size() << " accesses, " << unknown << " not attributed");
+      CHECK(wrong == 0);
+      // Conditional transfers (in IT blocks: they may not run) have no fixed count,
+      // so the rest of their block is left unattributed: about 7% of accesses here.
+      CHECK(unknown * 100 <= mem_accesses.size() * 10);
+    }
+  }
 }
 
 TEST_CASE("Recorder: a syscall carries what the kernel wrote and the registers it changed") {

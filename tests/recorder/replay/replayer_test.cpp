@@ -50,6 +50,26 @@ TEST_CASE("Replay long runs: every sample, recorded in every format, replays wit
   std::filesystem::remove_all(scratch);
 }
 
+// arm: Thumb-2 ("static") and ARM ("static-marm") samples (samples/cross.cmake);
+// the replay also compares each step's instruction set.
+TEST_CASE("Replay: arm samples recorded in UCIR and frames replay without divergence, ARM and Thumb") {
+  const auto scratch = std::filesystem::path(test::replay_temp_path("arm-dir"));
+  for (const std::string variant : {"static", "static-marm"}) {
+    for (const std::string sample : {"hello", "file_io", "getrandom", "mmap_file"}) {
+      const std::string program = test::kReplaySamples + "-arm/" + variant + "/" + sample;
+      CAPTURE(program);
+      std::filesystem::remove_all(scratch);
+      std::filesystem::create_directories(scratch);
+      const std::vector<test::FileToWrite> files = {{TraceFormat::kUcir, test::replay_temp_path("arm.ucir")},
+                                                    {TraceFormat::kFrames, test::replay_temp_path("arm.frames")}};
+      test::record_files(program, core::TraceLevel::kFull, files, {}, scratch.string());
+      for (const auto& file : files) test::check_replay_matches(file.path, program);
+      for (const auto& file : files) std::filesystem::remove(file.path);
+    }
+  }
+  std::filesystem::remove_all(scratch);
+}
+
 TEST_CASE("Replay: a UCIR trace replays at every level") {
   const std::string program = test::kReplaySamples + "/static/getrandom";
   for (const auto level : {core::TraceLevel::kBlocks, core::TraceLevel::kInstructions, core::TraceLevel::kMemory,

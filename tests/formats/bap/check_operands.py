@@ -121,7 +121,7 @@ def frames(tracecorn, sample, work):
         if fields[0] != "std":
             continue
         lists = {}
-        for part in fields[4:]:
+        for part in fields[4:7]:  # pre=, post=, un= (fields[7] is mode=)
             name, _, body = part.partition("=")
             ops = []
             for text in filter(None, body.split(",")):

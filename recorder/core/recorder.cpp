@@ -417,8 +417,9 @@ class Recorder::Impl {
     record->name_length = static_cast<std::uint32_t>(name.size());
     record->file_length = static_cast<std::uint32_t>(file.size());
     auto* tail = reinterpret_cast<std::uint8_t*>(record) + sizeof *record;
-    std::memcpy(tail, name.data(), name.size());
-    std::memcpy(tail + name.size(), file.data(), file.size());
+    // (an empty view may have a null data(), which memcpy must not get)
+    if (!name.empty()) std::memcpy(tail, name.data(), name.size());
+    if (!file.empty()) std::memcpy(tail + name.size(), file.data(), file.size());
     ring_->commit();
   }
 
@@ -478,7 +479,7 @@ class Recorder::Impl {
     record->start = start;
     record->end = end;
     record->load_bias = load_bias;
-    std::memcpy(reinterpret_cast<char*>(record) + sizeof *record, path.data(), length);
+    if (length) std::memcpy(reinterpret_cast<char*>(record) + sizeof *record, path.data(), length);
     ring_->commit();
   }
 
@@ -492,7 +493,7 @@ class Recorder::Impl {
     record->pc = pc;
     record->address = address;
     record->signal = signal;
-    std::memcpy(reinterpret_cast<char*>(record) + sizeof *record, description.data(), length);
+    if (length) std::memcpy(reinterpret_cast<char*>(record) + sizeof *record, description.data(), length);
     ring_->commit();
   }
 

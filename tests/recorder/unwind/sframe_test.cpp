@@ -8,6 +8,7 @@
 #include <doctest/doctest.h>
 
 #include <cstdlib>
+#include <list>
 #include <random>
 #include <sstream>
 
@@ -259,7 +260,8 @@ TEST_CASE("SFrame: v2 AArch64 (both byte orders) tracks RA per FRE; unsorted FDE
         {0x100, 0x40, 1, false, 0, {{0, true, {0}, 2}, {8, false, {16, -8, -16}, 2}}},
     };
     const SectionBuilder builder(2, 0, abi, 0, 0);
-    auto table = SFrameTable::create(builder.build(fdes), 0x4000, "built");
+    const std::vector<std::uint8_t> section = builder.build(fdes);  // the table views it: it must outlive the table
+    auto table = SFrameTable::create(section, 0x4000, "built");
     REQUIRE(table.has_value());
     SFrameRegisters regs;
     regs.sp = 31;
@@ -301,7 +303,8 @@ TEST_CASE("SFrame: v2 AArch64 (both byte orders) tracks RA per FRE; unsorted FDE
   // FDE_FUNC_START_PCREL: the start is relative to the FDE's own start field.
   const std::vector<FdeSpec> fdes = {{-0x28, 0x10, 0, false, 0, {{0, true, {8}, 1}}}};
   const SectionBuilder builder(2, kSFrameFlagFdeSorted | kSFrameFlagFuncStartPcrel, kSFrameAbiAmd64Little, 0, -8);
-  auto table = SFrameTable::create(builder.build(fdes), 0x20000, "built");
+  const std::vector<std::uint8_t> section = builder.build(fdes);  // the table views it: it must outlive the table
+  auto table = SFrameTable::create(section, 0x20000, "built");
   REQUIRE(table.has_value());
   auto fde = table->fde(0);
   REQUIRE(fde.has_value());
@@ -356,8 +359,10 @@ TEST_CASE("Malicious: truncated and inconsistent SFrame sections give errors, ne
     refused += !exercise({bytes.begin(), bytes.begin() + static_cast<std::ptrdiff_t>(length)});
   CHECK(refused > 0);
   // Named corruptions.
+  // Each corrupted copy outlives the test: a table views its bytes.
+  std::list<std::vector<std::uint8_t>> copies;
   auto corrupt = [&](std::size_t at, std::uint8_t value) {
-    auto copy = bytes;
+    auto& copy = copies.emplace_back(bytes);
     copy[at] = value;
     return SFrameTable::create(copy, 0, "mutated");
   };

@@ -24,6 +24,7 @@
 #include <string>
 
 #include <unicorn/unicorn.h>  // includes arm64.h (which cannot be included first)
+#include "arch/block_scan.h"
 
 #include "arch/arch.h"
 #include "arch/arm_exceptions.h"
@@ -118,25 +119,8 @@ class Aarch64GuestCpu final : public InterruptTrapCpu {
   // several consecutive words). A fetch fault reports the fetched address itself.
   std::uint64_t locate_faulting_instruction(std::uint64_t reported_pc, std::uint64_t fault_address) const override {
     if (fault_address == reported_pc) return reported_pc;
-    std::uint8_t code[256];
-    std::size_t size = sizeof code;
-    while (size >= 4 && uc_mem_read(engine_, reported_pc, code, size) != UC_ERR_OK) size /= 2;
-    if (size < 4) return fault_address;  // the block itself is not readable: a fetch fault
-    const std::uint8_t* cursor = code;
-    std::uint64_t address = reported_pc;
-    cs_insn* insn = cs_malloc(capstone_);
-    std::uint64_t found = reported_pc;
-    for (int count = 0; count < 64 && cs_disasm_iter(capstone_, &cursor, &size, &address, insn); ++count) {
-      if (touches(*insn, fault_address)) {
-        found = insn->address;
-        break;
-      }
-      if (cs_insn_group(capstone_, insn, CS_GRP_JUMP) || cs_insn_group(capstone_, insn, CS_GRP_CALL) ||
-          cs_insn_group(capstone_, insn, CS_GRP_RET))
-        break;  // a block ends here
-    }
-    cs_free(insn, 1);
-    return found;
+    return find_instruction_in_block(engine_, capstone_, reported_pc, 256, 4, fault_address,
+                                     [&](const cs_insn& insn) { return touches(insn, fault_address); });
   }
 
  private:

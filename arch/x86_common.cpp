@@ -1,6 +1,8 @@
 // Role: implementation of the shared x86 pieces (see x86_common.h).
 #include "arch/x86_common.h"
 
+#include "arch/block_scan.h"
+
 #include <algorithm>
 #include <cctype>
 #include <csignal>
@@ -97,25 +99,8 @@ Status X86GuestCpuBase::init_x86() {
 
 std::uint64_t X86GuestCpuBase::locate_faulting_instruction(std::uint64_t reported_pc, std::uint64_t fault_address) const {
   if (fault_address == reported_pc) return reported_pc;
-  std::uint8_t code[512];
-  std::size_t size = sizeof code;
-  while (size > 0 && uc_mem_read(engine_, reported_pc, code, size) != UC_ERR_OK) size /= 2;
-  if (size == 0) return fault_address;  // the block itself is not readable: a fetch fault
-  const std::uint8_t* cursor = code;
-  std::uint64_t address = reported_pc;
-  cs_insn* insn = cs_malloc(capstone_);
-  std::uint64_t found = reported_pc;
-  for (int count = 0; count < 64 && cs_disasm_iter(capstone_, &cursor, &size, &address, insn); ++count) {
-    if (touches(*insn, fault_address)) {
-      found = insn->address;
-      break;
-    }
-    if (cs_insn_group(capstone_, insn, CS_GRP_JUMP) || cs_insn_group(capstone_, insn, CS_GRP_CALL) ||
-        cs_insn_group(capstone_, insn, CS_GRP_RET))
-      break;  // a block ends here
-  }
-  cs_free(insn, 1);
-  return found;
+  return find_instruction_in_block(engine_, capstone_, reported_pc, 512, 1, fault_address,
+                                   [&](const cs_insn& insn) { return touches(insn, fault_address); });
 }
 
 int X86GuestCpuBase::signal_for_interrupt(std::uint32_t interrupt_number) const {

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Role: the README's second command, and what CI runs (.ci/run). Installs what is
 # missing, builds with g++ (warnings are errors), checks that the library and CLI
-# also build warning-clean with clang 14, and runs the whole suite through ctest.
+# also build warning-clean with clang 14, runs the whole suite through ctest,
+# then builds it again under AddressSanitizer and UBSan and runs it there
+# (scripts/asan.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -19,5 +21,5 @@ cmake --build build-clang -j "$(nproc)" --target tracecorn unit_tests ucir_reade
 (cd build-clang && ctest --output-on-failure -R "_fuzzer_smoke$")
 bash scripts/tsan.sh  # the SPSC ring's tests under ThreadSanitizer (clang)
 bash scripts/tsan_recorder.sh  # the recorder's and C API's drain-thread tests under ThreadSanitizer (clang)
-cd build
-ctest --output-on-failure -j "$(nproc)" --timeout 300
+(cd build && ctest --output-on-failure -j "$(nproc)" --timeout 300)
+bash scripts/asan.sh  # the suite again, under AddressSanitizer and UndefinedBehaviorSanitizer

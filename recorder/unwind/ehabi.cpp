@@ -90,7 +90,7 @@ bool decode(const std::uint8_t* ops, std::size_t size, std::size_t at, Op& op) {
     const std::uint16_t mask = static_cast<std::uint16_t>(((byte & 0x0f) << 8 | low) << 4);
     if (mask == 0) {
       op.kind = OpKind::kRefuse;
-      op.text = "refuse to unwind";
+      op.text = "Refuse to unwind";
     } else {
       op.kind = OpKind::kPopCore;
       op.mask = mask;

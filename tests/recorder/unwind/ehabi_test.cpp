@@ -1,0 +1,258 @@
+// Role: tests of the EHABI reader (recorder/unwind/ehabi.h): every entry of
+// the .ARM.exidx of the cross-built arm samples (static Thumb-2 and -marm;
+// glibc's unwind tables are EHABI only) against `arm-linux-gnueabihf-readelf
+// -u`: the function addresses, EXIDX_CANTUNWIND, the compact model index or
+// the personality routine, each instruction's bytes and text, and the row
+// (CFA and saved registers) derived from readelf's decoded text independently
+// of the reader; lookups at both ends of each entry; and malformed tables
+// built byte by byte from the layout in IHI 0038 (Malicious cases).
+// Who runs it: unit_tests, on the doctest thread.
+// Invariants: readelf is the reference; without the arm binutils the cases
+// fail saying what to install.
+#include <doctest/doctest.h>
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <map>
+#include <sstream>
+
+#include "recorder/unwind/ehabi.h"
+#include "recorder/unwind/module_unwind_info.h"
+#include "tests/recorder/unwind/unwind_test_support.h"
+
+using namespace tracecorn::unwind;
+using tracecorn::ErrorCode;
+
+namespace {
+
+const std::string kReadelf = "arm-linux-gnueabihf-readelf";
+
+struct ReadelfOp {
+  std::vector<std::uint8_t> bytes;
+  std::string text;
+};
+
+struct ReadelfEntry {
+  std::uint64_t function = 0;
+  bool cant_unwind = false;
+  std::optional<unsigned> compact_index;
+  std::optional<std::uint64_t> personality;
+  std::vector<ReadelfOp> ops;
+};
+
+std::string collapse_spaces(const std::string& text) {
+  std::string out;
+  for (const auto& word : test::split_words(text)) out += (out.empty() ? "" : " ") + word;
+  return out;
+}
+
+// `readelf -u`'s entries:
+//   0x10574 <call_fini>: 0x80b108a9          (or "@0x65474", or "0x1 [cantunwind]")
+//     Compact model index: 0                  (or "Personality routine: 0x4e521 <...>")
+//     0xb1 0x08 pop {r3}
+std::vector<ReadelfEntry> readelf_unwind(const std::string& path) {
+  std::vector<ReadelfEntry> entries;
+  std::istringstream in(test::run_tool(kReadelf + " -u '" + path + "'"));
+  std::string line;
+  while (std::getline(in, line)) {
+    const auto words = test::split_words(line);
+    if (words.empty()) continue;
+    if (line.rfind("0x", 0) == 0 && words.size() >= 3) {
+      ReadelfEntry entry;
+      entry.function = std::stoull(words[0], nullptr, 16);
+      entry.cant_unwind = words.back() == "[cantunwind]";
+      entries.push_back(entry);
+    } else if (entries.empty()) {
+      continue;
+    } else if (words.size() == 4 && words[0] == "Compact" && words[1] == "model") {
+      entries.back().compact_index = static_cast<unsigned>(std::stoul(words[3]));
+    } else if (words.size() >= 3 && words[0] == "Personality" && words[1] == "routine:") {
+      entries.back().personality = std::stoull(words[2], nullptr, 16);
+    } else if (line.rfind("  0x", 0) == 0) {
+      ReadelfOp op;
+      std::size_t k = 0;
+      for (; k < words.size() && words[k].size() == 4 && words[k].rfind("0x", 0) == 0; ++k)
+        op.bytes.push_back(static_cast<std::uint8_t>(std::stoul(words[k], nullptr, 16)));
+      for (; k < words.size(); ++k) op.text += (op.text.empty() ? "" : " ") + words[k];
+      entries.back().ops.push_back(op);
+    }
+  }
+  return entries;
+}
+
+// The row readelf's decoded instructions describe, derived from its text
+// alone: CFA offset from the base register, and each core register's slot.
+struct TextRow {
+  unsigned base = 13;
+  std::int64_t vsp = 0;
+  std::map<unsigned, std::int64_t> slots;  // register -> offset from the base
+  bool refuse = false;
+};
+TextRow row_from_readelf(const std::vector<ReadelfOp>& ops) {
+  TextRow row;
+  for (const auto& op : ops) {
+    const auto words = test::split_words(op.text);
+    if (op.text == "finish") break;
+    if (words.size() == 5 && words[0] == "vsp" && words[2] == "vsp") {
+      row.vsp += (words[3] == "+" ? 1 : -1) * std::stoll(words[4]);
+    } else if (words.size() == 3 && words[0] == "vsp" && words[2][0] == 'r') {
+      row.base = static_cast<unsigned>(std::stoul(words[2].substr(1)));
+      row.vsp = 0;
+    } else if (!words.empty() && words[0] == "pop" && op.text.find("{r") != std::string::npos) {
+      for (std::size_t k = 1; k < words.size(); ++k) {
+        std::string reg = words[k];
+        reg.erase(std::remove_if(reg.begin(), reg.end(), [](char c) { return c == '{' || c == '}' || c == ','; }),
+                  reg.end());
+        row.slots[static_cast<unsigned>(std::stoul(reg.substr(1)))] = row.vsp;
+        row.vsp += 4;
+      }
+    } else if (!words.empty() && words[0] == "pop" && op.text.find("{D") != std::string::npos) {
+      // "pop {D8}" or "pop {D8-D15}"; FSTMFDX forms (0xb3, 0xb8-0xbf) store one more word.
+      const auto dash = op.text.find('-');
+      const unsigned first = static_cast<unsigned>(std::stoul(op.text.substr(op.text.find('D') + 1)));
+      const unsigned last =
+          dash == std::string::npos ? first : static_cast<unsigned>(std::stoul(op.text.substr(dash + 2)));
+      const std::uint8_t lead = op.bytes.at(0);
+      row.vsp += 8 * (last - first + 1) + ((lead == 0xb3 || (lead >= 0xb8 && lead <= 0xbf)) ? 4 : 0);
+    } else if (!words.empty() && words[0] == "pop" && op.text.find("{wR") != std::string::npos) {
+      const auto dash = op.text.find('-');
+      const unsigned first = static_cast<unsigned>(std::stoul(op.text.substr(op.text.find("wR") + 2)));
+      const unsigned last =
+          dash == std::string::npos ? first : static_cast<unsigned>(std::stoul(op.text.substr(dash + 3)));
+      row.vsp += 8 * (last - first + 1);
+    } else if (!words.empty() && words[0] == "pop" && op.text.find("{wCGR") != std::string::npos) {
+      row.vsp += 4 * static_cast<std::int64_t>(words.size() - 1);
+    } else if (op.text == "Refuse to unwind") {
+      row.refuse = true;
+      break;
+    } else {
+      FAIL("readelf printed an instruction this test does not model: " << op.text);
+    }
+  }
+  return row;
+}
+
+struct Counts {
+  std::size_t cant_unwind = 0, compact = 0, generic = 0, instructions = 0, rows = 0;
+};
+
+Counts check_against_readelf(const std::string& path) {
+  INFO(path);
+  REQUIRE_MESSAGE(!test::run_tool("command -v " + kReadelf).empty(),
+                  kReadelf << " is missing (apt-get install binutils-arm-linux-gnueabihf)");
+  auto info = ModuleUnwindInfo::load(path);
+  REQUIRE(info.has_value());
+  const EhabiTable* table = (*info)->arm_exidx();
+  REQUIRE(table != nullptr);
+  CHECK((*info)->problems().empty());
+  const auto expected = readelf_unwind(path);
+  REQUIRE(expected.size() > 5);
+  REQUIRE(table->entry_count() == expected.size());
+  Counts counts;
+  auto& [cant_unwind, compact, generic, instructions, rows] = counts;
+  for (std::uint32_t i = 0; i < table->entry_count(); ++i) {
+    CAPTURE(i);
+    const ReadelfEntry& want = expected[i];
+    CAPTURE(want.function);
+    auto entry = table->entry(i);
+    REQUIRE(entry.has_value());
+    CHECK(entry->function == want.function);
+    if (i + 1 < expected.size()) CHECK(entry->end == expected[i + 1].function);
+    // Lookups at the first and the last byte of the entry's range.
+    for (std::uint64_t pc : {entry->function, (i + 1 < expected.size() ? expected[i + 1].function : entry->function + 2) - 1}) {
+      auto found = table->find_entry(pc);
+      REQUIRE(found.has_value());
+      REQUIRE(found->has_value());
+      CHECK((*found)->index == i);
+    }
+    CHECK((entry->kind == EhabiEntryKind::kCantUnwind) == want.cant_unwind);
+    auto code = table->code(*entry);
+    REQUIRE_MESSAGE(code.has_value(), code.error().to_string());
+    auto row = table->row_for(*entry, *code);
+    REQUIRE_MESSAGE(row.has_value(), row.error().to_string());
+    if (want.cant_unwind) {
+      ++cant_unwind;
+      CHECK(code->cant_unwind);
+      REQUIRE(row->rule_count == 1);
+      CHECK(row->rules[0].kind == RuleKind::kUndefined);
+      continue;
+    }
+    CHECK(code->compact == want.compact_index.has_value());
+    CHECK(code->compact != want.personality.has_value());
+    if (want.compact_index) {
+      ++compact;
+      CHECK(code->personality_index == *want.compact_index);
+    } else if (want.personality) {
+      ++generic;
+      CHECK(code->personality == *want.personality);
+      // readelf decodes the data of GCC's personality routines only.
+      if (want.ops.empty()) continue;
+    }
+    // Instructions: ours stop at the first "finish"; readelf prints every byte.
+    std::vector<EhabiInstruction> ours;
+    REQUIRE(table->for_each_instruction(*code, [&](const EhabiInstruction& op) { ours.push_back(op); }));
+    REQUIRE(ours.size() <= want.ops.size());
+    for (std::size_t k = 0; k < ours.size(); ++k) {
+      CAPTURE(k);
+      CHECK(ours[k].text == collapse_spaces(want.ops[k].text));
+      REQUIRE(ours[k].length == want.ops[k].bytes.size());
+      for (std::size_t b = 0; b < ours[k].length; ++b) CHECK(code->ops[ours[k].offset + b] == want.ops[k].bytes[b]);
+      ++instructions;
+    }
+    // A shorter list only when ours ended at a finish.
+    if (ours.size() < want.ops.size()) CHECK(ours.back().text == "finish");
+    // The row against readelf's text.
+    const TextRow text = row_from_readelf(want.ops);
+    ++rows;
+    if (text.refuse) {
+      REQUIRE(row->rule_count == 1);
+      CHECK(row->rules[0].kind == RuleKind::kUndefined);
+      continue;
+    }
+    CHECK(row->cfa.reg == text.base);
+    CHECK(row->cfa.offset == text.vsp);
+    CHECK(row->rule_count == text.slots.size());
+    for (const auto& [reg, slot] : text.slots) {
+      CAPTURE(reg);
+      const RegisterRule rule = row->rule_for(reg);
+      CHECK(rule.kind == RuleKind::kOffset);
+      CHECK(rule.offset == slot - text.vsp);
+    }
+    CHECK(row->return_column == (text.slots.count(15) ? 15 : 14));
+  }
+  MESSAGE(path << ": " << expected.size() << " entries equal readelf -u (" << cant_unwind << " cantunwind, " << compact
+               << " compact, " << generic << " generic), " << instructions << " instructions, " << rows << " rows");
+  return counts;
+}
+
+}  // namespace
+
+TEST_CASE("EHABI: every .ARM.exidx entry of the static Thumb-2 arm sample equals readelf -u") {
+  const Counts counts = check_against_readelf(std::string(TRACECORN_SAMPLES_DIR) + "-arm/static/nested_calls");
+  CHECK(counts.compact > 50);
+  CHECK(counts.generic > 0);
+  CHECK(counts.cant_unwind > 10);
+}
+
+TEST_CASE("EHABI: every .ARM.exidx entry of the static -marm arm sample equals readelf -u") {
+  const Counts counts = check_against_readelf(std::string(TRACECORN_SAMPLES_DIR) + "-arm/static-marm/nested_calls");
+  CHECK(counts.compact > 50);
+}
+
+TEST_CASE("EHABI: every instruction form gas emits (ehabi_ops.s, linked -nostdlib) equals readelf -u") {
+  const auto directory = std::filesystem::temp_directory_path() / ("tracecorn-ehabi-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(directory);
+  const std::string program = (directory / "ops").string();
+  const std::string output = test::run_tool("arm-linux-gnueabihf-gcc -nostdlib -static -Wl,-e,_start -o '" + program +
+                                            "' '" + TRACECORN_UNWIND_TEST_DIR + "/ehabi_ops.s' 2>&1");
+  INFO(output);
+  REQUIRE(std::filesystem::exists(program));
+  const Counts counts = check_against_readelf(program);
+  std::filesystem::remove_all(directory);
+  CHECK(counts.cant_unwind == 2);
+  CHECK(counts.compact == 6);
+  CHECK(counts.generic == 1);
+  CHECK(counts.instructions >= 25);
+}

@@ -256,3 +256,228 @@ TEST_CASE("EHABI: every instruction form gas emits (ehabi_ops.s, linked -nostdli
   CHECK(counts.generic == 1);
   CHECK(counts.instructions >= 25);
 }
+
+namespace {
+
+// Tables built word by word (IHI 0038 section 6): .ARM.exidx at kExidx,
+// .ARM.extab at kExtab.
+constexpr std::uint64_t kExidx = 0x20000, kExtab = 0x30000;
+
+struct Words {
+  std::vector<std::uint8_t> bytes;
+  bool little_endian = true;
+  void add(std::uint32_t word) {
+    for (int i = 0; i < 4; ++i)
+      bytes.push_back(static_cast<std::uint8_t>(word >> (8 * (little_endian ? i : 3 - i))));
+  }
+};
+
+std::uint32_t prel31(std::uint64_t target, std::uint64_t place) {
+  return static_cast<std::uint32_t>(target - place) & 0x7fffffff;
+}
+
+// An index of one function at 0x10000 whose second word is `word`.
+Words one_entry(std::uint32_t word) {
+  Words exidx;
+  exidx.add(prel31(0x10000, kExidx));
+  exidx.add(word);
+  return exidx;
+}
+
+// The table views the bytes: both Words must outlive it (temporaries are refused).
+EhabiTable table_of(Words&&, const Words&) = delete;
+EhabiTable table_of(const Words&, Words&&) = delete;
+EhabiTable table_of(const Words& exidx, const Words& extab) {
+  auto table = EhabiTable::create(exidx.bytes, kExidx, extab.bytes, kExtab, exidx.little_endian, "test");
+  REQUIRE(table.has_value());
+  return std::move(*table);
+}
+
+// The error of the first failing step (entry, code, instructions, row) of entry 0.
+tracecorn::Error first_error(const EhabiTable& table) {
+  auto entry = table.entry(0);
+  if (!entry) return entry.error();
+  auto code = table.code(*entry);
+  if (!code) return code.error();
+  if (auto status = table.for_each_instruction(*code, [](const EhabiInstruction&) {}); !status) return status.error();
+  auto row = table.row_for(*entry, *code);
+  if (!row) return row.error();
+  FAIL("no error");
+  return {};
+}
+
+}  // namespace
+
+TEST_CASE("EHABI: a big-endian index and table entry give the same row as little-endian ones") {
+  for (const bool little : {true, false}) {
+    CAPTURE(little);
+    Words exidx, extab;
+    exidx.little_endian = extab.little_endian = little;
+    exidx.add(prel31(0x10000, kExidx));
+    exidx.add(prel31(kExtab, kExidx + 4));
+    extab.add(0x81019702);  // pr1, one more word; ops 0x97 (vsp = r7), 0x02 (vsp = vsp + 12)
+    extab.add(0xa9b0b0b0);  // pop {r4, r5, r14}; finish
+    const EhabiTable table = table_of(exidx, extab);
+    auto entry = table.entry(0);
+    REQUIRE(entry.has_value());
+    CHECK(entry->function == 0x10000);
+    CHECK(entry->kind == EhabiEntryKind::kExtab);
+    auto code = table.code(*entry);
+    REQUIRE(code.has_value());
+    CHECK(code->personality_index == 1);
+    std::vector<std::string> texts;
+    REQUIRE(table.for_each_instruction(*code, [&](const EhabiInstruction& op) { texts.push_back(op.text); }));
+    CHECK(texts == std::vector<std::string>{"vsp = r7", "vsp = vsp + 12", "pop {r4, r5, r14}", "finish"});
+    auto row = table.row_for(*entry, *code);
+    REQUIRE(row.has_value());
+    CHECK(row->cfa.reg == 7);
+    CHECK(row->cfa.offset == 24);
+    CHECK(row->rule_for(4).offset == -12);
+    CHECK(row->rule_for(14).offset == -4);
+  }
+}
+
+TEST_CASE("Malicious: an .ARM.exidx whose size is not a multiple of 8 is refused with the offset of the cut entry") {
+  std::vector<std::uint8_t> bytes(20, 0);
+  auto table = EhabiTable::create(bytes, kExidx, {}, 0, true, "test");
+  REQUIRE_FALSE(table.has_value());
+  CHECK(table.error().code == ErrorCode::kTruncated);
+  CHECK(table.error().offset == 16);
+}
+
+TEST_CASE("Malicious: a function word with bit 31 set is an error, in entry() and in find_entry()") {
+  Words exidx;
+  exidx.add(0x80000000);
+  exidx.add(kExidxCantUnwind);
+  const Words none;
+  const EhabiTable table = table_of(exidx, none);
+  CHECK_FALSE(table.entry(0).has_value());
+  auto found = table.find_entry(0x10000);
+  REQUIRE_FALSE(found.has_value());
+  CHECK(found.error().offset == 0);
+}
+
+TEST_CASE("Malicious: an inline entry naming pr1 (whose extra words cannot fit the index) is an error") {
+  const Words exidx = one_entry(0x81b0b0b0), none;
+  const EhabiTable table = table_of(exidx, none);
+  const auto error = first_error(table);
+  CHECK(error.code == ErrorCode::kBadFormat);
+  CHECK(error.offset == 4);
+}
+
+TEST_CASE("Malicious: an extab reference outside .ARM.extab, or to its last bytes, is an error naming the entry") {
+  Words extab;
+  extab.add(0x80b0b0b0);
+  for (const std::uint64_t target : {kExtab - 4, kExtab + 4, kExtab + 0x1000}) {
+    CAPTURE(target);
+    const Words exidx = one_entry(prel31(target, kExidx + 4));
+    const EhabiTable table = table_of(exidx, extab);
+    const auto error = first_error(table);
+    CHECK(error.offset == 4);
+    CHECK(error.message.find("outside .ARM.extab") != std::string::npos);
+  }
+  // The reference lands on the last two bytes: the word is cut.
+  Words short_extab;
+  short_extab.add(0x80b0b0b0);
+  short_extab.bytes.resize(6);
+  const Words exidx = one_entry(prel31(kExtab + 4, kExidx + 4));
+  const EhabiTable table = table_of(exidx, short_extab);
+  CHECK(first_error(table).code == ErrorCode::kTruncated);
+}
+
+TEST_CASE("Malicious: personality index 3, and bits 28-30 of a compact word, are refused") {
+  for (const std::uint32_t word : {0x83b0b0b0u, 0x90b0b0b0u}) {
+    CAPTURE(word);
+    Words extab;
+    extab.add(word);
+    const Words exidx = one_entry(prel31(kExtab, kExidx + 4));
+    const EhabiTable table = table_of(exidx, extab);
+    CHECK(first_error(table).offset == 0);
+  }
+}
+
+TEST_CASE("Malicious: more words announced than the section holds (pr1, pr2, generic) is a truncation error") {
+  Words pr1;
+  pr1.add(0x81ff00b0);  // 255 more words
+  pr1.add(0xb0b0b0b0);
+  Words generic;
+  generic.add(prel31(0x10000, kExtab));
+  generic.add(0x40b0b0b0);  // 64 more words
+  for (const Words* extab : {&pr1, &generic}) {
+    const Words exidx = one_entry(prel31(kExtab, kExidx + 4));
+    const EhabiTable table = table_of(exidx, *extab);
+    const auto error = first_error(table);
+    CHECK(error.code == ErrorCode::kTruncated);
+    CHECK(error.source == "test(.ARM.extab)");
+  }
+}
+
+TEST_CASE("Malicious: a two-byte instruction cut by the end, and a runaway uleb128, are errors, not reads past the ops") {
+  // pr0 inline entries: ops 0x00 0x00 (vsp += 4, twice), then 0xb1, 0xb2 or 0x80,
+  // each the first byte of a longer instruction.
+  for (const std::uint32_t word : {0x800000b1u, 0x800000b2u, 0x80000080u}) {
+    CAPTURE(word);
+    const Words exidx = one_entry(word), none;
+    const EhabiTable table = table_of(exidx, none);
+    auto entry = table.entry(0);
+    REQUIRE(entry.has_value());
+    auto code = table.code(*entry);
+    REQUIRE(code.has_value());
+    CHECK_FALSE(table.for_each_instruction(*code, [](const EhabiInstruction&) {}));
+    auto row = table.row_for(*entry, *code);
+    REQUIRE_FALSE(row.has_value());
+    CHECK(row.error().code == ErrorCode::kTruncated);
+  }
+  // 0xb2 followed by 6 continuation bytes in a pr1 entry.
+  Words extab;
+  extab.add(0x810100b2);
+  extab.add(0xffffffff);
+  const Words exidx = one_entry(prel31(kExtab, kExidx + 4));
+  const EhabiTable table = table_of(exidx, extab);
+  CHECK(first_error(table).code == ErrorCode::kTruncated);
+}
+
+TEST_CASE("Malicious: spare and reserved instructions, and vsp moves a register-plus-offset CFA cannot express") {
+  const std::pair<std::uint32_t, ErrorCode> cases[] = {
+      {0x80b4b0b0, ErrorCode::kBadFormat},    // spare 0xb4
+      {0x809db0b0, ErrorCode::kBadFormat},    // reserved 0x9d
+      {0x80b100b0, ErrorCode::kBadFormat},    // 0xb1 0x00 spare
+      {0x80d8b0b0, ErrorCode::kBadFormat},    // spare 0xd8
+      {0x80a897b0, ErrorCode::kUnsupported},  // pop {r4, r14}; vsp = r7
+      {0x808f0297, ErrorCode::kUnsupported},  // pop {r5, r12-r15} (0x8f 0x02), then vsp = r7
+  };
+  for (const auto& [word, code] : cases) {
+    CAPTURE(word);
+    const Words exidx = one_entry(word), none;
+    const EhabiTable table = table_of(exidx, none);
+    const auto error = first_error(table);
+    CHECK(error.code == code);
+    CHECK(error.offset == 4);
+  }
+  // A pop of r13 followed by a vsp move.
+  Words extab;
+  extab.add(0x81018200);  // pr1, one more word; ops 0x82 0x00: pop {r13}
+  extab.add(0x00b0b0b0);  // vsp = vsp + 4
+  const Words exidx = one_entry(prel31(kExtab, kExidx + 4));
+  const EhabiTable after_sp = table_of(exidx, extab);
+  CHECK(first_error(after_sp).code == ErrorCode::kUnsupported);
+}
+
+TEST_CASE("Malicious: an unsorted index never gives an entry whose range misses the pc, and an empty one gives none") {
+  Words exidx;
+  for (const std::uint64_t function : {0x30000, 0x10000, 0x20000}) {
+    exidx.add(prel31(function, kExidx + exidx.bytes.size()));
+    exidx.add(kExidxCantUnwind);
+  }
+  const Words none;
+  const EhabiTable table = table_of(exidx, none);
+  for (std::uint64_t pc = 0xf000; pc < 0x42000; pc += 0x800) {
+    auto found = table.find_entry(pc);
+    REQUIRE(found.has_value());
+    if (*found) CHECK(((*found)->function <= pc && pc < (*found)->end));
+  }
+  const EhabiTable empty = table_of(none, none);
+  auto nothing = empty.find_entry(0x10000);
+  REQUIRE(nothing.has_value());
+  CHECK_FALSE(nothing->has_value());
+}

@@ -330,3 +330,9 @@ TEST_CASE("Stacks arm: static -marm binary (the program in ARM code, glibc in Th
   check_against_gdb_multiarch(kArm, std::string(TRACECORN_SAMPLES_DIR) + "-arm/static-marm/nested_calls",
                               "arm-static-marm", false, Compare::kEhabiPrefix);
 }
+TEST_CASE("Stacks arm: the program's own EHABI tables (-funwind-tables, Thumb-2), a prefix of gdb-multiarch's stack at every syscall, cut only at EXIDX_CANTUNWIND") {
+  check_against_gdb_multiarch(kArm, unwind_variant(kArm, "exidx-static"), "exidx-static", false, Compare::kEhabiPrefix);
+}
+TEST_CASE("Stacks arm: the program's own EHABI tables in ARM code (-marm -funwind-tables), a prefix of gdb-multiarch's stack at every syscall, cut only at EXIDX_CANTUNWIND") {
+  check_against_gdb_multiarch(kArm, unwind_variant(kArm, "exidx-marm"), "exidx-marm", false, Compare::kEhabiPrefix);
+}

@@ -41,6 +41,10 @@
 // 0xc8/0xc9 sssscccc pop d[16+s]/d[s]-...+c (VPUSH: 8*(c+1)); 11010nnn pop
 // d8-d[8+n] (VPUSH); the rest is spare. Without a pop of r15, the return
 // address is r14 (the "finish" rule).
+// Limit (of EHABI itself): a table describes the function's body, the state at
+// its call sites, not its prologue and epilogue, so a row is right for return
+// addresses and for a syscall made from the body (a wrapper's `svc`), not
+// for a fault or signal in the middle of a prologue.
 #pragma once
 
 #include <array>

@@ -214,7 +214,9 @@ Counts check_against_readelf(const std::string& path) {
     CHECK(row->cfa.reg == text.base);
     CHECK(row->cfa.offset == text.vsp);
     CHECK(row->rule_count == text.slots.size());
-    for (const auto& [reg, slot] : text.slots) {
+    for (const auto& saved : text.slots) {  // (no structured bindings: clang 14 cannot capture them)
+      const unsigned reg = saved.first;
+      const std::int64_t slot = saved.second;
       CAPTURE(reg);
       const RegisterRule rule = row->rule_for(reg);
       CHECK(rule.kind == RuleKind::kOffset);
@@ -446,7 +448,9 @@ TEST_CASE("Malicious: spare and reserved instructions, and vsp moves a register-
       {0x80a897b0, ErrorCode::kUnsupported},  // pop {r4, r14}; vsp = r7
       {0x808f0297, ErrorCode::kUnsupported},  // pop {r5, r12-r15} (0x8f 0x02), then vsp = r7
   };
-  for (const auto& [word, code] : cases) {
+  for (const auto& one : cases) {
+    const std::uint32_t word = one.first;
+    const ErrorCode code = one.second;
     CAPTURE(word);
     const Words exidx = one_entry(word), none;
     const EhabiTable table = table_of(exidx, none);

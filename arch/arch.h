@@ -209,6 +209,11 @@ struct AlternateInstructionSet {
   int uc_register;
   std::uint64_t mask;
   std::string_view names[2];  // each mode's name in traces ("ARM", "Thumb"), BAP's std_frame.mode
+  // The unwinder's view: the trap instruction's size in mode 1 (0: the same as
+  // SyscallAbi::trap_length), and whether code addresses of mode 1 carry bit 0
+  // (arm interworking: a Thumb return address in lr is odd).
+  std::uint8_t trap_length = 0;
+  bool address_bit0 = false;
 };
 
 struct ArchInfo {

@@ -389,7 +389,9 @@ void arm_address_registers(const cs_insn& insn, std::vector<std::uint16_t>& base
 constexpr AlternateInstructionSet kThumb{.capstone_mode = CS_MODE_THUMB,
                                          .uc_register = UC_ARM_REG_CPSR,
                                          .mask = kCpsrThumb,
-                                         .names = {"ARM", "Thumb"}};
+                                         .names = {"ARM", "Thumb"},
+                                         .trap_length = 2,  // svc #0 in Thumb (T1 encoding)
+                                         .address_bit0 = true};
 
 constexpr std::uint16_t kEmArm = 40;
 

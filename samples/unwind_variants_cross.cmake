@@ -8,19 +8,30 @@
 #   debug_frame     -O2 -g -fomit-frame-pointer -fno-asynchronous-unwind-tables
 #                   -fno-unwind-tables: the program's CFI in .debug_frame only
 #                   (aarch64's gcc makes unwind tables unless both are off)
+#   exidx-static    arm: -O2 -fomit-frame-pointer -funwind-tables, Thumb-2: the
+#                   program's unwind tables in .ARM.exidx/.ARM.extab (EHABI),
+#                   like glibc's (armhf gcc makes none for C by default)
+#   exidx-marm      arm: the same in ARM code (-marm)
+# The variants of each architecture are TRACECORN_UNWIND_CROSS_VARIANTS_<arch>.
 # One target per architecture, unwind_samples_<arch>, part of unwind_samples.
 # An architecture without its cross compiler is left out (cross.cmake says so).
-set(TRACECORN_UNWIND_CROSS_ARCHS aarch64 CACHE INTERNAL "Architectures the unwinder's variants are cross-built for")
+set(TRACECORN_UNWIND_CROSS_ARCHS aarch64 arm CACHE INTERNAL "Architectures the unwinder's variants are cross-built for")
+set(TRACECORN_UNWIND_CROSS_VARIANTS_aarch64 sframe-static cfi-static debug_frame CACHE INTERNAL "aarch64 unwind variants")
+set(TRACECORN_UNWIND_CROSS_VARIANTS_arm exidx-static exidx-marm CACHE INTERNAL "arm unwind variants")
 foreach(arch IN LISTS TRACECORN_UNWIND_CROSS_ARCHS)
   if(NOT TRACECORN_CROSS_CC_${arch})
     continue()
   endif()
   set(outputs "")
-  foreach(variant sframe-static cfi-static debug_frame)
+  foreach(variant IN LISTS TRACECORN_UNWIND_CROSS_VARIANTS_${arch})
     if(variant STREQUAL "sframe-static")
       set(flags -fomit-frame-pointer -Wa,--gsframe)
     elseif(variant STREQUAL "cfi-static")
       set(flags -fomit-frame-pointer)
+    elseif(variant STREQUAL "exidx-static")
+      set(flags -fomit-frame-pointer -funwind-tables)
+    elseif(variant STREQUAL "exidx-marm")
+      set(flags -marm -fomit-frame-pointer -funwind-tables)
     else()
       set(flags -g -fomit-frame-pointer -fno-asynchronous-unwind-tables -fno-unwind-tables)
     endif()

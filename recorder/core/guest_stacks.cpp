@@ -23,6 +23,7 @@ Expected<unwind::UnwinderConfig> unwinder_config_for(const arch::ArchInfo& arch)
   config.fp_register = static_cast<unsigned>(fp);
   config.address_size = arch.elf_64bit ? 8 : 4;
   config.little_endian = arch.little_endian;
+  config.thumb_bit = arch.alternate_isa && arch.alternate_isa->address_bit0;
   return config;
 }
 
@@ -96,7 +97,14 @@ unwind::UnwindResult GuestStacks::walk(std::uint64_t trap_pc, std::span<unwind::
   unwind::RegisterSet registers;
   for (std::size_t i = 0; i < register_ids_.size(); ++i) registers.set(register_dwarf_[i], register_values_[i]);
   // Frame 0 is the address the syscall returns to (see unwinder.h).
-  registers.set(config_.pc_register, trap_pc + arch_.syscall_abi.trap_length);
+  // In the alternate instruction set (Thumb) the trap may be shorter.
+  std::uint64_t trap_length = arch_.syscall_abi.trap_length;
+  if (const auto* alternate = arch_.alternate_isa; alternate && alternate->trap_length) {
+    std::uint64_t state = 0;
+    if (uc_reg_read(engine_, alternate->uc_register, &state) == UC_ERR_OK && (state & alternate->mask))
+      trap_length = alternate->trap_length;
+  }
+  registers.set(config_.pc_register, trap_pc + trap_length);
   const auto result = unwinder_.unwind(registers, memory_, method_, unwind::FirstFrame::kAfterTrap, out);
   ++stats_.stacks;
   stats_.frames += result.depth;

@@ -57,6 +57,24 @@ std::shared_ptr<const ModuleUnwindInfo> ModuleUnwindInfo::from_elf(elf::ElfFile 
         info->problems_.push_back(table.error().to_string());
     }
   }
+  if (const auto* section = elf.find_section(".ARM.exidx")) {
+    auto bytes = bytes_of(section);
+    std::span<const std::uint8_t> extab;
+    std::uint64_t extab_address = 0;
+    if (const auto* extab_section = elf.find_section(".ARM.extab")) {
+      if (auto extab_bytes = bytes_of(extab_section)) {
+        extab = *extab_bytes;
+        extab_address = extab_section->addr;
+      }
+    }
+    if (bytes && !bytes->empty()) {
+      auto table = EhabiTable::create(*bytes, section->addr, extab, extab_address, elf.little_endian(), elf.source());
+      if (table)
+        info->arm_exidx_ = std::move(*table);
+      else
+        info->problems_.push_back(table.error().to_string());
+    }
+  }
   return info;
 }
 

@@ -1,6 +1,7 @@
 // Role: the unwind tables of one ELF file the guest maps (program,
 // interpreter, libraries): its .eh_frame (with .eh_frame_hdr when present),
-// .debug_frame and .sframe sections, parsed lazily.
+// .debug_frame and .sframe sections, and on Arm its .ARM.exidx/.ARM.extab
+// (EHABI), parsed lazily.
 // Who calls it: the Unwinder (one per mapped file, shared between mappings of
 // the same file), on its thread; the tests that compare with readelf/objdump.
 // Invariants: the ElfFile owns the bytes every table points into, so the
@@ -17,6 +18,7 @@
 #include "recorder/elf/elf_file.h"
 #include "recorder/support/expected.h"
 #include "recorder/unwind/cfi.h"
+#include "recorder/unwind/ehabi.h"
 #include "recorder/unwind/sframe.h"
 
 namespace tracecorn::unwind {
@@ -33,6 +35,8 @@ class ModuleUnwindInfo {
   const CfiTable* eh_frame() const { return eh_frame_ ? &*eh_frame_ : nullptr; }
   const CfiTable* debug_frame() const { return debug_frame_ ? &*debug_frame_ : nullptr; }
   const SFrameTable* sframe() const { return sframe_ ? &*sframe_ : nullptr; }
+  // .ARM.exidx with .ARM.extab (nullptr when the file has no .ARM.exidx).
+  const EhabiTable* arm_exidx() const { return arm_exidx_ ? &*arm_exidx_ : nullptr; }
   // Sections present but unusable, one line each (for diagnostics).
   const std::vector<std::string>& problems() const { return problems_; }
 
@@ -42,6 +46,7 @@ class ModuleUnwindInfo {
   std::optional<CfiTable> eh_frame_;
   std::optional<CfiTable> debug_frame_;
   std::optional<SFrameTable> sframe_;
+  std::optional<EhabiTable> arm_exidx_;
   std::vector<std::string> problems_;
 };
 

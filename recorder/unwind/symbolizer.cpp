@@ -14,6 +14,7 @@ namespace {
 constexpr std::uint8_t kSttFunc = 2, kSttGnuIfunc = 10;
 constexpr std::uint8_t kStbLocal = 0, kStbGlobal = 1, kStbWeak = 2;
 constexpr std::uint32_t kShtSymtab = 2, kShtDynsym = 11;
+constexpr std::uint16_t kEmArm = 40;
 
 struct Candidate {
   Symbol symbol;
@@ -70,6 +71,9 @@ void read_symbols(const elf::ElfFile& file, const elf::SectionHeader& table, std
     if (length == 0 || length == strings->size() - name) continue;
     // Untyped local labels (.L..., $x) are not function names.
     if (type == 0 && (binding == kStbLocal || text[0] == '.' || text[0] == '$')) continue;
+    // Arm ELF (AAELF 5.5.3): bit 0 of a function symbol's value marks Thumb code;
+    // the function starts at the even address.
+    if (file.machine() == kEmArm && type == kSttFunc) value &= ~std::uint64_t{1};
     out.push_back({Symbol{value, size, std::string(text, length)}, type, binding});
   }
 }

@@ -33,6 +33,7 @@ std::string_view frame_source_name(FrameSource source) {
     case FrameSource::kSFrame: return "sframe";
     case FrameSource::kCfi: return "cfi";
     case FrameSource::kFramePointer: return "fp";
+    case FrameSource::kEhabi: return "ehabi";
   }
   return "?";
 }
@@ -191,6 +192,19 @@ Unwinder::Lookup Unwinder::compute_row(const Mapping& mapping, std::uint64_t pc,
     row = *cfi_row;
     source = FrameSource::kCfi;
     return Lookup::kFound;
+  }
+  if (const EhabiTable* exidx = info.arm_exidx()) {
+    auto entry = exidx->find_entry(file_pc);
+    if (!entry) return fail(entry.error());
+    if (*entry) {
+      auto code = exidx->code(**entry);
+      if (!code) return fail(code.error());
+      auto ehabi_row = exidx->row_for(**entry, *code);
+      if (!ehabi_row) return fail(ehabi_row.error());
+      row = *ehabi_row;
+      source = FrameSource::kEhabi;
+      return Lookup::kFound;
+    }
   }
   if (method == UnwindMethod::kAuto) {
     row = frame_pointer_row_;
@@ -373,7 +387,8 @@ UnwindResult Unwinder::unwind(const RegisterSet& initial, MemoryReader& memory, 
       result.stop = StopReason::kBadUnwindInfo;
       return result;
     }
-    const std::uint64_t return_address = caller.value[row->return_column];
+    std::uint64_t return_address = caller.value[row->return_column];
+    if (config_.thumb_bit) return_address &= ~std::uint64_t{1};
     if (!sp_has_rule) caller.set(config_.sp_register, cfa);
     if (return_address == 0) {
       result.stop = StopReason::kEndOfStack;

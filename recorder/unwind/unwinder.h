@@ -2,7 +2,7 @@
 // syscall (or a fault) and a way to read its memory, produce the call stack
 // (the pc and then the return addresses, innermost first) from the unwind
 // tables of the modules the guest mapped: SFrame, DWARF CFI (.eh_frame, then
-// .debug_frame), or frame pointers.
+// .debug_frame), Arm EHABI (.ARM.exidx), or frame pointers.
 //
 // Who calls it: the recorder core's stack provider (recorder/core/guest_stacks.h)
 // at every syscall event, on the emulation thread; tests and benchmarks over a
@@ -21,10 +21,15 @@
 //   instruction itself.
 // - Each frame says which method found it (frame 0: kInitial).
 // - Methods: kAuto uses SFrame where the module's .sframe covers the pc, else
-//   CFI (.eh_frame, then .debug_frame), else the frame-pointer convention;
-//   kSFrame, kCfi and kFramePointer use only that one method.
+//   CFI (.eh_frame, then .debug_frame, then on Arm .ARM.exidx: EHABI is
+//   Arm's CFI, and what Debian's armhf toolchain and glibc carry), else the
+//   frame-pointer convention; kSFrame, kCfi (with EHABI) and kFramePointer use
+//   only that one method.
+// - Arm (UnwinderConfig::thumb_bit): return addresses of Thumb code carry bit
+//   0; the walk clears it, so every frame is an instruction address (as gdb
+//   prints them) and pc - 1 lies inside the call.
 // - The walk stops at a return-address column marked undefined (glibc's
-//   _start: the normal end), a zero return address, a pc outside every known
+//   _start: the normal end), an EXIDX_CANTUNWIND entry, a zero return address, a pc outside every known
 //   module, a pc no table of the method covers, a stack pointer that does not
 //   increase, an unreadable stack slot, bad unwind data, or the depth limit.
 //
@@ -54,8 +59,8 @@ enum class UnwindMethod : std::uint8_t { kAuto, kSFrame, kCfi, kFramePointer };
 std::optional<UnwindMethod> parse_unwind_method(std::string_view text);
 std::string_view unwind_method_name(UnwindMethod method);
 
-enum class FrameSource : std::uint8_t { kInitial, kSFrame, kCfi, kFramePointer };
-std::string_view frame_source_name(FrameSource source);  // "initial", "sframe", "cfi", "fp"
+enum class FrameSource : std::uint8_t { kInitial, kSFrame, kCfi, kFramePointer, kEhabi };
+std::string_view frame_source_name(FrameSource source);  // "initial", "sframe", "cfi", "fp", "ehabi"
 
 enum class FirstFrame : std::uint8_t { kAfterTrap, kExact };
 
@@ -88,6 +93,7 @@ struct UnwinderConfig {
   unsigned fp_register = 6;
   unsigned address_size = 8;
   bool little_endian = true;
+  bool thumb_bit = false;  // Arm: clear bit 0 of return addresses (Thumb state)
   std::size_t cache_entries = 4096;  // rounded up to a power of two
 };
 

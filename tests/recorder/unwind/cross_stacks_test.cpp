@@ -5,7 +5,13 @@
 // qemu-aarch64-static -g with gdb-multiarch breaking on every `svc #0x0`
 // objdump finds (gdb_trap_stacks.py: qemu-user's stub has no `catch syscall`)
 // and printing its backtrace; the i386 build of the guest sample (.eh_frame,
-// samples/cross.cmake) the same way under qemu-i386-static, on `int $0x80`. At every syscall, tracecorn's stack must equal
+// samples/cross.cmake) the same way under qemu-i386-static, on `int $0x80`; the
+// arm builds (static Thumb-2 and -marm: glibc unwinds only through .ARM.exidx,
+// the program through its -g .debug_frame) under qemu-arm-static on `svc 0`,
+// where gdb goes on past glibc's EXIDX_CANTUNWIND ranges (code without unwind
+// tables) with its prologue analyzer and tracecorn stops: there each stack
+// must be a prefix of gdb's, shorter only when its last frame lies in a
+// [cantunwind] entry of `readelf -u`. At every syscall, tracecorn's stack must equal
 // gdb's frame by frame: the pcs of the in-process walks (auto and cfi; the
 // sframe-only walk a prefix, and under auto the program's frames found by
 // SFrame exactly when it has .sframe), and `tracecorn run --strace -k`'s
@@ -49,6 +55,10 @@ const CrossArch kAarch64 = {"aarch64", "/usr/bin/qemu-aarch64-static", "aarch64-
                             "$x8", "binutils-aarch64-linux-gnu"};
 const CrossArch kI386 = {"i386", "/usr/bin/qemu-i386-static", "i686-linux-gnu-objdump", "int\\s+\\$0x80", 2, "$eax",
                          "binutils-i686-linux-gnu"};
+// arm: objdump prints `svc 0` in both states; the trap length (2 in
+// Thumb, 4 in ARM) is read from CPSR at each stop (trap length 0).
+const CrossArch kArm = {"arm", "/usr/bin/qemu-arm-static", "arm-linux-gnueabihf-objdump", "svc\\s+(?:0|0x0+)", 0,
+                        "$r7", "binutils-arm-linux-gnueabihf"};
 const std::string kGdbMultiarch = "/usr/bin/gdb-multiarch";
 
 struct NamedFrame {
@@ -135,7 +145,8 @@ std::vector<NamedStack> strace_k_stacks(const std::string& program, const std::s
 }
 
 // The names of every symbol by address (readelf -s: the reference for aliases).
-std::map<std::uint64_t, std::set<std::string>> symbols_by_address(const std::string& program) {
+// `thumb_bit`: arm, whose function symbols carry bit 0 for Thumb code.
+std::map<std::uint64_t, std::set<std::string>> symbols_by_address(const std::string& program, bool thumb_bit) {
   std::map<std::uint64_t, std::set<std::string>> names;
   std::istringstream in(unwind::test::run_tool("readelf -sW '" + program + "'"));
   std::string line;
@@ -145,7 +156,9 @@ std::map<std::uint64_t, std::set<std::string>> symbols_by_address(const std::str
     if (words.size() != 8 || words[0].back() != ':' || words[6] == "UND" || words[6] == "ABS" ||
         words[1].find_first_not_of("0123456789abcdef") != std::string::npos)
       continue;
-    names[std::stoull(words[1], nullptr, 16)].insert(words[7]);
+    std::uint64_t value = std::stoull(words[1], nullptr, 16);
+    if (thumb_bit && words[3] == "FUNC") value &= ~std::uint64_t{1};  // arm: bit 0 marks a Thumb function
+    names[value].insert(words[7]);
   }
   return names;
 }
@@ -175,9 +188,34 @@ std::vector<std::uint64_t> pcs_of(const NamedStack& stack) {
   return pcs;
 }
 
+// The entries of `program`'s .ARM.exidx as `readelf -u` lists them: function
+// start -> whether the entry is EXIDX_CANTUNWIND ("0x10332 <f>: 0x1 [cantunwind]").
+std::map<std::uint64_t, bool> readelf_exidx_entries(const std::string& readelf, const std::string& program) {
+  std::map<std::uint64_t, bool> entries;
+  std::istringstream in(unwind::test::run_tool(readelf + " -u '" + program + "'"));
+  std::string line;
+  while (std::getline(in, line)) {
+    const auto words = unwind::test::split_words(line);
+    if (words.size() < 3 || line.rfind("0x", 0) != 0 || words[1].front() != '<') continue;
+    entries[std::stoull(words[0], nullptr, 16)] = words.back() == "[cantunwind]";
+  }
+  return entries;
+}
+
+// Whether the entry covering `address` is EXIDX_CANTUNWIND.
+bool in_cantunwind(const std::map<std::uint64_t, bool>& entries, std::uint64_t address) {
+  auto after = entries.upper_bound(address);
+  return after != entries.begin() && std::prev(after)->second;
+}
+
+// How to compare with gdb: kEqual, every stack equal; kEhabiPrefix (arm), each
+// stack a prefix of gdb's, shorter only where the last frame lies in an
+// EXIDX_CANTUNWIND range of readelf -u (gdb goes on with its prologue analyzer).
+enum class Compare { kEqual, kEhabiPrefix };
+
 // `program` (static, of `arch`; `variant` names it in messages and sockets).
 void check_against_gdb_multiarch(const CrossArch& arch, const std::string& program, const std::string& variant,
-                                 bool expect_sframe) {
+                                 bool expect_sframe, Compare compare = Compare::kEqual) {
   const std::string missing = missing_tools(arch);
   REQUIRE_MESSAGE(missing.empty(), missing);
   INFO(program);
@@ -188,11 +226,28 @@ void check_against_gdb_multiarch(const CrossArch& arch, const std::string& progr
   // In-process walks: every syscall, the same number, the same pcs as gdb.
   const auto emulated = unwind::test::emulated_stacks(program);
   REQUIRE(emulated[0].size() == expected.size());
-  std::size_t frames = 0;
+  std::size_t frames = 0, gdb_frames = 0, equal_stacks = 0;
+  const bool prefix = compare == Compare::kEhabiPrefix;
+  const auto exidx = prefix ? readelf_exidx_entries("arm-linux-gnueabihf-readelf", program)
+                            : std::map<std::uint64_t, bool>{};
+  if (prefix) REQUIRE(!exidx.empty());
   for (std::size_t i = 0; i < expected.size(); ++i) {
     CAPTURE(i);
-    const auto want = pcs_of(expected[i]);
+    auto want = pcs_of(expected[i]);
+    gdb_frames += want.size();
     CHECK(emulated[0][i].number == expected[i].number);
+    if (prefix) {
+      const auto& ours = emulated[0][i].pcs;
+      REQUIRE(!ours.empty());
+      CHECK_MESSAGE(ours.size() <= want.size(), "auto:" << pcs_text(ours) << "\ngdb: " << pcs_text(want));
+      if (ours.size() < want.size()) {
+        CHECK_MESSAGE(in_cantunwind(exidx, ours.back() - 1),
+                      "stopped outside a [cantunwind] entry\nauto:" << pcs_text(ours) << "\ngdb: " << pcs_text(want));
+        want.resize(ours.size());
+      } else {
+        ++equal_stacks;
+      }
+    }
     CHECK_MESSAGE(emulated[0][i].pcs == want, "auto:" << pcs_text(emulated[0][i].pcs) << "\ngdb: " << pcs_text(want));
     CHECK_MESSAGE(emulated[1][i].pcs == want, "cfi: " << pcs_text(emulated[1][i].pcs) << "\ngdb: " << pcs_text(want));
     // SFrame alone: a prefix of gdb's stack (libc has no .sframe).
@@ -204,11 +259,19 @@ void check_against_gdb_multiarch(const CrossArch& arch, const std::string& progr
   }
   const auto sources = unwind::test::check_frame_sources(emulated[0], expect_sframe);
   MESSAGE(arch.name << " " << variant << ": " << expected.size() << " syscalls, " << frames << " frames equal gdb's ("
-                    << sources.sframe << " found by SFrame, " << sources.cfi << " by CFI)");
-  CHECK(frames > expected.size() * 3);
+                    << sources.sframe << " found by SFrame, " << sources.cfi << " by CFI, " << sources.ehabi
+                    << " by EHABI)");
+  if (prefix) {
+    MESSAGE(arch.name << " " << variant << ": " << equal_stacks << " of " << expected.size()
+                      << " stacks as long as gdb's; the others stop at an EXIDX_CANTUNWIND entry, " << frames << " of "
+                      << gdb_frames << " gdb frames");
+    CHECK(equal_stacks > 0);
+    CHECK(sources.ehabi > 0);
+  }
+  CHECK(frames > expected.size() * (prefix ? 2 : 3));
 
   // The CLI: the same pcs, named by symbols at the addresses gdb's names have.
-  const auto symbols = symbols_by_address(program);
+  const auto symbols = symbols_by_address(program, prefix);
   REQUIRE(!symbols.empty());
   for (const std::string method : {"auto", "cfi"}) {
     CAPTURE(method);
@@ -217,9 +280,11 @@ void check_against_gdb_multiarch(const CrossArch& arch, const std::string& progr
     std::size_t named = 0;
     for (std::size_t i = 0; i < expected.size(); ++i) {
       CAPTURE(i);
-      REQUIRE_MESSAGE(printed[i].frames.size() == expected[i].frames.size(),
+      // EHABI: the in-process walk's length (checked against gdb's above).
+      const std::size_t length = prefix ? emulated[0][i].pcs.size() : expected[i].frames.size();
+      REQUIRE_MESSAGE(printed[i].frames.size() == length,
                       "ours:" << pcs_text(pcs_of(printed[i])) << "\ngdb: " << pcs_text(pcs_of(expected[i])));
-      for (std::size_t k = 0; k < expected[i].frames.size(); ++k) {
+      for (std::size_t k = 0; k < length && k < expected[i].frames.size(); ++k) {
         const NamedFrame& want = expected[i].frames[k];
         const NamedFrame& got = printed[i].frames[k];
         CAPTURE(k);
@@ -256,4 +321,18 @@ TEST_CASE("Stacks aarch64: the program's CFI in .debug_frame only, every syscall
 TEST_CASE("Stacks i386: static binary (.eh_frame), every syscall equals gdb-multiarch on qemu-i386-static") {
   check_against_gdb_multiarch(kI386, std::string(TRACECORN_SAMPLES_DIR) + "-i386/static/nested_calls", "i386-static",
                               false);
+}
+TEST_CASE("Stacks arm: static Thumb-2 binary (glibc's .ARM.exidx, the program's .debug_frame), a prefix of gdb-multiarch's stack at every syscall, cut only at EXIDX_CANTUNWIND") {
+  check_against_gdb_multiarch(kArm, std::string(TRACECORN_SAMPLES_DIR) + "-arm/static/nested_calls", "arm-static",
+                              false, Compare::kEhabiPrefix);
+}
+TEST_CASE("Stacks arm: static -marm binary (the program in ARM code, glibc in Thumb-2), a prefix of gdb-multiarch's stack at every syscall, cut only at EXIDX_CANTUNWIND") {
+  check_against_gdb_multiarch(kArm, std::string(TRACECORN_SAMPLES_DIR) + "-arm/static-marm/nested_calls",
+                              "arm-static-marm", false, Compare::kEhabiPrefix);
+}
+TEST_CASE("Stacks arm: the program's own EHABI tables (-funwind-tables, Thumb-2), a prefix of gdb-multiarch's stack at every syscall, cut only at EXIDX_CANTUNWIND") {
+  check_against_gdb_multiarch(kArm, unwind_variant(kArm, "exidx-static"), "exidx-static", false, Compare::kEhabiPrefix);
+}
+TEST_CASE("Stacks arm: the program's own EHABI tables in ARM code (-marm -funwind-tables), a prefix of gdb-multiarch's stack at every syscall, cut only at EXIDX_CANTUNWIND") {
+  check_against_gdb_multiarch(kArm, unwind_variant(kArm, "exidx-marm"), "exidx-marm", false, Compare::kEhabiPrefix);
 }

@@ -9,6 +9,7 @@
 # (the architecture's objdump), TRACECORN_TRAP_REGEX (the disassembly of the
 # trap, a Python regex), TRACECORN_TRAP_LENGTH (its size in bytes) and
 # TRACECORN_SYSCALL_REGISTER (gdb's name of the syscall number's register).
+# A trap length of 0 means arm: 2 bytes in Thumb state (CPSR bit 5), else 4.
 # Output (stdout), one block per trap reached:
 #   syscall NUMBER                          (the syscall number register: $x8, $eax)
 #   frame PC START NAME                     (START: NAME's address, from `info symbol`)
@@ -71,7 +72,10 @@ while True:
     while frame is not None:
         if frame.type() not in (gdb.INLINE_FRAME, gdb.TAILCALL_FRAME):
             if first:
-                print("frame " + describe(frame.pc() + trap_length, frame.pc()))
+                length = trap_length
+                if length == 0:
+                    length = 2 if int(gdb.parse_and_eval("$cpsr")) & 0x20 else 4
+                print("frame " + describe(frame.pc() + length, frame.pc()))
             else:
                 print("frame " + describe(frame.pc(), frame.pc() - 1))
             first = False

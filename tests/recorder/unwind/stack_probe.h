@@ -140,10 +140,10 @@ inline std::vector<std::vector<SyscallStack>> emulated_stacks(const std::string&
 
 // How many frames of `stacks` each method found (under auto: SFrame for the
 // functions a module's .sframe covers, CFI elsewhere); the checks every
-// variant makes: CFI found some, frame pointers none, SFrame some exactly when
+// variant makes: CFI (or on arm EHABI) found some, frame pointers none, SFrame some exactly when
 // the program has .sframe.
 struct SourceCounts {
-  std::size_t sframe = 0, cfi = 0, fp = 0;
+  std::size_t sframe = 0, cfi = 0, fp = 0, ehabi = 0;
 };
 inline SourceCounts check_frame_sources(const std::vector<SyscallStack>& stacks, bool expect_sframe) {
   SourceCounts counts;
@@ -152,9 +152,10 @@ inline SourceCounts check_frame_sources(const std::vector<SyscallStack>& stacks,
       counts.sframe += source == unwind::FrameSource::kSFrame;
       counts.cfi += source == unwind::FrameSource::kCfi;
       counts.fp += source == unwind::FrameSource::kFramePointer;
+      counts.ehabi += source == unwind::FrameSource::kEhabi;
     }
   }
-  CHECK(counts.cfi > 0);
+  CHECK(counts.cfi + counts.ehabi > 0);  // arm: EHABI is its CFI
   CHECK(counts.fp == 0);
   if (expect_sframe)
     CHECK(counts.sframe > 0);

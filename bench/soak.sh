@@ -89,7 +89,7 @@ for format in $formats; do
     hwm=$(awk '/^VmHWM:/ { print $2 }' "/proc/$pid/status" 2>/dev/null || true)
     size=0
     # A binary trace grows as its events spool (TRACE.events.part) until the end.
-    [ "$trace" != /dev/null ] && size=$(stat -c %s "$trace" "$trace.events.part" 2>/dev/null | awk '{ s += $1 } END { print s + 0 }')
+    [ "$trace" != /dev/null ] && size=$( { stat -c %s "$trace" "$trace.events.part" 2>/dev/null || true; } | awk '{ s += $1 } END { print s + 0 }')
     # Both read before the process ended, else the columns would shift.
     [ -n "$rss" ] && [ -n "$hwm" ] && echo "$now $rss $hwm $size" >>"$samples"
     sleep "$interval"

@@ -13,6 +13,10 @@
 // The block hook's hot path is a direct-mapped cache lookup and 4 bytes (the
 // block's id) appended to a local run of up to 64 blocks, written to the ring as
 // one kBlockRun record when full or before any other record (ring_records.h).
+// At the blocks, insns and mem levels on one-mode architectures that lookup is
+// one 16-byte slot read in on_block itself (about 20 instructions in all); the
+// rest (stop conditions, mode, decoding new blocks) runs in block() when the
+// slot misses or a flag says so (fast_blocks_).
 // Register changes: flags are the full rflags register, recorded when an
 // instruction writes any flag; a partial write (al, eax) is recorded as its full
 // register (rax). Registers the kernel changes at a syscall are found by
@@ -20,6 +24,7 @@
 #include "recorder/core/recorder.h"
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cstring>
 #include <thread>
@@ -85,6 +90,9 @@ class Recorder::Impl {
       unicorn_width_[i] = std::min<std::uint8_t>(width, arch_.registers[i].size);
     }
     active_ = !options_.start_at.has_value();
+    fast_blocks_allowed_ = !level_has_registers(options_.level) &&
+                           !(level_has_memory(options_.level) && options_.code_range) && !arch_.alternate_isa &&
+                           options_.stop_after_instructions == 0;
 
     const std::uint64_t begin = options_.code_range ? options_.code_range->start : 1;
     const std::uint64_t end = options_.code_range ? options_.code_range->end - 1 : 0;
@@ -116,8 +124,19 @@ class Recorder::Impl {
 
   // ---- producer: hooks (emulation thread, inside Unicorn) ----
 
+  // The block hook. Fast path (fast_blocks_: see there): one direct-mapped slot
+  // gives the block's id, which is appended to the local run. Anything else (a
+  // new block, a slot collision, another level, recording off, the first block
+  // after a syscall, a failed sink) takes block().
   static void on_block(uc_engine*, std::uint64_t address, std::uint32_t size, void* user) noexcept {
-    static_cast<Impl*>(user)->block(address, size);
+    auto* self = static_cast<Impl*>(user);
+    const IdSlot& slot = self->id_slots_[id_slot_index(address)];
+    if (self->fast_blocks_ && ((slot.address ^ address) | (slot.size ^ size)) == 0) [[likely]] {
+      self->run_[self->run_count_] = slot.id;
+      if (++self->run_count_ == kMaxBlockRun) [[unlikely]] self->write_run();
+      return;
+    }
+    self->block(address, size);
   }
   static void on_code(uc_engine*, std::uint64_t address, std::uint32_t, void* user) noexcept {
     static_cast<Impl*>(user)->instruction(address);
@@ -139,9 +158,12 @@ class Recorder::Impl {
     uc_emu_stop(engine);
   }
 
-  // The hot path of every level: a cache lookup and 4 bytes into the local run.
+  // The block hook's full path (every level; see on_block for the fast one):
+  // the stop conditions, the block cache lookup (decoding a new block) and 4
+  // bytes into the local run.
   void block(std::uint64_t address, std::uint32_t size) noexcept {
     last_record_was_syscall_ = false;
+    fast_blocks_ = fast_blocks_allowed_ && active_ && !sink_failed_.load(std::memory_order_relaxed);
     last_block_address_ = address;
     last_block_size_ = size;
     if (!active_) [[unlikely]] return;
@@ -166,6 +188,7 @@ class Recorder::Impl {
     }
     current_block_ = decoded;
     current_index_ = 0;
+    if (fast_blocks_) id_slots_[id_slot_index(address)] = IdSlot{address, size, decoded->id};
     run_[run_count_] = decoded->id;
     if (++run_count_ == kMaxBlockRun) [[unlikely]] write_run();
     recorded_instructions_ += decoded->instruction_count;
@@ -173,8 +196,9 @@ class Recorder::Impl {
 
   // Writes the blocks executed since the last record as one kBlockRun record.
   void write_run() noexcept {
-    const std::uint16_t count = run_count_;
+    const std::uint16_t count = static_cast<std::uint16_t>(run_count_);
     run_count_ = 0;
+    if (sink_failed_.load(std::memory_order_relaxed)) [[unlikely]] fast_blocks_ = false;
     auto* record = static_cast<BlockRunRecord*>(
         static_cast<void*>(reserve_uncut(sizeof(BlockRunRecord) + padded8(count * 4u))));
     if (!record) {
@@ -429,6 +453,8 @@ class Recorder::Impl {
       producer_blocks_.forget_range(start, end);
     } catch (...) {
     }
+    for (IdSlot& slot : id_slots_)
+      if (slot.size != kEmptySlotSize && slot.address < end && slot.address + slot.size > start) slot = IdSlot{};
     current_block_ = nullptr;
     pending_instruction_ = nullptr;
   }
@@ -467,6 +493,7 @@ class Recorder::Impl {
     ring_->commit();
     ring_->publish();  // a syscall is a natural point to let the drain thread see the batch
     last_record_was_syscall_ = true;
+    fast_blocks_ = false;  // the next block resets last_record_was_syscall_
   }
 
   void module_loaded(std::uint64_t start, std::uint64_t end, std::uint64_t load_bias, std::string_view path) noexcept {
@@ -512,13 +539,17 @@ class Recorder::Impl {
   // ---- consumer ----
 
   void drain_loop() {
+    bool sink_failure_reported = false;
     for (;;) {
       const bool more = ring_->wait_for_data(std::chrono::milliseconds(50));
       ring_->consume([this](std::span<const std::byte> record) { assembler_->on_record(record); });
       assembler_->flush_events();  // what the producer published so far reaches the sinks now
       // A sink that cannot write (a full disk) ends the run at the next block.
-      if (!sink_failed_.load(std::memory_order_relaxed) && assembler_->sink_failed())
+      // (written once, not read here: the drain leaves the flag's cache line alone)
+      if (!sink_failure_reported && assembler_->sink_failed()) {
         sink_failed_.store(true, std::memory_order_relaxed);
+        sink_failure_reported = true;
+      }
       if (!more) break;
     }
   }
@@ -684,14 +715,45 @@ class Recorder::Impl {
   std::thread drain_;
   std::vector<uc_hook> hooks_;
 
-  // Producer state (emulation thread only).
+  // (address, size) -> id of the producer's block, direct mapped: a copy of what
+  // producer_blocks_ answers, kept for the fast path, which then reads one 16-byte
+  // slot. Filled by block() (only while fast_blocks_), emptied with the blocks by
+  // forget_code. An empty slot's size matches no block (define_block reads `size`
+  // bytes of guest memory, so a block is far smaller).
+  static constexpr std::uint32_t kEmptySlotSize = 0xffffffffu;
+  struct IdSlot {
+    std::uint64_t address = 0;
+    std::uint32_t size = kEmptySlotSize;
+    std::uint32_t id = 0;
+  };
+  static constexpr std::size_t kIdSlots = 2048;  // 32 KiB
+  static std::size_t id_slot_index(std::uint64_t address) noexcept {
+    return static_cast<std::size_t>(address ^ (address >> 11)) & (kIdSlots - 1);
+  }
+
+  // Producer state (emulation thread only). First what the block hook's fast
+  // path touches, together: the flags, the run and the slots.
+  //
+  // The block hook's fast path may run when a block needs nothing but its id
+  // recorded (fast_blocks_allowed_, set at attach): the blocks, insns and mem
+  // levels (without --range at mem level, whose memory filter needs
+  // current_block_), a one-mode architecture (no mode register to read), no
+  // --stop-after (no instruction count to keep). fast_blocks_ is that and more,
+  // kept by block(): recording is on and no sink failed. It is cleared where the
+  // next block must take block(): after a syscall (last_record_was_syscall_ is
+  // reset there) and when write_run sees a failed sink (so a failed sink stops
+  // the emulation within kMaxBlockRun blocks).
+  bool fast_blocks_allowed_ = false;
+  bool fast_blocks_ = false;
+  bool last_record_was_syscall_ = false;  // the guest's last act was a syscall (exit ends there)
+  std::uint32_t run_count_ = 0;
+  std::uint32_t run_[kMaxBlockRun];  // ids of the blocks executed since the last record (run_count_ of them)
+  std::array<IdSlot, kIdSlots> id_slots_{};
   BlockCache producer_blocks_;
   const DecodedBlock* current_block_ = nullptr;
   std::size_t current_index_ = 0;
   const DecodedInstruction* pending_instruction_ = nullptr;
   std::uint64_t current_pc_ = 0;
-  std::uint32_t run_[kMaxBlockRun];  // ids of the blocks executed since the last record (run_count_ of them)
-  std::uint16_t run_count_ = 0;
   std::vector<Shadow> shadow_;
   std::vector<std::uint8_t> unicorn_width_;  // bytes Unicorn writes per register (index as in arch registers)
   std::vector<Shadow> syscall_snapshot_;
@@ -702,12 +764,11 @@ class Recorder::Impl {
   bool active_ = true;
   bool ended_ = false;         // an exit or fault record was written
   bool stop_written_ = false;
-  bool last_record_was_syscall_ = false;  // the guest's last act was a syscall (exit ends there)
   std::uint64_t last_block_address_ = 0;
   std::uint32_t last_block_size_ = 0;
   std::uint64_t recorded_instructions_ = 0;
   std::atomic<bool> stop_requested_{false};
-  std::atomic<bool> sink_failed_{false};  // set by the drain thread, read by the block hook
+  std::atomic<bool> sink_failed_{false};  // set once by the drain thread (see drain_loop)
   std::atomic<std::uint64_t> records_lost_{0};
   std::uint64_t pending_lost_ = 0;  // lost since the last kGap record
   std::atomic<std::uint64_t> blocks_decoded_{0};

@@ -512,15 +512,17 @@ struct Options {
   bool quick = false;
   int runs = 3;
   std::string only;  // comma-separated keys; empty = all
+  std::string workload;  // only this workload (by name); empty = both
 };
 
 void usage() {
   std::fprintf(stderr,
-               "usage: recorder_bench [--quick] [--runs N] [--only a,c,g]\n"
+               "usage: recorder_bench [--quick] [--runs N] [--only a,c,g] [--workload NAME]\n"
                "  --quick   20M instructions per workload instead of 200M (smoke run)\n"
                "  --runs N  best of N runs per cell (default 3; a cell whose first run\n"
                "            takes over %.0f s is run once)\n"
-               "  --only    configuration keys to run (bare always runs)\n",
+               "  --only    configuration keys to run (bare always runs)\n"
+               "  --workload store_loop|nostore_loop: run only that workload\n",
                kSlowRunSeconds);
 }
 
@@ -538,6 +540,12 @@ Options parse(int argc, char** argv) {
       }
     } else if (arg == "--only" && i + 1 < argc) {
       o.only = argv[++i];
+    } else if (arg == "--workload" && i + 1 < argc) {
+      o.workload = argv[++i];
+      if (o.workload != "store_loop" && o.workload != "nostore_loop") {
+        usage();
+        std::exit(2);
+      }
     } else {
       usage();
       std::exit(arg == "--help" || arg == "-h" ? 0 : 2);
@@ -564,7 +572,9 @@ int main(int argc, char** argv) {
   const std::uint64_t target = options.quick ? kQuickInstructions : kFullInstructions;
 
   // Inputs: generated before anything is timed.
-  const std::vector<Workload> workloads = make_workloads(target);
+  std::vector<Workload> workloads = make_workloads(target);
+  if (!options.workload.empty())
+    std::erase_if(workloads, [&](const Workload& w) { return w.name != options.workload; });
 
   unsigned major = 0;
   unsigned minor = 0;

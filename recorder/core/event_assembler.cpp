@@ -202,6 +202,42 @@ void EventAssembler::on_record(std::span<const std::byte> record) {
       }
       return;
     }
+    case RecordKind::kRegisterBatch: {
+      // Each item is handled as a kRegisters record with the same pc and values.
+      const auto* bytes = reinterpret_cast<const std::uint8_t*>(record.data());
+      std::size_t at = sizeof(RecordHeader);
+      while (at + sizeof(RegisterBatchItem) <= record.size()) {
+        RegisterBatchItem item;
+        std::memcpy(&item, bytes + at, sizeof item);
+        at += sizeof item;
+        const bool for_block = pending_block_ != nullptr;
+        std::vector<events::RegisterValue>& target = for_block ? register_pool_ : decoded_registers_;
+        if (!for_block) target.clear();
+        const std::size_t first = target.size();
+        for (std::uint16_t i = 0; i < item.count; ++i) {
+          RegisterBatchEntryHead head;
+          if (at + sizeof head > record.size()) break;
+          std::memcpy(&head, bytes + at, sizeof head);
+          const std::size_t value_bytes = register_batch_value_bytes(head.size);
+          if (at + sizeof head + value_bytes > record.size()) break;
+          events::RegisterValue& value = target.emplace_back();
+          value.index = head.index;
+          value.size = head.size;
+          value.bytes.fill(0);
+          std::memcpy(value.bytes.data(), bytes + at + sizeof head, value_bytes);
+          at += sizeof head + value_bytes;
+        }
+        const std::size_t count = target.size() - first;
+        if (count != item.count) ++malformed_;  // cut short: what was whole is kept
+        if (for_block) {
+          pending_registers_.push_back({item.pc, static_cast<std::uint32_t>(first), static_cast<std::uint32_t>(count)});
+        } else {
+          emit(EventKind::kRegisters, events::RegistersEvent{events::GuestAddress{item.pc}, target});
+        }
+        if (count != item.count) break;
+      }
+      return;
+    }
     case RecordKind::kSyscallMemoryWrite: {
       const auto write = load_record<SyscallMemoryWriteRecord>(record);
       const auto bytes = tail(sizeof write, write.length);

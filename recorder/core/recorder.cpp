@@ -8,11 +8,17 @@
 //                  and UC_HOOK_MEM_WRITE; no instruction hook.
 //   regs           UC_HOOK_BLOCK + UC_HOOK_CODE: at each instruction, the registers
 //                  the previous instruction can write (Capstone's access list,
-//                  cached per block) are read and compared with a shadow copy.
+//                  cached per block) are read and compared with a shadow copy;
+//                  the changes collect in a local kRegisterBatch buffer that is
+//                  written to the ring as one record (ring_records.h).
 //   full           all of the above; memory records carry the exact pc.
 // The block hook's hot path is a direct-mapped cache lookup and 4 bytes (the
 // block's id) appended to a local run of up to 64 blocks, written to the ring as
 // one kBlockRun record when full or before any other record (ring_records.h).
+// At the blocks, insns and mem levels on one-mode architectures that lookup is
+// one 16-byte slot read in on_block itself (about 20 instructions in all); the
+// rest (stop conditions, mode, decoding new blocks) runs in block() when the
+// slot misses or a flag says so (fast_blocks_).
 // Register changes: flags are the full rflags register, recorded when an
 // instruction writes any flag; a partial write (al, eax) is recorded as its full
 // register (rax). Registers the kernel changes at a syscall are found by
@@ -20,7 +26,9 @@
 #include "recorder/core/recorder.h"
 
 #include <algorithm>
+#include <array>
 #include <atomic>
+#include <bit>
 #include <cstring>
 #include <thread>
 
@@ -60,6 +68,9 @@ class Recorder::Impl {
     auto ring = ring::SpscRing::create(ring_options);
     if (!ring) return ring.error();
     ring_ = std::move(*ring);
+    register_batch_limit_ =
+        std::min<std::size_t>(register_batch_.size(), ring_->max_record_size() - sizeof(RecordHeader));
+    for (std::size_t i = 0; i < kMaxWritten; ++i) read_pointers_[i] = read_values_[i];
 
     info.level = std::string(trace_level_name(options_.level));
     info.arch_name = arch_.name;
@@ -85,6 +96,9 @@ class Recorder::Impl {
       unicorn_width_[i] = std::min<std::uint8_t>(width, arch_.registers[i].size);
     }
     active_ = !options_.start_at.has_value();
+    fast_blocks_allowed_ = !level_has_registers(options_.level) &&
+                           !(level_has_memory(options_.level) && options_.code_range) && !arch_.alternate_isa &&
+                           options_.stop_after_instructions == 0;
 
     const std::uint64_t begin = options_.code_range ? options_.code_range->start : 1;
     const std::uint64_t end = options_.code_range ? options_.code_range->end - 1 : 0;
@@ -116,8 +130,19 @@ class Recorder::Impl {
 
   // ---- producer: hooks (emulation thread, inside Unicorn) ----
 
+  // The block hook. Fast path (fast_blocks_: see there): one direct-mapped slot
+  // gives the block's id, which is appended to the local run. Anything else (a
+  // new block, a slot collision, another level, recording off, the first block
+  // after a syscall, a failed sink) takes block().
   static void on_block(uc_engine*, std::uint64_t address, std::uint32_t size, void* user) noexcept {
-    static_cast<Impl*>(user)->block(address, size);
+    auto* self = static_cast<Impl*>(user);
+    const IdSlot& slot = self->id_slots_[id_slot_index(address)];
+    if (self->fast_blocks_ && ((slot.address ^ address) | (slot.size ^ size)) == 0) [[likely]] {
+      self->run_[self->run_count_] = slot.id;
+      if (++self->run_count_ == kMaxBlockRun) [[unlikely]] self->write_run();
+      return;
+    }
+    self->block(address, size);
   }
   static void on_code(uc_engine*, std::uint64_t address, std::uint32_t, void* user) noexcept {
     static_cast<Impl*>(user)->instruction(address);
@@ -139,9 +164,12 @@ class Recorder::Impl {
     uc_emu_stop(engine);
   }
 
-  // The hot path of every level: a cache lookup and 4 bytes into the local run.
+  // The block hook's full path (every level; see on_block for the fast one):
+  // the stop conditions, the block cache lookup (decoding a new block) and 4
+  // bytes into the local run.
   void block(std::uint64_t address, std::uint32_t size) noexcept {
     last_record_was_syscall_ = false;
+    fast_blocks_ = fast_blocks_allowed_ && active_ && !sink_failed_.load(std::memory_order_relaxed);
     last_block_address_ = address;
     last_block_size_ = size;
     if (!active_) [[unlikely]] return;
@@ -166,6 +194,7 @@ class Recorder::Impl {
     }
     current_block_ = decoded;
     current_index_ = 0;
+    if (fast_blocks_) id_slots_[id_slot_index(address)] = IdSlot{address, size, decoded->id};
     run_[run_count_] = decoded->id;
     if (++run_count_ == kMaxBlockRun) [[unlikely]] write_run();
     recorded_instructions_ += decoded->instruction_count;
@@ -173,8 +202,10 @@ class Recorder::Impl {
 
   // Writes the blocks executed since the last record as one kBlockRun record.
   void write_run() noexcept {
-    const std::uint16_t count = run_count_;
+    if (register_batch_used_) write_register_batch();  // it came before these blocks
+    const std::uint16_t count = static_cast<std::uint16_t>(run_count_);
     run_count_ = 0;
+    if (sink_failed_.load(std::memory_order_relaxed)) [[unlikely]] fast_blocks_ = false;
     auto* record = static_cast<BlockRunRecord*>(
         static_cast<void*>(reserve_uncut(sizeof(BlockRunRecord) + padded8(count * 4u))));
     if (!record) {
@@ -246,59 +277,125 @@ class Recorder::Impl {
     ++current_index_;
   }
 
-  // Records the registers the last started instruction changed (regs/full levels).
+  // Records the registers the last started instruction changed (regs/full
+  // levels): one kRegisterBatch item appended to the local batch (the run of
+  // blocks so far is written first, so the item follows its block), or, when
+  // the item could not fit in a batch the ring accepts, one kRegisters record.
   void flush_pending_registers() noexcept {
     const DecodedInstruction* insn = pending_instruction_;
     pending_instruction_ = nullptr;
     if (!insn || insn->written_registers.empty()) return;
     // One batched read of every register the instruction can write (a single
-    // uc_reg_read costs ~8 ns; a batch of 16 ~42 ns on Unicorn 2.0.1).
-    constexpr std::size_t kMaxWritten = 32;
+    // uc_reg_read costs ~8 ns; a batch of 16 ~42 ns on Unicorn 2.0.1), into the
+    // fixed buffers read_pointers_ points at.
     const std::size_t written = std::min(insn->written_registers.size(), kMaxWritten);
-    std::uint8_t values[kMaxWritten][64];  // room for any register Unicorn can write
-    void* pointers[kMaxWritten];
-    for (std::size_t i = 0; i < written; ++i) pointers[i] = values[i];
-    uc_reg_read_batch(engine_, const_cast<int*>(insn->written_unicorn_ids.data()), pointers, static_cast<int>(written));
-    RegisterEntry changed[kMaxWritten];
+    uc_reg_read_batch(engine_, const_cast<int*>(insn->written_unicorn_ids.data()), read_pointers_.data(),
+                      static_cast<int>(written));
+    const std::size_t largest_item = sizeof(RegisterBatchItem) + written * (sizeof(RegisterBatchEntryHead) + 16);
+    if (largest_item > register_batch_limit_) [[unlikely]] {
+      RegisterEntry changed[kMaxWritten];
+      std::uint16_t count = 0;
+      compare_with_shadow(*insn, written, [&](std::uint16_t index, std::uint8_t size, std::uint64_t low, std::uint64_t high) {
+        RegisterEntry& entry = changed[count++];
+        entry = RegisterEntry{};
+        entry.index = index;
+        entry.size = size;
+        std::memcpy(entry.value, &low, 8);
+        std::memcpy(entry.value + 8, &high, 8);
+      });
+      if (count) write_registers(RecordKind::kRegisters, insn->address, changed, count);
+      return;
+    }
+    if (run_count_) write_run();
+    if (register_batch_used_ + largest_item > register_batch_limit_) write_register_batch();
+    std::uint8_t* const batch = register_batch_.data();
+    std::uint8_t* const item_at = batch + register_batch_used_;
+    std::uint8_t* out = item_at + sizeof(RegisterBatchItem);
     std::uint16_t count = 0;
-    // Values and shadows are 16-byte slots, zero beyond what Unicorn writes for
-    // the register (unicorn_width_, probed at attach: EFLAGS is written as 32
-    // bits). Common widths are loaded at their own size, so the loads forward
-    // from Unicorn's stores; fixed-size copies avoid `rep movsq`.
+    compare_with_shadow(*insn, written, [&](std::uint16_t index, std::uint8_t size, std::uint64_t low, std::uint64_t high) {
+      // The head as one 8-byte integer (RegisterBatchEntryHead's layout on this
+      // little-endian host): a head assembled field by field on the stack and
+      // copied as 8 bytes stalls on store forwarding.
+      static_assert(std::endian::native == std::endian::little && sizeof(RegisterBatchEntryHead) == 8);
+      const std::uint64_t head = index | (std::uint64_t{size} << 16);
+      std::memcpy(out, &head, 8);
+      std::memcpy(out + 8, &low, 8);
+      out += 16;
+      if (register_batch_value_bytes(size) == 16) {
+        std::memcpy(out, &high, 8);
+        out += 8;
+      }
+      ++count;
+    });
+    if (count == 0) return;
+    const std::uint64_t pc = insn->address, count_word = count;  // RegisterBatchItem, as two integers
+    std::memcpy(item_at, &pc, 8);
+    std::memcpy(item_at + 8, &count_word, 8);
+    register_batch_used_ = static_cast<std::size_t>(out - batch);
+    ++register_batch_items_;
+  }
+
+  // Compares the values just read (read_values_) of the first `written`
+  // registers `insn` can write with the shadow copy; for each that changed,
+  // updates the shadow and calls changed(index, size, low 8 bytes, high 8 bytes).
+  // Values and shadows are 16-byte slots, zero beyond what Unicorn writes for
+  // the register (unicorn_width_, probed at attach: EFLAGS is written as 32
+  // bits). Common widths are loaded at their own size, so the loads forward
+  // from Unicorn's stores; fixed-size copies avoid `rep movsq`.
+  template <typename Changed>
+  void compare_with_shadow(const DecodedInstruction& insn, std::size_t written, Changed&& changed) noexcept {
+    // Locals: `changed` writes through byte pointers, which may alias members,
+    // so members read in the loop would be reloaded after every write.
+    const std::uint16_t* indices = insn.written_registers.data();
+    const std::uint8_t* widths = unicorn_width_.data();
+    const arch::RegisterInfo* infos = arch_.registers.data();
+    Shadow* shadows = shadow_.data();
     for (std::size_t i = 0; i < written; ++i) {
-      const std::uint16_t index = insn->written_registers[i];
-      Shadow& shadow = shadow_[index];
-      const std::uint8_t size = arch_.registers[index].size;
+      const std::uint16_t index = indices[i];
+      const std::uint8_t* value = read_values_[i];
       std::uint64_t value_low = 0, value_high = 0, shadow_low, shadow_high;
-      switch (unicorn_width_[index]) {
-        case 8: std::memcpy(&value_low, values[i], 8); break;
+      switch (widths[index]) {
+        case 8: std::memcpy(&value_low, value, 8); break;
         case 4: {
           std::uint32_t narrow;
-          std::memcpy(&narrow, values[i], 4);
+          std::memcpy(&narrow, value, 4);
           value_low = narrow;
           break;
         }
         default: {
           std::uint8_t wide[16] = {};
-          std::memcpy(wide, values[i], unicorn_width_[index]);
+          std::memcpy(wide, value, widths[index]);
           std::memcpy(&value_low, wide, 8);
           std::memcpy(&value_high, wide + 8, 8);
         }
       }
+      Shadow& shadow = shadows[index];
       std::memcpy(&shadow_low, shadow.bytes, 8);
       std::memcpy(&shadow_high, shadow.bytes + 8, 8);
       if (value_low == shadow_low && value_high == shadow_high) continue;
       std::memcpy(shadow.bytes, &value_low, 8);
       std::memcpy(shadow.bytes + 8, &value_high, 8);
-      RegisterEntry& entry = changed[count++];
-      entry.index = index;
-      entry.size = size;
-      std::memset(entry.reserved, 0, sizeof entry.reserved);
-      std::memcpy(entry.value, &value_low, 8);
-      std::memcpy(entry.value + 8, &value_high, 8);
+      changed(index, infos[index].size, value_low, value_high);
     }
-    if (count == 0) return;
-    write_registers(RecordKind::kRegisters, insn->address, changed, count);
+  }
+
+  // Writes the collected register changes as one kRegisterBatch record.
+  void write_register_batch() noexcept {
+    const std::size_t used = register_batch_used_;
+    const std::uint64_t items = register_batch_items_;
+    register_batch_used_ = 0;
+    register_batch_items_ = 0;
+    if (used == 0) return;
+    std::byte* record = reserve_uncut(static_cast<std::uint32_t>(sizeof(RecordHeader) + used));
+    if (!record) {
+      records_lost_ += items - 1;  // reserve_uncut counted one
+      pending_lost_ += items - 1;
+      return;
+    }
+    const RecordHeader header{RecordKind::kRegisterBatch, 0, 0, 0};
+    std::memcpy(record, &header, sizeof header);
+    std::memcpy(record + sizeof header, register_batch_.data(), used);
+    ring_->commit();
   }
 
   void write_registers(RecordKind kind, std::uint64_t pc, const RegisterEntry* entries, std::uint16_t count) noexcept {
@@ -331,11 +428,20 @@ class Recorder::Impl {
     return current_block_ ? current_block_->address : 0;
   }
 
-  // Every record but a block run goes through here: the pending run is written
-  // first, so records stay in execution order.
+  // Every record but a block run or a register batch goes through here: what
+  // is pending is written first (the register batch, then the run: an item is
+  // only added to the batch when no run is pending), so records stay in
+  // execution order.
   std::byte* reserve_bytes(std::uint32_t size) noexcept {
-    if (run_count_) write_run();
+    write_pending();
     return reserve_uncut(size);
+  }
+  void write_pending() noexcept {
+    if (run_count_) {
+      write_run();  // (the batch first)
+    } else if (register_batch_used_) {
+      write_register_batch();
+    }
   }
 
   // A record that cannot be written (larger than the ring allows, or the ring
@@ -429,6 +535,8 @@ class Recorder::Impl {
       producer_blocks_.forget_range(start, end);
     } catch (...) {
     }
+    for (IdSlot& slot : id_slots_)
+      if (slot.size != kEmptySlotSize && slot.address < end && slot.address + slot.size > start) slot = IdSlot{};
     current_block_ = nullptr;
     pending_instruction_ = nullptr;
   }
@@ -467,6 +575,7 @@ class Recorder::Impl {
     ring_->commit();
     ring_->publish();  // a syscall is a natural point to let the drain thread see the batch
     last_record_was_syscall_ = true;
+    fast_blocks_ = false;  // the next block resets last_record_was_syscall_
   }
 
   void module_loaded(std::uint64_t start, std::uint64_t end, std::uint64_t load_bias, std::string_view path) noexcept {
@@ -512,13 +621,17 @@ class Recorder::Impl {
   // ---- consumer ----
 
   void drain_loop() {
+    bool sink_failure_reported = false;
     for (;;) {
       const bool more = ring_->wait_for_data(std::chrono::milliseconds(50));
       ring_->consume([this](std::span<const std::byte> record) { assembler_->on_record(record); });
       assembler_->flush_events();  // what the producer published so far reaches the sinks now
       // A sink that cannot write (a full disk) ends the run at the next block.
-      if (!sink_failed_.load(std::memory_order_relaxed) && assembler_->sink_failed())
+      // (written once, not read here: the drain leaves the flag's cache line alone)
+      if (!sink_failure_reported && assembler_->sink_failed()) {
         sink_failed_.store(true, std::memory_order_relaxed);
+        sink_failure_reported = true;
+      }
       if (!more) break;
     }
   }
@@ -539,7 +652,7 @@ class Recorder::Impl {
 
   std::string dump(events::Sink& sink) {
     write_stop_if_cut_short();
-    if (run_count_) write_run();
+    write_pending();
     ring_->publish();
     EventAssembler replay(arch_, *consumer_decoder_, options_.level, {&sink});
     replay.begin(info_);
@@ -558,7 +671,7 @@ class Recorder::Impl {
     if (!ring_) return finish_error_;
     flush_pending_registers();
     write_stop_if_cut_short();
-    if (run_count_) write_run();
+    write_pending();
     ring_->close();
     if (drain_.joinable()) {
       drain_.join();
@@ -684,15 +797,58 @@ class Recorder::Impl {
   std::thread drain_;
   std::vector<uc_hook> hooks_;
 
-  // Producer state (emulation thread only).
+  // (address, size) -> id of the producer's block, direct mapped: a copy of what
+  // producer_blocks_ answers, kept for the fast path, which then reads one 16-byte
+  // slot. Filled by block() (only while fast_blocks_), emptied with the blocks by
+  // forget_code. An empty slot's size matches no block (define_block reads `size`
+  // bytes of guest memory, so a block is far smaller).
+  static constexpr std::uint32_t kEmptySlotSize = 0xffffffffu;
+  struct IdSlot {
+    std::uint64_t address = 0;
+    std::uint32_t size = kEmptySlotSize;
+    std::uint32_t id = 0;
+  };
+  static constexpr std::size_t kIdSlots = 2048;  // 32 KiB
+  static std::size_t id_slot_index(std::uint64_t address) noexcept {
+    return static_cast<std::size_t>(address ^ (address >> 11)) & (kIdSlots - 1);
+  }
+
+  // Producer state (emulation thread only). First what the block hook's fast
+  // path touches, together: the flags, the run and the slots.
+  //
+  // The block hook's fast path may run when a block needs nothing but its id
+  // recorded (fast_blocks_allowed_, set at attach): the blocks, insns and mem
+  // levels (without --range at mem level, whose memory filter needs
+  // current_block_), a one-mode architecture (no mode register to read), no
+  // --stop-after (no instruction count to keep). fast_blocks_ is that and more,
+  // kept by block(): recording is on and no sink failed. It is cleared where the
+  // next block must take block(): after a syscall (last_record_was_syscall_ is
+  // reset there) and when write_run sees a failed sink (so a failed sink stops
+  // the emulation within kMaxBlockRun blocks).
+  bool fast_blocks_allowed_ = false;
+  bool fast_blocks_ = false;
+  bool last_record_was_syscall_ = false;  // the guest's last act was a syscall (exit ends there)
+  std::uint32_t run_count_ = 0;
+  std::uint32_t run_[kMaxBlockRun];  // ids of the blocks executed since the last record (run_count_ of them)
+  std::array<IdSlot, kIdSlots> id_slots_{};
   BlockCache producer_blocks_;
   const DecodedBlock* current_block_ = nullptr;
   std::size_t current_index_ = 0;
   const DecodedInstruction* pending_instruction_ = nullptr;
   std::uint64_t current_pc_ = 0;
-  std::uint32_t run_[kMaxBlockRun];  // ids of the blocks executed since the last record (run_count_ of them)
-  std::uint16_t run_count_ = 0;
   std::vector<Shadow> shadow_;
+  // Register reads (flush_pending_registers): up to kMaxWritten registers per
+  // instruction, each into 64 bytes (room for any register Unicorn can write).
+  static constexpr std::size_t kMaxWritten = 32;
+  std::uint8_t read_values_[kMaxWritten][64] = {};
+  std::array<void*, kMaxWritten> read_pointers_{};
+  // Register changes not yet in the ring: kRegisterBatch items back to back
+  // (ring_records.h), register_batch_items_ of them in register_batch_used_
+  // bytes; at most register_batch_limit_ bytes (what one ring record can hold).
+  alignas(8) std::array<std::uint8_t, 4096> register_batch_{};
+  std::size_t register_batch_used_ = 0;
+  std::uint64_t register_batch_items_ = 0;
+  std::size_t register_batch_limit_ = 0;
   std::vector<std::uint8_t> unicorn_width_;  // bytes Unicorn writes per register (index as in arch registers)
   std::vector<Shadow> syscall_snapshot_;
   std::vector<Shadow> syscall_after_;
@@ -702,12 +858,11 @@ class Recorder::Impl {
   bool active_ = true;
   bool ended_ = false;         // an exit or fault record was written
   bool stop_written_ = false;
-  bool last_record_was_syscall_ = false;  // the guest's last act was a syscall (exit ends there)
   std::uint64_t last_block_address_ = 0;
   std::uint32_t last_block_size_ = 0;
   std::uint64_t recorded_instructions_ = 0;
   std::atomic<bool> stop_requested_{false};
-  std::atomic<bool> sink_failed_{false};  // set by the drain thread, read by the block hook
+  std::atomic<bool> sink_failed_{false};  // set once by the drain thread (see drain_loop)
   std::atomic<std::uint64_t> records_lost_{0};
   std::uint64_t pending_lost_ = 0;  // lost since the last kGap record
   std::atomic<std::uint64_t> blocks_decoded_{0};

@@ -26,6 +26,7 @@
 // consumer counts events (see events::Event), which keeps block entries 4 bytes.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <span>
@@ -48,6 +49,7 @@ enum class RecordKind : std::uint8_t {
   kExit = 12,
   kGap = 13,
   kStop = 14,  // the emulation stopped at `pc` (a stop condition, a limit): the rest of the block did not run
+  kRegisterBatch = 15,  // the register changes of several instructions (regs/full levels), see below
 };
 
 struct RecordHeader {
@@ -105,6 +107,32 @@ struct RegisterEntry {
   std::uint8_t value[16];
 };
 static_assert(sizeof(RegistersRecord) == 16 && sizeof(RegisterEntry) == 24);
+
+// kRegisterBatch: what kRegisters records would say for consecutive
+// instructions, in one record (the regs-level producer collects them in a local
+// buffer and writes it before any other record, like a block run), with 8-byte
+// values for registers of at most 8 bytes. aux: unused. Tail: items back to back,
+// each a RegisterBatchItem and then `count` entries:
+//
+//   item   +---------+-----------+------------+
+//          | pc u64  | count u16 | 6 reserved |                         16 bytes
+//          +---------+-----------+------------+
+//   entry  +-----------+---------+------------+---------------------------------+
+//          | index u16 | size u8 | 5 reserved | value: 8 bytes if size <= 8,    |
+//          |           |         |            | else 16 (little end first)      |
+//          +-----------+---------+------------+---------------------------------+
+struct RegisterBatchItem {
+  std::uint64_t pc;
+  std::uint16_t count;
+  std::uint8_t reserved[6];
+};
+struct RegisterBatchEntryHead {
+  std::uint16_t index;  // into arch::ArchInfo::registers
+  std::uint8_t size;    // the register's size in bytes; the value slot is 8 bytes up to 8, else 16
+  std::uint8_t reserved[5];
+};
+static_assert(sizeof(RegisterBatchItem) == 16 && sizeof(RegisterBatchEntryHead) == 8);
+inline constexpr std::size_t register_batch_value_bytes(std::uint8_t size) { return size <= 8 ? 8 : 16; }
 
 // aux: call stack depth; tail: depth u64 return addresses.
 struct SyscallRecord {

@@ -42,6 +42,14 @@ struct SyscallAbi {
   // (arm: __ARM_NR_BASE 0xf0000, set_tls = base + 5); 0: none. Formats whose
   // number field is narrower (UCIR's u16) store base + n as 0xf000 + n.
   std::uint64_t private_base = 0;
+  // Arguments from index `register_arguments` on are not in arg_regs but in
+  // words (the ABI's word size, guest byte order) on the user stack at sp +
+  // stack_arguments_offset (mips o32: four registers, the 5th and 6th at sp+16).
+  std::uint8_t register_arguments = 6;
+  std::uint8_t stack_arguments_offset = 0;
+  // set_thread_area(2) takes the thread pointer itself (mips), not i386's
+  // struct user_desc.
+  bool thread_area_is_pointer = false;
 };
 
 struct BintraceMachine;  // below
@@ -308,5 +316,7 @@ const ArchInfo& aarch64_arch();
 const ArchInfo& riscv64_arch();
 const ArchInfo& arm_arch();
 const ArchInfo& i386_arch();
+const ArchInfo& mips_arch();    // big endian
+const ArchInfo& mipsel_arch();  // little endian
 
 }  // namespace tracecorn::arch

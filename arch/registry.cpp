@@ -77,7 +77,8 @@ std::uint64_t open_flags_to_guest(const ArchInfo& arch, std::uint64_t host_flags
 }
 
 std::span<const ArchInfo* const> all_archs() {
-  static const ArchInfo* const kArchs[] = {&x86_64_arch(), &aarch64_arch(), &riscv64_arch(), &arm_arch(), &i386_arch()};
+  static const ArchInfo* const kArchs[] = {&x86_64_arch(), &aarch64_arch(), &riscv64_arch(), &arm_arch(), &i386_arch(),
+                                              &mips_arch(),   &mipsel_arch()};
   return kArchs;
 }
 

@@ -22,7 +22,7 @@ void Kernel::on_trap() noexcept {
     std::uint64_t number = 0;
     SyscallArgs args{};
     uc_reg_read(engine_, arch_.syscall_abi.number_reg, &number);
-    for (std::size_t i = 0; i < 6; ++i) uc_reg_read(engine_, arch_.syscall_abi.arg_regs[i], &args[i]);
+    read_arguments(args);
     const SyscallId id = arch_.syscall_id(number);
     ++syscall_count_;
     const std::uint64_t pc = cpu_.trap_pc();
@@ -53,6 +53,26 @@ void Kernel::on_trap() noexcept {
   } catch (...) {
     termination_ = Termination{true, true, 0, SIGSYS, "internal error in a syscall"};
     uc_emu_stop(engine_);
+  }
+}
+
+void Kernel::read_arguments(SyscallArgs& args) const {
+  const arch::SyscallAbi& abi = arch_.syscall_abi;
+  for (std::size_t i = 0; i < abi.register_arguments && i < 6; ++i) uc_reg_read(engine_, abi.arg_regs[i], &args[i]);
+  if (abi.register_arguments >= 6) return;
+  // The rest on the user stack (mips o32). Linux fails the call with EFAULT
+  // when those words cannot be read; here they read as 0 (the call then sees
+  // 0 arguments, which the handlers check as they check any other value).
+  std::uint64_t sp = 0;
+  uc_reg_read(engine_, arch_.sp_reg, &sp);
+  const std::size_t word = arch_.elf_64bit ? 8 : 4;
+  for (std::size_t i = abi.register_arguments; i < 6; ++i) {
+    std::uint8_t bytes[8] = {};
+    args[i] = 0;
+    if (!memory_.read(sp + abi.stack_arguments_offset + word * (i - abi.register_arguments), std::span(bytes, word)))
+      continue;
+    for (std::size_t b = 0; b < word; ++b)
+      args[i] |= std::uint64_t{bytes[b]} << (8 * (arch_.little_endian ? b : word - 1 - b));
   }
 }
 

@@ -219,6 +219,14 @@ struct AlternateInstructionSet {
   std::string_view names[2];  // each mode's name in traces ("ARM", "Thumb"), BAP's std_frame.mode
 };
 
+// How the signal syscalls' arguments look where they differ from x86-64's
+// (mips: a 128-signal sigset, SIG_BLOCK = 1, struct sigaction with the flags first).
+struct SignalAbi {
+  std::uint8_t sigset_bytes = 8;       // _NSIG / 8: the size rt_sigaction/rt_sigprocmask require
+  std::uint8_t sig_block = 0;          // SIG_BLOCK; SIG_UNBLOCK and SIG_SETMASK follow it
+  bool sigaction_flags_first = false;  // struct sigaction { flags; handler; mask } (no restorer)
+};
+
 struct ArchInfo {
   std::string_view name;          // "x86_64"
   uc_arch unicorn_arch;
@@ -243,6 +251,7 @@ struct ArchInfo {
   // 32-bit ABIs only: a 64-bit syscall argument split over two registers
   // starts at an even argument index (arm EABI, mips o32), skipping one.
   bool aligned_argument_pairs = false;
+  SignalAbi signal_abi = {};
   // The open flags whose values differ from the host's (empty: none).
   std::span<const FlagValue> open_flags;
   // Encodes `status` as the `struct stat` that fstat/newfstatat write for this

@@ -402,6 +402,9 @@ constexpr ArchInfo make_info(bool little_endian) {
                       .stack_arguments_offset = 16,
                       .thread_area_is_pointer = true},
       .aligned_argument_pairs = true,
+      // arch/mips/include/uapi/asm/signal.h: _NSIG 128, SIG_BLOCK 1, struct
+      // sigaction { unsigned int sa_flags; handler; sigset_t sa_mask; }.
+      .signal_abi = {.sigset_bytes = 16, .sig_block = 1, .sigaction_flags_first = true},
       .open_flags = kOpenFlags,
       .encode_stat = little_endian ? &mipsel_encode_stat : &mips_encode_stat,
       .layout = kLayout,

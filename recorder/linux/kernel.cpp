@@ -2,6 +2,7 @@
 // to a family, write the result, log and notify. See kernel.h for invariants.
 #include "recorder/linux/kernel.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <climits>
 #include <csignal>
@@ -102,6 +103,18 @@ std::optional<std::string> Kernel::read_path(std::uint64_t address, int& error) 
   }
   error = 0;
   return text;
+}
+
+void Kernel::to_guest_order(std::span<std::uint8_t> bytes, std::initializer_list<std::uint8_t> widths) const {
+  if (arch_.little_endian || widths.size() == 0) return;
+  std::size_t at = 0;
+  while (true) {
+    for (const std::uint8_t width : widths) {
+      if (width == 0 || at + width > bytes.size()) return;
+      std::reverse(bytes.begin() + static_cast<std::ptrdiff_t>(at), bytes.begin() + static_cast<std::ptrdiff_t>(at + width));
+      at += width;
+    }
+  }
 }
 
 bool Kernel::copy_out(std::uint64_t address, const void* data, std::size_t size) {

@@ -152,6 +152,15 @@ class Kernel {
   // Shared helpers.
   // Reads a path argument; sets `error` (positive errno) on failure.
   std::optional<std::string> read_path(std::uint64_t address, int& error) const;
+  // Puts the fields of a struct between the host's byte order and the guest's
+  // (the same swap both ways): `widths` are the field widths in bytes, repeated
+  // over `bytes` (a trailing part shorter than a field is left as it is).
+  // Nothing to do for little-endian guests. Never fails.
+  void to_guest_order(std::span<std::uint8_t> bytes, std::initializer_list<std::uint8_t> widths) const;
+  template <typename T>
+  void to_guest_order(T& value, std::initializer_list<std::uint8_t> widths) const {
+    to_guest_order(std::span(reinterpret_cast<std::uint8_t*>(&value), sizeof value), widths);
+  }
   // Copies host bytes to the guest; false on EFAULT.
   bool copy_out(std::uint64_t address, const void* data, std::size_t size);
   bool copy_in(std::uint64_t address, void* data, std::size_t size) const;

@@ -195,5 +195,7 @@ TEST_CASE("Strace: riscv64 static") { compare_all_marked_cross("riscv64", "stati
 TEST_CASE("Strace: arm static") { compare_all_marked_cross("arm", "static"); }
 TEST_CASE("Strace: i386 static") { compare_all_marked_cross("i386", "static"); }
 TEST_CASE("Strace: arm static-marm") { compare_all_marked_cross("arm", "static-marm"); }
+TEST_CASE("Strace: mips static") { compare_all_marked_cross("mips", "static"); }
+TEST_CASE("Strace: mipsel static") { compare_all_marked_cross("mipsel", "static"); }
 
 }  // namespace tracecorn::behaviour

@@ -254,6 +254,8 @@ struct ArchInfo {
   SignalAbi signal_abi = {};
   // The open flags whose values differ from the host's (empty: none).
   std::span<const FlagValue> open_flags;
+  // The mmap flags whose values differ from the host's (empty: none; mips).
+  std::span<const FlagValue> mmap_flags = {};
   // Encodes `status` as the `struct stat` that fstat/newfstatat write for this
   // architecture into `out`; returns the number of bytes used (never fails).
   std::size_t (*encode_stat)(const FileStatus& status, std::span<std::uint8_t, kMaxStatBytes> out);
@@ -312,6 +314,8 @@ void close_capstone_handles(std::array<csh, 2>& handles);
 // `arch.open_flags`; bits not listed there pass unchanged. Never fail.
 std::uint64_t open_flags_to_host(const ArchInfo& arch, std::uint64_t guest_flags);
 std::uint64_t open_flags_to_guest(const ArchInfo& arch, std::uint64_t host_flags);
+// mmap flags from the guest's values to the host's, by `arch.mmap_flags`. Never fails.
+std::uint64_t mmap_flags_to_host(const ArchInfo& arch, std::uint64_t guest_flags);
 
 // The architecture an ELF header names, or nullptr when tracecorn does not support it.
 const ArchInfo* find_arch_for_elf(std::uint16_t elf_machine, bool is_64bit, bool little_endian);

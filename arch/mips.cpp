@@ -271,6 +271,21 @@ constexpr FlagValue kOpenFlags[] = {
     {0x8000, 040000},     // O_DIRECT
 };
 
+// arch/mips/include/uapi/asm/mman.h against asm-generic/mman*.h (MAP_SHARED,
+// MAP_PRIVATE, MAP_FIXED, MAP_FIXED_NOREPLACE agree).
+constexpr FlagValue kMmapFlags[] = {
+    {0x0800, 0x0020},   // MAP_ANONYMOUS
+    {0x0400, 0x4000},   // MAP_NORESERVE
+    {0x1000, 0x0100},   // MAP_GROWSDOWN
+    {0x2000, 0x0800},   // MAP_DENYWRITE
+    {0x4000, 0x1000},   // MAP_EXECUTABLE
+    {0x8000, 0x2000},   // MAP_LOCKED
+    {0x10000, 0x8000},  // MAP_POPULATE
+    {0x20000, 0x10000}, // MAP_NONBLOCK
+    {0x40000, 0x20000}, // MAP_STACK
+    {0x80000, 0x40000}, // MAP_HUGETLB
+};
+
 // Capstone 4's MIPS register ids -> kRegisters: $0-$31 are contiguous and in
 // table order; hi/lo (and ac0, the DSP name of the same pair, as hi) and pc.
 int mips_register_index_for_capstone(unsigned r) {
@@ -406,6 +421,7 @@ constexpr ArchInfo make_info(bool little_endian) {
       // sigaction { unsigned int sa_flags; handler; sigset_t sa_mask; }.
       .signal_abi = {.sigset_bytes = 16, .sig_block = 1, .sigaction_flags_first = true},
       .open_flags = kOpenFlags,
+      .mmap_flags = kMmapFlags,
       .encode_stat = little_endian ? &mipsel_encode_stat : &mips_encode_stat,
       .layout = kLayout,
       .format_ids = {.ucir_arch = little_endian ? "mipsel" : "mips", .bap_architecture = 8, .bap_machine = 32,

@@ -76,6 +76,10 @@ std::uint64_t open_flags_to_guest(const ArchInfo& arch, std::uint64_t host_flags
   return translate_flags(arch.open_flags, host_flags, false);
 }
 
+std::uint64_t mmap_flags_to_host(const ArchInfo& arch, std::uint64_t guest_flags) {
+  return translate_flags(arch.mmap_flags, guest_flags, true);
+}
+
 std::span<const ArchInfo* const> all_archs() {
   static const ArchInfo* const kArchs[] = {&x86_64_arch(), &aarch64_arch(), &riscv64_arch(), &arm_arch(), &i386_arch(),
                                               &mips_arch(),   &mipsel_arch()};

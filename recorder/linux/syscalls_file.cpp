@@ -103,14 +103,6 @@ std::int64_t Kernel::do_read(int fd, std::uint64_t buffer, std::uint64_t count, 
   scratch_.resize(count);
   const ssize_t got = offset ? ::pread(host, scratch_.data(), count, *offset) : ::read(host, scratch_.data(), count);
   if (got < 0) return -errno;
-  // struct linux_dirent64: d_ino u64 | d_off s64 | d_reclen u16 | d_type u8 | name.
-  for (std::size_t at = 0; at + 19 <= static_cast<std::size_t>(got);) {
-    std::uint16_t length = 0;
-    std::memcpy(&length, scratch_.data() + at + 16, sizeof length);
-    to_guest_order(std::span(scratch_.data() + at, 18), {8, 8, 2});
-    if (length == 0) break;
-    at += length;
-  }
   if (!copy_out(buffer, scratch_.data(), static_cast<std::size_t>(got))) return -EFAULT;
   return got;
 }
@@ -298,6 +290,14 @@ std::int64_t Kernel::do_getdents64(int fd, std::uint64_t buffer, std::uint64_t s
   scratch_.resize(size);
   const long got = syscall(SYS_getdents64, host, scratch_.data(), size);
   if (got < 0) return -errno;
+  // struct linux_dirent64: d_ino u64 | d_off s64 | d_reclen u16 | d_type u8 | name.
+  for (std::size_t at = 0; at + 19 <= static_cast<std::size_t>(got);) {
+    std::uint16_t length = 0;
+    std::memcpy(&length, scratch_.data() + at + 16, sizeof length);
+    to_guest_order(std::span(scratch_.data() + at, 18), {8, 8, 2});
+    if (length == 0) break;
+    at += length;
+  }
   if (!copy_out(buffer, scratch_.data(), static_cast<std::size_t>(got))) return -EFAULT;
   return got;
 }

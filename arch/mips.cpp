@@ -1,7 +1,9 @@
 // Role: everything tracecorn knows about 32-bit MIPS (o32 ABI) Linux guests, in
 // both byte orders (two ArchInfo entries, "mips" big endian and "mipsel" little
 // endian, sharing every table here): Unicorn arch/mode, the register table with
-// DWARF numbers (GCC's MIPS numbering: r0-r31 0-31, f0-f31 32-63, hi 64, lo 65),
+// DWARF numbers (GCC's MIPS numbering: r0-r31 0-31, f0-f31 32-63, hi 64, lo 65,
+// the pc 66: GCC's DWARF_ALT_FRAME_RETURN_COLUMN, where libgcc's signal frames
+// keep it),
 // the Linux o32 syscall ABI (`syscall`: number 4000 + n in v0, arguments a0-a3
 // then the 5th and 6th words on the stack at sp+16 and sp+20, result in v0 with
 // a3 = 0, or a3 = 1 and v0 = the positive MIPS errno), the numbering
@@ -48,7 +50,7 @@ constexpr RegisterInfo kRegisters[] = {
     {UC_MIPS_REG_24, "t8", 4, 24},  {UC_MIPS_REG_25, "t9", 4, 25},  {UC_MIPS_REG_26, "k0", 4, 26},
     {UC_MIPS_REG_27, "k1", 4, 27},  {UC_MIPS_REG_28, "gp", 4, 28},  {UC_MIPS_REG_29, "sp", 4, 29},
     {UC_MIPS_REG_30, "fp", 4, 30},  {UC_MIPS_REG_31, "ra", 4, 31},  {UC_MIPS_REG_HI, "hi", 4, 64},
-    {UC_MIPS_REG_LO, "lo", 4, 65},  {UC_MIPS_REG_PC, "pc", 4, kNoDwarfNumber},
+    {UC_MIPS_REG_LO, "lo", 4, 65},  {UC_MIPS_REG_PC, "pc", 4, 66},
     {UC_MIPS_REG_CP0_USERLOCAL, "userlocal", 4, kNoDwarfNumber},
 };
 
@@ -81,7 +83,7 @@ constexpr SyscallNumber kSyscallNumbers[] = {
     {76, SyscallId::ugetrlimit},
     // mips' own: set_thread_area takes the TLS pointer itself (UserLocal).
     {283, SyscallId::set_thread_area},
-    {0, SyscallId::restart_syscall}, {1, SyscallId::exit}, {2, SyscallId::fork},
+    {253, SyscallId::restart_syscall}, {1, SyscallId::exit}, {2, SyscallId::fork},
     {3, SyscallId::read}, {4, SyscallId::write}, {5, SyscallId::open},
     {6, SyscallId::close}, {8, SyscallId::creat}, {9, SyscallId::link},
     {10, SyscallId::unlink}, {11, SyscallId::execve}, {12, SyscallId::chdir},
@@ -115,9 +117,9 @@ constexpr SyscallNumber kSyscallNumbers[] = {
     {211, SyscallId::truncate64}, {212, SyscallId::ftruncate64}, {213, SyscallId::stat64},
     {214, SyscallId::lstat64}, {215, SyscallId::fstat64}, {217, SyscallId::mincore},
     {218, SyscallId::madvise}, {219, SyscallId::getdents64}, {220, SyscallId::fcntl64},
-    {222, SyscallId::gettid}, {224, SyscallId::getxattr}, {225, SyscallId::lgetxattr},
-    {226, SyscallId::fgetxattr}, {227, SyscallId::listxattr}, {228, SyscallId::llistxattr},
-    {236, SyscallId::tkill}, {238, SyscallId::futex}, {239, SyscallId::sched_setaffinity},
+    {222, SyscallId::gettid}, {227, SyscallId::getxattr}, {228, SyscallId::lgetxattr},
+    {229, SyscallId::fgetxattr}, {230, SyscallId::listxattr}, {231, SyscallId::llistxattr},
+    {236, SyscallId::tkill}, {237, SyscallId::sendfile64}, {238, SyscallId::futex}, {239, SyscallId::sched_setaffinity},
     {240, SyscallId::sched_getaffinity}, {246, SyscallId::exit_group}, {252, SyscallId::set_tid_address},
     {262, SyscallId::clock_settime}, {266, SyscallId::tgkill}, {288, SyscallId::openat},
     {289, SyscallId::mkdirat}, {291, SyscallId::fchownat}, {293, SyscallId::fstatat64},
@@ -230,7 +232,7 @@ Expected<std::unique_ptr<GuestCpu>> make_mips_guest_cpu(uc_engine* engine) {
 // (minor & 0xff | major << 8 | (minor & ~0xff) << 12).
 std::uint64_t new_encode_dev(std::uint64_t dev) {
   const std::uint64_t major = ((dev >> 8) & 0xfff) | ((dev >> 32) & ~0xfffull);
-  const std::uint64_t minor = (dev & 0xff) | ((dev >> 12) & ~0xffull);
+  const std::uint64_t minor = (dev & 0xff) | ((dev >> 12) & 0xffffff00);
   return ((minor & 0xff) | (major << 8) | ((minor & ~0xffull) << 12)) & 0xffffffffu;
 }
 
@@ -388,9 +390,11 @@ constexpr AddressSpaceLayout kLayout{.stack_top = 0x7ffff000,
                                      .et_dyn_base = 0x55555000,
                                      .lowest_mmap = 0x10000};
 
-// UCIR: usercorn's names "mips" and "mipsel" (../shared/notes/formats.md);
-// bap-frames: bfd_arch_mips 8, bfd_mach_mipsisa32 32; binary trace v1.0
-// defines no mips machine (the writer refuses, naming the architecture).
+// UCIR: usercorn's name "mips" (go/arch/mips/arch.go, whose MIPS is little
+// endian) for both byte orders: the header's code and data byte order fields
+// tell them apart. bap-frames: mips 8, mach mipsisa32 32 for both, as BAP's
+// qemu tracer writes them for TARGET_MIPS (../shared/notes/formats.md); binary
+// trace v1.0 defines no mips machine (the writer refuses, naming the architecture).
 constexpr ArchInfo make_info(bool little_endian) {
   return ArchInfo{
       .name = little_endian ? "mipsel" : "mips",
@@ -424,7 +428,7 @@ constexpr ArchInfo make_info(bool little_endian) {
       .mmap_flags = kMmapFlags,
       .encode_stat = little_endian ? &mipsel_encode_stat : &mips_encode_stat,
       .layout = kLayout,
-      .format_ids = {.ucir_arch = little_endian ? "mipsel" : "mips", .bap_architecture = 8, .bap_machine = 32,
+      .format_ids = {.ucir_arch = "mips", .bap_architecture = 8, .bap_machine = 32,
                      .bintrace_magic = 0, .bintrace = nullptr},
       .syscall_id = &mips_syscall_id,
       .make_guest_cpu = &make_mips_guest_cpu,

@@ -506,8 +506,11 @@ Status UcirReader::parse_header() {
   header_.data_order = bytes_[73];
   if (header_.code_order > 1 || header_.data_order > 1)
     return make_error(ErrorCode::kBadFormat, "byte order fields must be 0 or 1", source_, 72);
+  // One name may cover both byte orders (usercorn's "mips"): the data byte
+  // order field picks the architecture.
   for (const arch::ArchInfo* candidate : arch::all_archs())
-    if (candidate->format_ids.ucir_arch == header_.arch) arch_ = candidate;
+    if (candidate->format_ids.ucir_arch == header_.arch && candidate->little_endian == (header_.data_order == 0))
+      arch_ = candidate;
   if (!arch_) return make_error(ErrorCode::kUnsupported, "unsupported architecture \"" + header_.arch + "\"", source_, 8);
   info_.arch_name = arch_->name;
   for (std::size_t i = 0; i < arch_->registers.size(); ++i) {

@@ -409,8 +409,10 @@ std::int64_t Kernel::do_sendfile(int out_fd, int in_fd, std::uint64_t offset_add
   if (offset_address) {
     off_t offset = 0;
     if (!copy_in(offset_address, &offset, sizeof offset)) return -EFAULT;
+    to_guest_order(offset, {8});
     const ssize_t sent = ::sendfile(out, in, &offset, count);
     if (sent < 0) return -errno;
+    to_guest_order(offset, {8});
     if (!copy_out(offset_address, &offset, sizeof offset)) return -EFAULT;
     return sent;
   }

@@ -236,6 +236,10 @@ struct ArchInfo {
   // Why tracecorn cannot decode this architecture's instructions (so cannot
   // record it); empty when it can.
   std::string_view decoding_unsupported = {};
+  // Every instruction's size in bytes where the ISA has one width the recorder
+  // can step over when Capstone cannot decode an instruction (mips: 4); 0:
+  // undecodable bytes end the block's decoding.
+  std::uint8_t fixed_instruction_size = 0;
   // Set when the CPU has a second instruction set (arm's Thumb); nullptr: one mode.
   const AlternateInstructionSet* alternate_isa = nullptr;
   std::uint16_t elf_machine;      // EM_*

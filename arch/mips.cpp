@@ -360,13 +360,16 @@ void mips_add_unlisted_writes(const cs_insn& insn, std::vector<std::uint16_t>& w
 }
 
 // How many accesses Unicorn reports (QEMU 5's mips translator): one per load
-// or store, 8-byte FPU transfers once; ll/sc and the unaligned pairs lwl/lwr,
-// swl/swr are one access each. sc is not fixed (it stores only when the link holds).
+// or store, 8-byte FPU transfers once; lwl and lwr two reads (a byte read at
+// the unaligned address first, to fault there, then the aligned word: seen in
+// a full-level trace). Not fixed: sc (it stores only when the link holds) and
+// swl/swr (a helper stores byte by byte, as many as the alignment gives).
 bool mips_count_memory_accesses(const cs_insn& insn, std::uint8_t& reads, std::uint8_t& writes) {
   reads = writes = 0;
   const std::string_view m = insn.mnemonic;
-  if (m == "sc") return false;
-  if (is_load(m)) reads = 1;
+  if (m == "sc" || m == "swl" || m == "swr") return false;
+  if (m == "lwl" || m == "lwr") reads = 2;
+  else if (is_load(m)) reads = 1;
   else if (is_store(m)) writes = 1;
   return true;
 }
@@ -402,6 +405,9 @@ constexpr ArchInfo make_info(bool little_endian) {
       .unicorn_mode = static_cast<uc_mode>(UC_MODE_MIPS32 | (little_endian ? UC_MODE_LITTLE_ENDIAN : UC_MODE_BIG_ENDIAN)),
       .capstone_arch = CS_ARCH_MIPS,
       .capstone_mode = static_cast<cs_mode>(CS_MODE_MIPS32 | (little_endian ? CS_MODE_LITTLE_ENDIAN : CS_MODE_BIG_ENDIAN)),
+      // Capstone 4 decodes no `c.cond.d $fccN` with N != 0 (glibc's printf has
+      // c.ule.d $fcc1): such instructions are recorded as opaque 4-byte ones.
+      .fixed_instruction_size = 4,
       .elf_machine = kEmMips,
       .elf_64bit = false,
       .little_endian = little_endian,

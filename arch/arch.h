@@ -308,6 +308,13 @@ void instruction_registers(const ArchInfo& arch, csh handle, const cs_insn& insn
 // alternate_isa's; any other value, or 1 without an alternate, gives capstone_mode).
 cs_mode capstone_mode_for(const ArchInfo& arch, std::uint8_t mode);
 
+// The instructions `handle` (opened for `arch`) decodes in `code` at `address`,
+// from the start; where it cannot decode, a fixed-width ISA
+// (arch.fixed_instruction_size) counts an opaque instruction and goes on,
+// others stop. `undecoded` is set to the bytes left undecoded (0: all). Never fails.
+std::uint32_t count_instructions(const ArchInfo& arch, csh handle, std::span<const std::uint8_t> code,
+                                 std::uint64_t address, std::size_t& undecoded);
+
 // Opens a Capstone handle for every mode of `arch` (one, or two with an
 // alternate instruction set) into `handles` (unused entries 0), with detail on
 // when `detail`. Returns false (and closes what it opened) when Capstone fails.

@@ -49,11 +49,6 @@ const CrossArch kAarch64 = {"aarch64", "/usr/bin/qemu-aarch64-static", "aarch64-
                             "$x8", "binutils-aarch64-linux-gnu"};
 const CrossArch kI386 = {"i386", "/usr/bin/qemu-i386-static", "i686-linux-gnu-objdump", "int\\s+\\$0x80", 2, "$eax",
                          "binutils-i686-linux-gnu"};
-// mips o32: `syscall` is 4 bytes; objdump prints it bare. gdb names the number register v0.
-const CrossArch kMips = {"mips", "/usr/bin/qemu-mips-static", "mips-linux-gnu-objdump", "\\bsyscall\\b", 4, "$v0",
-                         "binutils-mips-linux-gnu"};
-const CrossArch kMipsel = {"mipsel", "/usr/bin/qemu-mipsel-static", "mipsel-linux-gnu-objdump", "\\bsyscall\\b", 4,
-                           "$v0", "binutils-mipsel-linux-gnu"};
 const std::string kGdbMultiarch = "/usr/bin/gdb-multiarch";
 
 struct NamedFrame {
@@ -261,13 +256,4 @@ TEST_CASE("Stacks aarch64: the program's CFI in .debug_frame only, every syscall
 TEST_CASE("Stacks i386: static binary (.eh_frame), every syscall equals gdb-multiarch on qemu-i386-static") {
   check_against_gdb_multiarch(kI386, std::string(TRACECORN_SAMPLES_DIR) + "-i386/static/nested_calls", "i386-static",
                               false);
-}
-
-TEST_CASE("Stacks mips: big-endian static binary (.eh_frame), every syscall equals gdb-multiarch on qemu-mips-static") {
-  check_against_gdb_multiarch(kMips, std::string(TRACECORN_SAMPLES_DIR) + "-mips/static/nested_calls", "mips-static",
-                              false);
-}
-TEST_CASE("Stacks mipsel: static binary (.eh_frame), every syscall equals gdb-multiarch on qemu-mipsel-static") {
-  check_against_gdb_multiarch(kMipsel, std::string(TRACECORN_SAMPLES_DIR) + "-mipsel/static/nested_calls",
-                              "mipsel-static", false);
 }

@@ -42,6 +42,14 @@ struct SyscallAbi {
   // (arm: __ARM_NR_BASE 0xf0000, set_tls = base + 5); 0: none. Formats whose
   // number field is narrower (UCIR's u16) store base + n as 0xf000 + n.
   std::uint64_t private_base = 0;
+  // Arguments from index `register_arguments` on are not in arg_regs but in
+  // words (the ABI's word size, guest byte order) on the user stack at sp +
+  // stack_arguments_offset (mips o32: four registers, the 5th and 6th at sp+16).
+  std::uint8_t register_arguments = 6;
+  std::uint8_t stack_arguments_offset = 0;
+  // set_thread_area(2) takes the thread pointer itself (mips), not i386's
+  // struct user_desc.
+  bool thread_area_is_pointer = false;
 };
 
 struct BintraceMachine;  // below
@@ -216,6 +224,14 @@ struct AlternateInstructionSet {
   bool address_bit0 = false;
 };
 
+// How the signal syscalls' arguments look where they differ from x86-64's
+// (mips: a 128-signal sigset, SIG_BLOCK = 1, struct sigaction with the flags first).
+struct SignalAbi {
+  std::uint8_t sigset_bytes = 8;       // _NSIG / 8: the size rt_sigaction/rt_sigprocmask require
+  std::uint8_t sig_block = 0;          // SIG_BLOCK; SIG_UNBLOCK and SIG_SETMASK follow it
+  bool sigaction_flags_first = false;  // struct sigaction { flags; handler; mask } (no restorer)
+};
+
 struct ArchInfo {
   std::string_view name;          // "x86_64"
   uc_arch unicorn_arch;
@@ -225,6 +241,10 @@ struct ArchInfo {
   // Why tracecorn cannot decode this architecture's instructions (so cannot
   // record it); empty when it can.
   std::string_view decoding_unsupported = {};
+  // Every instruction's size in bytes where the ISA has one width the recorder
+  // can step over when Capstone cannot decode an instruction (mips: 4); 0:
+  // undecodable bytes end the block's decoding.
+  std::uint8_t fixed_instruction_size = 0;
   // Set when the CPU has a second instruction set (arm's Thumb); nullptr: one mode.
   const AlternateInstructionSet* alternate_isa = nullptr;
   std::uint16_t elf_machine;      // EM_*
@@ -240,8 +260,11 @@ struct ArchInfo {
   // 32-bit ABIs only: a 64-bit syscall argument split over two registers
   // starts at an even argument index (arm EABI, mips o32), skipping one.
   bool aligned_argument_pairs = false;
+  SignalAbi signal_abi = {};
   // The open flags whose values differ from the host's (empty: none).
   std::span<const FlagValue> open_flags;
+  // The mmap flags whose values differ from the host's (empty: none; mips).
+  std::span<const FlagValue> mmap_flags = {};
   // Encodes `status` as the `struct stat` that fstat/newfstatat write for this
   // architecture into `out`; returns the number of bytes used (never fails).
   std::size_t (*encode_stat)(const FileStatus& status, std::span<std::uint8_t, kMaxStatBytes> out);
@@ -290,6 +313,13 @@ void instruction_registers(const ArchInfo& arch, csh handle, const cs_insn& insn
 // alternate_isa's; any other value, or 1 without an alternate, gives capstone_mode).
 cs_mode capstone_mode_for(const ArchInfo& arch, std::uint8_t mode);
 
+// The instructions `handle` (opened for `arch`) decodes in `code` at `address`,
+// from the start; where it cannot decode, a fixed-width ISA
+// (arch.fixed_instruction_size) counts an opaque instruction and goes on,
+// others stop. `undecoded` is set to the bytes left undecoded (0: all). Never fails.
+std::uint32_t count_instructions(const ArchInfo& arch, csh handle, std::span<const std::uint8_t> code,
+                                 std::uint64_t address, std::size_t& undecoded);
+
 // Opens a Capstone handle for every mode of `arch` (one, or two with an
 // alternate instruction set) into `handles` (unused entries 0), with detail on
 // when `detail`. Returns false (and closes what it opened) when Capstone fails.
@@ -300,6 +330,8 @@ void close_capstone_handles(std::array<csh, 2>& handles);
 // `arch.open_flags`; bits not listed there pass unchanged. Never fail.
 std::uint64_t open_flags_to_host(const ArchInfo& arch, std::uint64_t guest_flags);
 std::uint64_t open_flags_to_guest(const ArchInfo& arch, std::uint64_t host_flags);
+// mmap flags from the guest's values to the host's, by `arch.mmap_flags`. Never fails.
+std::uint64_t mmap_flags_to_host(const ArchInfo& arch, std::uint64_t guest_flags);
 
 // The architecture an ELF header names, or nullptr when tracecorn does not support it.
 const ArchInfo* find_arch_for_elf(std::uint16_t elf_machine, bool is_64bit, bool little_endian);
@@ -313,5 +345,7 @@ const ArchInfo& aarch64_arch();
 const ArchInfo& riscv64_arch();
 const ArchInfo& arm_arch();
 const ArchInfo& i386_arch();
+const ArchInfo& mips_arch();    // big endian
+const ArchInfo& mipsel_arch();  // little endian
 
 }  // namespace tracecorn::arch

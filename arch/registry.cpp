@@ -34,6 +34,30 @@ cs_mode capstone_mode_for(const ArchInfo& arch, std::uint8_t mode) {
   return mode == 1 && arch.alternate_isa ? arch.alternate_isa->capstone_mode : arch.capstone_mode;
 }
 
+std::uint32_t count_instructions(const ArchInfo& arch, csh handle, std::span<const std::uint8_t> code,
+                                 std::uint64_t address, std::size_t& undecoded) {
+  cs_insn* insn = cs_malloc(handle);
+  const std::uint8_t* cursor = code.data();
+  std::size_t remaining = code.size();
+  std::uint32_t count = 0;
+  const std::size_t width = arch.fixed_instruction_size;
+  while (remaining > 0) {
+    if (insn && cs_disasm_iter(handle, &cursor, &remaining, &address, insn)) {
+      ++count;
+    } else if (width && remaining >= width) {  // an opaque instruction, as the recorder counts it
+      ++count;
+      cursor += width;
+      remaining -= width;
+      address += width;
+    } else {
+      break;
+    }
+  }
+  if (insn) cs_free(insn, 1);
+  undecoded = remaining;
+  return count;
+}
+
 bool open_capstone_handles(const ArchInfo& arch, bool detail, std::array<csh, 2>& handles) {
   handles = {0, 0};
   const std::size_t modes = arch.alternate_isa ? 2 : 1;
@@ -76,8 +100,13 @@ std::uint64_t open_flags_to_guest(const ArchInfo& arch, std::uint64_t host_flags
   return translate_flags(arch.open_flags, host_flags, false);
 }
 
+std::uint64_t mmap_flags_to_host(const ArchInfo& arch, std::uint64_t guest_flags) {
+  return translate_flags(arch.mmap_flags, guest_flags, true);
+}
+
 std::span<const ArchInfo* const> all_archs() {
-  static const ArchInfo* const kArchs[] = {&x86_64_arch(), &aarch64_arch(), &riscv64_arch(), &arm_arch(), &i386_arch()};
+  static const ArchInfo* const kArchs[] = {&x86_64_arch(), &aarch64_arch(), &riscv64_arch(), &arm_arch(), &i386_arch(),
+                                              &mips_arch(),   &mipsel_arch()};
   return kArchs;
 }
 

@@ -15,7 +15,7 @@
 # An architecture whose compiler is missing is skipped with a message; the
 # behaviour tests then fail for it, saying what to install.
 
-set(TRACECORN_CROSS_ARCHS aarch64 riscv64 arm i386 CACHE INTERNAL "Architectures the samples are cross-built for")
+set(TRACECORN_CROSS_ARCHS aarch64 riscv64 arm i386 mips mipsel CACHE INTERNAL "Architectures the samples are cross-built for")
 set(TRACECORN_CROSS_VARIANTS_aarch64 static static-pie CACHE INTERNAL "Link variants of the aarch64 samples")
 # Debian 12's riscv64 glibc has no rcrt1.o: no static-pie there.
 set(TRACECORN_CROSS_VARIANTS_riscv64 static CACHE INTERNAL "Link variants of the riscv64 samples")
@@ -30,6 +30,12 @@ set(tracecorn_cross_cc_arm arm-linux-gnueabihf-gcc)
 # tracecorn name it); its glibc has rcrt1.o, so static-pie too.
 set(TRACECORN_CROSS_VARIANTS_i386 static static-pie CACHE INTERNAL "Link variants of the i386 samples")
 set(tracecorn_cross_cc_i386 i686-linux-gnu-gcc)
+# mips o32, big and little endian (named as qemu-mips-static and qemu-mipsel-static
+# name them); Debian 12's mips glibc has no rcrt1.o: static only.
+set(TRACECORN_CROSS_VARIANTS_mips static CACHE INTERNAL "Link variants of the mips samples")
+set(TRACECORN_CROSS_VARIANTS_mipsel static CACHE INTERNAL "Link variants of the mipsel samples")
+set(tracecorn_cross_cc_mips mips-linux-gnu-gcc)
+set(tracecorn_cross_cc_mipsel mipsel-linux-gnu-gcc)
 
 # Sets `result` to whether the sample `source` is meant for `arch`: its
 # "// archs: a b" directive names it, or it has none (samples/README.md).

@@ -20,6 +20,7 @@ packages=(
   gcc-aarch64-linux-gnu libc6-dev-arm64-cross gcc-riscv64-linux-gnu libc6-dev-riscv64-cross
   gcc-arm-linux-gnueabihf libc6-dev-armhf-cross
   gcc-i686-linux-gnu libc6-dev-i386-cross
+  gcc-mips-linux-gnu libc6-dev-mips-cross gcc-mipsel-linux-gnu libc6-dev-mipsel-cross
   gdb-multiarch  # the aarch64 fault pc against qemu-aarch64-static -g
   python3-protobuf zstd  # an independent decoder of BAP frames; the zstd CLI
   xxd  # the replay CLI test writes damaged traces back from hex

@@ -11,6 +11,7 @@ bash scripts/build.sh
 bash scripts/fetch_guest_busybox.sh arm64 build/guest-busybox >/dev/null  # Debian's busybox for the aarch64
 bash scripts/fetch_guest_busybox.sh armhf build/guest-busybox >/dev/null  # and arm behaviour tests
 bash scripts/fetch_guest_busybox.sh i386 build/guest-busybox >/dev/null   # and i386 behaviour tests
+bash scripts/fetch_guest_busybox.sh mipsel build/guest-busybox >/dev/null # and mipsel behaviour tests
 # clang 14: the library and the CLI only (the tests build once, with g++).
 CC=clang CXX=clang++ cmake -S . -B build-clang -G Ninja -DTRACECORN_WERROR=ON >/dev/null
 cmake --build build-clang -j "$(nproc)" --target tracecorn unit_tests ucir_reader_fuzzer bintrace_reader_fuzzer \

@@ -408,13 +408,9 @@ std::uint32_t UcirReader::decode_instruction_count(std::uint64_t address, std::u
                                                    std::span<const std::uint8_t> code) {
   if (!capstone_[0] && !arch::open_capstone_handles(*arch_, false, capstone_)) return 0;
   const csh handle = capstone_[mode == 1 && capstone_[1] ? 1 : 0];
-  cs_insn* insn = cs_malloc(handle);
-  const std::uint8_t* cursor = code.data();
-  std::size_t remaining = code.size();
-  std::uint32_t count = 0;
-  while (remaining > 0 && cs_disasm_iter(handle, &cursor, &remaining, &address, insn)) ++count;
-  cs_free(insn, 1);
-  return remaining == 0 ? count : count + 1;  // undecodable tail: one instruction, as the recorder counts it
+  std::size_t undecoded = 0;
+  const std::uint32_t count = arch::count_instructions(*arch_, handle, code, address, undecoded);
+  return undecoded == 0 ? count : count + 1;  // undecodable tail: one instruction, as the recorder counts it
 }
 
 Error UcirReader::error_at(std::uint64_t offset, std::string message) const {
@@ -506,8 +502,11 @@ Status UcirReader::parse_header() {
   header_.data_order = bytes_[73];
   if (header_.code_order > 1 || header_.data_order > 1)
     return make_error(ErrorCode::kBadFormat, "byte order fields must be 0 or 1", source_, 72);
+  // One name may cover both byte orders (usercorn's "mips"): the data byte
+  // order field picks the architecture.
   for (const arch::ArchInfo* candidate : arch::all_archs())
-    if (candidate->format_ids.ucir_arch == header_.arch) arch_ = candidate;
+    if (candidate->format_ids.ucir_arch == header_.arch && candidate->little_endian == (header_.data_order == 0))
+      arch_ = candidate;
   if (!arch_) return make_error(ErrorCode::kUnsupported, "unsupported architecture \"" + header_.arch + "\"", source_, 8);
   info_.arch_name = arch_->name;
   for (std::size_t i = 0; i < arch_->registers.size(); ++i) {
@@ -671,8 +670,10 @@ void UcirReader::produce(const std::vector<Op>& ops, const EventCallback& on_eve
             image_read(op.address, memory.size, code);
           }
           const std::span<const std::uint8_t> source = op.op == ucir::kOpMemWrite ? op.bytes : std::span(code);
-          for (std::size_t b = 0; b < source.size() && b < 8; ++b)
-            memory.value |= static_cast<std::uint64_t>(source[b]) << (8 * b);
+          // The bytes in memory are the value in the guest's byte order.
+          const std::size_t count = std::min<std::size_t>(source.size(), 8);
+          for (std::size_t b = 0; b < count; ++b)
+            memory.value |= static_cast<std::uint64_t>(source[b]) << (8 * (arch_->little_endian ? b : count - 1 - b));
           memory.pc = events::GuestAddress{pc_};
           memory.pc_known = attributed;
           emit(op.op == ucir::kOpMemRead ? events::EventKind::kMemoryRead : events::EventKind::kMemoryWrite, memory);

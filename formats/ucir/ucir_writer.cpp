@@ -330,7 +330,9 @@ void UcirWriter::handle(const events::Event& event) {
       if (write) {
         std::uint8_t bytes[8];
         const std::size_t size = std::min<std::size_t>(memory.size, 8);
-        for (std::size_t i = 0; i < size; ++i) bytes[i] = static_cast<std::uint8_t>(memory.value >> (8 * i));
+        // The bytes in memory: the value in the guest's byte order.
+        for (std::size_t i = 0; i < size; ++i)
+          bytes[i] = static_cast<std::uint8_t>(memory.value >> (8 * (arch_.little_endian ? i : size - 1 - i)));
         put_bytes(frame_, std::span<const std::uint8_t>(bytes, size));
         note_written(memory.address.value, std::span<const std::uint8_t>(bytes, size));
       }

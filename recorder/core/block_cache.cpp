@@ -31,6 +31,21 @@ DecodedBlock BlockDecoder::decode(std::uint64_t address, std::span<const std::ui
   std::uint64_t pc = address;
   while (remaining > 0) {
     if (!cs_disasm_iter(handle, &cursor, &remaining, &pc, insn)) {
+      const std::size_t width = arch_.fixed_instruction_size;
+      if (width && remaining >= width) {
+        // A fixed-width ISA (mips: Capstone 4 decodes no c.cond.d with a
+        // condition code other than 0): one opaque instruction of that width
+        // (no registers known, its memory count not fixed), then decoding goes on.
+        DecodedInstruction opaque;
+        opaque.address = pc;
+        opaque.size = static_cast<std::uint8_t>(width);
+        opaque.offset = static_cast<std::uint16_t>(pc - address);
+        block.instructions.push_back(std::move(opaque));
+        cursor += width;
+        remaining -= width;
+        pc += width;
+        continue;
+      }
       // Undecodable bytes: one pseudo-instruction covers the rest, so counts stay honest.
       DecodedInstruction rest;
       rest.address = pc;

@@ -12,8 +12,21 @@ Expected<unwind::UnwinderConfig> unwinder_config_for(const arch::ArchInfo& arch)
       if (reg.uc_id == uc_id) return reg.dwarf;
     return arch::kNoDwarfNumber;
   };
-  const int pc = dwarf_of(arch.pc_reg), sp = dwarf_of(arch.sp_reg), fp = dwarf_of(arch.fp_reg);
+  int pc = dwarf_of(arch.pc_reg);
+  const int sp = dwarf_of(arch.sp_reg), fp = dwarf_of(arch.fp_reg);
   const int limit = static_cast<int>(unwind::kMaxRegisters);
+  if (pc >= limit) {
+    // mips: the pc's column is GCC's DWARF_ALT_FRAME_RETURN_COLUMN (66), above
+    // the tracked ones. The unwinder only keeps the pc in its column (the
+    // caller's comes from the CIE's return address column), so it gets the
+    // lowest column no table register has (mips: 32, f0, a result register
+    // that no CFI saves).
+    for (int column = 0; column < limit && pc >= limit; ++column) {
+      bool used = false;
+      for (const auto& reg : arch.registers) used |= reg.dwarf == column;
+      if (!used) pc = column;
+    }
+  }
   if (pc < 0 || sp < 0 || fp < 0 || pc >= limit || sp >= limit || fp >= limit)
     return make_error(ErrorCode::kUnsupported,
                       std::string(arch.name) + ": no DWARF numbers for the pc, stack and frame pointer registers");

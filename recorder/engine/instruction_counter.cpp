@@ -8,6 +8,7 @@ namespace tracecorn::engine {
 Expected<std::unique_ptr<InstructionCounter>> InstructionCounter::attach(uc_engine* engine, const arch::ArchInfo& arch) {
   std::unique_ptr<InstructionCounter> counter(new InstructionCounter());
   counter->engine_ = engine;
+  counter->arch_ = &arch;
   counter->isa_ = arch.alternate_isa;
   if (!arch::open_capstone_handles(arch, false, counter->capstone_))
     return make_error(ErrorCode::kEmulator, "cs_open failed");
@@ -25,14 +26,8 @@ InstructionCounter::~InstructionCounter() {
 std::uint32_t InstructionCounter::decode_count(std::uint64_t address, std::uint32_t size, std::uint8_t mode) noexcept {
   std::uint8_t bytes[4096];
   if (size == 0 || size > sizeof bytes || uc_mem_read(engine_, address, bytes, size) != UC_ERR_OK) return 1;
-  std::uint32_t count = 0;
-  const std::uint8_t* code = bytes;
-  std::size_t remaining = size;
-  std::uint64_t pc = address;
-  const csh handle = capstone_[mode];
-  cs_insn* insn = cs_malloc(handle);
-  while (remaining > 0 && cs_disasm_iter(handle, &code, &remaining, &pc, insn)) ++count;
-  cs_free(insn, 1);
+  std::size_t undecoded = 0;
+  const std::uint32_t count = arch::count_instructions(*arch_, capstone_[mode], std::span(bytes, size), address, undecoded);
   return count ? count : 1;
 }
 

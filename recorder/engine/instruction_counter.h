@@ -36,6 +36,7 @@ class InstructionCounter {
   std::uint32_t decode_count(std::uint64_t address, std::uint32_t size, std::uint8_t mode) noexcept;
 
   uc_engine* engine_ = nullptr;
+  const arch::ArchInfo* arch_ = nullptr;
   std::array<csh, 2> capstone_{};  // one per instruction-set mode (arch::open_capstone_handles)
   const arch::AlternateInstructionSet* isa_ = nullptr;
   uc_hook hook_ = 0;

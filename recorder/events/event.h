@@ -88,7 +88,8 @@ struct InstructionRun {
 struct MemoryEvent {
   GuestAddress address;
   std::uint8_t size = 0;        // bytes, 1..8
-  std::uint64_t value = 0;      // the loaded or stored value, little-endian in its low `size` bytes
+  std::uint64_t value = 0;      // the loaded or stored value (the number, in its low `size` bytes; in memory
+                                // it is in the guest's byte order)
   GuestAddress pc;              // the instruction that made the access (see `pc_known`)
   bool pc_known = false;        // false when the access could not be tied to an instruction
 };

@@ -2,6 +2,7 @@
 // to a family, write the result, log and notify. See kernel.h for invariants.
 #include "recorder/linux/kernel.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <climits>
 #include <csignal>
@@ -22,7 +23,7 @@ void Kernel::on_trap() noexcept {
     std::uint64_t number = 0;
     SyscallArgs args{};
     uc_reg_read(engine_, arch_.syscall_abi.number_reg, &number);
-    for (std::size_t i = 0; i < 6; ++i) uc_reg_read(engine_, arch_.syscall_abi.arg_regs[i], &args[i]);
+    read_arguments(args);
     const SyscallId id = arch_.syscall_id(number);
     ++syscall_count_;
     const std::uint64_t pc = cpu_.trap_pc();
@@ -56,6 +57,26 @@ void Kernel::on_trap() noexcept {
   }
 }
 
+void Kernel::read_arguments(SyscallArgs& args) const {
+  const arch::SyscallAbi& abi = arch_.syscall_abi;
+  for (std::size_t i = 0; i < abi.register_arguments && i < 6; ++i) uc_reg_read(engine_, abi.arg_regs[i], &args[i]);
+  if (abi.register_arguments >= 6) return;
+  // The rest on the user stack (mips o32). Linux fails the call with EFAULT
+  // when those words cannot be read; here they read as 0 (the call then sees
+  // 0 arguments, which the handlers check as they check any other value).
+  std::uint64_t sp = 0;
+  uc_reg_read(engine_, arch_.sp_reg, &sp);
+  const std::size_t word = arch_.elf_64bit ? 8 : 4;
+  for (std::size_t i = abi.register_arguments; i < 6; ++i) {
+    std::uint8_t bytes[8] = {};
+    args[i] = 0;
+    if (!memory_.read(sp + abi.stack_arguments_offset + word * (i - abi.register_arguments), std::span(bytes, word)))
+      continue;
+    for (std::size_t b = 0; b < word; ++b)
+      args[i] |= std::uint64_t{bytes[b]} << (8 * (arch_.little_endian ? b : word - 1 - b));
+  }
+}
+
 std::int64_t Kernel::dispatch(SyscallId id, std::uint64_t number, const SyscallArgs& a) {
   if (auto result = compat32_syscall(id, a)) return *result;
   if (auto result = file_syscall(id, a)) return *result;
@@ -82,6 +103,18 @@ std::optional<std::string> Kernel::read_path(std::uint64_t address, int& error) 
   }
   error = 0;
   return text;
+}
+
+void Kernel::to_guest_order(std::span<std::uint8_t> bytes, std::initializer_list<std::uint8_t> widths) const {
+  if (arch_.little_endian || widths.size() == 0) return;
+  std::size_t at = 0;
+  while (true) {
+    for (const std::uint8_t width : widths) {
+      if (width == 0 || at + width > bytes.size()) return;
+      std::reverse(bytes.begin() + static_cast<std::ptrdiff_t>(at), bytes.begin() + static_cast<std::ptrdiff_t>(at + width));
+      at += width;
+    }
+  }
 }
 
 bool Kernel::copy_out(std::uint64_t address, const void* data, std::size_t size) {

@@ -11,9 +11,9 @@
 // inside Unicorn's callback: nothing here may throw past on_trap().
 // Invariants: a handler returns the guest's return value (negative errno on
 // failure) and never leaves guest memory half-written on EFAULT of its inputs;
-// errno values are host values, which equal the guest's on every architecture
-// supported so far (x86-64, aarch64); an architecture with other numbers (mips) adds a
-// translation in arch/ and one call in Kernel::on_trap.
+// errno values are host values; an architecture with other numbers (mips)
+// translates them in its GuestCpu::apply_kernel_exit_effects, with its own
+// error convention (mips: a3 = 1, v0 = the positive errno).
 #pragma once
 
 #include <sys/socket.h>
@@ -74,6 +74,8 @@ class Kernel {
 
  private:
   std::int64_t dispatch(arch::SyscallId id, std::uint64_t number, const SyscallArgs& a);
+  // The six syscall arguments: registers, then (mips o32) stack words.
+  void read_arguments(SyscallArgs& args) const;
   // Each family answers the ids it implements; nullopt means "not mine".
   std::optional<std::int64_t> file_syscall(arch::SyscallId id, const SyscallArgs& a);
   std::optional<std::int64_t> memory_syscall(arch::SyscallId id, const SyscallArgs& a);
@@ -150,6 +152,15 @@ class Kernel {
   // Shared helpers.
   // Reads a path argument; sets `error` (positive errno) on failure.
   std::optional<std::string> read_path(std::uint64_t address, int& error) const;
+  // Puts the fields of a struct between the host's byte order and the guest's
+  // (the same swap both ways): `widths` are the field widths in bytes, repeated
+  // over `bytes` (a trailing part shorter than a field is left as it is).
+  // Nothing to do for little-endian guests. Never fails.
+  void to_guest_order(std::span<std::uint8_t> bytes, std::initializer_list<std::uint8_t> widths) const;
+  template <typename T>
+  void to_guest_order(T& value, std::initializer_list<std::uint8_t> widths) const {
+    to_guest_order(std::span(reinterpret_cast<std::uint8_t*>(&value), sizeof value), widths);
+  }
   // Copies host bytes to the guest; false on EFAULT.
   bool copy_out(std::uint64_t address, const void* data, std::size_t size);
   bool copy_in(std::uint64_t address, void* data, std::size_t size) const;

@@ -1,7 +1,7 @@
 // Role: the syscalls only 32-bit ABIs have (arm EABI, i386): the 64-bit
 // variants (fstat64, fcntl64, clock_gettime64...), the split ones (mmap2's page
 // offset, _llseek's two halves, 64-bit arguments in register pairs), the
-// word-sized ugetrlimit, arm's private set_tls, and i386's set_thread_area,
+// word-sized ugetrlimit, arm's private set_tls, mips' and i386's set_thread_area,
 // old mmap (arguments in memory) and socketcall (arguments in memory, run as
 // the individual socket calls). Each one converts its
 // arguments and runs the 64-bit handler of its family, so the behaviour is
@@ -176,6 +176,7 @@ std::optional<std::int64_t> Kernel::compat32_syscall(SyscallId id, const Syscall
     case SyscallId::set_tls:
       return cpu_.set_thread_pointer(a[0]) ? 0 : -EINVAL;
     case SyscallId::set_thread_area: {  // i386: struct user_desc, read and written back
+      if (arch_.syscall_abi.thread_area_is_pointer) return cpu_.set_thread_pointer(a[0]) ? 0 : -EINVAL;  // mips
       std::uint8_t desc[16];
       if (!copy_in(a[0], desc, sizeof desc)) return -EFAULT;
       const int result = cpu_.set_thread_area(std::span<std::uint8_t, 16>(desc));

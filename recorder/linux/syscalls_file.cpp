@@ -245,6 +245,8 @@ std::int64_t Kernel::do_statx(const SyscallArgs& a) {
     if (location.empty_path) host_flags |= AT_EMPTY_PATH;
   }
   if (syscall(SYS_statx, host_dirfd, name.c_str(), host_flags, as_int(a[3]), &info) != 0) return -errno;
+  // struct statx's fields (include/uapi/linux/stat.h), in the guest's byte order.
+  to_guest_order(info, {4, 4, 8, 4, 4, 4, 2, 2, 8, 8, 8, 8, 8, 4, 4, 8, 4, 4, 8, 4, 4, 8, 4, 4, 4, 4, 4, 4, 8, 4, 4, 8});
   if (!copy_out(a[4], &info, sizeof info)) return -EFAULT;
   return 0;
 }
@@ -288,6 +290,14 @@ std::int64_t Kernel::do_getdents64(int fd, std::uint64_t buffer, std::uint64_t s
   scratch_.resize(size);
   const long got = syscall(SYS_getdents64, host, scratch_.data(), size);
   if (got < 0) return -errno;
+  // struct linux_dirent64: d_ino u64 | d_off s64 | d_reclen u16 | d_type u8 | name.
+  for (std::size_t at = 0; at + 19 <= static_cast<std::size_t>(got);) {
+    std::uint16_t length = 0;
+    std::memcpy(&length, scratch_.data() + at + 16, sizeof length);
+    to_guest_order(std::span(scratch_.data() + at, 18), {8, 8, 2});
+    if (length == 0) break;
+    at += length;
+  }
   if (!copy_out(buffer, scratch_.data(), static_cast<std::size_t>(got))) return -EFAULT;
   return got;
 }
@@ -381,8 +391,10 @@ std::int64_t Kernel::do_pipe(std::uint64_t fds_address, int flags) {
     fd = moved;
   }
   const bool close_on_exec = (flags & O_CLOEXEC) != 0;
-  const int guest[2] = {fs_.install(host[0], close_on_exec, ""), fs_.install(host[1], close_on_exec, "")};
-  if (!copy_out(fds_address, guest, sizeof guest)) {
+  int guest[2] = {fs_.install(host[0], close_on_exec, ""), fs_.install(host[1], close_on_exec, "")};
+  int stored[2] = {guest[0], guest[1]};
+  to_guest_order(stored, {4});
+  if (!copy_out(fds_address, stored, sizeof stored)) {
     fs_.close(guest[0]);
     fs_.close(guest[1]);
     return -EFAULT;
@@ -397,8 +409,10 @@ std::int64_t Kernel::do_sendfile(int out_fd, int in_fd, std::uint64_t offset_add
   if (offset_address) {
     off_t offset = 0;
     if (!copy_in(offset_address, &offset, sizeof offset)) return -EFAULT;
+    to_guest_order(offset, {8});
     const ssize_t sent = ::sendfile(out, in, &offset, count);
     if (sent < 0) return -errno;
+    to_guest_order(offset, {8});
     if (!copy_out(offset_address, &offset, sizeof offset)) return -EFAULT;
     return sent;
   }
@@ -409,12 +423,15 @@ std::int64_t Kernel::do_poll(std::uint64_t fds_address, std::uint64_t count, int
   if (count > 4096) return -EINVAL;
   std::vector<struct pollfd> fds(count);
   if (count && !copy_in(fds_address, fds.data(), count * sizeof(struct pollfd))) return -EFAULT;
+  const std::span poll_bytes(reinterpret_cast<std::uint8_t*>(fds.data()), count * sizeof(struct pollfd));
+  to_guest_order(poll_bytes, {4, 2, 2});  // struct pollfd: fd, events, revents
   std::vector<struct pollfd> host(fds);
   for (auto& entry : host) entry.fd = entry.fd < 0 ? -1 : fs_.host_fd(entry.fd);
   const int ready = ::poll(host.data(), count, timeout_ms);
   if (ready < 0) return -errno;
   for (std::size_t i = 0; i < count; ++i)
     fds[i].revents = (fds[i].fd >= 0 && host[i].fd < 0) ? POLLNVAL : host[i].revents;
+  to_guest_order(poll_bytes, {4, 2, 2});
   if (count && !copy_out(fds_address, fds.data(), count * sizeof(struct pollfd))) return -EFAULT;
   return ready;
 }

@@ -53,6 +53,7 @@ std::int64_t Kernel::do_brk(std::uint64_t address) {
 
 std::int64_t Kernel::do_mmap(std::uint64_t address, std::uint64_t length, int prot, int flags, int fd,
                              std::uint64_t offset) {
+  flags = static_cast<int>(arch::mmap_flags_to_host(arch_, static_cast<std::uint32_t>(flags)));
   if (length == 0) return -EINVAL;
   if (offset % kPageSize) return -EINVAL;
   const std::uint64_t size = page_up(length);

@@ -27,7 +27,6 @@ using arch::SyscallId;
 namespace {
 
 constexpr int kMaxSignal = 64;
-constexpr std::uint64_t kSigsetSize = 8;
 constexpr std::uint64_t kSigDefault = 0, kSigIgnore = 1;
 
 std::uint64_t signal_bit(int signal) { return 1ull << (signal - 1); }
@@ -42,7 +41,12 @@ std::int64_t host_result(long result) { return result < 0 ? -errno : result; }
 }  // namespace
 
 std::int64_t Kernel::act_on_signal(int signal) {
-  const std::uint64_t handler = signal_actions_[signal][0];
+  std::uint64_t handler = 0;  // the handler word of the guest's struct sigaction, in its byte order
+  const std::size_t word = arch_.elf_64bit ? 8 : 4;
+  const auto* record = reinterpret_cast<const std::uint8_t*>(signal_actions_[signal]);
+  const std::size_t at = arch_.signal_abi.sigaction_flags_first ? word : 0;
+  for (std::size_t b = 0; b < word; ++b)
+    handler |= std::uint64_t{record[at + b]} << (8 * (arch_.little_endian ? b : word - 1 - b));
   if (handler == kSigIgnore) return 0;
   if (handler != kSigDefault)
     note_once("signal " + std::to_string(signal) + " has a handler, which tracecorn does not deliver yet: "
@@ -64,11 +68,13 @@ std::int64_t Kernel::do_kill_self(int signal, const char* how) {
 }
 
 std::int64_t Kernel::do_rt_sigaction(int signal, std::uint64_t action, std::uint64_t old_action, std::uint64_t size) {
-  if (size != kSigsetSize || signal < 1 || signal > kMaxSignal) return -EINVAL;
+  if (size != arch_.signal_abi.sigset_bytes || signal < 1 || signal > kMaxSignal) return -EINVAL;
   if (action && (signal == SIGKILL || signal == SIGSTOP)) return -EINVAL;
   // The guest's struct sigaction: handler, flags, restorer (one word each), then
-  // the 8-byte mask; kept as raw bytes.
-  const std::size_t record = (arch_.elf_64bit ? 3 * 8 : 3 * 4) + 8;
+  // the mask (mips: flags, handler, mask); kept as raw bytes.
+  const std::size_t record = arch_.signal_abi.sigaction_flags_first ? 4 + 4 + std::size_t{arch_.signal_abi.sigset_bytes}
+                                                                     : (arch_.elf_64bit ? 3 * 8 : 3 * 4) + 8;
+  static_assert(sizeof signal_actions_[0] >= 4 + 4 + 16);
   std::uint64_t incoming[4] = {};
   if (action && !copy_in(action, incoming, record)) return -EFAULT;
   if (old_action && !copy_out(old_action, signal_actions_[signal], record)) return -EFAULT;
@@ -77,17 +83,25 @@ std::int64_t Kernel::do_rt_sigaction(int signal, std::uint64_t action, std::uint
 }
 
 std::int64_t Kernel::do_rt_sigprocmask(int how, std::uint64_t set, std::uint64_t old_set, std::uint64_t size) {
-  if (size != kSigsetSize) return -EINVAL;
-  std::uint64_t incoming = 0;
-  if (set && !copy_in(set, &incoming, sizeof incoming)) return -EFAULT;
-  if (old_set && !copy_out(old_set, &signal_mask_, sizeof signal_mask_)) return -EFAULT;
+  if (size != arch_.signal_abi.sigset_bytes) return -EINVAL;
+  // Signals 1-64 are kept (the first 8 bytes; a 32-bit guest's sigset is
+  // words of 32 bits in its byte order, a 64-bit one's of 64); on mips, the
+  // second half (signals 65-128) reads as 0 and is not kept.
+  const std::size_t word = arch_.elf_64bit ? 8 : 4;
+  std::uint8_t incoming_bytes[16] = {}, old_bytes[16] = {};
+  if (set && !copy_in(set, incoming_bytes, size)) return -EFAULT;
+  to_guest_order(std::span(incoming_bytes, 8), {static_cast<std::uint8_t>(word)});
+  std::memcpy(old_bytes, &signal_mask_, sizeof signal_mask_);
+  to_guest_order(std::span(old_bytes, 8), {static_cast<std::uint8_t>(word)});
+  if (old_set && !copy_out(old_set, old_bytes, size)) return -EFAULT;
   if (!set) return 0;
-  switch (how) {
-    case SIG_BLOCK: signal_mask_ |= incoming; break;
-    case SIG_UNBLOCK: signal_mask_ &= ~incoming; break;
-    case SIG_SETMASK: signal_mask_ = incoming; break;
-    default: return -EINVAL;
-  }
+  std::uint64_t incoming = 0;
+  std::memcpy(&incoming, incoming_bytes, sizeof incoming);
+  const int block = arch_.signal_abi.sig_block;
+  if (how == block) signal_mask_ |= incoming;
+  else if (how == block + 1) signal_mask_ &= ~incoming;
+  else if (how == block + 2) signal_mask_ = incoming;
+  else return -EINVAL;
   signal_mask_ &= ~(signal_bit(SIGKILL) | signal_bit(SIGSTOP));
   // Pending signals that are now unblocked are delivered, lowest first.
   while (const std::uint64_t deliverable = pending_signals_ & ~signal_mask_) {
@@ -120,10 +134,12 @@ std::int64_t Kernel::do_prlimit(int resource, std::uint64_t new_limit, std::uint
   if (resource < 0 || resource >= RLIM_NLIMITS || resource >= 16) return -EINVAL;
   std::uint64_t incoming[2] = {};
   if (new_limit && !copy_in(new_limit, incoming, sizeof incoming)) return -EFAULT;
+  to_guest_order(incoming, {8});
   if (new_limit && incoming[0] > incoming[1]) return -EINVAL;
   if (old_limit) {
     std::uint64_t current[2];
     if (const int error = current_rlimit(resource, current)) return -error;
+    to_guest_order(current, {8});
     if (!copy_out(old_limit, current, sizeof current)) return -EFAULT;
   }
   if (new_limit) {

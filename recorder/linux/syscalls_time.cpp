@@ -19,12 +19,14 @@ std::optional<std::int64_t> Kernel::time_syscall(SyscallId id, const SyscallArgs
       const int result = id == SyscallId::clock_gettime ? ::clock_gettime(static_cast<clockid_t>(a[0]), &value)
                                                         : ::clock_getres(static_cast<clockid_t>(a[0]), &value);
       if (result != 0) return -errno;
+      to_guest_order(value, {8});
       if (a[1] && !copy_out(a[1], &value, sizeof value)) return -EFAULT;
       return 0;
     }
     case SyscallId::gettimeofday: {
       struct timeval value {};
       ::gettimeofday(&value, nullptr);
+      to_guest_order(value, {8});
       if (a[0] && !copy_out(a[0], &value, sizeof value)) return -EFAULT;
       if (a[1]) {
         const std::uint32_t zone[2] = {0, 0};
@@ -34,19 +36,23 @@ std::optional<std::int64_t> Kernel::time_syscall(SyscallId id, const SyscallArgs
     }
     case SyscallId::time: {
       const std::int64_t now = ::time(nullptr);
-      if (a[0] && !copy_out(a[0], &now, sizeof now)) return -EFAULT;
+      std::int64_t stored = now;
+      to_guest_order(stored, {8});
+      if (a[0] && !copy_out(a[0], &stored, sizeof stored)) return -EFAULT;
       return now;
     }
     case SyscallId::nanosleep: case SyscallId::clock_nanosleep: {
       const bool is_clock = id == SyscallId::clock_nanosleep;
       struct timespec request {}, remaining {};
       if (!copy_in(is_clock ? a[2] : a[0], &request, sizeof request)) return -EFAULT;
+      to_guest_order(request, {8});
       if (request.tv_nsec < 0 || request.tv_nsec >= 1000000000 || request.tv_sec < 0) return -EINVAL;
       const int result = is_clock ? ::clock_nanosleep(static_cast<clockid_t>(a[0]), static_cast<int>(a[1]), &request,
                                                       &remaining)
                                   : (::nanosleep(&request, &remaining) == 0 ? 0 : errno);
       if (result != 0) {
         const std::uint64_t remaining_address = is_clock ? a[3] : a[1];
+        to_guest_order(remaining, {8});
         if (result == EINTR && remaining_address) copy_out(remaining_address, &remaining, sizeof remaining);
         return -result;
       }

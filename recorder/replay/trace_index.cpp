@@ -327,7 +327,10 @@ Expected<std::unique_ptr<TraceIndex>> TraceIndex::build(TraceReader& reader, con
             if (!self.seen_[static_cast<std::size_t>(events::EventKind::kInstruction)]) add_pc(p.address.value);
           } else if constexpr (std::is_same_v<T, events::MemoryEvent>) {
             scratch.resize(p.size);
-            for (std::size_t i = 0; i < p.size && i < 8; ++i) scratch[i] = static_cast<std::uint8_t>(p.value >> (8 * i));
+            // The bytes in memory: the value in the guest's byte order.
+            const std::size_t count = std::min<std::size_t>(p.size, 8);
+            for (std::size_t i = 0; i < count; ++i)
+              scratch[i] = static_cast<std::uint8_t>(p.value >> (8 * (self.arch_->little_endian ? i : count - 1 - i)));
             if (event.kind == events::EventKind::kMemoryWrite) {
               add_memory(kMemory, p.address.value, scratch);
             } else if (learn_from_reads) {

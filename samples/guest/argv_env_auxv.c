@@ -17,7 +17,14 @@
 #include <sys/auxv.h>
 
 extern char** environ;
+// The ELF entry point: glibc's crt1.o names it __start on mips, _start elsewhere.
+#if defined(__mips__)
+extern void __start(void);
+#define ENTRY_POINT __start
+#else
 extern void _start(void);
+#define ENTRY_POINT _start
+#endif
 
 static const char* base_name(const char* path) {
   const char* slash = strrchr(path, '/');
@@ -65,7 +72,7 @@ int main(int argc, char** argv) {
   printf("AT_RANDOM nonzero: %s\n", yes_no(getauxval(AT_RANDOM) != 0));
   printf("AT_PHDR nonzero: %s\n", yes_no(getauxval(AT_PHDR) != 0));
   printf("AT_ENTRY nonzero: %s\n", yes_no(getauxval(AT_ENTRY) != 0));
-  printf("AT_ENTRY is _start: %s\n", yes_no(getauxval(AT_ENTRY) == (unsigned long)&_start));
+  printf("AT_ENTRY is _start: %s\n", yes_no(getauxval(AT_ENTRY) == (unsigned long)&ENTRY_POINT));
 
   // The program headers AT_PHDR points at must describe this program.
   const ElfW(Phdr)* phdr = (const ElfW(Phdr)*)getauxval(AT_PHDR);

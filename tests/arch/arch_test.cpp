@@ -1,4 +1,4 @@
-// Role: unit tests of the guest architectures' tables (arch/aarch64.cpp,
+// Role: unit tests of the guest architectures' tables (arch/aarch64.cpp, arch/mips.cpp,
 // arch/riscv64.cpp, arch/linux_generic.cpp, arch/x86_64.cpp's stat) against
 // references nobody here wrote: the syscall numbers and open flags against the
 // cross compilers' kernel headers (<arch>-linux-gnu-gcc -E -dM), the `struct stat` layout
@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <cstdio>
@@ -104,7 +105,7 @@ void check_syscall_numbers(const ArchInfo& arch, const std::string& compiler, bo
   }
   if (complete) CHECK(checked > 140);
   // And every number we map names that syscall in the header.
-  for (std::uint64_t number = 0; number < 1024; ++number) {
+  for (std::uint64_t number = 0; number < 5000; ++number) {  // mips o32: 4000 + n
     const SyscallId id = arch.syscall_id(number);
     if (id == SyscallId::unknown) continue;
     CAPTURE(number);
@@ -112,6 +113,11 @@ void check_syscall_numbers(const ArchInfo& arch, const std::string& compiler, bo
     // fchmodat2 (Linux 6.6) is newer than Debian 12's headers (6.1); from 424 up
     // every architecture shares one number (scripts/syscall.tbl), so 452 holds.
     if (found == numbers.end() && id == SyscallId::fchmodat2 && number == 452) continue;
+    // o32's getrlimit is the word-sized call tracecorn names ugetrlimit (as arm's).
+    if (found == numbers.end() && id == SyscallId::ugetrlimit && numbers.count("__NR_getrlimit")) {
+      CHECK(numbers.at("__NR_getrlimit") == static_cast<long>(number));
+      continue;
+    }
     // i386's old mmap (arguments in memory) is __NR_mmap there; the kernel calls it old_mmap.
     if (found == numbers.end() && id == SyscallId::old_mmap) {
       CHECK(numbers.at("__NR_mmap") == static_cast<long>(number));
@@ -170,8 +176,10 @@ namespace {
 // Builds a program printing offsetof()/sizeof of `struct_name` from <asm/stat.h>
 // with `compiler`, runs it under `qemu`, and checks `arch`'s encoder puts each
 // field there.
+// `encode_dev` is how the kernel stores st_dev/st_rdev there (identity but on mips).
 void check_stat_layout(const ArchInfo& arch, const std::string& compiler, const std::string& qemu,
-                       const std::string& struct_name) {
+                       const std::string& struct_name,
+                       std::function<std::uint64_t(std::uint64_t)> encode_dev = [](std::uint64_t dev) { return dev; }) {
   CAPTURE(compiler);
   char dir_template[] = "/tmp/tracecorn-stat-XXXXXX";
   REQUIRE(::mkdtemp(dir_template) != nullptr);
@@ -197,10 +205,10 @@ void check_stat_layout(const ArchInfo& arch, const std::string& compiler, const 
                           0xaaaaaaaaaaaaaa0a, 0xbbbbbbbbbbbbbb0b, 0xcccccccccccccc0c, 0xdddddddddddddd0d,
                           0xeeeeeeeeeeeeee0e, 0x0f0f0f0f0f0f0f0f, 0x1010101010101010};
   const std::map<std::string, std::uint64_t> expected = {
-      {"st_dev", status.dev},          {"st_ino", status.ino},
+      {"st_dev", encode_dev(status.dev)}, {"st_ino", status.ino},
       {"st_mode", status.mode},        {"st_nlink", status.nlink},
       {"st_uid", status.uid},          {"st_gid", status.gid},
-      {"st_rdev", status.rdev},        {"st_size", status.size},
+      {"st_rdev", encode_dev(status.rdev)}, {"st_size", status.size},
       {"st_blksize", status.blksize},  {"st_blocks", status.blocks},
       {"st_atime", status.atime_sec},  {"st_atime_nsec", status.atime_nsec},
       {"st_mtime", status.mtime_sec},  {"st_mtime_nsec", status.mtime_nsec},
@@ -222,7 +230,8 @@ void check_stat_layout(const ArchInfo& arch, const std::string& compiler, const 
     REQUIRE(expected.count(name));
     REQUIRE(offset + width <= size);
     std::uint64_t value = 0;
-    for (std::size_t b = 0; b < width; ++b) value |= std::uint64_t{bytes[offset + b]} << (8 * b);
+    for (std::size_t b = 0; b < width; ++b)
+      value |= std::uint64_t{bytes[offset + b]} << (8 * (arch.little_endian ? b : width - 1 - b));
     const std::uint64_t mask = width == 8 ? ~std::uint64_t{0} : (std::uint64_t{1} << (8 * width)) - 1;
     CHECK(value == (expected.at(name) & mask));
     ++fields;
@@ -375,6 +384,105 @@ TEST_CASE("Arch i386: Malicious: set_thread_area refuses entries outside TLS, an
     CHECK((*cpu)->thread_pointer() == 0x1000 * 13);
   }
   uc_close(engine);
+}
+
+}  // namespace tracecorn::arch
+
+namespace tracecorn::arch {
+
+TEST_CASE("Arch mips: every o32 syscall number it maps is the one <asm/unistd.h> gives that name") {
+  check_syscall_numbers(mips_arch(), "mips-linux-gnu-gcc", false);
+  check_syscall_numbers(mipsel_arch(), "mipsel-linux-gnu-gcc", false);
+  // Below __NR_Linux (4000) nothing is an o32 call.
+  CHECK(mips_arch().syscall_id(4) == SyscallId::unknown);
+  CHECK(mips_arch().syscall_id(4004) == SyscallId::write);
+  // Left out on purpose (see arch/mips.cpp): old struct stat, pipe's v0/v1 result.
+  CHECK(mips_arch().syscall_id(4108) == SyscallId::unknown);  // fstat
+  CHECK(mips_arch().syscall_id(4042) == SyscallId::unknown);  // pipe
+}
+
+TEST_CASE("Arch mips: struct stat64 in both byte orders matches offsetof() under qemu-mips and qemu-mipsel") {
+  // fs/stat.c cp_new_stat64: mips stores new_encode_dev(), the 32-bit encoding.
+  const auto new_encode_dev = [](std::uint64_t dev) {
+    const std::uint64_t major = ((dev >> 8) & 0xfff) | ((dev >> 32) & ~0xfffull);
+    const std::uint64_t minor = (dev & 0xff) | ((dev >> 12) & 0xffffff00);
+    return ((minor & 0xff) | (major << 8) | ((minor & ~0xffull) << 12)) & 0xffffffff;
+  };
+  check_stat_layout(mips_arch(), "mips-linux-gnu-gcc", "qemu-mips-static", "stat64", new_encode_dev);
+  check_stat_layout(mipsel_arch(), "mipsel-linux-gnu-gcc", "qemu-mipsel-static", "stat64", new_encode_dev);
+}
+
+TEST_CASE("Arch mips: open and mmap flags translate as the cross compiler's headers define them") {
+  // _GNU_SOURCE: O_DIRECT, O_DIRECTORY, O_NOFOLLOW... are defined only then.
+  const auto host = cross_macros("fcntl.h", "O_\\w+", "gcc -D_GNU_SOURCE");
+  const auto host_mman = cross_macros("sys/mman.h", "MAP_\\w+", "gcc -D_GNU_SOURCE");
+  for (const ArchInfo* arch : {&mips_arch(), &mipsel_arch()}) {
+    const std::string compiler =
+        std::string(arch->little_endian ? "mipsel-linux-gnu-gcc" : "mips-linux-gnu-gcc") + " -D_GNU_SOURCE";
+    const auto guest = cross_macros("fcntl.h", "O_\\w+", compiler);
+    REQUIRE_MESSAGE(guest.size() > 10, compiler << " is missing (scripts/setup.sh installs it)");
+    int checked = 0;
+    for (const char* name : {"O_APPEND", "O_DSYNC", "O_NONBLOCK", "O_CREAT", "O_TRUNC", "O_EXCL", "O_NOCTTY",
+                             "O_LARGEFILE", "O_DIRECT", "O_DIRECTORY", "O_NOFOLLOW", "O_CLOEXEC", "O_SYNC"}) {
+      CAPTURE(name);
+      REQUIRE(guest.count(name));
+      const auto guest_value = static_cast<std::uint64_t>(guest.at(name));
+      // The host's O_LARGEFILE is 0 in 64-bit <fcntl.h>: the kernel's is 0100000.
+      const std::uint64_t host_value = std::string(name) == "O_LARGEFILE" ? 0100000 : static_cast<std::uint64_t>(host.at(name));
+      CHECK(open_flags_to_host(*arch, guest_value) == host_value);
+      CHECK(open_flags_to_guest(*arch, host_value) == guest_value);
+      ++checked;
+    }
+    CHECK(checked == 13);
+    const auto guest_mman = cross_macros("sys/mman.h", "MAP_\\w+", compiler);
+    for (const char* name : {"MAP_SHARED", "MAP_PRIVATE", "MAP_FIXED", "MAP_ANONYMOUS", "MAP_NORESERVE",
+                             "MAP_GROWSDOWN", "MAP_DENYWRITE", "MAP_EXECUTABLE", "MAP_LOCKED", "MAP_POPULATE",
+                             "MAP_NONBLOCK", "MAP_STACK", "MAP_HUGETLB"}) {
+      CAPTURE(name);
+      REQUIRE(guest_mman.count(name));
+      REQUIRE(host_mman.count(name));
+      CHECK(mmap_flags_to_host(*arch, static_cast<std::uint64_t>(guest_mman.at(name))) ==
+            static_cast<std::uint64_t>(host_mman.at(name)));
+    }
+  }
+}
+
+TEST_CASE("Arch mips: DWARF numbers of the saved registers are the ones GCC's CFI gives them") {
+  // A function that saves $16 (s0), $fp and $31 (ra) under -fno-omit-frame-pointer:
+  // GCC's .cfi_offset directives number them.
+  char dir_template[] = "/tmp/tracecorn-mips-dwarf-XXXXXX";
+  REQUIRE(::mkdtemp(dir_template) != nullptr);
+  const std::string dir = dir_template;
+  {
+    std::ofstream source(dir + "/f.c");
+    source << "long g(long); long f(long x) { long a = g(x); long b = g(a); return a + b + g(b); }\n";
+  }
+  const std::string output = run_command("mips-linux-gnu-gcc -O2 -fno-omit-frame-pointer -fasynchronous-unwind-tables "
+                                         "-S -o - " + dir + "/f.c");
+  run_command("rm -rf " + dir);
+  const std::regex line("\\.cfi_offset (\\d+), ");
+  std::vector<int> seen;
+  for (auto it = std::sregex_iterator(output.begin(), output.end(), line); it != std::sregex_iterator(); ++it)
+    seen.push_back(std::stoi((*it)[1]));
+  std::sort(seen.begin(), seen.end());
+  REQUIRE_MESSAGE(seen.size() == 3, "mips-linux-gnu-gcc gave no CFI (scripts/setup.sh installs it)\n" << output);
+  for (const ArchInfo* arch : {&mips_arch(), &mipsel_arch()}) {
+    CHECK(seen == std::vector<int>{arch->find_register("s0")->dwarf, arch->find_register("fp")->dwarf,
+                                   arch->find_register("ra")->dwarf});
+    CHECK(arch->find_register("sp")->dwarf == 29);
+    CHECK(arch->find_register("hi")->dwarf == 64);  // GCC's mips_dwarf_regno: HI/LO follow the 32 FPRs
+    CHECK(arch->find_register("lo")->dwarf == 65);
+    CHECK(arch->find_register("pc")->dwarf == 66);  // GCC mips.h: DWARF_ALT_FRAME_RETURN_COLUMN
+    CHECK(arch->syscall_abi.number_reg == arch->find_register("v0")->uc_id);
+    CHECK(arch->syscall_abi.register_arguments == 4);
+    CHECK(arch->syscall_abi.stack_arguments_offset == 16);
+    CHECK(arch->uname_machine == "mips");
+    CHECK(arch->format_ids.bintrace == nullptr);
+  }
+  CHECK(find_arch_for_elf(8, false, false) == &mips_arch());
+  CHECK(find_arch_for_elf(8, false, true) == &mipsel_arch());
+  CHECK(mips_arch().format_ids.ucir_arch == "mips");
+  CHECK(mipsel_arch().format_ids.ucir_arch == "mips");  // the UCIR header's byte order fields tell them apart
 }
 
 }  // namespace tracecorn::arch

@@ -1,4 +1,4 @@
-// Role: Debian 12's busybox-static for arm64, armhf and i386 (fetched by
+// Role: Debian 12's busybox-static for arm64, armhf, i386 and mipsel (fetched by
 // scripts/fetch_guest_busybox.sh) as real-world AArch64 and ARM/Thumb guest code
 // nobody here wrote: each applet run under qemu-<arch>-static and under
 // tracecorn with the same argv, environment and stdin must agree (status,
@@ -40,6 +40,7 @@ struct GuestBusybox {
 const GuestBusybox kArm64{"aarch64", "arm64"};
 const GuestBusybox kArmhf{"arm", "armhf"};
 const GuestBusybox kI386{"i386", "i386"};
+const GuestBusybox kMipsel{"mipsel", "mipsel"};  // Debian 12 has mipsel, not big-endian mips
 
 ProcessSpec busybox(const GuestBusybox& guest, const std::vector<std::string>& args, std::string stdin_data = "",
                     std::string cwd = "/") {
@@ -188,6 +189,10 @@ TEST_CASE("Busybox arm: applets of Debian's armhf busybox (Thumb code) against q
 
 TEST_CASE("Busybox i386: applets of Debian's i386 busybox against qemu-i386-static") {
   check_applets(kI386, "busybox-i386", true);
+}
+
+TEST_CASE("Busybox mipsel: applets of Debian's mipsel busybox against qemu-mipsel-static") {
+  check_applets(kMipsel, "busybox-mipsel", true);
 }
 
 }  // namespace tracecorn::behaviour

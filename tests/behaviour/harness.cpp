@@ -70,6 +70,7 @@ std::string qemu_for(const std::string& arch) {
 
 std::vector<std::string> qemu_cpu_options(const std::string& arch) {
   if (arch == "arm") return {"-cpu", "cortex-a15"};
+  if (arch == "mips" || arch == "mipsel") return {"-cpu", "74Kf"};  // Unicorn 2.0.1's default mips32 CPU
   return {};
 }
 

@@ -49,7 +49,8 @@ std::string cross_samples_binary(const std::string& arch);
 std::string qemu_for(const std::string& arch);
 // The options that make qemu emulate the CPU tracecorn gives `arch` (arm:
 // -cpu cortex-a15, Unicorn's ARMv7 CPU; qemu's default "max" is an ARMv8 that
-// reports AT_PLATFORM v8l); empty for the others.
+// reports AT_PLATFORM v8l; mips and mipsel: -cpu 74Kf, Unicorn's default
+// mips32 CPU, where qemu's is a 24Kf); empty for the others.
 std::vector<std::string> qemu_cpu_options(const std::string& arch);
 
 // The environment every run starts from: PATH, LC_ALL=C, TZ=UTC, HOME.

@@ -141,6 +141,8 @@ TEST_CASE("Samples: arm static") { check_all_cross_samples("arm", "static"); }
 TEST_CASE("Samples: i386 static") { check_all_cross_samples("i386", "static"); }
 TEST_CASE("Samples: i386 static-pie") { check_all_cross_samples("i386", "static-pie"); }
 TEST_CASE("Samples: arm static-marm") { check_all_cross_samples("arm", "static-marm"); }
+TEST_CASE("Samples: mips static") { check_all_cross_samples("mips", "static"); }
+TEST_CASE("Samples: mipsel static") { check_all_cross_samples("mipsel", "static"); }
 
 TEST_CASE("Samples: static") { check_all_samples("static"); }
 TEST_CASE("Samples: static-pie") { check_all_samples("static-pie"); }

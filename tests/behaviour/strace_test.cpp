@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -148,6 +149,15 @@ void compare_with_qemu(const SampleSpec& sample, const std::string& binary, cons
   auto tracecorn_names =
       parse_tracecorn_syscall_log(drop_loader_scratch_mmaps(read_whole_file(tracecorn_log), false));
   if (qemu_crashes && tracecorn_names.size() > qemu_names.size()) tracecorn_names.resize(qemu_names.size());
+  if (arch == "mips" || arch == "mipsel") {
+    // Numbers below 4000 are no o32 call: qemu-mips answers ENOSYS without
+    // logging them (linux-user/mips/cpu_loop.c checks the number before the
+    // strace hook; the unknown_syscall sample's syscall(1000)), so they are
+    // dropped from tracecorn's side.
+    std::erase_if(tracecorn_names, [](const std::string& name) {
+      return name.starts_with("syscall_") && std::strtol(name.c_str() + 8, nullptr, 10) < 4000;
+    });
+  }
   REQUIRE_MESSAGE(qemu_names.size() >= 3, "qemu's strace log has too few syscalls; has its format changed?\n"
                                               << printable(read_whole_file(qemu_log)));
   const std::string diff = describe_difference("qemu -strace syscalls", join_lines(qemu_names),
@@ -195,5 +205,7 @@ TEST_CASE("Strace: riscv64 static") { compare_all_marked_cross("riscv64", "stati
 TEST_CASE("Strace: arm static") { compare_all_marked_cross("arm", "static"); }
 TEST_CASE("Strace: i386 static") { compare_all_marked_cross("i386", "static"); }
 TEST_CASE("Strace: arm static-marm") { compare_all_marked_cross("arm", "static-marm"); }
+TEST_CASE("Strace: mips static") { compare_all_marked_cross("mips", "static"); }
+TEST_CASE("Strace: mipsel static") { compare_all_marked_cross("mipsel", "static"); }
 
 }  // namespace tracecorn::behaviour

@@ -33,7 +33,7 @@ void for_each_line(std::string_view text, Fn fn) {
 std::string_view qemu_unnamed_syscall(long nr, std::string_view arch) {
   // Evidence: qemu-x86_64-static 7.2 (Debian 12) prints "Unknown syscall 334"
   // for glibc 2.36's rseq registration at startup, qemu-aarch64-static 7.2
-  // "Unknown syscall 293" for the same call, qemu-arm-static "398" (and "406" for clock_getres_time64), qemu-i386-static "386" and "406". Add entries
+  // "Unknown syscall 293" for the same call, qemu-arm-static "398" (and "406" for clock_getres_time64), qemu-i386-static "386" and "406", qemu-mips(el)-static "4367" and "4406". Add entries
   // only when seen.
   if (arch == "x86_64" && nr == 334) return "rseq";
   if (arch == "aarch64" && nr == 293) return "rseq";
@@ -41,6 +41,8 @@ std::string_view qemu_unnamed_syscall(long nr, std::string_view arch) {
   if (arch == "arm" && nr == 406) return "clock_getres_time64";
   if (arch == "i386" && nr == 386) return "rseq";
   if (arch == "i386" && nr == 406) return "clock_getres_time64";
+  if ((arch == "mips" || arch == "mipsel") && nr == 4367) return "rseq";
+  if ((arch == "mips" || arch == "mipsel") && nr == 4406) return "clock_getres_time64";
   return "";
 }
 
@@ -59,6 +61,9 @@ std::vector<std::string> parse_qemu_strace(std::string_view log, std::string_vie
       return;
     }
     std::string_view name = leading_call_name(rest);
+    // o32's getrlimit (4076) is the word-sized call arm names ugetrlimit, and
+    // tracecorn names it so on both.
+    if ((arch == "mips" || arch == "mipsel") && name == "getrlimit") name = "ugetrlimit";
     if (!name.empty()) names.emplace_back(name);
   });
   return names;

@@ -21,7 +21,7 @@ namespace tracecorn::behaviour {
 
 // Syscall names in order from a qemu -strace log. "Unknown syscall N" lines
 // become the kernel's name for N when qemu_unnamed_syscall() knows it, else
-// "syscall_N".
+// "syscall_N". mips: qemu's "getrlimit" (o32 4076) becomes "ugetrlimit", tracecorn's name for it.
 // `arch` is the guest architecture (tracecorn's name) whose numbers the log uses.
 std::vector<std::string> parse_qemu_strace(std::string_view log, std::string_view arch = "x86_64");
 

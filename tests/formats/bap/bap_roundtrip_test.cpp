@@ -335,6 +335,11 @@ TEST_CASE("BAP frames: i386 samples round-trip at the full level (architecture 9
   check_cross_round_trips("i386");
 }
 
+TEST_CASE("BAP frames: mips and mipsel samples round-trip at the full level (architecture 8, machine 32)") {
+  check_cross_round_trips("mips");
+  check_cross_round_trips("mipsel");
+}
+
 TEST_CASE("BAP frames: an independent decoder (python3-protobuf) reads the same frames") {
   const std::string path = temp_path("decoder.frames");
   auto recorded = record(kSamples + "/static/hello", core::TraceLevel::kFull, path, false, "");

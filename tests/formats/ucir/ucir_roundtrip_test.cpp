@@ -299,6 +299,22 @@ TEST_CASE("UCIR: aarch64 samples round-trip at every level (arch string arm64)")
 
 TEST_CASE("UCIR: i386 samples round-trip at every level (arch string x86)") { check_cross_round_trips("i386", "x86"); }
 
+// usercorn's one name "mips" for both byte orders: the header's byte order
+// fields say which, and the reader gives back the right architecture.
+TEST_CASE("UCIR: mips and mipsel samples round-trip at every level (arch string mips, byte order in the header)") {
+  check_cross_round_trips("mips", "mips");
+  check_cross_round_trips("mipsel", "mips");
+  for (const std::string arch : {"mips", "mipsel"}) {
+    const std::string path = temp_path("tracecorn-ucir-order-" + arch) + ".ucir";
+    record(kSamples + "-" + arch + "/static/hello", core::TraceLevel::kBlocks, path, false, "", false);
+    auto reader = formats::UcirReader::open(path);
+    REQUIRE(reader.has_value());
+    CHECK((*reader)->header().data_order == (arch == "mips" ? 1 : 0));
+    CHECK((*reader)->info().arch_name == arch);
+    std::filesystem::remove(path);
+  }
+}
+
 // arm: samples/cross.cmake's Thumb-2 ("static") and ARM ("static-marm") builds;
 // a Thumb block's OP_JMP address has bit 0 set, and reads back as mode 1.
 TEST_CASE("UCIR: arm samples round-trip at every level, ARM and Thumb (arch string arm)") {

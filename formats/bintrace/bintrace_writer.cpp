@@ -642,12 +642,13 @@ std::vector<std::uint8_t> BintraceWriter::build_registers() const {
   return out;
 }
 
-std::string BintraceWriter::end(const events::TraceSummary&) {
+std::string BintraceWriter::end(const events::TraceSummary& summary) {
   if (!spool_) return error_;
   if (error_.empty() && !begun_) error_ = path_ + ": the recording never began";
   if (error_.empty()) {
     try {
       finish_pending_fallthrough();
+      if (summary.interrupted) write_other(bt::kInterruptedNote, {}, {});
       flush_events(true);
     } catch (const std::exception& error) {
       error_ = path_ + ": write error: " + error.what();

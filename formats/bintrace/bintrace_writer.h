@@ -25,6 +25,9 @@
 //   register changes. Faults ("fault signal S pc P address A: text"), exits
 //   ("exit code C" / "exit signal S"), module loads ("module START END bias B
 //   PATH") and gaps ("gap N: reason") are "other" events with empty diffs.
+// - end() of an interrupted recording (TraceSummary::interrupted: SIGINT or
+//   SIGTERM) adds the interruption note, an "other" event "interrupted" with
+//   an empty diff (bintrace_layout.h), after the exit event.
 // - The initial registers are TraceInfo's, with rip set to the first recorded
 //   instruction's address (the recorder captures them before the pc is set).
 // - Needs the initial state (RecorderOptions::capture_initial_state) and a level

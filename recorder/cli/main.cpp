@@ -563,6 +563,7 @@ int stat_command(const std::string& path) {
   for (std::size_t i = 0; i < hot.size() && i < 10; ++i) fmt::print("  {:#x} {}\n", hot[i].first, hot[i].second);
   fmt::print("syscalls:\n");
   for (const auto& [name, calls] : stats->syscalls) fmt::print("  {} {}\n", name, calls);
+  if ((*reader)->interrupted()) fmt::print("interrupted: the recording was stopped by SIGINT or SIGTERM and finished\n");
   if (auto complete = (*reader)->check_complete(); !complete) {  // the counts above stop where the file does
     fmt::print(stderr, "tracecorn: {}\n", complete.error().to_string());
     return kExitToolError;

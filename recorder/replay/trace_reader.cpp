@@ -53,6 +53,7 @@ class UcirAdapter final : public TraceReader {
     return text;
   }
   std::string warning() const override { return reader_->warning(); }
+  bool interrupted() const override { return reader_->interrupted(); }
 
  private:
   Expected<bool> next_record(const EventCallback& on_event) override { return reader_->next(on_event); }
@@ -90,6 +91,7 @@ class FramesAdapter final : public TraceReader {
     return text;
   }
   std::string warning() const override { return reader_->warning(); }
+  bool interrupted() const override { return reader_->interrupted(); }
   std::vector<std::string> environment() const override { return reader_->meta().target_envp; }
 
  private:
@@ -133,6 +135,7 @@ class BintraceAdapter final : public TraceReader {
   }
   // A cut binary trace is an error (its sections' sizes are checked), never a warning.
   std::string ended_early() const override { return ""; }
+  bool interrupted() const override { return reader_->interrupted(); }
 
  private:
   Expected<bool> next_record(const EventCallback& on_event) override { return reader_->next(on_event); }
@@ -295,7 +298,7 @@ Status TraceReader::read_all(events::Sink& sink) {
     }
     if (!*more) break;
   }
-  summary.interrupted = !warning().empty() && format() != TraceFormat::kBintrace;
+  summary.interrupted = interrupted() || !ended_early().empty();
   const std::string error = sink.end(summary);
   if (!error.empty()) return make_error(ErrorCode::kIo, error, path_);
   return ok_status();

@@ -215,8 +215,8 @@ Expected<std::unique_ptr<TraceReader>> TraceReader::open(const std::string& path
     if (source.error().code == ErrorCode::kNotFound && ::access((path + ".events.part").c_str(), F_OK) == 0)
       return make_error(ErrorCode::kNotFound,
                         "not found, but " + path + ".events.part is: the events spool of a binary trace recording "
-                        "that never finished (killed?); a binary trace is written whole when the recording ends, and "
-                        "its events cannot be read without the sections that come before them",
+                        "that never finished (killed?); a binary trace is written whole when the recording ends: "
+                        "`tracecorn recover " + path + "` rebuilds it from the spool's complete events",
                         path);
     return source.error();
   }

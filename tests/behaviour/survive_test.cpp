@@ -15,8 +15,9 @@
 // exit 125 with "tracecorn: FILE: the file ends early: ... offset ..." (the cut
 // and where the last complete record ends); a cut exactly between two records
 // of a UCIR file reads as a whole file (exit 0). A binary trace is written
-// whole at the end, so a killed recording leaves only its spool, which the
-// tools name (exit 125).
+// whole at the end, so a killed recording leaves only its spool and recovery
+// head, which the tools name (exit 125), and `tracecorn recover` turns them
+// into a file every tool reads (exit 0).
 #include <sys/stat.h>
 
 #include <cstdlib>
@@ -96,7 +97,9 @@ void check_cut_file_reads(const Config& config, const std::string& file) {
     return;
   }
   if (config.format == "bintrace") {
-    // Written whole at the end: what is left is the spool, and the tools say so.
+    // Written whole at the end: what is left is the spool (and the recovery
+    // head), and the tools say so; `tracecorn recover` rebuilds a file that
+    // every tool reads whole.
     CHECK_FALSE(is_file(file));
     CHECK(is_file(file + ".events.part"));
     for (const std::string command : {"dump", "stat"}) {
@@ -104,7 +107,22 @@ void check_cut_file_reads(const Config& config, const std::string& file) {
       CHECK_MESSAGE(read.status == 125, command << ": " << read.describe_status() << "\n" << read.err);
       CHECK_MESSAGE(read.err.find(".events.part is: the events spool of a binary trace recording") != std::string::npos,
                     read.err);
+      CHECK_MESSAGE(read.err.find("`tracecorn recover ") != std::string::npos, read.err);
     }
+    const ProcessResult recover = shell("exec \"$@\"", {paths().tracecorn, "recover", file});
+    if (!is_file(file + ".head.part")) {  // killed before the first instruction (rare, on a loaded machine)
+      CHECK_MESSAGE(recover.status == 125, recover.describe_status() << "\n" << recover.err);
+      CHECK_MESSAGE(recover.err.find("nothing to recover") != std::string::npos, recover.err);
+      return;
+    }
+    CHECK_MESSAGE(recover.status == 0, recover.describe_status() << "\n" << recover.err);
+    CHECK_MESSAGE(std::regex_search(recover.err, std::regex("recovered [0-9]+ events")), recover.err);
+    for (const std::string command : {"dump", "stat"}) {
+      const ProcessResult read = read_with(command, file);
+      CHECK_MESSAGE(read.status == 0, command << ": " << read.describe_status() << "\n" << read.err);
+    }
+    // It never replaces a file.
+    CHECK(shell("exec \"$@\"", {paths().tracecorn, "recover", file}).status == 125);
     return;
   }
   const std::regex cut_error("tracecorn: [^\n]*: the file ends early: [^\n]*offset (0x)?[0-9a-f]+");
@@ -151,6 +169,7 @@ TEST_CASE("Survive: SIGINT and SIGTERM finish every format, plain and zstd, and 
       CHECK_MESSAGE(result.status == 128 + number, result.describe_status() << "\n" << result.err);
       CHECK_MESSAGE(result.err.find("tracecorn: interrupted by SIG" + signal) != std::string::npos, result.err);
       CHECK_FALSE(is_file(file + ".events.part"));  // a bintrace spool is removed once the file is written
+      CHECK_FALSE(is_file(file + ".head.part"));    // and so is its recovery head
       if (config.format == "text") {
         const ProcessResult tail = shell("tail -n 2 \"$1\"", {file});
         CHECK_MESSAGE(tail.out.find("exit signal " + std::to_string(number)) != std::string::npos, tail.out);
@@ -238,8 +257,7 @@ TEST_CASE("Survive: after SIGKILL at random times every trace reads up to its la
         continue;
       }
       check_cut_file_reads(config, file);
-      std::remove(file.c_str());
-      std::remove((file + ".events.part").c_str());
+      for (const char* suffix : {"", ".events.part", ".head.part", ".head.part.tmp"}) std::remove((file + suffix).c_str());
     }
   }
 }
@@ -294,9 +312,15 @@ TEST_CASE("Survive: a full disk gives an error naming the file and the bytes wri
       CHECK(match[1] == file);
       CHECK(std::stoull(match[2]) <= kLimit);
       if (config.format == "bintrace") {
-        CHECK_MESSAGE(result.err.find("events spool") != std::string::npos, result.err);
+        // The first file to fill: the events spool, or (plain: busybox's
+        // initial memory) the recovery head written at the first instruction.
+        CHECK_MESSAGE((result.err.find("events spool") != std::string::npos ||
+                       result.err.find("recovery head") != std::string::npos),
+                      result.err);
         CHECK_FALSE(is_file(file));  // a failed binary trace leaves no file (nor its spool)
         CHECK_FALSE(is_file(file + ".events.part"));
+        CHECK_FALSE(is_file(file + ".head.part"));
+        CHECK_FALSE(is_file(file + ".head.part.tmp"));
         continue;
       }
       CHECK(file_size(file) <= kLimit);

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "formats/bintrace/bintrace_layout.h"
 #include "formats/bintrace/bintrace_recover.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

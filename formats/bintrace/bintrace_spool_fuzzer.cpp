@@ -16,11 +16,19 @@
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   if (size == 0) return 0;
   namespace bt = tracecorn::formats::bintrace;
-  bt::MachineDescription machine;
-  machine.physical_address_size = static_cast<std::uint8_t>(data[0] % 8 + 1);
-  machine.registers = {{0, 8, "rip"}, {1, 1, "al"}, {2, 16, "xmm0"}, {0x1234, 8, "far"}};
-  machine.operations = {{3, 0, bt::kAdd, std::vector<std::uint8_t>(8, 1)}};
-  machine.index();
+  // Built once per process (index() fills a 64 Ki-entry table): read-only
+  // afterwards, one per PHY_SIZE.
+  static const std::vector<bt::MachineDescription> machines = [] {
+    std::vector<bt::MachineDescription> out(8);
+    for (std::size_t i = 0; i < out.size(); ++i) {
+      out[i].physical_address_size = static_cast<std::uint8_t>(i + 1);
+      out[i].registers = {{0, 8, "rip"}, {1, 1, "al"}, {2, 16, "xmm0"}, {0x1234, 8, "far"}};
+      out[i].operations = {{3, 0, bt::kAdd, std::vector<std::uint8_t>(8, 1)}};
+      out[i].index();
+    }
+    return out;
+  }();
+  const bt::MachineDescription& machine = machines[data[0] % 8];
   std::vector<std::uint8_t> bytes(data + 1, data + size);
   const bool zstd = bytes.size() >= 4 && bytes[0] == 0x28 && bytes[1] == 0xb5 && bytes[2] == 0x2f && bytes[3] == 0xfd;
   auto source = tracecorn::formats::make_memory_source(std::move(bytes));

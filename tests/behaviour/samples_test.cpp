@@ -144,7 +144,7 @@ TEST_CASE("Samples: arm static-marm") { check_all_cross_samples("arm", "static-m
 
 // Beside the comparison above: the socketcall numbers Linux does not have are
 // refused (EINVAL, as natively) and named once each on tracecorn's stderr.
-TEST_CASE("Samples: i386 compat32_blocks names the socketcall numbers it refuses") {
+TEST_CASE("Compat32: i386 socketcall numbers Linux does not have are refused with EINVAL and named on stderr") {
   ProcessSpec spec;
   spec.argv = {paths().tracecorn, "run", "--", cross_samples_binary("i386") + "/static/compat32_blocks"};
   spec.env = base_env();

@@ -26,7 +26,7 @@ CC=gcc CXX=g++ cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDeb
   -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g" -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 -g" \
   -DTRACECORN_SANITIZE=address,undefined -DTRACECORN_TEST_TIMEOUT_SCALE=4 >/dev/null
 cmake --build "$build_dir" -j "$(nproc)"
-for busybox_arch in arm64 armhf i386; do  # the other architectures' busybox tests: test.sh's copy, or fetched
+for busybox_arch in arm64 armhf i386 mipsel; do  # the other architectures' busybox tests: test.sh's copy, or fetched
   if [[ -x build/guest-busybox/$busybox_arch/busybox && ! -e $build_dir/guest-busybox/$busybox_arch/busybox ]]; then
     mkdir -p "$build_dir/guest-busybox/$busybox_arch"
     cp build/guest-busybox/$busybox_arch/busybox "$build_dir/guest-busybox/$busybox_arch/busybox"

@@ -462,7 +462,9 @@ Status FramesReader::produce(const EventCallback& on_event) {
   } else if (f.has_exception_frame()) {
     const pb::exception_frame& frame = f.exception_frame();
     event.thread = events::ThreadId{static_cast<std::uint32_t>(frame.thread_id())};
-    if (frame.has_tracecorn_lost_events()) {
+    if (frame.tracecorn_interrupted()) {
+      interrupted_ = true;  // the interruption note (bap_writer.h): no event
+    } else if (frame.has_tracecorn_lost_events()) {
       emit(events::EventKind::kGap, events::GapEvent{frame.tracecorn_lost_events(), frame.tracecorn_description()});
       next_sequence_ += frame.tracecorn_lost_events();  // the lost events had these numbers
       known_.assign(known_.size(), false);
@@ -586,7 +588,7 @@ Status FramesReader::read_all(events::Sink& sink) {
     if (!*more) break;
   }
   summary.events = next_sequence_;
-  summary.interrupted = !warning_.empty();
+  summary.interrupted = interrupted_ || !warning_.empty();
   if (auto error = sink.end(summary); !error.empty()) return make_error(ErrorCode::kIo, error);
   return ok_status();
 }

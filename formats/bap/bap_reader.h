@@ -112,6 +112,10 @@ class FramesReader {
   Status read_all(events::Sink& sink);
 
   const std::string& warning() const { return warning_; }
+  // Whether a frame read so far is the interruption note (bap_writer.h: the
+  // recording was stopped by SIGINT or SIGTERM and finished). A file cut short
+  // (warning()) is not marked; read_all()'s summary says interrupted for either.
+  bool interrupted() const { return interrupted_; }
   std::uint64_t frames_read() const { return frame_index_; }  // index of the next frame
   std::uint64_t events_read() const { return next_sequence_; }
   // Bytes of the file read so far (compressed bytes for a zstd file), for progress displays.
@@ -155,6 +159,7 @@ class FramesReader {
   bool seen_instruction_ = false;
   bool toc_used_ = false;
   std::string warning_;
+  bool interrupted_ = false;
   std::vector<events::RegisterValue> registers_;
   std::vector<bool> known_;
 };

@@ -68,6 +68,7 @@ struct FramesWriter::State {
   std::uint64_t frames = 0;              // n
   std::vector<std::uint64_t> toc;
   std::uint64_t dropped = 0;
+  std::uint32_t exit_signal = 0;  // of the exit event, for the interruption note
 
   std::vector<std::string> names;                // upper-case register names, arch table order
   std::vector<events::RegisterValue> registers;  // last known value of each register
@@ -332,10 +333,13 @@ struct FramesWriter::State {
         write_message(frame, true);
         return;
       }
-      case EventKind::kExit:
+      case EventKind::kExit: {
         flush();
+        const auto& exit = std::get<events::ExitEvent>(event.payload);
+        exit_signal = exit.by_signal ? static_cast<std::uint32_t>(exit.signal) : 0;
         ++dropped;
         return;
+      }
       case EventKind::kBlock:
         flush();
         return;
@@ -433,12 +437,20 @@ void FramesWriter::on_event(const events::Event& event) {
   }
 }
 
-std::string FramesWriter::end(const events::TraceSummary&) {
+std::string FramesWriter::end(const events::TraceSummary& summary) {
   State& s = *state_;
   if (!s.output) return s.error;
   if (s.error.empty()) {
     try {
       s.flush();
+      if (summary.interrupted) {  // the interruption note (bap_writer.h)
+        s.frame.Clear();
+        auto* note = s.frame.mutable_exception_frame();
+        note->set_exception_number(s.exit_signal);
+        note->set_tracecorn_interrupted(true);
+        note->set_tracecorn_description("the recording was interrupted");
+        s.write_message(s.frame, true);
+      }
       const std::uint64_t toc_offset = s.offset;
       std::vector<std::uint8_t> index;
       put_u64(index, s.options.frames_per_toc_entry);

@@ -38,6 +38,12 @@
 //   lost) is an exception_frame with exception_number 0 and (ours)
 //   tracecorn_lost_events and the reason.
 // - Exit and block events have no frame (dropped_events() counts exits).
+// - end() of an interrupted recording (TraceSummary::interrupted: SIGINT or
+//   SIGTERM) writes the interruption note as the last frame: an
+//   exception_frame with exception_number = the signal of the exit event (0
+//   when there was none) and (ours) tracecorn_interrupted and a description.
+//   BAP's reader takes it as one more exception event; ours reports it
+//   (FramesReader::interrupted()) and produces no event.
 // - end(): the TOC (m = frames_per_toc_entry, ceil(n/m) entries, entry k =
 //   offset of frame k*m), then n and T patched in the header.
 //

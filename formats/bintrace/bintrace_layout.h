@@ -70,6 +70,11 @@ inline constexpr std::uint8_t kLongId = 0xff;    // a register id on 2 bytes fol
 inline constexpr std::uint8_t kLongSize = 0xff;  // a memory size on PHY_SIZE bytes follows
 inline constexpr std::size_t kMaxDescription = 255;
 
+// The interruption note (ours): the description of an "other" event with an
+// empty diff, the last event of a recording stopped by SIGINT or SIGTERM.
+// Other readers take it as one more described event (as "page fault").
+inline constexpr std::string_view kInterruptedNote = "interrupted";
+
 enum Operator : std::uint8_t { kSet = 0, kAdd = 1, kAnd = 2, kOr = 3 };
 
 // Our limits (not the spec's): register values up to 64 bytes (zmm); a memory

@@ -947,6 +947,10 @@ void BintraceReader::produce(const EventCallback& on_event) {
          events::ModuleLoadEvent{events::GuestAddress{a}, events::GuestAddress{b}, d, text_}, on_event);
     return;
   }
+  if (text == bintrace::kInterruptedNote) {
+    interrupted_ = true;  // the interruption note (bintrace_layout.h): no model event
+    return;
+  }
   unsigned long long lost = 0;
   if (std::sscanf(c, "gap %llu: %n", &lost, &used) == 1 && used > 0) {
     text_ = text.substr(static_cast<std::size_t>(used));
@@ -970,6 +974,7 @@ Status BintraceReader::read_all(events::Sink& sink) {
   events::TraceSummary summary;
   summary.events = next_sequence_;
   summary.instructions = instructions_read_;
+  summary.interrupted = interrupted_;
   const std::string error = sink.end(summary);
   if (!status) return status;
   if (!error.empty()) return make_error(ErrorCode::kIo, error);

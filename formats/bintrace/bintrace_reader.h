@@ -26,6 +26,7 @@
 //   "syscall ..." a SyscallEvent (pc = the last instruction's), its diff's memory
 //                 entries as memory_writes and the changed registers
 //   "fault ...", "exit ...", "module ...", "gap ..."  Fault/Exit/ModuleLoad/Gap events
+//   "interrupted" the interruption note: interrupted() is set, no model event
 //   other descriptions (other tools' "page fault"...) produce no model event
 //                 (counted by unrecognized_events()); their diffs still apply.
 // Registers are matched to the architecture's table by name (arch::BintraceMachine);
@@ -101,6 +102,9 @@ class BintraceReader {
   // Bytes of the file read so far, for progress displays.
   std::uint64_t file_bytes_read() const;
   std::uint64_t unrecognized_events() const { return unrecognized_; }
+  // Whether an event read so far is the interruption note (the recording was
+  // stopped by SIGINT or SIGTERM and finished: bintrace_writer.h).
+  bool interrupted() const { return interrupted_; }
 
   // The state after the events read so far.
   const bintrace::MachineState& state() const { return *state_; }
@@ -144,6 +148,7 @@ class BintraceReader {
   std::uint64_t event_count_ = 0;
   std::uint64_t events_read_ = 0;
   std::uint64_t unrecognized_ = 0;
+  bool interrupted_ = false;
   bool failed_ = false;
 
   // Declared register slot -> where it goes in the arch table.

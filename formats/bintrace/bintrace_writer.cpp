@@ -14,6 +14,7 @@
 
 #include <zstd.h>
 
+#include "formats/bintrace/bintrace_encode.h"
 #include "formats/bintrace/bintrace_layout.h"
 
 namespace tracecorn::formats {
@@ -22,34 +23,13 @@ namespace bt = bintrace;
 
 namespace {
 
-void put_u8(std::vector<std::uint8_t>& out, std::uint8_t value) { out.push_back(value); }
-void put_le(std::vector<std::uint8_t>& out, std::uint64_t value, std::size_t bytes) {
-  for (std::size_t i = 0; i < bytes; ++i) out.push_back(static_cast<std::uint8_t>(i < 8 ? value >> (8 * i) : 0));
-}
-void put_u16(std::vector<std::uint8_t>& out, std::uint16_t value) { put_le(out, value, 2); }
-void put_u32(std::vector<std::uint8_t>& out, std::uint32_t value) { put_le(out, value, 4); }
-void put_u64(std::vector<std::uint8_t>& out, std::uint64_t value) { put_le(out, value, 8); }
-void put_bytes(std::vector<std::uint8_t>& out, std::span<const std::uint8_t> bytes) {
-  out.insert(out.end(), bytes.begin(), bytes.end());
-}
-// A spec string: u8 length, then the characters (cut at 255).
-void put_string(std::vector<std::uint8_t>& out, std::string_view text) {
-  const std::size_t length = std::min(text.size(), bt::kMaxDescription);
-  put_u8(out, static_cast<std::uint8_t>(length));
-  out.insert(out.end(), text.begin(), text.begin() + static_cast<std::ptrdiff_t>(length));
-}
-// A metadata string: u64 length, then `field` bytes NUL padded (cut to fit).
-void put_padded(std::vector<std::uint8_t>& out, std::string_view text, std::size_t field) {
-  const std::size_t length = std::min(text.size(), field);
-  put_u64(out, length);
-  out.insert(out.end(), text.begin(), text.begin() + static_cast<std::ptrdiff_t>(length));
-  out.insert(out.end(), field - length, 0);
-}
-// Patches a u64 section size at `at` (the size excludes its own 8 bytes).
-void patch_size(std::vector<std::uint8_t>& out, std::size_t at) {
-  const std::uint64_t size = out.size() - at - 8;
-  for (int i = 0; i < 8; ++i) out[at + static_cast<std::size_t>(i)] = static_cast<std::uint8_t>(size >> (8 * i));
-}
+using bt::put_bytes;
+using bt::put_le;
+using bt::put_string;
+using bt::put_u16;
+using bt::put_u32;
+using bt::put_u64;
+using bt::put_u8;
 
 std::string hex(std::uint64_t value) {
   char buffer[24];
@@ -77,22 +57,27 @@ struct BintraceWriter::Spool {
     if (file) std::fclose(file);
     if (!path.empty()) std::remove(path.c_str());
   }
+  // Hands what stdio holds to the file (a killed process loses only the batch
+  // being built). Returns "" or what failed.
+  std::string flush() { return std::fflush(file) == 0 ? "" : std::strerror(errno); }
   // Returns "" or what failed.
   std::string write(std::span<const std::uint8_t> data, bool last) {
     if (!zstd) {
       if (!data.empty() && std::fwrite(data.data(), 1, data.size(), file) != data.size()) return std::strerror(errno);
       bytes += data.size();
-      return "";
+      return flush();
     }
     ZSTD_inBuffer in{data.data(), data.size(), 0};
-    const ZSTD_EndDirective mode = last ? ZSTD_e_end : ZSTD_e_continue;
+    // Each batch is flushed out of the compressor, so that a killed recording's
+    // spool decompresses up to its last batch (bintrace_recover.h).
+    const ZSTD_EndDirective mode = last ? ZSTD_e_end : ZSTD_e_flush;
     for (;;) {
       ZSTD_outBuffer out{buffer.data(), buffer.size(), 0};
       const std::size_t remaining = ZSTD_compressStream2(zstd, &out, &in, mode);
       if (ZSTD_isError(remaining)) return std::string("zstd: ") + ZSTD_getErrorName(remaining);
       if (out.pos && std::fwrite(buffer.data(), 1, out.pos, file) != out.pos) return std::strerror(errno);
       bytes += out.pos;
-      if (last ? remaining == 0 : in.pos == in.size) return "";
+      if (remaining == 0) return flush();
     }
   }
 };
@@ -199,7 +184,12 @@ Expected<std::unique_ptr<BintraceWriter>> BintraceWriter::open(const std::string
 BintraceWriter::BintraceWriter(std::string path, const arch::ArchInfo& arch, BintraceWriterOptions options)
     : path_(std::move(path)), arch_(arch), machine_(*arch.format_ids.bintrace), options_(std::move(options)) {}
 
-BintraceWriter::~BintraceWriter() = default;
+BintraceWriter::~BintraceWriter() { remove_recovery_head(); }
+
+void BintraceWriter::remove_recovery_head() {
+  if (!head_path_.empty()) std::remove(head_path_.c_str());
+  head_path_.clear();
+}
 
 void BintraceWriter::begin(const events::TraceInfo& info) {
   begun_ = true;
@@ -250,7 +240,7 @@ void BintraceWriter::on_event(const events::Event& event) {
   if (!error_.empty() || !begun_) return;
   try {
     handle(event);
-    if (events_.size() >= (1u << 20)) flush_events(false);
+    if (events_.size() >= options_.spool_batch_bytes) flush_events(false);
   } catch (const std::exception& error) {
     error_ = path_ + ": write error: " + error.what();
   }
@@ -430,6 +420,7 @@ void BintraceWriter::handle(const events::Event& event) {
         std::copy_n(table_[pc_table_index_].begin(), 8, pc.begin());
         initial_values_[pc_slot_].assign(pc.begin(), pc.begin() + static_cast<std::ptrdiff_t>(initial_values_[pc_slot_].size()));
         state_->set(pc_slot_, initial_values_[pc_slot_]);
+        write_recovery_head();  // the initial state is complete now
       }
       finish_instruction(insn.address.value);
       pending_ = true;
@@ -567,92 +558,82 @@ std::vector<bt::MemoryRegion> BintraceWriter::declared_regions() const {
   // Pages written outside every mapping (none expected: a guest write outside
   // its mappings faults) are declared too, so that every diff lands in a region.
   for (const auto page : state_->memory().page_numbers()) ranges.push_back({page * bt::SparseMemory::kPageBytes, bt::SparseMemory::kPageBytes});
-  std::sort(ranges.begin(), ranges.end(), [](const auto& a, const auto& b) { return a.start < b.start; });
-  std::vector<bt::MemoryRegion> merged;
-  for (const auto& range : ranges) {
-    if (range.size == 0) continue;
-    if (!merged.empty() && range.start <= merged.back().start + merged.back().size) {
-      const std::uint64_t end = std::max(merged.back().start + merged.back().size, range.start + range.size);
-      merged.back().size = end - merged.back().start;
-    } else {
-      merged.push_back(range);
+  return bt::merge_regions(std::move(ranges));
+}
+
+std::vector<std::uint8_t> BintraceWriter::build_head(std::span<const bt::MemoryRegion> regions,
+                                                     std::uint8_t compression) const {
+  const bt::HeadStrings strings{options_.tool_version, tool_info_,
+                                options_.unix_time ? options_.unix_time : static_cast<std::uint64_t>(std::time(nullptr))};
+  return bt::encode_head(strings, compression, description_, regions);
+}
+
+void BintraceWriter::fill_initial_memory(std::uint64_t base, std::span<std::uint8_t> chunk) const {
+  for (const auto& initial : initial_memory_) {
+    const std::uint64_t from = std::max(initial.start.value, base);
+    const std::uint64_t to = std::min(initial.start.value + initial.bytes.size(), base + chunk.size());
+    if (from < to)
+      std::copy_n(initial.bytes.begin() + static_cast<std::ptrdiff_t>(from - initial.start.value), to - from,
+                  chunk.begin() + static_cast<std::ptrdiff_t>(from - base));
+  }
+}
+
+void BintraceWriter::write_recovery_head() {
+  if (spool_->path.empty()) return;  // stdout or a device: nothing is left behind to recover
+  // Written under another name and renamed when whole, so that a head that
+  // exists is complete (a kill while it is written leaves nothing to recover).
+  const std::string head = path_ + ".head.part";
+  const std::string part = head + ".tmp";
+  std::FILE* out = std::fopen(part.c_str(), "wb");
+  std::uint64_t written = 0;
+  std::string problem = out ? "" : std::strerror(errno);
+  if (out) {
+    try {
+      auto put = [&](std::span<const std::uint8_t> bytes) {
+        if (!bytes.empty() && std::fwrite(bytes.data(), 1, bytes.size(), out) != bytes.size())
+          throw std::runtime_error(std::strerror(errno));
+        written += bytes.size();
+      };
+      std::vector<bt::MemoryRegion> ranges;
+      for (const auto& region : initial_memory_) ranges.push_back({region.start.value, region.size});
+      const auto regions = bt::merge_regions(std::move(ranges));
+      put(build_head(regions, bt::kCompressionNone));
+      bt::encode_initial_memory(
+          regions, [&](std::uint64_t base, std::span<std::uint8_t> chunk) { fill_initial_memory(base, chunk); }, put);
+      put(bt::encode_initial_registers(description_, initial_values_));
+      put(bt::encode_events_header(0, 0));
+      if (std::fflush(out) != 0 || std::ferror(out)) throw std::runtime_error(std::strerror(errno ? errno : EIO));
+    } catch (const std::exception& error) {
+      problem = error.what();
+      struct stat status {};  // what reached the file (stdio may have held some of what it accepted)
+      if (fstat(fileno(out), &status) == 0) written = static_cast<std::uint64_t>(status.st_size);
     }
+    if (std::fclose(out) != 0 && problem.empty()) problem = std::strerror(errno);
+    if (problem.empty() && std::rename(part.c_str(), head.c_str()) != 0) problem = std::strerror(errno);
   }
-  return merged;
+  if (problem.empty()) {
+    head_path_ = head;
+    return;
+  }
+  std::remove(part.c_str());
+  if (error_.empty())
+    error_ = path_ + ": write error (recovery head " + head + "): " + problem + " after " + std::to_string(written) +
+             " bytes were written";
 }
 
-std::vector<std::uint8_t> BintraceWriter::build_head(std::span<const bt::MemoryRegion> regions) const {
-  std::vector<std::uint8_t> out;
-  // Metadata.
-  put_u64(out, bt::kMetadataMagic);
-  put_u32(out, bt::kMetadataVersion);
-  put_u32(out, bt::kMetadataTypeTrace);
-  put_padded(out, bt::kFormatVersion, bt::kMetadataStringBytes[0]);
-  put_padded(out, "tracecorn", bt::kMetadataStringBytes[1]);
-  put_padded(out, options_.tool_version, bt::kMetadataStringBytes[2]);
-  put_padded(out, tool_info_, bt::kMetadataStringBytes[3]);
-  put_u64(out, options_.unix_time ? options_.unix_time : static_cast<std::uint64_t>(std::time(nullptr)));
-  // Header.
-  put_u64(out, 1);
-  put_u8(out, options_.compress_zstd ? bt::kCompressionZstd : bt::kCompressionNone);
-  // Machine description.
-  const std::size_t phy = bt::kPhysicalAddressSize;
-  std::size_t at = out.size();
-  put_u64(out, 0);
-  put_u32(out, description_.magic);
-  put_u8(out, description_.physical_address_size);
-  put_u32(out, static_cast<std::uint32_t>(regions.size()));
-  for (const auto& region : regions) {
-    put_le(out, region.start, phy);
-    put_le(out, region.size, phy);
-  }
-  put_u32(out, static_cast<std::uint32_t>(description_.registers.size()));
-  for (const auto& reg : description_.registers) {
-    put_u16(out, reg.id);
-    put_u16(out, reg.size);
-    put_string(out, reg.name);
-  }
-  put_u32(out, static_cast<std::uint32_t>(description_.operations.size()));
-  for (const auto& op : description_.operations) {
-    put_u8(out, op.id);
-    put_u16(out, op.target_id);
-    put_u8(out, op.op);
-    put_bytes(out, op.value);
-  }
-  put_u32(out, static_cast<std::uint32_t>(description_.statics.size()));
-  for (const auto& reg : description_.statics) {
-    put_string(out, reg.name);
-    put_u8(out, static_cast<std::uint8_t>(reg.value.size()));
-    put_bytes(out, reg.value);
-  }
-  patch_size(out, at);
-  return out;
-}
-
-std::vector<std::uint8_t> BintraceWriter::build_registers() const {
-  std::vector<std::uint8_t> out;
-  const std::size_t at = out.size();
-  put_u64(out, 0);
-  put_u32(out, static_cast<std::uint32_t>(description_.registers.size()));
-  for (std::size_t i = 0; i < description_.registers.size(); ++i) {
-    put_u16(out, description_.registers[i].id);
-    put_bytes(out, initial_values_[i]);
-  }
-  patch_size(out, at);
-  return out;
-}
-
-std::string BintraceWriter::end(const events::TraceSummary&) {
+std::string BintraceWriter::end(const events::TraceSummary& summary) {
   if (!spool_) return error_;
   if (error_.empty() && !begun_) error_ = path_ + ": the recording never began";
   if (error_.empty()) {
     try {
       finish_pending_fallthrough();
+      if (summary.interrupted) write_other(bt::kInterruptedNote, {}, {});
       flush_events(true);
     } catch (const std::exception& error) {
       error_ = path_ + ": write error: " + error.what();
     }
   }
+  remove_recovery_head();  // the file is written whole below (or not at all): no recovery needed
   if (!error_.empty()) {
     spool_.reset();
     return error_;
@@ -670,35 +651,15 @@ std::string BintraceWriter::end(const events::TraceSummary&) {
         throw std::runtime_error(std::strerror(errno));
       bytes_written_ += bytes.size();
     };
-    put(build_head(regions));
+    put(build_head(regions, options_.compress_zstd ? bt::kCompressionZstd : bt::kCompressionNone));
     // Initial memory: each region's bytes when recording started (zero where
     // nothing was mapped then), streamed a chunk at a time.
-    std::vector<std::uint8_t> chunk(1 << 20);
-    std::uint64_t total = 0;
-    for (const auto& region : regions) total += region.size;
-    std::vector<std::uint8_t> size_field;
-    put_u64(size_field, total);
-    put(size_field);
-    for (const auto& region : regions) {
-      for (std::uint64_t offset = 0; offset < region.size; offset += chunk.size()) {
-        const std::uint64_t base = region.start + offset;
-        const auto length = static_cast<std::size_t>(std::min<std::uint64_t>(chunk.size(), region.size - offset));
-        std::fill_n(chunk.begin(), length, std::uint8_t{0});
-        for (const auto& initial : initial_memory_) {
-          const std::uint64_t from = std::max(initial.start.value, base);
-          const std::uint64_t to = std::min(initial.start.value + initial.bytes.size(), base + length);
-          if (from < to)
-            std::copy_n(initial.bytes.begin() + static_cast<std::ptrdiff_t>(from - initial.start.value), to - from,
-                        chunk.begin() + static_cast<std::ptrdiff_t>(from - base));
-        }
-        put(std::span(chunk).first(length));
-      }
-    }
-    std::vector<std::uint8_t> head = build_registers();
+    bt::encode_initial_memory(
+        regions, [&](std::uint64_t base, std::span<std::uint8_t> chunk) { fill_initial_memory(base, chunk); }, put);
+    put(bt::encode_initial_registers(description_, initial_values_));
     events_payload_bytes_ = spool_->bytes;
-    put_u64(head, 8 + spool_->bytes);
-    put_u64(head, event_count_);
-    put(head);
+    put(bt::encode_events_header(spool_->bytes, event_count_));
+    std::vector<std::uint8_t> chunk(1 << 20);
     std::rewind(spool_->file);
     std::uint64_t copied = 0;
     while (copied < spool_->bytes) {

@@ -25,6 +25,9 @@
 //   register changes. Faults ("fault signal S pc P address A: text"), exits
 //   ("exit code C" / "exit signal S"), module loads ("module START END bias B
 //   PATH") and gaps ("gap N: reason") are "other" events with empty diffs.
+// - end() of an interrupted recording (TraceSummary::interrupted: SIGINT or
+//   SIGTERM) adds the interruption note, an "other" event "interrupted" with
+//   an empty diff (bintrace_layout.h), after the exit event.
 // - The initial registers are TraceInfo's, with rip set to the first recorded
 //   instruction's address (the recorder captures them before the pc is set).
 // - Needs the initial state (RecorderOptions::capture_initial_state) and a level
@@ -34,9 +37,14 @@
 // end(), naming the file and the bytes written; a failed recording leaves no
 // output file. A regular file is written as PATH.part and renamed to PATH when
 // complete; a device or a pipe (/dev/full, a FIFO) is written in place, never
-// replaced, with its spool in a temporary file. A recording killed before end()
-// leaves only the spool (PATH.events.part), which cannot be read without the
-// sections that come before the events (recorder/replay/trace_reader.h says so).
+// replaced, with its spool in a temporary file.
+// Recovery: at the first instruction (when the initial state is complete) the
+// writer also writes PATH.head.part, a whole binary trace with no events
+// (compression 0) declaring the regions mapped at the start. A recording
+// killed before end() leaves that head and the spool (PATH.events.part, its
+// events up to the last batch handed to the file: spool_batch_bytes); recover_bintrace()
+// (bintrace_recover.h, `tracecorn recover`) rebuilds a valid file from them.
+// end() removes both.
 #pragma once
 
 #include <cstdint>
@@ -58,6 +66,9 @@ struct BintraceWriterOptions {
   std::string tool_version;    // metadata strings
   std::string tool_info;
   std::uint64_t unix_time = 0;  // the metadata date; 0 = now
+  // Encoded events handed to the spool file at a time (flushed through zstd
+  // and stdio): what a killed recording can lose at most.
+  std::size_t spool_batch_bytes = 1 << 20;
 };
 
 class BintraceWriter final : public events::Sink {
@@ -107,9 +118,14 @@ class BintraceWriter final : public events::Sink {
   void add_memory(std::vector<MemoryEntry>& out, std::uint64_t address, std::span<const std::uint8_t> bytes);
   void flush_events(bool last);
   // Metadata, header and machine description (declaring `regions`).
-  std::vector<std::uint8_t> build_head(std::span<const bintrace::MemoryRegion> regions) const;
-  std::vector<std::uint8_t> build_registers() const;  // the initial registers section
+  std::vector<std::uint8_t> build_head(std::span<const bintrace::MemoryRegion> regions, std::uint8_t compression) const;
   std::vector<bintrace::MemoryRegion> declared_regions() const;
+  // Copies the initial memory that falls in [base, base + chunk.size()) into `chunk`.
+  void fill_initial_memory(std::uint64_t base, std::span<std::uint8_t> chunk) const;
+  // Writes PATH.head.part whole (through PATH.head.part.tmp, renamed); a write
+  // error becomes error_, naming the head and the bytes written.
+  void write_recovery_head();
+  void remove_recovery_head();
 
   std::string path_;
   const arch::ArchInfo& arch_;
@@ -117,6 +133,7 @@ class BintraceWriter final : public events::Sink {
   BintraceWriterOptions options_;
   std::string error_;
   std::unique_ptr<Spool> spool_;
+  std::string head_path_;  // PATH.head.part while it exists
   bool begun_ = false;
   bool in_place_ = false;  // stdout or a non-regular file (a device, a pipe): no PATH.part, no rename
 

@@ -18,6 +18,14 @@
 //        OP_FRAME    pid u64, op_count u32, ops...   (one per basic block)
 //        OP_KEYFRAME ...                             (every N instructions)
 //        ...
+//        OP_FRAME    pid u64, op_count u32 = 1, OP_NOP   (only when the
+//                    recording was interrupted: our note, see below)
+//
+// The interruption note (ours, within the spec): a recording stopped by SIGINT
+// or SIGTERM ends with an OP_FRAME whose ops are all OP_NOP (we write one).
+// The spec's OP_NOP "does nothing", so usercorn and any spec reader skip it;
+// our reader reports it (UcirReader::interrupted()). No frame we write
+// otherwise holds only OP_NOPs.
 //
 // Ops (op u8 first):
 //   OP_NOP        -                                             1 byte

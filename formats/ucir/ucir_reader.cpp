@@ -599,6 +599,11 @@ Expected<bool> UcirReader::next(const EventCallback& on_event) {
         return true;
       }
       seen_keyframe_ = true;
+      // The interruption note (ucir_layout.h): a frame of OP_NOPs only; any
+      // later frame with real ops takes the note back.
+      interrupted_ = !ops.empty() && std::all_of(ops.begin(), ops.end(), [](const Op& parsed) {
+        return parsed.op == ucir::kOpNop;
+      });
       produce(ops, on_event);
       return true;
     }
@@ -812,7 +817,7 @@ Status UcirReader::read_all(events::Sink& sink) {
     if (!*more) break;
   }
   summary.events = next_sequence_;
-  summary.interrupted = !warning_.empty();
+  summary.interrupted = interrupted_ || !warning_.empty();
   if (auto error = sink.end(summary); !error.empty()) return make_error(ErrorCode::kIo, error);
   return ok_status();
 }

@@ -109,6 +109,11 @@ class UcirReader {
 
   // "" or why the trace ended before its natural end (where, and what was missing).
   const std::string& warning() const { return warning_; }
+  // Whether the frames read so far end with the interruption note
+  // (ucir_layout.h: the recording was stopped by SIGINT or SIGTERM and
+  // finished). A file cut short (warning()) is not marked; read_all()'s
+  // summary says interrupted for either.
+  bool interrupted() const { return interrupted_; }
   std::uint64_t events_read() const { return next_sequence_; }
   // Bytes of the file read so far (compressed bytes for a zstd file), for progress displays.
   std::uint64_t file_bytes_read() const;
@@ -160,6 +165,7 @@ class UcirReader {
   bool seen_keyframe_ = false;
   bool done_ = false;
   std::string warning_;
+  bool interrupted_ = false;
   std::uint64_t pc_ = 0;
   std::uint64_t next_sequence_ = 0;
   std::int32_t exit_code_ = 0;

@@ -417,10 +417,14 @@ void UcirWriter::handle(const events::Event& event) {
   }
 }
 
-std::string UcirWriter::end(const events::TraceSummary&) {
+std::string UcirWriter::end(const events::TraceSummary& summary) {
   if (error_.empty()) {
     try {
       flush_frame();
+      if (summary.interrupted) {  // the interruption note (ucir_layout.h): a frame holding one OP_NOP
+        write_frame_header(ucir::kOpFrame, 1);
+        write_bytes(std::vector<std::uint8_t>{ucir::kOpNop});
+      }
     } catch (const std::exception& error) {
       error_ = path_ + ": write error: " + error.what();
     }

@@ -23,6 +23,9 @@
 //   with the memory written since the previous keyframe and, at levels that
 //   record registers (regs, full), every register's last value.
 // - An exit event writes OP_EXIT in the current frame.
+// - end() of an interrupted recording (TraceSummary::interrupted: SIGINT or
+//   SIGTERM) writes the interruption note after the last frame: an OP_FRAME
+//   whose only op is OP_NOP (ucir_layout.h), which every UCIR reader skips.
 // - Events UCIR has no op for (faults, gaps, module loads) are dropped and
 //   counted (dropped_events()); UcirReader::can_carry() names the kinds kept.
 // Frames are buffered whole (op_count comes first), so a killed recording

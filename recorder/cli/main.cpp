@@ -7,6 +7,9 @@
 //   tracecorn dump FILE [--kind K,..] [--range A-B] [--events N-M]
 //                            (prints a UCIR, BAP frames or binary trace as the text format does;
 //                             the reader is chosen by content: recorder/replay/trace_reader.h)
+//   tracecorn recover FILE [-o OUT]
+//                            (a binary trace killed before it was written: rebuilt from
+//                             FILE.head.part and FILE.events.part, formats/bintrace/bintrace_recover.h)
 // Exit status: the guest's own status (128+signal when it is killed), 124 when a
 // --max-insns/--timeout limit stops it, 125 for tracecorn's own errors, 126 when
 // the program cannot be run (not an ELF, unsupported architecture), 127 when it
@@ -31,6 +34,7 @@
 #include <fmt/ranges.h>
 
 #include "formats/bap/bap_writer.h"
+#include "formats/bintrace/bintrace_recover.h"
 #include "formats/bintrace/bintrace_writer.h"
 #include "formats/null/null_sink.h"
 #include "formats/text/text_writer.h"
@@ -563,10 +567,40 @@ int stat_command(const std::string& path) {
   for (std::size_t i = 0; i < hot.size() && i < 10; ++i) fmt::print("  {:#x} {}\n", hot[i].first, hot[i].second);
   fmt::print("syscalls:\n");
   for (const auto& [name, calls] : stats->syscalls) fmt::print("  {} {}\n", name, calls);
+  if ((*reader)->interrupted()) fmt::print("interrupted: the recording was stopped by SIGINT or SIGTERM and finished\n");
   if (auto complete = (*reader)->check_complete(); !complete) {  // the counts above stop where the file does
     fmt::print(stderr, "tracecorn: {}\n", complete.error().to_string());
     return kExitToolError;
   }
+  return 0;
+}
+
+// `tracecorn recover FILE [-o OUT]`: a binary trace recording killed before
+// it finished left FILE.head.part and FILE.events.part (FILE may also name the
+// spool itself); writes OUT (default FILE) with every complete event and says
+// where the spool was cut. The .part files are left as they were. Returns 0,
+// or 125 (nothing to recover, an invalid head, a write error; OUT exists and
+// is not the recovery's own output).
+int recover_command(std::string path, std::string output) {
+  const std::string spool_suffix = ".events.part";
+  if (path.size() > spool_suffix.size() && path.ends_with(spool_suffix)) path.resize(path.size() - spool_suffix.size());
+  if (output.empty()) output = path;
+  if (::access(output.c_str(), F_OK) == 0) {
+    fmt::print(stderr, "tracecorn: {}: exists: give another -o OUT (recover never replaces a file)\n", output);
+    return kExitToolError;
+  }
+  auto recovered = tracecorn::formats::recover_bintrace(path + ".head.part", path + spool_suffix, output);
+  if (!recovered) {
+    fmt::print(stderr, "tracecorn: {}\n", recovered.error().to_string());
+    return kExitToolError;
+  }
+  const auto& scan = recovered->scan;
+  fmt::print(stderr, "tracecorn: {}: recovered {} events ({} of the spool's {} bytes, decompressed), {} regions{}\n",
+             output, scan.events, scan.complete_bytes, scan.bytes, recovered->regions,
+             scan.cut.empty() ? std::string("; the spool ends after a whole event")
+                              : fmt::format("; the spool was cut after its last complete event, which ends at offset "
+                                            "{}: {}",
+                                            scan.complete_bytes, scan.cut));
   return 0;
 }
 
@@ -688,6 +722,13 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"ucir", "frames", "bintrace", "drcov", "chrome"}));
   convert_app->add_option("--compress", convert_compress, "none or zstd")->check(CLI::IsMember({"none", "zstd"}));
 
+  CLI::App* recover_app =
+      app.add_subcommand("recover", "Rebuild a binary trace whose recording was killed, from FILE.head.part and "
+                                    "FILE.events.part");
+  std::string recover_path, recover_output;
+  recover_app->add_option("file", recover_path, "The trace the recording was writing (or its .events.part)")->required();
+  recover_app->add_option("-o,--output", recover_output, "Where to write the recovered trace (default: FILE)");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& error) {
@@ -708,6 +749,7 @@ int main(int argc, char** argv) {
     if (dump_app->parsed()) return dump_command(dump);
     if (replay_app->parsed()) return replay_command(replay_path, replay_program, replay_rootfs);
     if (stat_app->parsed()) return stat_command(stat_path);
+    if (recover_app->parsed()) return recover_command(recover_path, recover_output);
     if (convert_app->parsed())
       return convert_command(convert_in, convert_out, convert_format, convert_compress == "zstd");
   } catch (const CLI::ValidationError& error) {

@@ -92,7 +92,11 @@ std::int64_t Kernel::do_socketcall(std::uint64_t call, std::uint64_t args_addres
       {SyscallId::getsockopt, 5},  {SyscallId::sendmsg, 3},     {SyscallId::recvmsg, 3},
       {SyscallId::unknown, 4},     {SyscallId::unknown, 5},     {SyscallId::unknown, 4},
   };
-  if (call == 0 || call >= std::size(kCalls)) return -EINVAL;
+  if (call == 0 || call >= std::size(kCalls)) {
+    note_once("socketcall " + std::to_string(static_cast<std::int32_t>(call)) +
+              ": no such call (1 SYS_SOCKET to 20 SYS_SENDMMSG): returning EINVAL");
+    return -EINVAL;
+  }
   const SocketCall& entry = kCalls[call];
   std::uint64_t words[6] = {};
   if (!copy_in_words(args_address, std::span<std::uint64_t>(words, entry.arguments))) return -EFAULT;

@@ -53,6 +53,7 @@ class UcirAdapter final : public TraceReader {
     return text;
   }
   std::string warning() const override { return reader_->warning(); }
+  bool interrupted() const override { return reader_->interrupted(); }
 
  private:
   Expected<bool> next_record(const EventCallback& on_event) override { return reader_->next(on_event); }
@@ -90,6 +91,7 @@ class FramesAdapter final : public TraceReader {
     return text;
   }
   std::string warning() const override { return reader_->warning(); }
+  bool interrupted() const override { return reader_->interrupted(); }
   std::vector<std::string> environment() const override { return reader_->meta().target_envp; }
 
  private:
@@ -133,6 +135,7 @@ class BintraceAdapter final : public TraceReader {
   }
   // A cut binary trace is an error (its sections' sizes are checked), never a warning.
   std::string ended_early() const override { return ""; }
+  bool interrupted() const override { return reader_->interrupted(); }
 
  private:
   Expected<bool> next_record(const EventCallback& on_event) override { return reader_->next(on_event); }
@@ -212,8 +215,8 @@ Expected<std::unique_ptr<TraceReader>> TraceReader::open(const std::string& path
     if (source.error().code == ErrorCode::kNotFound && ::access((path + ".events.part").c_str(), F_OK) == 0)
       return make_error(ErrorCode::kNotFound,
                         "not found, but " + path + ".events.part is: the events spool of a binary trace recording "
-                        "that never finished (killed?); a binary trace is written whole when the recording ends, and "
-                        "its events cannot be read without the sections that come before them",
+                        "that never finished (killed?); a binary trace is written whole when the recording ends: "
+                        "`tracecorn recover " + path + "` rebuilds it from the spool's complete events",
                         path);
     return source.error();
   }
@@ -295,7 +298,7 @@ Status TraceReader::read_all(events::Sink& sink) {
     }
     if (!*more) break;
   }
-  summary.interrupted = !warning().empty() && format() != TraceFormat::kBintrace;
+  summary.interrupted = interrupted() || !ended_early().empty();
   const std::string error = sink.end(summary);
   if (!error.empty()) return make_error(ErrorCode::kIo, error, path_);
   return ok_status();

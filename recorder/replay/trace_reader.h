@@ -94,6 +94,13 @@ class TraceReader {
   // copy); ok otherwise. Every tool fails with it (after dump has printed
   // what it could read), so that a cut trace never passes for a whole one.
   Status check_complete() const;
+  // Whether the records read so far include the format's interruption note:
+  // the recording was stopped by SIGINT or SIGTERM and finished (UCIR: a frame
+  // of OP_NOPs, ucir_layout.h; BAP frames: an exception_frame with
+  // tracecorn_interrupted; binary trace: an "interrupted" other event). Known
+  // for sure once next() has returned false (the note is the last record).
+  // read_all()'s summary says interrupted for this or a file that ends early.
+  virtual bool interrupted() const = 0;
   // "" or why the file ended before its natural end: warning() unless the
   // format's warnings are about something else (binary trace: unknown events).
   virtual std::string ended_early() const { return warning(); }

@@ -144,6 +144,20 @@ TEST_CASE("Samples: arm static-marm") { check_all_cross_samples("arm", "static-m
 TEST_CASE("Samples: mips static") { check_all_cross_samples("mips", "static"); }
 TEST_CASE("Samples: mipsel static") { check_all_cross_samples("mipsel", "static"); }
 
+// Beside the comparison above: the socketcall numbers Linux does not have are
+// refused (EINVAL, as natively) and named once each on tracecorn's stderr.
+TEST_CASE("Compat32: i386 socketcall numbers Linux does not have are refused with EINVAL and named on stderr") {
+  ProcessSpec spec;
+  spec.argv = {paths().tracecorn, "run", "--", cross_samples_binary("i386") + "/static/compat32_blocks"};
+  spec.env = base_env();
+  spec.timeout = run_timeout();
+  const ProcessResult result = run_process(spec);
+  CHECK_MESSAGE(result.status == 0, result.describe_status() << "\n" << result.err);
+  CHECK(result.out.find("socketcall(21): EINVAL\n") != std::string::npos);
+  for (const std::string call : {"0", "21", "-1"})
+    CHECK_MESSAGE(result.err.find("tracecorn: socketcall " + call + ": no such call") != std::string::npos, result.err);
+}
+
 TEST_CASE("Samples: static") { check_all_samples("static"); }
 TEST_CASE("Samples: static-pie") { check_all_samples("static-pie"); }
 TEST_CASE("Samples: dynamic") { check_all_samples("dynamic"); }

@@ -4,6 +4,9 @@
 // record, naming the byte offset of the cut; a full disk (/dev/full, a file
 // size limit, a small tmpfs) gives an error naming the file and the bytes
 // written, exit status 125, and a prefix that reads with a cut warning.
+// SIGINT and SIGTERM leave each format's interruption note, which dump and stat
+// report (", interrupted", "interrupted: ..."); a recording that ends by itself
+// has none; the BAP note also reads with python3-protobuf (frames_decode.py).
 // Runs tracecorn through its command line only (harness.h), on the test thread.
 // The guest is Debian's busybox running an endless shell loop (it never ends by
 // itself: a full disk must stop the recording).
@@ -12,8 +15,9 @@
 // exit 125 with "tracecorn: FILE: the file ends early: ... offset ..." (the cut
 // and where the last complete record ends); a cut exactly between two records
 // of a UCIR file reads as a whole file (exit 0). A binary trace is written
-// whole at the end, so a killed recording leaves only its spool, which the
-// tools name (exit 125).
+// whole at the end, so a killed recording leaves only its spool and recovery
+// head, which the tools name (exit 125), and `tracecorn recover` turns them
+// into a file every tool reads (exit 0).
 #include <sys/stat.h>
 
 #include <cstdlib>
@@ -74,6 +78,14 @@ std::uint64_t file_size(const std::string& path) {
   return ::stat(path.c_str(), &status) == 0 ? static_cast<std::uint64_t>(status.st_size) : 0;
 }
 
+// `tracecorn stat FILE` (its output is short).
+ProcessResult read_stat(const std::string& file) { return shell("exec \"$@\"", {paths().tracecorn, "stat", file}); }
+// What `tracecorn stat` prints for a file with the interruption note.
+constexpr const char* kStatInterrupted = "interrupted: the recording was stopped by SIGINT or SIGTERM";
+
+// The independent BAP frames decoder (python3-protobuf), in the source tree.
+std::string frames_decoder() { return paths().samples_source + "/../../tests/formats/bap/frames_decode.py"; }
+
 // Checks what every reading tool says about `file`, a recording cut short
 // (killed, or its disk full).
 void check_cut_file_reads(const Config& config, const std::string& file) {
@@ -85,7 +97,9 @@ void check_cut_file_reads(const Config& config, const std::string& file) {
     return;
   }
   if (config.format == "bintrace") {
-    // Written whole at the end: what is left is the spool, and the tools say so.
+    // Written whole at the end: what is left is the spool (and the recovery
+    // head), and the tools say so; `tracecorn recover` rebuilds a file that
+    // every tool reads whole.
     CHECK_FALSE(is_file(file));
     CHECK(is_file(file + ".events.part"));
     for (const std::string command : {"dump", "stat"}) {
@@ -93,7 +107,22 @@ void check_cut_file_reads(const Config& config, const std::string& file) {
       CHECK_MESSAGE(read.status == 125, command << ": " << read.describe_status() << "\n" << read.err);
       CHECK_MESSAGE(read.err.find(".events.part is: the events spool of a binary trace recording") != std::string::npos,
                     read.err);
+      CHECK_MESSAGE(read.err.find("`tracecorn recover ") != std::string::npos, read.err);
     }
+    const ProcessResult recover = shell("exec \"$@\"", {paths().tracecorn, "recover", file});
+    if (!is_file(file + ".head.part")) {  // killed before the first instruction (rare, on a loaded machine)
+      CHECK_MESSAGE(recover.status == 125, recover.describe_status() << "\n" << recover.err);
+      CHECK_MESSAGE(recover.err.find("nothing to recover") != std::string::npos, recover.err);
+      return;
+    }
+    CHECK_MESSAGE(recover.status == 0, recover.describe_status() << "\n" << recover.err);
+    CHECK_MESSAGE(std::regex_search(recover.err, std::regex("recovered [0-9]+ events")), recover.err);
+    for (const std::string command : {"dump", "stat"}) {
+      const ProcessResult read = read_with(command, file);
+      CHECK_MESSAGE(read.status == 0, command << ": " << read.describe_status() << "\n" << read.err);
+    }
+    // It never replaces a file.
+    CHECK(shell("exec \"$@\"", {paths().tracecorn, "recover", file}).status == 125);
     return;
   }
   const std::regex cut_error("tracecorn: [^\n]*: the file ends early: [^\n]*offset (0x)?[0-9a-f]+");
@@ -140,6 +169,7 @@ TEST_CASE("Survive: SIGINT and SIGTERM finish every format, plain and zstd, and 
       CHECK_MESSAGE(result.status == 128 + number, result.describe_status() << "\n" << result.err);
       CHECK_MESSAGE(result.err.find("tracecorn: interrupted by SIG" + signal) != std::string::npos, result.err);
       CHECK_FALSE(is_file(file + ".events.part"));  // a bintrace spool is removed once the file is written
+      CHECK_FALSE(is_file(file + ".head.part"));    // and so is its recovery head
       if (config.format == "text") {
         const ProcessResult tail = shell("tail -n 2 \"$1\"", {file});
         CHECK_MESSAGE(tail.out.find("exit signal " + std::to_string(number)) != std::string::npos, tail.out);
@@ -155,11 +185,43 @@ TEST_CASE("Survive: SIGINT and SIGTERM finish every format, plain and zstd, and 
       CHECK_MESSAGE(dump.status == 0, dump.describe_status() << "\n" << dump.out);
       CHECK_MESSAGE(dump.out.find("warning") == std::string::npos, dump.out);
       CHECK_MESSAGE(dump.out.find("# end:") != std::string::npos, dump.out);
+      // The file itself says it was interrupted (each format's interruption
+      // note: recorder/replay/trace_reader.h), and both tools say so.
+      CHECK_MESSAGE(dump.out.find(", interrupted\n") != std::string::npos, dump.out);
+      const ProcessResult stat = read_stat(file);
+      CHECK_MESSAGE(stat.status == 0, stat.describe_status() << "\n" << stat.err);
+      CHECK_MESSAGE(stat.out.find(kStatInterrupted) != std::string::npos, stat.out);
+      if (config.format == "frames" && !config.zstd) {
+        // Debian's python3-protobuf, with the piqi schema and not our .proto,
+        // reads the note as one more exception frame carrying the signal.
+        const ProcessResult decoded = shell("/usr/bin/python3 \"$1\" \"$2\" | tail -n 2", {frames_decoder(), file});
+        CHECK_MESSAGE(decoded.status == 0, decoded.describe_status() << "\n" << decoded.err);
+        CHECK_MESSAGE(decoded.out.rfind("exception\t" + std::to_string(number) + "\t", 0) == 0, decoded.out);
+      }
       if (config.format == "bintrace")
         CHECK_MESSAGE(dump.out.find("exit signal " + std::to_string(number)) != std::string::npos, dump.out);
       std::remove((file + ".dump").c_str());
       std::remove(file.c_str());
     }
+  }
+}
+
+TEST_CASE("Survive: a recording that ends by itself is not marked interrupted, in any format") {
+  TempDir dir("survive-whole");
+  for (const Config& config : all_configs()) {
+    if (config.format == "text") continue;  // covered by the text trace's own tests
+    CAPTURE(label(config));
+    const std::string file = dir / label(config);
+    std::vector<std::string> argv = record_args(config, file);
+    argv.insert(argv.end(), {"--", paths().busybox, "true"});
+    const ProcessResult result = shell("exec \"$@\"", argv);
+    REQUIRE_MESSAGE(result.status == 0, result.describe_status() << "\n" << result.err);
+    const ProcessResult dump = shell("\"$@\" 2>&1 | tail -n 1", {paths().tracecorn, "dump", file});
+    CHECK_MESSAGE(dump.out.rfind("# end:", 0) == 0, dump.out);
+    CHECK_MESSAGE(dump.out.find("interrupted") == std::string::npos, dump.out);
+    const ProcessResult stat = read_stat(file);
+    CHECK_MESSAGE(stat.status == 0, stat.describe_status() << "\n" << stat.err);
+    CHECK_MESSAGE(stat.out.find(kStatInterrupted) == std::string::npos, stat.out);
   }
 }
 
@@ -195,8 +257,7 @@ TEST_CASE("Survive: after SIGKILL at random times every trace reads up to its la
         continue;
       }
       check_cut_file_reads(config, file);
-      std::remove(file.c_str());
-      std::remove((file + ".events.part").c_str());
+      for (const char* suffix : {"", ".events.part", ".head.part", ".head.part.tmp"}) std::remove((file + suffix).c_str());
     }
   }
 }
@@ -251,9 +312,15 @@ TEST_CASE("Survive: a full disk gives an error naming the file and the bytes wri
       CHECK(match[1] == file);
       CHECK(std::stoull(match[2]) <= kLimit);
       if (config.format == "bintrace") {
-        CHECK_MESSAGE(result.err.find("events spool") != std::string::npos, result.err);
+        // The first file to fill: the events spool, or (plain: busybox's
+        // initial memory) the recovery head written at the first instruction.
+        CHECK_MESSAGE((result.err.find("events spool") != std::string::npos ||
+                       result.err.find("recovery head") != std::string::npos),
+                      result.err);
         CHECK_FALSE(is_file(file));  // a failed binary trace leaves no file (nor its spool)
         CHECK_FALSE(is_file(file + ".events.part"));
+        CHECK_FALSE(is_file(file + ".head.part"));
+        CHECK_FALSE(is_file(file + ".head.part.tmp"));
         continue;
       }
       CHECK(file_size(file) <= kLimit);

@@ -8,21 +8,25 @@
 // loads). Then the replay check: the reader's state after the last event (the
 // initial state plus every diff) must equal the emulator's registers and every
 // mapped byte at the end of the recording (registers only at regs level, which
-// does not record the instructions' memory writes).
+// does not record the instructions' memory writes). Last, the recovery of
+// killed recordings (see the comment above its test case).
 #include <doctest/doctest.h>
 
 #include <unistd.h>
 
 #include <cinttypes>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <map>
+#include <random>
 #include <string>
 #include <vector>
 
 #include <fmt/format.h>
 
 #include "formats/bintrace/bintrace_reader.h"
+#include "formats/bintrace/bintrace_recover.h"
 #include "formats/bintrace/bintrace_writer.h"
 #include "tests/formats/roundtrip_helpers.h"
 #include "tests/formats/sample_recording.h"
@@ -250,4 +254,132 @@ TEST_CASE("Bintrace long runs: heap and stdio_buffered round-trip, compared as t
   round_trip("static/stdio_buffered", core::TraceLevel::kFull, false, true);
   round_trip("static/stdio_buffered", core::TraceLevel::kRegisters, true, true);
   round_trip("static/heap", core::TraceLevel::kRegisters, true, true);
+}
+
+// Recovery of a killed recording (formats/bintrace/bintrace_recover.h). A
+// SIGKILL leaves on disk exactly what the writer had handed to its files at
+// that moment, so copies of PATH.head.part and PATH.events.part taken during
+// the recording at seeded random events are what kills at those events leave;
+// so are cuts of the last copy's spool at seeded random lengths (a kill while
+// a batch was being written). Each must recover to a file the reader accepts
+// whole, whose events are a prefix of the finished recording's (the same run:
+// the guest's AT_RANDOM bytes differ between runs). Small spool batches, so
+// that the spool grows through the run; plain and zstd.
+namespace {
+
+// Forwards to the writer and copies its recovery files at chosen event indices.
+class SnapshotSink final : public events::Sink {
+ public:
+  SnapshotSink(events::Sink& writer, std::string path, std::vector<std::uint64_t> at)
+      : writer_(writer), path_(std::move(path)), at_(std::move(at)) {}
+  void begin(const events::TraceInfo& info) override { writer_.begin(info); }
+  void on_event(const events::Event& event) override {
+    writer_.on_event(event);
+    if (std::find(at_.begin(), at_.end(), seen_++) == at_.end()) return;
+    if (!std::filesystem::exists(path_ + ".head.part")) return;  // before the first instruction
+    const std::string copy = path_ + ".snapshot" + std::to_string(copies.size());
+    std::filesystem::copy_file(path_ + ".head.part", copy + ".head.part");
+    std::filesystem::copy_file(path_ + ".events.part", copy + ".events.part");
+    copies.push_back(copy);
+  }
+  std::string end(const events::TraceSummary& summary) override { return writer_.end(summary); }
+  std::vector<std::string> copies;
+
+ private:
+  events::Sink& writer_;
+  std::string path_;
+  std::vector<std::uint64_t> at_;
+  std::uint64_t seen_ = 0;
+};
+
+}  // namespace
+
+TEST_CASE("Bintrace recovery: a recording killed at seeded random points recovers to a prefix of the whole trace") {
+  const char* seed_text = std::getenv("TRACECORN_RECOVER_SEED");
+  const std::uint32_t seed = seed_text ? static_cast<std::uint32_t>(std::strtoul(seed_text, nullptr, 0))
+                                       : std::random_device{}();
+  MESSAGE("kill points drawn with seed " << seed << " (TRACECORN_RECOVER_SEED=" << seed << " repeats them)");
+  std::mt19937 random(seed);
+  const auto scratch = std::filesystem::temp_directory_path() / ("tracecorn-recover-dir-" + std::to_string(::getpid()));
+  for (const bool zstd : {false, true}) {
+    CAPTURE(zstd);
+    const std::string path = (std::filesystem::temp_directory_path() /
+                              ("tracecorn-recover-" + std::to_string(::getpid()) + ".bt")).string();
+    std::filesystem::remove_all(scratch);
+    std::filesystem::create_directories(scratch);
+    // mmap_file maps a file later: its region must be added from the spool's "map" events.
+    std::uniform_int_distribution<std::uint64_t> event_index(100, 60000);
+    std::vector<std::uint64_t> at;
+    for (int i = 0; i < 5; ++i) at.push_back(event_index(random));
+    std::unique_ptr<formats::BintraceWriter> writer;
+    std::unique_ptr<SnapshotSink> snapshots;
+    auto run = test::record_sample(
+        kSamples + "/static/mmap_file", core::TraceLevel::kRegisters,
+        [&](linux_layer::LinuxProcess& process) -> std::vector<events::Sink*> {
+          formats::BintraceWriterOptions options;
+          options.compress_zstd = zstd;
+          options.spool_batch_bytes = 2048;
+          auto opened = formats::BintraceWriter::open(path, process.arch(), options);
+          REQUIRE_MESSAGE(opened.has_value(), opened.error().to_string());
+          writer = std::move(*opened);
+          snapshots = std::make_unique<SnapshotSink>(*writer, path, at);
+          return {snapshots.get()};
+        },
+        scratch.string());
+    std::filesystem::remove_all(scratch);
+    REQUIRE_MESSAGE(run.finish_error.empty(), run.finish_error);
+    CHECK_FALSE(std::filesystem::exists(path + ".head.part"));  // a finished recording leaves only its file
+    CHECK_FALSE(std::filesystem::exists(path + ".events.part"));
+    const std::uint16_t pc = pc_index(run.process->arch());
+    auto whole = formats::BintraceReader::open(path);
+    REQUIRE_MESSAGE(whole.has_value(), whole.error().to_string());
+    LineSink full(pc);
+    REQUIRE((*whole)->read_all(full).has_value());
+    REQUIRE(full.lines.size() > 1000);
+
+    // The kills: each copy as it was, and the last one's spool cut at random lengths.
+    std::vector<std::string> kills = snapshots->copies;
+    REQUIRE_FALSE(kills.empty());
+    const std::string last = kills.back();
+    const auto spool_size = std::filesystem::file_size(last + ".events.part");
+    std::uniform_int_distribution<std::uint64_t> cut_at(0, spool_size);
+    for (int i = 0; i < 4; ++i) {
+      const std::string copy = last + ".cut" + std::to_string(i);
+      std::filesystem::copy_file(last + ".head.part", copy + ".head.part");
+      std::filesystem::copy_file(last + ".events.part", copy + ".events.part");
+      std::filesystem::resize_file(copy + ".events.part", cut_at(random));
+      kills.push_back(copy);
+    }
+    std::size_t nonempty = 0;
+    for (const std::string& kill : kills) {
+      CAPTURE(kill);
+      CAPTURE(std::filesystem::file_size(kill + ".events.part"));
+      const std::string recovered = kill + ".recovered";
+      auto recovery = formats::recover_bintrace(kill + ".head.part", kill + ".events.part", recovered);
+      REQUIRE_MESSAGE(recovery.has_value(), recovery.error().to_string());
+      CHECK(recovery->scan.complete_bytes <= recovery->scan.bytes);
+      if (zstd)  // the stream was never ended: the scan always says so, even after a whole event
+        CHECK_FALSE(recovery->scan.cut.empty());
+      else
+        CHECK(recovery->scan.cut.empty() == (recovery->scan.complete_bytes == recovery->scan.bytes));
+      auto reader = formats::BintraceReader::open(recovered);
+      REQUIRE_MESSAGE(reader.has_value(), reader.error().to_string());
+      CHECK((*reader)->compression() == 0);
+      CHECK((*reader)->event_count() == recovery->scan.events);
+      LineSink read(pc);
+      const auto status = (*reader)->read_all(read);
+      REQUIRE_MESSAGE(status.has_value(), status.error().to_string());
+      CHECK((*reader)->unrecognized_events() == 0);
+      REQUIRE(read.lines.size() <= full.lines.size());
+      std::size_t same = 0;
+      while (same < read.lines.size() && read.lines[same] == full.lines[same]) ++same;
+      CHECK_MESSAGE(same == read.lines.size(), "line ", same, ": recovered '",
+                    (same < read.lines.size() ? read.lines[same] : "(end)"), "' whole '",
+                    (same < full.lines.size() ? full.lines[same] : "(end)"), "'");
+      if (!read.lines.empty()) ++nonempty;
+      for (const char* suffix : {".head.part", ".events.part", ".recovered"}) std::filesystem::remove(kill + suffix);
+    }
+    CHECK(nonempty > 0);
+    std::filesystem::remove(path);
+  }
 }

@@ -1,12 +1,14 @@
 // Role: behaviour tests of the recorder on real guest programs from samples/:
 // register diffs against a brute-force comparison of the whole register file
 // after every instruction, memory attribution at `mem` level against the exact
-// pcs of `full`, agreement of the levels, syscall effects, the flight recorder.
+// pcs of `full`, agreement of the levels, syscall effects, the flight recorder,
+// and several recorders at once on several threads.
 #include <doctest/doctest.h>
 
 #include <cstring>
 #include <map>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "recorder/cli/process_recording.h"
@@ -122,8 +124,40 @@ struct Recording {
   linux_layer::RunOutcome outcome;
 };
 
+void fix_at_random(linux_layer::LinuxProcess& process);
+
+// Forwards to the recorder's glue; after each getrandom, overwrites the bytes
+// the host gave the guest with fixed ones (the syscall event keeps the host's),
+// so that two runs of a program compute the same values.
+class FixedRandomGlue final : public linux_layer::ProcessObserver {
+ public:
+  FixedRandomGlue(cli::ProcessRecording& glue, uc_engine* engine) : glue_(glue), engine_(engine) {}
+  void on_syscall_enter(std::uint64_t pc, std::uint64_t number) noexcept override { glue_.on_syscall_enter(pc, number); }
+  void on_memory_written(std::uint64_t address, std::span<const std::uint8_t> bytes) noexcept override {
+    glue_.on_memory_written(address, bytes);
+  }
+  void on_mapping_changed(const events::MappingEffect& change) noexcept override { glue_.on_mapping_changed(change); }
+  void on_syscall(std::uint64_t pc, std::uint64_t number, arch::SyscallId id, const std::uint64_t (&args)[6],
+                  std::int64_t result) noexcept override {
+    glue_.on_syscall(pc, number, id, args, result);
+    if (id != arch::SyscallId::getrandom || result <= 0) return;
+    const std::vector<std::uint8_t> fixed(static_cast<std::size_t>(result), 0x5a);
+    uc_mem_write(engine_, args[0], fixed.data(), fixed.size());
+  }
+  void on_module_loaded(std::uint64_t start, std::uint64_t end, std::uint64_t load_bias,
+                        std::string_view path) noexcept override {
+    glue_.on_module_loaded(start, end, load_bias, path);
+  }
+
+ private:
+  cli::ProcessRecording& glue_;
+  uc_engine* engine_;
+};
+
+// `deterministic`: AT_RANDOM and getrandom's bytes fixed (fix_at_random, FixedRandomGlue).
 std::unique_ptr<Recording> record(const std::string& program, core::RecorderOptions options,
-                                  FullRegisterProbe* probe = nullptr, std::vector<std::string> argv = {}) {
+                                  FullRegisterProbe* probe = nullptr, std::vector<std::string> argv = {},
+                                  bool deterministic = false) {
   auto result = std::make_unique<Recording>();
   linux_layer::ProcessConfig config;
   config.program = program;
@@ -144,7 +178,9 @@ std::unique_ptr<Recording> record(const std::string& program, core::RecorderOpti
                 reinterpret_cast<void*>(&FullRegisterProbe::on_code), probe, 1, 0);
   }
   cli::ProcessRecording glue(*result->recorder);
-  result->process->set_observer(&glue);
+  FixedRandomGlue fixed(glue, result->process->engine());
+  if (deterministic) fix_at_random(*result->process);
+  result->process->set_observer(deterministic ? static_cast<linux_layer::ProcessObserver*>(&fixed) : &glue);
   result->outcome = result->process->run();
   result->process->set_observer(nullptr);
   if (probe_hook) uc_hook_del(result->process->engine(), probe_hook);
@@ -608,4 +644,108 @@ TEST_CASE("Recorder: a sink that cannot write stops the run early, and finish re
   // Stopped once the drain thread saw the failure: far before the limit (the
   // ring holds at most its 64 MiB of records beyond the failure point).
   CHECK(stats.instructions < kLimit / 2);
+}
+
+namespace {
+
+// Overwrites the 16 AT_RANDOM bytes of a 64-bit process that has not run yet
+// (found through its auxv, above argc, argv and envp at the stack pointer)
+// with fixed ones: glibc's stack guard and pointer mangling come from them, so
+// that two runs of a program then compute, and record, the same values.
+void fix_at_random(linux_layer::LinuxProcess& process) {
+  uc_engine* engine = process.engine();
+  std::uint64_t sp = 0;
+  REQUIRE(uc_reg_read(engine, process.arch().sp_reg, &sp) == UC_ERR_OK);
+  auto word = [&](std::uint64_t address) {
+    std::uint64_t value = 0;
+    REQUIRE(uc_mem_read(engine, address, &value, 8) == UC_ERR_OK);
+    return value;
+  };
+  std::uint64_t at = sp + 8 * (word(sp) + 2);  // past argc, argv[] and its NULL
+  while (word(at) != 0) at += 8;                // envp[]
+  for (at += 8; word(at) != 0; at += 16) {      // auxv pairs up to AT_NULL
+    if (word(at) != 25) continue;               // AT_RANDOM
+    const std::uint8_t fixed[16] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16};
+    REQUIRE(uc_mem_write(engine, word(at + 8), fixed, sizeof fixed) == UC_ERR_OK);
+    return;
+  }
+  FAIL("no AT_RANDOM in the auxv");
+}
+
+// Everything a recording's events say: kind, sequence, addresses, pcs, values,
+// syscall numbers, instruction set, register values, a syscall's memory writes
+// (the bytes of getrandom's aside: the host's).
+constexpr std::uint64_t kGetrandom = 318;  // x86-64
+std::vector<std::string> fingerprint(const Recording& recording) {
+  std::vector<std::string> lines;
+  for (const auto& event : recording.sink.stored_) {
+    std::string line = std::to_string(static_cast<int>(event.kind)) + " #" + std::to_string(event.sequence) + " " +
+                       std::to_string(event.address) + " " + std::to_string(event.pc) + (event.pc_known ? "k" : "") +
+                       " " + std::to_string(event.value) + " " + std::to_string(event.number) + " " +
+                       std::to_string(event.mode);
+    for (const auto& value : event.registers) {
+      line += " r" + std::to_string(value.index) + "=";
+      for (std::size_t b = 0; b < value.size; ++b) line += std::to_string(value.bytes[b]) + ".";
+    }
+    for (const auto& write : event.memory_writes) {
+      line += " w" + std::to_string(write.first) + "+" + std::to_string(write.second.size()) + "=";
+      if (event.number == kGetrandom) continue;  // the host's bytes (FixedRandomGlue replaces them after)
+      for (const auto byte : write.second) line += std::to_string(byte) + ".";
+    }
+    lines.push_back(std::move(line));
+  }
+  return lines;
+}
+
+}  // namespace
+
+// The library's "no global state" promise: four engines, each with its own
+// recorder, ring and drain thread, run at once on four threads (one at each
+// level, small rings so that they wrap and stall); each must record exactly
+// what the same program records alone (AT_RANDOM and getrandom's bytes fixed
+// in both runs). Also run under ThreadSanitizer by
+// scripts/tsan_recorder.sh, where a race between the recorders fails the run.
+TEST_CASE("Recorder: several recorders on several engines at once record what each records alone") {
+  struct Job {
+    std::string program;
+    core::TraceLevel level;
+  };
+  const std::vector<Job> jobs = {{"static/hello", core::TraceLevel::kRegisters},
+                                 {"static/nested_calls", core::TraceLevel::kMemory},
+                                 {"static/floating", core::TraceLevel::kFull},
+                                 {"static/hello", core::TraceLevel::kInstructions}};
+  auto options_for = [](const Job& job) {
+    core::RecorderOptions options;
+    options.level = job.level;
+    options.ring_bytes = 64u << 10;
+    return options;
+  };
+  std::vector<std::vector<std::string>> alone, together(jobs.size());
+  std::vector<events::TraceSummary> alone_summary, together_summary(jobs.size());
+  for (const auto& job : jobs) {
+    const auto recording = record(kSamples + "/" + job.program, options_for(job), nullptr, {}, true);
+    alone.push_back(fingerprint(*recording));
+    alone_summary.push_back(recording->sink.summary_);
+  }
+  std::vector<std::thread> threads;
+  for (std::size_t i = 0; i < jobs.size(); ++i)
+    threads.emplace_back([&, i] {
+      const auto recording = record(kSamples + "/" + jobs[i].program, options_for(jobs[i]), nullptr, {}, true);
+      together[i] = fingerprint(*recording);
+      together_summary[i] = recording->sink.summary_;
+    });
+  for (auto& thread : threads) thread.join();
+  for (std::size_t i = 0; i < jobs.size(); ++i) {
+    CAPTURE(jobs[i].program);
+    CAPTURE(core::trace_level_name(jobs[i].level));
+    CHECK(alone[i].size() > 1000);
+    CHECK(together[i].size() == alone[i].size());
+    std::size_t same = 0;
+    while (same < alone[i].size() && same < together[i].size() && alone[i][same] == together[i][same]) ++same;
+    CHECK_MESSAGE(same == alone[i].size(), "event ", same, ": alone '", (same < alone[i].size() ? alone[i][same] : ""),
+                  "' together '", (same < together[i].size() ? together[i][same] : ""), "'");
+    CHECK(together_summary[i].events == alone_summary[i].events);
+    CHECK(together_summary[i].instructions == alone_summary[i].instructions);
+    CHECK(together_summary[i].lost_events == 0);
+  }
 }

@@ -12,7 +12,7 @@ bash scripts/fetch_guest_busybox.sh i386 build/guest-busybox >/dev/null   # and 
 # clang 14: the library and the CLI only (the tests build once, with g++).
 CC=clang CXX=clang++ cmake -S . -B build-clang -G Ninja -DTRACECORN_WERROR=ON >/dev/null
 cmake --build build-clang -j "$(nproc)" --target tracecorn unit_tests ucir_reader_fuzzer bintrace_reader_fuzzer \
-  bap_reader_fuzzer unwind_fuzzer elf_loader_fuzzer
+  bap_reader_fuzzer unwind_fuzzer elf_loader_fuzzer riscv64_decoder_fuzzer
 # The libFuzzer targets (the UCIR, binary trace and BAP frames readers; the
 # unwinder's SFrame, CFI and DW_OP parsers; the ELF parser and loader; clang
 # only), each for a bounded number of runs.

@@ -79,6 +79,12 @@ class BlockDecoder {
 
  private:
   explicit BlockDecoder(const arch::ArchInfo& arch) : arch_(arch) {}
+  // Fill block.instructions from block.bytes: with Capstone, or with the
+  // architecture's own decoder (arch::ArchInfo::decode_without_capstone).
+  void decode_with_capstone(DecodedBlock& block, bool with_registers) const;
+  void decode_without_capstone(DecodedBlock& block, bool with_registers) const;
+  // Sets the fields derived from block.instructions (count, bounds, last memory instruction).
+  static void finish_block(DecodedBlock& block);
   const arch::ArchInfo& arch_;
   std::array<csh, 2> handles_{};  // one per instruction-set mode
 };

@@ -9,7 +9,8 @@ Expected<std::unique_ptr<InstructionCounter>> InstructionCounter::attach(uc_engi
   std::unique_ptr<InstructionCounter> counter(new InstructionCounter());
   counter->engine_ = engine;
   counter->isa_ = arch.alternate_isa;
-  if (!arch::open_capstone_handles(arch, false, counter->capstone_))
+  counter->decode_without_capstone_ = arch.decode_without_capstone;
+  if (!counter->decode_without_capstone_ && !arch::open_capstone_handles(arch, false, counter->capstone_))
     return make_error(ErrorCode::kEmulator, "cs_open failed");
   if (uc_hook_add(engine, &counter->hook_, UC_HOOK_BLOCK, reinterpret_cast<void*>(&on_block), counter.get(), 1, 0) !=
       UC_ERR_OK)
@@ -26,6 +27,14 @@ std::uint32_t InstructionCounter::decode_count(std::uint64_t address, std::uint3
   std::uint8_t bytes[4096];
   if (size == 0 || size > sizeof bytes || uc_mem_read(engine_, address, bytes, size) != UC_ERR_OK) return 1;
   std::uint32_t count = 0;
+  if (decode_without_capstone_) {
+    arch::EncodedInstruction insn;
+    for (std::size_t offset = 0;
+         offset < size && decode_without_capstone_(std::span<const std::uint8_t>(bytes + offset, size - offset), insn);
+         offset += insn.size)
+      ++count;
+    return count ? count : 1;
+  }
   const std::uint8_t* code = bytes;
   std::size_t remaining = size;
   std::uint64_t pc = address;

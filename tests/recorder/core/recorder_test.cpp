@@ -426,6 +426,88 @@ TEST_CASE("Recorder: arm mem-level attribution agrees with the exact pcs of the 
   }
 }
 
+// riscv64: no Capstone; arch/riscv64.cpp's own RV64GC decoder gives the
+// instruction boundaries, written registers and memory access counts.
+namespace {
+std::string riscv64_sample(const std::string& name) { return kSamples + "-riscv64/static/" + name; }
+}  // namespace
+
+TEST_CASE("Recorder: riscv64 regs-level diffs match a brute-force comparison of x0-x31, f0-f31 and fcsr") {
+  for (const std::string sample : {"hello", "floating", "dup_pipe", "file_io"}) {
+    CAPTURE(sample);
+    FullRegisterProbe probe;
+    core::RecorderOptions options;
+    options.level = core::TraceLevel::kRegisters;
+    auto recording = record(riscv64_sample(sample), options, &probe);
+    CHECK(recording->outcome.kind == linux_layer::RunOutcome::Kind::kExited);
+    std::string first;
+    const std::size_t differing = compare_register_changes(*recording, probe, first);
+    CHECK_MESSAGE(differing == 0, first);
+    CHECK(probe.changes_by_instruction.size() > 1000);
+    if (sample == "floating") {  // the FP file is compared too: the sample changes it
+      std::size_t fp_changes = 0;
+      for (const auto& [pc, changes] : probe.changes_by_instruction)
+        for (const auto& [index, bytes] : changes) fp_changes += recording->process->arch().registers[index].name[0] == 'f';
+      CHECK(fp_changes > 10);
+    }
+  }
+}
+
+TEST_CASE("Recorder: riscv64 instruction counts at every level equal a UC_HOOK_CODE count") {
+  std::uint64_t expected = 0;
+  for (auto level : {core::TraceLevel::kInstructions, core::TraceLevel::kBlocks, core::TraceLevel::kMemory,
+                     core::TraceLevel::kRegisters, core::TraceLevel::kFull}) {
+    CAPTURE(core::trace_level_name(level));
+    FullRegisterProbe probe;  // its UC_HOOK_CODE sees every instruction Unicorn runs
+    core::RecorderOptions options;
+    options.level = level;
+    auto recording = record(riscv64_sample("nested_calls"), options, &probe);
+    CHECK(recording->outcome.kind == linux_layer::RunOutcome::Kind::kExited);
+    const auto stats = recording->recorder->stats();
+    CHECK(stats.records_lost == 0);
+    const std::uint64_t hooked = probe.changes_by_instruction.size() + 1;
+    CHECK(hooked > 5000);
+    CHECK(stats.instructions == hooked);
+    if (level != core::TraceLevel::kBlocks) {
+      std::size_t skipped = 0;
+      std::string problem;
+      align_with_probe(*recording, probe, skipped, problem);  // the same pcs, in order
+      CHECK_MESSAGE(problem.empty(), problem);
+      CHECK(skipped == 0);
+    }
+    if (!expected) expected = stats.instructions;
+    CHECK(stats.instructions == expected);
+  }
+}
+
+TEST_CASE("Recorder: riscv64 mem-level attribution agrees with the exact pcs of the full level") {
+  core::RecorderOptions mem_options, full_options;
+  mem_options.level = core::TraceLevel::kMemory;
+  full_options.level = core::TraceLevel::kFull;
+  for (const std::string sample : {"hello", "floating", "dup_pipe", "nested_calls"}) {
+    CAPTURE(sample);
+    const std::string program = riscv64_sample(sample);
+    auto mem = record(program, mem_options);
+    auto full = record(program, full_options);
+    const auto mem_accesses = memory_accesses(*mem), full_accesses = memory_accesses(*full);
+    REQUIRE(mem_accesses.size() == full_accesses.size());
+    std::size_t unknown = 0, wrong = 0;
+    for (std::size_t i = 0; i < mem_accesses.size(); ++i) {
+      CHECK(mem_accesses[i]->address == full_accesses[i]->address);
+      CHECK(full_accesses[i]->pc_known);
+      if (!mem_accesses[i]->pc_known)
+        ++unknown;
+      else if (mem_accesses[i]->pc != full_accesses[i]->pc && ++wrong <= 3)
+        MESSAGE("access " << i << " to " << std::hex << full_accesses[i]->address << " by pc " << full_accesses[i]->pc
+                          << " attributed to " << mem_accesses[i]->pc << std::dec);
+    }
+    MESSAGE(sample << ": " << mem_accesses.size() << " accesses, " << unknown << " not attributed");
+    CHECK(mem_accesses.size() > 1000);
+    CHECK(wrong == 0);
+    CHECK(unknown * 100 <= mem_accesses.size());  // sc (0 or 2 accesses) ends its block: at most 1% left
+  }
+}
+
 TEST_CASE("Recorder: a syscall carries what the kernel wrote and the registers it changed") {
   core::RecorderOptions options;
   auto recording = record("/bin/busybox", options, nullptr, {"busybox", "head", "-c", "200", "/proc/version"});

@@ -10,7 +10,6 @@
 // accesses of fflags/frm/fcsr; the base register and offset of the memory
 // operand are objdump's "offset(base)". Plus "Malicious:" cases: cut and reserved encodings.
 // Runs on the test thread; needs binutils-riscv64-linux-gnu (scripts/setup.sh).
-#include <cstdio>
 #include <map>
 #include <regex>
 #include <set>
@@ -21,22 +20,14 @@
 #include <doctest/doctest.h>
 
 #include "arch/arch.h"
+#include "tests/recorder/unwind/unwind_test_support.h"
 
 namespace tracecorn::arch {
 namespace {
 
 const std::string kSamples = std::string(TRACECORN_SAMPLES_DIR) + "-riscv64/static";
 
-std::string run_command(const std::string& command) {
-  std::string output;
-  if (FILE* pipe = ::popen(command.c_str(), "r")) {
-    char buffer[65536];
-    std::size_t got = 0;
-    while ((got = std::fread(buffer, 1, sizeof buffer, pipe)) > 0) output.append(buffer, got);
-    ::pclose(pipe);
-  }
-  return output;
-}
+using unwind::test::run_tool;
 
 std::string hex(std::uint64_t value) {
   std::ostringstream out;
@@ -56,7 +47,7 @@ struct ObjdumpInstruction {
 // Every instruction line of `objdump -d -M no-aliases`: "   addr:\tHEX   \tmnemonic\toperands".
 std::vector<ObjdumpInstruction> objdump_instructions(const std::string& program) {
   std::vector<ObjdumpInstruction> out;
-  std::istringstream lines(run_command("riscv64-linux-gnu-objdump -d -M no-aliases '" + program + "'"));
+  std::istringstream lines(run_tool("riscv64-linux-gnu-objdump -d -M no-aliases '" + program + "'"));
   std::string line;
   while (std::getline(lines, line)) {
     std::vector<std::string> fields;
@@ -152,7 +143,7 @@ Expected expected_effects(const ArchInfo& arch, const ObjdumpInstruction& insn) 
 TEST_CASE("Arch riscv64: the decoder agrees with objdump on every instruction of the samples and their glibc") {
   const ArchInfo& arch = riscv64_arch();
   REQUIRE(static_cast<bool>(arch.decode_without_capstone));
-  REQUIRE_MESSAGE(!run_command("command -v riscv64-linux-gnu-objdump").empty(),
+  REQUIRE_MESSAGE(!run_tool("command -v riscv64-linux-gnu-objdump").empty(),
                   "riscv64-linux-gnu-objdump is missing (apt-get install binutils-riscv64-linux-gnu)");
   std::size_t checked = 0, compressed = 0, unimp = 0, differing = 0;
   std::map<std::string, std::size_t> mnemonics;

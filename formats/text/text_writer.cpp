@@ -1,6 +1,8 @@
 // Role: implementation of the text sink (see text_writer.h).
 #include "formats/text/text_writer.h"
 
+#include "formats/text/llvm_disassembler.h"
+
 #include <sys/stat.h>
 
 #include <cerrno>

@@ -15,11 +15,12 @@
 #include <capstone/capstone.h>
 
 #include "arch/arch.h"
-#include "formats/text/llvm_disassembler.h"
 #include "recorder/events/event.h"
 #include "recorder/support/expected.h"
 
 namespace tracecorn::formats {
+
+class LlvmDisassembler;  // formats/text/llvm_disassembler.h (not installed: an implementation detail)
 
 // Names code addresses for the call stacks printed under syscalls (the CLI
 // gives one over the unwinder's symbolizer). Fed the trace's module and unmap

@@ -1,5 +1,7 @@
 // Role: the recorder's knowledge of translated blocks: each block the guest
-// enters is read from guest memory and decoded with Capstone once, and the
+// enters is read from guest memory and decoded once (with Capstone, or with the
+// architecture's own decoder where Capstone has none: riscv64's
+// arch::ArchInfo::decode_without_capstone), and the
 // result (instruction boundaries, the registers each instruction can change,
 // the memory accesses it makes) is cached by address, size and instruction-set
 // mode (arm: the same bytes are different instructions in ARM and Thumb state).

@@ -139,7 +139,9 @@ TEST_CASE("Record: a riscv64 program is refused by UCIR, BAP frames and binary t
       {"ucir", "UCIR has no name for architecture riscv64"},
       {"frames", "bap-frames has no architecture id for riscv64"},
       {"bintrace", "binary trace has no machine description for riscv64"}};
-  for (const auto& [format, message] : refusals) {
+  for (const auto& refusal : refusals) {
+    const std::string& format = refusal.first;
+    const std::string& message = refusal.second;
     CAPTURE(format);
     const ProcessResult refused =
         tracecorn_cli({"record", "--format", format, "--level", "full", "-o", dir / "refused", "--", binary});

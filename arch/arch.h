@@ -232,6 +232,32 @@ struct SignalAbi {
   bool sigaction_flags_first = false;  // struct sigaction { flags; handler; mask } (no restorer)
 };
 
+// One instruction decoded from its encoding alone, for an architecture Capstone
+// cannot decode (ArchInfo::decode_without_capstone): what the recorder needs of
+// it, nothing more. Indices are into ArchInfo::registers.
+struct EncodedInstruction {
+  static constexpr std::size_t kMaxWritten = 3;  // riscv: rd, plus fcsr (FP flags), plus sp/ra at most
+  std::uint8_t size = 0;                          // bytes; 0: not an instruction of the supported ISA
+  std::uint8_t written_count = 0;                 // registers the instruction can write (x0 left out)
+  std::array<std::uint16_t, kMaxWritten> written{};
+  // Guest memory reads and writes Unicorn reports for one execution (as
+  // ArchInfo::count_memory_accesses); `memory_count_fixed` false when it varies
+  // (riscv's sc: none when it fails, a read and a write when it succeeds).
+  std::uint8_t memory_reads = 0;
+  std::uint8_t memory_writes = 0;
+  bool memory_count_fixed = true;
+  std::int16_t base_register = -1;  // the register an explicit memory operand's address starts from, -1: none
+  std::int32_t memory_offset = 0;   // what the instruction adds to base_register's value to form the address
+};
+
+// How Debian's libLLVM names the disassembler of an architecture Capstone 4
+// cannot disassemble (formats/text/llvm_disassembler.h).
+struct LlvmTarget {
+  std::string_view target;    // "RISCV": LLVMInitialize<target>TargetInfo, ...TargetMC, ...Disassembler
+  std::string_view triple;    // "riscv64-unknown-linux-gnu"
+  std::string_view features;  // "+m,+a,+f,+d,+c": the extensions the guest CPU has
+};
+
 struct ArchInfo {
   std::string_view name;          // "x86_64"
   uc_arch unicorn_arch;
@@ -256,6 +282,9 @@ struct ArchInfo {
   int pc_reg;
   int sp_reg;
   int fp_reg;
+  // The DWARF column the unwinder keeps the pc in when the ABI numbers no pc
+  // (riscv64); kNoDwarfNumber: the pc's own number in `registers` serves.
+  int unwind_pc_column = kNoDwarfNumber;
   SyscallAbi syscall_abi;
   // 32-bit ABIs only: a 64-bit syscall argument split over two registers
   // starts at an even argument index (arm EABI, mips o32), skipping one.
@@ -296,6 +325,17 @@ struct ArchInfo {
   // explicit memory operands, as base and as index, appended as indices into
   // `registers` (each once). Used by BAP frames' operand_usage base/index flags.
   void (*address_registers)(const cs_insn& insn, std::vector<std::uint16_t>& base, std::vector<std::uint16_t>& index);
+
+  // Set when Capstone has no decoder for the architecture (capstone_arch is then
+  // CS_ARCH_MAX and the Capstone hooks above answer "unknown"): decodes the
+  // instruction at the start of `bytes` (untrusted guest memory, any length)
+  // into `out`. Returns false, with out.size 0, when the bytes are not an
+  // instruction (or are cut short); never reads past `bytes`. nullptr: Capstone
+  // decodes this architecture.
+  bool (*decode_without_capstone)(std::span<const std::uint8_t> bytes, EncodedInstruction& out) = nullptr;
+
+  // Where the text format gets disassembly when Capstone cannot give it; nullptr: Capstone does.
+  const LlvmTarget* llvm_target = nullptr;
 
   // Finds a register by canonical name; nullptr if this architecture has none.
   const RegisterInfo* find_register(std::string_view register_name) const;

@@ -36,6 +36,17 @@ cs_mode capstone_mode_for(const ArchInfo& arch, std::uint8_t mode) {
 
 std::uint32_t count_instructions(const ArchInfo& arch, csh handle, std::span<const std::uint8_t> code,
                                  std::uint64_t address, std::size_t& undecoded) {
+  if (arch.decode_without_capstone) {  // riscv64: the architecture's own decoder, no Capstone handle
+    EncodedInstruction decoded;
+    std::size_t offset = 0;
+    std::uint32_t count = 0;
+    while (offset < code.size() && arch.decode_without_capstone(code.subspan(offset), decoded) && decoded.size) {
+      offset += decoded.size;
+      ++count;
+    }
+    undecoded = code.size() - offset;
+    return count;
+  }
   cs_insn* insn = cs_malloc(handle);
   const std::uint8_t* cursor = code.data();
   std::size_t remaining = code.size();

@@ -16,10 +16,12 @@
 //   PC past the instruction.
 // - mstatus starts at 0, so FS is off and every floating-point instruction is
 //   illegal: the CPU set-up sets FS (as Linux does for a new process).
-// Capstone 4 (Debian 12) has no RISC-V: the architecture runs, but nothing that
-// decodes instructions (recording, the text format) can serve it; those refuse
-// with an error naming the architecture.
+// Capstone 4 (Debian 12) has no RISC-V: a small RV64GC decoder here
+// (decode_riscv64, ArchInfo::decode_without_capstone) gives the recorder the
+// instruction boundaries, written registers and memory accesses instead.
 #include <csignal>
+#include <initializer_list>
+#include <utility>
 
 #include "arch/arch.h"
 #include "arch/interrupt_trap_cpu.h"
@@ -65,6 +67,8 @@ constexpr std::uint64_t kHwcap = (1u << ('i' - 'a')) | (1u << ('m' - 'a')) | (1u
 constexpr std::uint64_t kMstatusFsDirty = 0x6000;  // mstatus.FS = 3
 constexpr std::uint64_t kEcallLength = 4;
 
+bool decode_riscv64(std::span<const std::uint8_t> bytes, EncodedInstruction& out);  // below
+
 class Riscv64GuestCpu final : public InterruptTrapCpu {
  public:
   explicit Riscv64GuestCpu(uc_engine* engine) : InterruptTrapCpu(engine, UC_RISCV_REG_PC, UC_RISCV_REG_TP) {}
@@ -81,8 +85,28 @@ class Riscv64GuestCpu final : public InterruptTrapCpu {
   std::uint64_t trap_pc() const override { return pc() - kEcallLength; }
   std::uint64_t hwcap() const override { return kHwcap; }
 
-  // Without a RISC-V decoder (Capstone 4 has none) the instruction cannot be found.
-  std::uint64_t locate_faulting_instruction(std::uint64_t reported_pc, std::uint64_t) const override {
+  // Decodes the block (decode_riscv64) and returns the first instruction whose
+  // memory operand (base register + offset, with the registers as QEMU restored
+  // them for the faulting instruction) is `fault_address`; `reported_pc` when
+  // none is, or when the block cannot be read (a fetch fault).
+  std::uint64_t locate_faulting_instruction(std::uint64_t reported_pc, std::uint64_t fault_address) const override {
+    constexpr std::size_t kMaxInstructions = 64;
+    std::array<std::uint8_t, kMaxInstructions * 4> code{};
+    std::size_t size = code.size();
+    while (size >= 2 && uc_mem_read(engine_, reported_pc, code.data(), size) != UC_ERR_OK) size /= 2;
+    if (size < 2) return reported_pc;
+    std::size_t offset = 0;
+    for (std::size_t count = 0; count < kMaxInstructions && offset < size; ++count) {
+      EncodedInstruction insn;
+      if (!decode_riscv64(std::span(code).subspan(offset, size - offset), insn)) break;
+      if (insn.base_register >= 0 && (insn.memory_reads || insn.memory_writes)) {
+        std::uint64_t base = 0;
+        uc_reg_read(engine_, kRegisters[insn.base_register].uc_id, &base);
+        if (base + static_cast<std::uint64_t>(static_cast<std::int64_t>(insn.memory_offset)) == fault_address)
+          return reported_pc + offset;
+      }
+      offset += insn.size;
+    }
     return reported_pc;
   }
 
@@ -109,7 +133,8 @@ Expected<std::unique_ptr<GuestCpu>> make_riscv64_guest_cpu(uc_engine* engine) {
   return std::unique_ptr<GuestCpu>(std::move(cpu));
 }
 
-// Without a decoder there is nothing to map: these answer "unknown".
+// Capstone has no RISC-V: its hooks answer "unknown"; decode_riscv64 below
+// stands in for it.
 int riscv64_register_index_for_capstone(unsigned) { return -1; }
 void riscv64_add_unlisted_writes(const cs_insn&, std::vector<std::uint16_t>&) {}
 bool riscv64_count_memory_accesses(const cs_insn&, std::uint8_t& reads, std::uint8_t& writes) {
@@ -117,6 +142,172 @@ bool riscv64_count_memory_accesses(const cs_insn&, std::uint8_t& reads, std::uin
   return false;
 }
 void riscv64_address_registers(const cs_insn&, std::vector<std::uint16_t>&, std::vector<std::uint16_t>&) {}
+
+// Positions in kRegisters: x0-x31 at 0-31, pc, f0-f31, fcsr.
+constexpr std::uint16_t kFirstF = 33, kFcsrIndex = 65, kSpIndex = 2, kRaIndex = 1;
+static_assert(kRegisters[kFirstF].uc_id == UC_RISCV_REG_F0 && kRegisters[kFirstF + 31].uc_id == UC_RISCV_REG_F31);
+static_assert(kRegisters[kFcsrIndex].uc_id == UC_RISCV_REG_FCSR && kRegisters[kSpIndex].uc_id == UC_RISCV_REG_SP);
+static_assert(kRegisters[kRaIndex].uc_id == UC_RISCV_REG_RA && kRegisters[31].uc_id == UC_RISCV_REG_X31);
+
+// The RV64GC decoder, from "The RISC-V Instruction Set Manual, Volume I:
+// Unprivileged ISA" (20191213): instruction length from the low bits (1.5: xx11
+// with bits 4:2 != 111 is 32 bits, any other low pair 16 bits; longer encodings
+// are not RV64GC), the major opcode map (chapter 24, table 24.1), the RVC
+// quadrants (chapter 16, tables 16.4-16.6). It gives what the recorder needs:
+// the registers an instruction can write (rd of the integer or FP file; fcsr
+// for the FP operations that may raise exception flags and the CSR accesses of
+// fflags/frm/fcsr; c.jalr's ra), its memory accesses (one per load, store, LR;
+// a read and a write per AMO, as Unicorn reports them; sc varies: none when it
+// fails, a read and a write when it succeeds) and the base register of its
+// memory operand.
+class Riscv64Decoding {
+ public:
+  explicit Riscv64Decoding(EncodedInstruction& out) : out_(out) { out_ = EncodedInstruction{}; }
+
+  bool decode(std::span<const std::uint8_t> bytes) {
+    if (bytes.size() < 2) return false;
+    const std::uint32_t low = static_cast<std::uint32_t>(bytes[0] | bytes[1] << 8);
+    if ((low & 3) != 3) return decode_compressed(low);
+    if ((low & 0x1c) == 0x1c || bytes.size() < 4) return false;  // 48 bits or longer: not RV64GC
+    const std::uint32_t word = low | static_cast<std::uint32_t>(bytes[2]) << 16 | static_cast<std::uint32_t>(bytes[3]) << 24;
+    return decode_word(word);
+  }
+
+ private:
+  void write_x(std::uint32_t number) {
+    if (number != 0) write(static_cast<std::uint16_t>(number));
+  }
+  void write_f(std::uint32_t number) { write(static_cast<std::uint16_t>(kFirstF + number)); }
+  void write(std::uint16_t index) { out_.written[out_.written_count++] = index; }
+  void access(std::uint32_t base, std::uint8_t reads, std::uint8_t writes, std::int32_t offset = 0) {
+    out_.base_register = static_cast<std::int16_t>(base);
+    out_.memory_offset = offset;
+    out_.memory_reads = reads;
+    out_.memory_writes = writes;
+  }
+  bool done(std::uint8_t size) {
+    out_.size = size;
+    return true;
+  }
+
+  // I-type imm[11:0] = inst[31:20]; S-type imm[11:5] = inst[31:25], imm[4:0] = inst[11:7]; sign-extended.
+  static std::int32_t i_immediate(std::uint32_t word) { return static_cast<std::int32_t>(word) >> 20; }
+  static std::int32_t s_immediate(std::uint32_t word) {
+    return static_cast<std::int32_t>(word & 0xfe000000) >> 20 | static_cast<std::int32_t>(word >> 7 & 31);
+  }
+  // The RVC offsets (zero-extended, scaled): bit `from` of the instruction is bit `to` of the offset.
+  static std::int32_t bits(std::uint32_t half, std::initializer_list<std::pair<int, int>> from_to) {
+    std::int32_t value = 0;
+    for (const auto& [from, to] : from_to) value |= static_cast<std::int32_t>(half >> from & 1) << to;
+    return value;
+  }
+  // c.ld c.sd c.fld c.fsd: uimm[5:3] = 12:10, uimm[7:6] = 6:5. c.lw c.sw: uimm[5:3] = 12:10, [2] = 6, [6] = 5.
+  static std::int32_t cl_double(std::uint32_t h) { return bits(h, {{10, 3}, {11, 4}, {12, 5}, {5, 6}, {6, 7}}); }
+  static std::int32_t cl_word(std::uint32_t h) { return bits(h, {{10, 3}, {11, 4}, {12, 5}, {6, 2}, {5, 6}}); }
+  // c.ldsp c.fldsp: uimm[5] = 12, [4:3] = 6:5, [8:6] = 4:2. c.lwsp: [5] = 12, [4:2] = 6:4, [7:6] = 3:2.
+  static std::int32_t ci_double(std::uint32_t h) {
+    return bits(h, {{12, 5}, {5, 3}, {6, 4}, {2, 6}, {3, 7}, {4, 8}});
+  }
+  static std::int32_t ci_word(std::uint32_t h) { return bits(h, {{12, 5}, {4, 2}, {5, 3}, {6, 4}, {2, 6}, {3, 7}}); }
+  // c.sdsp c.fsdsp: uimm[5:3] = 12:10, [8:6] = 9:7. c.swsp: uimm[5:2] = 12:9, [7:6] = 8:7.
+  static std::int32_t css_double(std::uint32_t h) {
+    return bits(h, {{10, 3}, {11, 4}, {12, 5}, {7, 6}, {8, 7}, {9, 8}});
+  }
+  static std::int32_t css_word(std::uint32_t h) { return bits(h, {{9, 2}, {10, 3}, {11, 4}, {12, 5}, {7, 6}, {8, 7}}); }
+
+  bool decode_word(std::uint32_t word) {
+    const std::uint32_t rd = word >> 7 & 31, funct3 = word >> 12 & 7, rs1 = word >> 15 & 31, funct5 = word >> 27;
+    switch (word & 0x7f) {
+      case 0x37: case 0x17: case 0x6f: case 0x67:  // lui auipc jal jalr
+      case 0x13: case 0x1b: case 0x33: case 0x3b:  // op-imm op-imm-32 op op-32
+        write_x(rd);
+        return done(4);
+      case 0x63: case 0x0f: return done(4);  // branches; fence, fence.i
+      case 0x03: write_x(rd); access(rs1, 1, 0, i_immediate(word)); return done(4);  // loads
+      case 0x07: write_f(rd); access(rs1, 1, 0, i_immediate(word)); return done(4);  // fp loads
+      case 0x23: case 0x27: access(rs1, 0, 1, s_immediate(word)); return done(4);   // stores, fp stores
+      case 0x2f:  // A: lr, sc, amo*
+        if (funct3 != 2 && funct3 != 3) return false;
+        write_x(rd);
+        if (funct5 == 0x02) {
+          access(rs1, 1, 0);
+        } else if (funct5 == 0x03) {
+          access(rs1, 1, 1);
+          out_.memory_count_fixed = false;
+        } else {
+          access(rs1, 1, 1);
+        }
+        return done(4);
+      case 0x43: case 0x47: case 0x4b: case 0x4f:  // fmadd fmsub fnmsub fnmadd
+        write_f(rd);
+        write(kFcsrIndex);
+        return done(4);
+      case 0x53: return decode_op_fp(rd, funct5);
+      case 0x73: {  // system: ecall, ebreak (no writes); csr* write rd and the csr
+        if (funct3 == 0 || funct3 == 4) return funct3 == 0 ? done(4) : false;
+        write_x(rd);
+        const std::uint32_t csr = word >> 20;
+        if (csr >= 1 && csr <= 3) write(kFcsrIndex);  // fflags, frm, fcsr: all in Unicorn's fcsr
+        return done(4);
+      }
+      default: return false;
+    }
+  }
+
+  bool decode_op_fp(std::uint32_t rd, std::uint32_t funct5) {
+    switch (funct5) {
+      case 0x04: write_f(rd); return done(4);                    // fsgnj*: no flags
+      case 0x1c: write_x(rd); return done(4);                    // fmv.x.*, fclass: no flags
+      case 0x1e: write_f(rd); return done(4);                    // fmv.*.x: no flags
+      case 0x14: case 0x18: write_x(rd); break;                  // feq flt fle; fcvt to integer
+      case 0x00: case 0x01: case 0x02: case 0x03: case 0x0b:     // fadd fsub fmul fdiv fsqrt
+      case 0x05: case 0x08: case 0x1a: write_f(rd); break;       // fmin/fmax; fcvt.s.d/d.s; fcvt from integer
+      default: return false;
+    }
+    write(kFcsrIndex);
+    return done(4);
+  }
+
+  bool decode_compressed(std::uint32_t half) {
+    if (half == 0) return false;  // defined illegal
+    const std::uint32_t funct3 = half >> 13, rd = half >> 7 & 31, rd_prime = 8 + (half >> 2 & 7),
+                        rs1_prime = 8 + (half >> 7 & 7), rs2 = half >> 2 & 31;
+    switch ((half & 3) << 3 | funct3) {
+      // Quadrant 0.
+      case 000: write_x(rd_prime); return done(2);                            // c.addi4spn
+      case 001: write_f(rd_prime); access(rs1_prime, 1, 0, cl_double(half)); return done(2);  // c.fld
+      case 002: write_x(rd_prime); access(rs1_prime, 1, 0, cl_word(half)); return done(2);    // c.lw
+      case 003: write_x(rd_prime); access(rs1_prime, 1, 0, cl_double(half)); return done(2);  // c.ld
+      case 005: case 007: access(rs1_prime, 0, 1, cl_double(half)); return done(2);           // c.fsd c.sd
+      case 006: access(rs1_prime, 0, 1, cl_word(half)); return done(2);                       // c.sw
+      // Quadrant 1.
+      case 010: case 011: case 012: case 013: write_x(rd); return done(2);  // c.addi c.addiw c.li c.lui/addi16sp
+      case 014: write_x(rs1_prime); return done(2);                          // c.srli .. c.addw
+      case 015: case 016: case 017: return done(2);                          // c.j c.beqz c.bnez
+      // Quadrant 2.
+      case 020: write_x(rd); return done(2);                                 // c.slli
+      case 021: write_f(rd); access(kSpIndex, 1, 0, ci_double(half)); return done(2);  // c.fldsp
+      case 022: write_x(rd); access(kSpIndex, 1, 0, ci_word(half)); return done(2);    // c.lwsp
+      case 023: write_x(rd); access(kSpIndex, 1, 0, ci_double(half)); return done(2);  // c.ldsp
+      case 024:
+        if (rs2 != 0) write_x(rd);                            // c.mv, c.add
+        else if (half >> 12 & 1) { if (rd != 0) write(kRaIndex); }  // c.jalr (c.ebreak when rd = 0)
+        else if (rd == 0) return false;                       // c.jr x0: reserved
+        return done(2);
+      case 025: case 027: access(kSpIndex, 0, 1, css_double(half)); return done(2);  // c.fsdsp c.sdsp
+      case 026: access(kSpIndex, 0, 1, css_word(half)); return done(2);              // c.swsp
+      default: return false;  // 004: reserved
+    }
+  }
+
+  EncodedInstruction& out_;
+};
+
+bool decode_riscv64(std::span<const std::uint8_t> bytes, EncodedInstruction& out) {
+  if (Riscv64Decoding(out).decode(bytes)) return true;
+  out = EncodedInstruction{};
+  return false;
+}
 
 // The generic table without renameat (38): riscv does not define
 // __ARCH_WANT_RENAMEAT, so its kernel has only renameat2 (checked against the
@@ -128,6 +319,9 @@ SyscallId riscv64_syscall_id(std::uint64_t number) {
 
 constexpr std::uint16_t kEmRiscv = 243;
 
+// RV64GC as LLVM 14 names it (its RISCV target: triple, feature strings).
+constexpr LlvmTarget kLlvmTarget = {.target = "RISCV", .triple = "riscv64-unknown-linux-gnu", .features = "+m,+a,+f,+d,+c"};
+
 }  // namespace
 
 const ArchInfo& riscv64_arch() {
@@ -135,9 +329,8 @@ const ArchInfo& riscv64_arch() {
       .name = "riscv64",
       .unicorn_arch = UC_ARCH_RISCV,
       .unicorn_mode = UC_MODE_RISCV64,
-      .capstone_arch = CS_ARCH_MAX,  // no RISC-V in Capstone 4: cs_open fails, decoding users refuse
+      .capstone_arch = CS_ARCH_MAX,  // no RISC-V in Capstone 4: decode_riscv64 stands in
       .capstone_mode = CS_MODE_LITTLE_ENDIAN,
-      .decoding_unsupported = "Debian 12's Capstone 4 has no RISC-V",
       .elf_machine = kEmRiscv,
       .elf_64bit = true,
       .little_endian = true,
@@ -147,6 +340,10 @@ const ArchInfo& riscv64_arch() {
       .pc_reg = UC_RISCV_REG_PC,
       .sp_reg = UC_RISCV_REG_SP,
       .fp_reg = UC_RISCV_REG_S0,
+      // The psABI numbers no pc and uses all of 0-63, the unwinder's columns:
+      // the pc borrows ft11's (63), a caller-saved temporary no CFI describes
+      // (compilers record saves of callee-saved registers only).
+      .unwind_pc_column = 63,
       .syscall_abi = {.number_reg = UC_RISCV_REG_A7,
                       .arg_regs = {UC_RISCV_REG_A0, UC_RISCV_REG_A1, UC_RISCV_REG_A2, UC_RISCV_REG_A3,
                                    UC_RISCV_REG_A4, UC_RISCV_REG_A5},
@@ -173,6 +370,8 @@ const ArchInfo& riscv64_arch() {
       .add_unlisted_writes = &riscv64_add_unlisted_writes,
       .count_memory_accesses = &riscv64_count_memory_accesses,
       .address_registers = &riscv64_address_registers,
+      .decode_without_capstone = &decode_riscv64,
+      .llvm_target = &kLlvmTarget,
   };
   return kInfo;
 }

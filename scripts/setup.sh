@@ -22,6 +22,7 @@ packages=(
   gcc-i686-linux-gnu libc6-dev-i386-cross
   gcc-mips-linux-gnu libc6-dev-mips-cross gcc-mipsel-linux-gnu libc6-dev-mipsel-cross
   gdb-multiarch  # the aarch64 fault pc against qemu-aarch64-static -g
+  libllvm14  # riscv64 disassembly in text traces (dlopen, formats/text/llvm_disassembler.h)
   python3-protobuf zstd  # an independent decoder of BAP frames; the zstd CLI
   xxd  # the replay CLI test writes damaged traces back from hex
   bsdutils  # script(1): the progress test runs commands on a pseudo-terminal

@@ -1,6 +1,8 @@
 // Role: implementation of the text sink (see text_writer.h).
 #include "formats/text/text_writer.h"
 
+#include "formats/text/llvm_disassembler.h"
+
 #include <sys/stat.h>
 
 #include <cerrno>
@@ -21,6 +23,15 @@ Expected<std::unique_ptr<TextWriter>> TextWriter::open(const std::string& path, 
     return make_error(ErrorCode::kUnsupported,
                       std::string(arch.name) + " cannot be disassembled: " + std::string(arch.decoding_unsupported),
                       path);
+  if (arch.decode_without_capstone) {
+    // No Capstone for it: LLVM's disassembler when Debian's libLLVM is there,
+    // else ".insn 0x..." (objdump's spelling of an encoding it cannot name).
+    if (arch.llvm_target) {
+      auto llvm = LlvmDisassembler::open(*arch.llvm_target);
+      if (llvm) writer->llvm_ = std::move(*llvm);
+    }
+    return writer;
+  }
   if (!arch::open_capstone_handles(arch, false, writer->capstone_))
     return make_error(ErrorCode::kEmulator, "cs_open failed for " + std::string(arch.name), path);
   writer->insn_ = cs_malloc(writer->capstone_[0]);  // both modes' handles are of one Capstone arch
@@ -44,7 +55,7 @@ TextWriter::TextWriter(std::FILE* file, std::string path, const arch::ArchInfo& 
     : file_(file), path_(std::move(path)), arch_(arch) {}
 
 TextWriter::~TextWriter() {
-  if (insn_) cs_free(insn_, 1);
+  if (insn_) cs_free(insn_, 1);  // llvm_ closes itself
   arch::close_capstone_handles(capstone_);
   if (file_ && owns_file_) std::fclose(file_);
 }
@@ -75,6 +86,18 @@ std::string TextWriter::disassemble(const events::InstructionEvent& instruction)
   const std::uint8_t* code = instruction.bytes.data();
   std::size_t size = instruction.bytes.size();
   std::uint64_t address = instruction.address.value;
+  if (arch_.decode_without_capstone) {
+    if (llvm_) {
+      std::size_t decoded_size = 0;
+      std::string text = llvm_->disassemble(instruction.bytes, address, decoded_size);
+      return decoded_size ? text : "(undecodable)";
+    }
+    arch::EncodedInstruction encoded;
+    if (!arch_.decode_without_capstone(instruction.bytes, encoded)) return "(undecodable)";
+    std::uint32_t word = 0;
+    for (std::size_t i = encoded.size; i-- > 0;) word = word << 8 | instruction.bytes[i];
+    return fmt::format(".insn {:#0{}x}", word, 2 + 2 * encoded.size);
+  }
   const csh handle = capstone_[instruction.mode == 1 && capstone_[1] ? 1 : 0];
   if (!cs_disasm_iter(handle, &code, &size, &address, insn_)) return "(undecodable)";
   return fmt::format("{} {}", insn_->mnemonic, insn_->op_str);

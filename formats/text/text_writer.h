@@ -1,5 +1,5 @@
 // Role: the text sink: prints every event as one readable line (instructions
-// disassembled with Capstone), so that a recording is useful before any binary
+// disassembled with Capstone; riscv64's with LLVM, see llvm_disassembler.h), so that a recording is useful before any binary
 // format is chosen: `tracecorn record --format text`.
 // Who calls it: the recorder's drain thread (Sink interface), one thread at a time.
 // Invariants: one event per line, in sequence order, each starting with
@@ -19,6 +19,8 @@
 #include "recorder/support/expected.h"
 
 namespace tracecorn::formats {
+
+class LlvmDisassembler;  // formats/text/llvm_disassembler.h (not installed: an implementation detail)
 
 // Names code addresses for the call stacks printed under syscalls (the CLI
 // gives one over the unwinder's symbolizer). Fed the trace's module and unmap
@@ -72,6 +74,7 @@ class TextWriter final : public events::Sink {
   const arch::ArchInfo& arch_;
   std::array<csh, 2> capstone_{};  // one per instruction-set mode (arch::open_capstone_handles)
   cs_insn* insn_ = nullptr;
+  std::unique_ptr<LlvmDisassembler> llvm_;  // architectures without Capstone (arch::ArchInfo::llvm_target), when libLLVM loads
   bool owns_file_ = true;
   std::string write_error_;  // the first write error; reported by end()
   std::unique_ptr<AddressNamer> namer_;

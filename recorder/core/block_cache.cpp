@@ -10,6 +10,7 @@ Expected<std::unique_ptr<BlockDecoder>> BlockDecoder::create(const arch::ArchInf
     return make_error(ErrorCode::kUnsupported,
                       std::string(arch.name) + " cannot be recorded: " + std::string(arch.decoding_unsupported));
   std::unique_ptr<BlockDecoder> decoder(new BlockDecoder(arch));
+  if (arch.decode_without_capstone) return decoder;  // no Capstone for it: decode_without_capstone serves
   if (!arch::open_capstone_handles(arch, true, decoder->handles_))
     return make_error(ErrorCode::kEmulator, "cs_open failed for " + std::string(arch.name));
   return decoder;
@@ -24,6 +25,43 @@ DecodedBlock BlockDecoder::decode(std::uint64_t address, std::span<const std::ui
   block.size = static_cast<std::uint32_t>(bytes.size());
   block.mode = handles_[1] && mode == 1 ? 1 : 0;
   block.bytes.assign(bytes.begin(), bytes.end());
+  if (arch_.decode_without_capstone)
+    decode_without_capstone(block, with_registers);
+  else
+    decode_with_capstone(block, with_registers);
+  finish_block(block);
+  return block;
+}
+
+void BlockDecoder::decode_without_capstone(DecodedBlock& block, bool with_registers) const {
+  std::size_t offset = 0;
+  while (offset < block.bytes.size()) {
+    arch::EncodedInstruction encoded;
+    DecodedInstruction decoded;
+    decoded.address = block.address + offset;
+    decoded.offset = static_cast<std::uint16_t>(offset);
+    if (!arch_.decode_without_capstone(std::span(block.bytes).subspan(offset), encoded)) {
+      // Undecodable bytes: one pseudo-instruction covers the rest, as with Capstone.
+      decoded.size = static_cast<std::uint8_t>(std::min<std::size_t>(block.bytes.size() - offset, 255));
+      block.instructions.push_back(std::move(decoded));
+      break;
+    }
+    decoded.size = encoded.size;
+    if (with_registers) {
+      decoded.written_registers.assign(encoded.written.begin(), encoded.written.begin() + encoded.written_count);
+      for (const std::uint16_t index : decoded.written_registers)
+        decoded.written_unicorn_ids.push_back(arch_.registers[index].uc_id);
+    }
+    decoded.memory_reads = encoded.memory_reads;
+    decoded.memory_writes = encoded.memory_writes;
+    decoded.memory_count_fixed = encoded.memory_count_fixed;
+    block.instructions.push_back(std::move(decoded));
+    offset += encoded.size;
+  }
+}
+
+void BlockDecoder::decode_with_capstone(DecodedBlock& block, bool with_registers) const {
+  const std::uint64_t address = block.address;
   const csh handle = handles_[block.mode];
   cs_insn* insn = cs_malloc(handle);
   const std::uint8_t* cursor = block.bytes.data();
@@ -67,6 +105,9 @@ DecodedBlock BlockDecoder::decode(std::uint64_t address, std::span<const std::ui
     block.instructions.push_back(std::move(decoded));
   }
   cs_free(insn, 1);
+}
+
+void BlockDecoder::finish_block(DecodedBlock& block) {
   block.instruction_count = static_cast<std::uint32_t>(block.instructions.size());
   block.bounds.reserve(block.instructions.size());
   for (const DecodedInstruction& decoded : block.instructions)
@@ -75,7 +116,6 @@ DecodedBlock BlockDecoder::decode(std::uint64_t address, std::span<const std::ui
     const DecodedInstruction& decoded = block.instructions[i];
     if (decoded.memory_reads || decoded.memory_writes || !decoded.memory_count_fixed) block.last_memory_instruction = i;
   }
-  return block;
 }
 
 namespace {

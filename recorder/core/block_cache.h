@@ -1,5 +1,7 @@
 // Role: the recorder's knowledge of translated blocks: each block the guest
-// enters is read from guest memory and decoded with Capstone once, and the
+// enters is read from guest memory and decoded once (with Capstone, or with the
+// architecture's own decoder where Capstone has none: riscv64's
+// arch::ArchInfo::decode_without_capstone), and the
 // result (instruction boundaries, the registers each instruction can change,
 // the memory accesses it makes) is cached by address, size and instruction-set
 // mode (arm: the same bytes are different instructions in ARM and Thumb state).
@@ -79,6 +81,12 @@ class BlockDecoder {
 
  private:
   explicit BlockDecoder(const arch::ArchInfo& arch) : arch_(arch) {}
+  // Fill block.instructions from block.bytes: with Capstone, or with the
+  // architecture's own decoder (arch::ArchInfo::decode_without_capstone).
+  void decode_with_capstone(DecodedBlock& block, bool with_registers) const;
+  void decode_without_capstone(DecodedBlock& block, bool with_registers) const;
+  // Sets the fields derived from block.instructions (count, bounds, last memory instruction).
+  static void finish_block(DecodedBlock& block);
   const arch::ArchInfo& arch_;
   std::array<csh, 2> handles_{};  // one per instruction-set mode
 };

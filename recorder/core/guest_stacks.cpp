@@ -6,10 +6,16 @@
 
 namespace tracecorn::core {
 
+int unwind_column(const arch::ArchInfo& arch, const arch::RegisterInfo& reg) {
+  if (arch.unwind_pc_column == arch::kNoDwarfNumber) return reg.dwarf;
+  if (reg.uc_id == arch.pc_reg) return arch.unwind_pc_column;
+  return reg.dwarf == arch.unwind_pc_column ? arch::kNoDwarfNumber : reg.dwarf;  // the pc has its column
+}
+
 Expected<unwind::UnwinderConfig> unwinder_config_for(const arch::ArchInfo& arch) {
   auto dwarf_of = [&](int uc_id) -> int {
     for (const auto& reg : arch.registers)
-      if (reg.uc_id == uc_id) return reg.dwarf;
+      if (reg.uc_id == uc_id) return unwind_column(arch, reg);
     return arch::kNoDwarfNumber;
   };
   int pc = dwarf_of(arch.pc_reg);
@@ -57,9 +63,10 @@ GuestStacks::GuestStacks(uc_engine* engine, const arch::ArchInfo& arch, unwind::
       unwinder_(config),
       memory_(engine) {
   for (const auto& reg : arch.registers) {
-    if (reg.dwarf < 0 || reg.dwarf >= static_cast<int>(unwind::kMaxRegisters) || reg.size > 8) continue;
+    const int column = unwind_column(arch, reg);
+    if (column < 0 || column >= static_cast<int>(unwind::kMaxRegisters) || reg.size > 8) continue;
     register_ids_.push_back(reg.uc_id);
-    register_dwarf_.push_back(static_cast<unsigned>(reg.dwarf));
+    register_dwarf_.push_back(static_cast<unsigned>(column));
   }
   register_values_.resize(register_ids_.size());
   for (auto& value : register_values_) register_pointers_.push_back(&value);

@@ -30,6 +30,10 @@ namespace tracecorn::core {
 // The unwinder's view of `arch`: the DWARF numbers of its pc, stack pointer
 // and frame pointer. Errors: kUnsupported when the register table lacks them.
 Expected<unwind::UnwinderConfig> unwinder_config_for(const arch::ArchInfo& arch);
+// The unwinder column of `reg`: its DWARF number, except where the ABI numbers
+// no pc (arch::ArchInfo::unwind_pc_column): the pc takes that column and the
+// register that owns it gets none (kNoDwarfNumber).
+int unwind_column(const arch::ArchInfo& arch, const arch::RegisterInfo& reg);
 
 // Maps a path as the guest names it to the host file to read ("" if none).
 using HostPathMapper = std::function<std::string(std::string_view guest_path)>;

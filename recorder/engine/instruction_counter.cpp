@@ -10,7 +10,7 @@ Expected<std::unique_ptr<InstructionCounter>> InstructionCounter::attach(uc_engi
   counter->engine_ = engine;
   counter->arch_ = &arch;
   counter->isa_ = arch.alternate_isa;
-  if (!arch::open_capstone_handles(arch, false, counter->capstone_))
+  if (!arch.decode_without_capstone && !arch::open_capstone_handles(arch, false, counter->capstone_))
     return make_error(ErrorCode::kEmulator, "cs_open failed");
   if (uc_hook_add(engine, &counter->hook_, UC_HOOK_BLOCK, reinterpret_cast<void*>(&on_block), counter.get(), 1, 0) !=
       UC_ERR_OK)

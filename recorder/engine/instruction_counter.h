@@ -1,5 +1,6 @@
 // Role: counts the guest instructions a uc_engine executes, cheaply: one block
-// hook, with each block's instruction count decoded once by Capstone and cached
+// hook, with each block's instruction count decoded once by Capstone (or the
+// architecture's own decoder, arch::ArchInfo::decode_without_capstone) and cached
 // (Unicorn 2.0.1 gives no per-block count to a block hook; a code hook would cost
 // ~3.3 ns per instruction against ~2.6 ns per block here).
 // Who calls it: whoever owns the engine, on the emulation thread. Not thread safe.
@@ -39,6 +40,7 @@ class InstructionCounter {
   const arch::ArchInfo* arch_ = nullptr;
   std::array<csh, 2> capstone_{};  // one per instruction-set mode (arch::open_capstone_handles)
   const arch::AlternateInstructionSet* isa_ = nullptr;
+  // Architectures Capstone cannot decode (riscv64): their own length decoder.
   uc_hook hook_ = 0;
   std::uint64_t instructions_ = 0;
   std::uint64_t blocks_ = 0;

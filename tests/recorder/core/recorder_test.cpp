@@ -315,30 +315,17 @@ TEST_CASE("Recorder: regs-level diffs match a brute-force comparison of every re
   }
 }
 
-// The producer collects register changes in batches of at most one ring record;
-// with the smallest ring a record holds 496 bytes, so batches are cut every few
-// instructions and an instruction that may write over 20 registers is written
-// alone (kRegisters). The events must not change.
-TEST_CASE("Recorder: regs-level diffs match the brute-force comparison with the smallest ring too") {
-  FullRegisterProbe probe;
-  core::RecorderOptions options;
-  options.level = core::TraceLevel::kRegisters;
-  options.ring_bytes = 4096;
-  auto recording = record(kSamples + "/static/floating", options, &probe);
-  CHECK(recording->outcome.kind == linux_layer::RunOutcome::Kind::kExited);
-  std::string first;
-  const std::size_t differing = compare_register_changes(*recording, probe, first);
-  CHECK_MESSAGE(differing == 0, first);
-  CHECK(recording->recorder->stats().records_lost == 0);
-}
+namespace {
 
-TEST_CASE("Recorder: mem-level attribution agrees with the exact pcs of the full level") {
+// Records each program at `mem` and at `full` level: the same accesses, each
+// attributed at `mem` to the instruction the full level's exact pcs name (or
+// left unattributed: at most `max_unknown_percent`).
+void check_mem_attribution(const std::vector<std::string>& programs, std::size_t max_unknown_percent = 1) {
   core::RecorderOptions mem_options, full_options;
   mem_options.level = core::TraceLevel::kMemory;
   full_options.level = core::TraceLevel::kFull;
-  for (const std::string sample : {"hello", "floating", "dup_pipe"}) {
-    CAPTURE(sample);
-    const std::string program = kSamples + "/static/" + sample;
+  for (const std::string& program : programs) {
+    CAPTURE(program);
     std::vector<std::string> argv = {program};
     auto mem = record(program, mem_options, nullptr, argv);
     auto full = record(program, full_options, nullptr, argv);
@@ -357,10 +344,34 @@ TEST_CASE("Recorder: mem-level attribution agrees with the exact pcs of the full
         MESSAGE("access " << i << " to " << std::hex << full_accesses[i]->address << " by pc " << full_accesses[i]->pc
                           << " not attributed" << std::dec);
     }
-    MESSAGE(sample << ": " << mem_accesses.size() << " accesses, " << unknown << " not attributed");
+    MESSAGE(program << ": " << mem_accesses.size() << " accesses, " << unknown << " not attributed");
+    CHECK(mem_accesses.size() > 1000);
     CHECK(wrong == 0);
-    CHECK(unknown * 100 <= mem_accesses.size());  // at most 1% left unattributed
+    CHECK(unknown * 100 <= mem_accesses.size() * max_unknown_percent);
   }
+}
+
+}  // namespace
+
+// The producer collects register changes in batches of at most one ring record;
+// with the smallest ring a record holds 496 bytes, so batches are cut every few
+// instructions and an instruction that may write over 20 registers is written
+// alone (kRegisters). The events must not change.
+TEST_CASE("Recorder: regs-level diffs match the brute-force comparison with the smallest ring too") {
+  FullRegisterProbe probe;
+  core::RecorderOptions options;
+  options.level = core::TraceLevel::kRegisters;
+  options.ring_bytes = 4096;
+  auto recording = record(kSamples + "/static/floating", options, &probe);
+  CHECK(recording->outcome.kind == linux_layer::RunOutcome::Kind::kExited);
+  std::string first;
+  const std::size_t differing = compare_register_changes(*recording, probe, first);
+  CHECK_MESSAGE(differing == 0, first);
+  CHECK(recording->recorder->stats().records_lost == 0);
+}
+
+TEST_CASE("Recorder: mem-level attribution agrees with the exact pcs of the full level") {
+  check_mem_attribution({kSamples + "/static/hello", kSamples + "/static/floating", kSamples + "/static/dup_pipe"});
 }
 
 TEST_CASE("Recorder: every level counts the same instructions, and insns expands exactly the blocks") {
@@ -417,34 +428,50 @@ TEST_CASE("Recorder: arm regs-level diffs match a brute-force comparison, in ARM
   }
 }
 
+namespace {
+// Records `program` at every level beside a UC_HOOK_CODE probe: the recorder
+// counts the same instructions at every level, each level with instruction
+// events names the hooked instructions in order (plus arm's skipped IT slots,
+// align_with_probe), and the count is the hooked ones plus those. Returns the
+// skipped instructions of the insns level.
+std::size_t check_counts_against_code_hook(const std::string& program) {
+  std::uint64_t expected = 0;
+  std::size_t skipped_at_insns = 0;
+  for (auto level : {core::TraceLevel::kInstructions, core::TraceLevel::kBlocks, core::TraceLevel::kMemory,
+                     core::TraceLevel::kRegisters, core::TraceLevel::kFull}) {
+    CAPTURE(core::trace_level_name(level));
+    FullRegisterProbe probe;  // its UC_HOOK_CODE sees every instruction Unicorn hooks
+    core::RecorderOptions options;
+    options.level = level;
+    auto recording = record(program, options, &probe);
+    CHECK(recording->outcome.kind == linux_layer::RunOutcome::Kind::kExited);
+    const auto stats = recording->recorder->stats();
+    CHECK(stats.records_lost == 0);
+    const std::uint64_t hooked = probe.changes_by_instruction.size() + 1;
+    CHECK(hooked > 5000);
+    if (level == core::TraceLevel::kBlocks) {
+      CHECK(stats.instructions == expected);  // no instruction events to align: as the insns level
+      continue;
+    }
+    std::size_t skipped = 0;
+    std::string problem;
+    align_with_probe(*recording, probe, skipped, problem);
+    CHECK_MESSAGE(problem.empty(), problem);
+    CHECK(stats.instructions == hooked + skipped);
+    if (!expected) {
+      expected = stats.instructions;
+      skipped_at_insns = skipped;
+    }
+    CHECK(stats.instructions == expected);
+  }
+  return skipped_at_insns;
+}
+}  // namespace
+
 TEST_CASE("Recorder: arm instruction counts at every level equal a UC_HOOK_CODE count plus skipped IT slots") {
   for (const std::string variant : kArmVariants) {
     CAPTURE(variant);
-    std::uint64_t expected = 0;
-    for (auto level : {core::TraceLevel::kInstructions, core::TraceLevel::kBlocks, core::TraceLevel::kMemory,
-                       core::TraceLevel::kRegisters, core::TraceLevel::kFull}) {
-      CAPTURE(core::trace_level_name(level));
-      FullRegisterProbe probe;  // its UC_HOOK_CODE sees every instruction Unicorn hooks
-      core::RecorderOptions options;
-      options.level = level;
-      auto recording = record(arm_sample(variant, "nested_calls"), options, &probe);
-      CHECK(recording->outcome.kind == linux_layer::RunOutcome::Kind::kExited);
-      const auto stats = recording->recorder->stats();
-      CHECK(stats.records_lost == 0);
-      const std::uint64_t hooked = probe.changes_by_instruction.size() + 1;
-      CHECK(hooked > 5000);
-      if (level == core::TraceLevel::kBlocks) {
-        CHECK(stats.instructions == expected);  // no instruction events to align: as the insns level
-        continue;
-      }
-      std::size_t skipped = 0;
-      std::string problem;
-      align_with_probe(*recording, probe, skipped, problem);
-      CHECK_MESSAGE(problem.empty(), problem);
-      CHECK(stats.instructions == hooked + skipped);
-      if (!expected) expected = stats.instructions;
-      CHECK(stats.instructions == expected);
-    }
+    check_counts_against_code_hook(arm_sample(variant, "nested_calls"));
   }
 }
 
@@ -479,6 +506,44 @@ TEST_CASE("Recorder: arm mem-level attribution agrees with the exact pcs of the 
   }
 }
 
+// riscv64: no Capstone; arch/riscv64.cpp's own RV64GC decoder gives the
+// instruction boundaries, written registers and memory access counts.
+namespace {
+std::string riscv64_sample(const std::string& name) { return kSamples + "-riscv64/static/" + name; }
+}  // namespace
+
+TEST_CASE("Recorder: riscv64 regs-level diffs match a brute-force comparison of x0-x31, f0-f31 and fcsr") {
+  for (const std::string sample : {"hello", "floating", "dup_pipe", "file_io"}) {
+    CAPTURE(sample);
+    FullRegisterProbe probe;
+    core::RecorderOptions options;
+    options.level = core::TraceLevel::kRegisters;
+    auto recording = record(riscv64_sample(sample), options, &probe);
+    CHECK(recording->outcome.kind == linux_layer::RunOutcome::Kind::kExited);
+    std::string first;
+    const std::size_t differing = compare_register_changes(*recording, probe, first);
+    CHECK_MESSAGE(differing == 0, first);
+    CHECK(probe.changes_by_instruction.size() > 1000);
+    if (sample == "floating") {  // the FP file is compared too: the sample changes it
+      std::size_t fp_changes = 0;
+      for (const auto& [pc, changes] : probe.changes_by_instruction)
+        for (const auto& [index, bytes] : changes) fp_changes += recording->process->arch().registers[index].name[0] == 'f';
+      CHECK(fp_changes > 10);
+    }
+  }
+}
+
+TEST_CASE("Recorder: riscv64 instruction counts at every level equal a UC_HOOK_CODE count") {
+  CHECK(check_counts_against_code_hook(riscv64_sample("nested_calls")) == 0);  // no IT blocks: nothing skipped
+}
+
+// sc (0 or 2 accesses) has no fixed count: it ends its block (a bnez follows), so
+// every access stays attributed.
+TEST_CASE("Recorder: riscv64 mem-level attribution agrees with the exact pcs of the full level") {
+  check_mem_attribution({riscv64_sample("hello"), riscv64_sample("floating"), riscv64_sample("dup_pipe"),
+                         riscv64_sample("nested_calls")});
+}
+
 // mips o32, big and little endian (samples/cross.cmake): a branch and its delay
 // slot are one Unicorn block, and Capstone 4 gives no access lists for MIPS
 // (arch/mips.cpp derives the writes from the operands).
@@ -506,50 +571,14 @@ TEST_CASE("Recorder: mips regs-level diffs match a brute-force comparison, in bo
 TEST_CASE("Recorder: mips instruction counts at every level equal a UC_HOOK_CODE count") {
   for (const std::string arch : kMipsArchs) {
     CAPTURE(arch);
-    for (auto level : {core::TraceLevel::kInstructions, core::TraceLevel::kBlocks, core::TraceLevel::kMemory,
-                       core::TraceLevel::kRegisters, core::TraceLevel::kFull}) {
-      CAPTURE(core::trace_level_name(level));
-      FullRegisterProbe probe;  // its UC_HOOK_CODE sees every instruction Unicorn runs
-      core::RecorderOptions options;
-      options.level = level;
-      auto recording = record(kSamples + "-" + arch + "/static/nested_calls", options, &probe);
-      CHECK(recording->outcome.kind == linux_layer::RunOutcome::Kind::kExited);
-      const auto stats = recording->recorder->stats();
-      CHECK(stats.records_lost == 0);
-      const std::uint64_t hooked = probe.changes_by_instruction.size() + 1;
-      CHECK(hooked > 5000);
-      CHECK(stats.instructions == hooked);
-    }
+    CHECK(check_counts_against_code_hook(kSamples + "-" + arch + "/static/nested_calls") == 0);  // no IT blocks
   }
 }
 
+// sc (no fixed count) leaves the rest of its block unattributed: at most 5%.
 TEST_CASE("Recorder: mips mem-level attribution agrees with the exact pcs of the full level") {
-  core::RecorderOptions mem_options, full_options;
-  mem_options.level = core::TraceLevel::kMemory;
-  full_options.level = core::TraceLevel::kFull;
-  for (const std::string arch : kMipsArchs) {
-    for (const std::string sample : {"hello", "dup_pipe"}) {
-      CAPTURE(arch);
-      CAPTURE(sample);
-      const std::string program = kSamples + "-" + arch + "/static/" + sample;
-      auto mem = record(program, mem_options);
-      auto full = record(program, full_options);
-      const auto mem_accesses = memory_accesses(*mem), full_accesses = memory_accesses(*full);
-      REQUIRE(mem_accesses.size() == full_accesses.size());
-      std::size_t unknown = 0, wrong = 0;
-      for (std::size_t i = 0; i < mem_accesses.size(); ++i) {
-        CHECK(full_accesses[i]->pc_known);
-        if (!mem_accesses[i]->pc_known)
-          ++unknown;
-        else if (mem_accesses[i]->pc != full_accesses[i]->pc && ++wrong <= 3)
-          MESSAGE("access " << i << " to " << std::hex << full_accesses[i]->address << " by pc "
-                            << full_accesses[i]->pc << " attributed to " << mem_accesses[i]->pc << std::dec);
-      }
-      MESSAGE(arch << " " << sample << ": " << mem_accesses.size() << " accesses, " << unknown << " not attributed");
-      CHECK(wrong == 0);
-      CHECK(unknown * 100 <= mem_accesses.size() * 5);  // sc (no fixed count) leaves the rest of its block
-    }
-  }
+  for (const std::string arch : kMipsArchs)
+    check_mem_attribution({kSamples + "-" + arch + "/static/hello", kSamples + "-" + arch + "/static/dup_pipe"}, 5);
 }
 
 TEST_CASE("Recorder: a syscall carries what the kernel wrote and the registers it changed") {

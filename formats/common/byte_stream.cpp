@@ -134,7 +134,9 @@ class ZstdSource final : public ByteSource {
       produced += chunk.pos;
       // No input left and the output not filled: the decoder holds nothing more.
       if (input_ended_ && in_pos_ == in_.size() && chunk.pos < buffer_.size()) {
-        if (!frame_complete_ && problem.empty()) problem = "the zstd stream ends early (a truncated file)";
+        if (!frame_complete_ && problem.empty())
+          problem = "the zstd stream ends early, at offset " + std::to_string(inner_->consumed()) +
+                    " of the compressed file (a truncated file)";
         finished_ = true;
       }
     }

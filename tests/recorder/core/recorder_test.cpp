@@ -299,19 +299,29 @@ std::size_t compare_register_changes(const Recording& recording, const FullRegis
   return differing;
 }
 
+
+// Records `program` at the regs level (with `options`' other settings) beside
+// `probe`, a UC_HOOK_CODE that reads every register after every instruction,
+// and checks that the guest exited and the recorded changes equal the probe's.
+// Returns the recording for further checks.
+std::unique_ptr<Recording> check_regs_against_brute_force(const std::string& program, FullRegisterProbe& probe,
+                                                          core::RecorderOptions options = {}) {
+  options.level = core::TraceLevel::kRegisters;
+  auto recording = record(program, options, &probe);
+  CHECK(recording->outcome.kind == linux_layer::RunOutcome::Kind::kExited);
+  std::string first;
+  const std::size_t differing = compare_register_changes(*recording, probe, first);
+  CHECK_MESSAGE(differing == 0, first);
+  return recording;
+}
+
 }  // namespace
 
 TEST_CASE("Recorder: regs-level diffs match a brute-force comparison of every register after every instruction") {
   for (const std::string sample : {"hello", "floating", "dup_pipe"}) {
     CAPTURE(sample);
     FullRegisterProbe probe;
-    core::RecorderOptions options;
-    options.level = core::TraceLevel::kRegisters;
-    auto recording = record(kSamples + "/static/" + sample, options, &probe);
-    CHECK(recording->outcome.kind == linux_layer::RunOutcome::Kind::kExited);
-    std::string first;
-    const std::size_t differing = compare_register_changes(*recording, probe, first);
-    CHECK_MESSAGE(differing == 0, first);
+    check_regs_against_brute_force(kSamples + "/static/" + sample, probe);
   }
 }
 
@@ -360,13 +370,8 @@ void check_mem_attribution(const std::vector<std::string>& programs, std::size_t
 TEST_CASE("Recorder: regs-level diffs match the brute-force comparison with the smallest ring too") {
   FullRegisterProbe probe;
   core::RecorderOptions options;
-  options.level = core::TraceLevel::kRegisters;
   options.ring_bytes = 4096;
-  auto recording = record(kSamples + "/static/floating", options, &probe);
-  CHECK(recording->outcome.kind == linux_layer::RunOutcome::Kind::kExited);
-  std::string first;
-  const std::size_t differing = compare_register_changes(*recording, probe, first);
-  CHECK_MESSAGE(differing == 0, first);
+  auto recording = check_regs_against_brute_force(kSamples + "/static/floating", probe, options);
   CHECK(recording->recorder->stats().records_lost == 0);
 }
 
@@ -412,13 +417,7 @@ TEST_CASE("Recorder: arm regs-level diffs match a brute-force comparison, in ARM
       CAPTURE(variant);
       CAPTURE(sample);
       FullRegisterProbe probe;
-      core::RecorderOptions options;
-      options.level = core::TraceLevel::kRegisters;
-      auto recording = record(arm_sample(variant, sample), options, &probe);
-      CHECK(recording->outcome.kind == linux_layer::RunOutcome::Kind::kExited);
-      std::string first;
-      const std::size_t differing = compare_register_changes(*recording, probe, first);
-      CHECK_MESSAGE(differing == 0, first);
+      auto recording = check_regs_against_brute_force(arm_sample(variant, sample), probe);
       std::size_t thumb = 0, arm = 0;
       for (const auto& event : recording->sink.stored_)
         if (event.kind == events::EventKind::kInstruction) (event.mode ? thumb : arm) += 1;
@@ -516,13 +515,7 @@ TEST_CASE("Recorder: riscv64 regs-level diffs match a brute-force comparison of 
   for (const std::string sample : {"hello", "floating", "dup_pipe", "file_io"}) {
     CAPTURE(sample);
     FullRegisterProbe probe;
-    core::RecorderOptions options;
-    options.level = core::TraceLevel::kRegisters;
-    auto recording = record(riscv64_sample(sample), options, &probe);
-    CHECK(recording->outcome.kind == linux_layer::RunOutcome::Kind::kExited);
-    std::string first;
-    const std::size_t differing = compare_register_changes(*recording, probe, first);
-    CHECK_MESSAGE(differing == 0, first);
+    auto recording = check_regs_against_brute_force(riscv64_sample(sample), probe);
     CHECK(probe.changes_by_instruction.size() > 1000);
     if (sample == "floating") {  // the FP file is compared too: the sample changes it
       std::size_t fp_changes = 0;
@@ -557,13 +550,7 @@ TEST_CASE("Recorder: mips regs-level diffs match a brute-force comparison, in bo
       CAPTURE(arch);
       CAPTURE(sample);
       FullRegisterProbe probe;
-      core::RecorderOptions options;
-      options.level = core::TraceLevel::kRegisters;
-      auto recording = record(kSamples + "-" + arch + "/static/" + sample, options, &probe);
-      CHECK(recording->outcome.kind == linux_layer::RunOutcome::Kind::kExited);
-      std::string first;
-      const std::size_t differing = compare_register_changes(*recording, probe, first);
-      CHECK_MESSAGE(differing == 0, first);
+      check_regs_against_brute_force(kSamples + "-" + arch + "/static/" + sample, probe);
     }
   }
 }

@@ -13,7 +13,7 @@
 //                  written to the ring as one record (ring_records.h).
 //   full           all of the above; memory records carry the exact pc.
 // The block hook's hot path is a direct-mapped cache lookup and 4 bytes (the
-// block's id) appended to a local run of up to 64 blocks, written to the ring as
+// block's id) appended to a local run of up to 256 blocks, written to the ring as
 // one kBlockRun record when full or before any other record (ring_records.h).
 // At the blocks, insns and mem levels on one-mode architectures that lookup is
 // one 16-byte slot read in on_block itself (about 20 instructions in all); the
@@ -70,6 +70,10 @@ class Recorder::Impl {
     ring_ = std::move(*ring);
     register_batch_limit_ =
         std::min<std::size_t>(register_batch_.size(), ring_->max_record_size() - sizeof(RecordHeader));
+    // The longest run one record can carry in this ring (124 blocks in the
+    // smallest ring, kMaxBlockRun from 8 KiB up): write_run splits longer ones.
+    run_piece_ = static_cast<std::uint32_t>(
+        std::min<std::size_t>(kMaxBlockRun, (ring_->max_record_size() - sizeof(BlockRunRecord)) / 4));
     for (std::size_t i = 0; i < kMaxWritten; ++i) read_pointers_[i] = read_values_[i];
 
     info.level = std::string(trace_level_name(options_.level));
@@ -200,22 +204,28 @@ class Recorder::Impl {
     recorded_instructions_ += decoded->instruction_count;
   }
 
-  // Writes the blocks executed since the last record as one kBlockRun record.
+  // Writes the blocks executed since the last record as one kBlockRun record,
+  // or as several of run_piece_ blocks when the ring's records are smaller.
+  // (The hooks compare run_count_ with the constant kMaxBlockRun, not with
+  // run_piece_: a member load there costs measurably on the no-store loop.)
   void write_run() noexcept {
     if (register_batch_used_) write_register_batch();  // it came before these blocks
-    const std::uint16_t count = static_cast<std::uint16_t>(run_count_);
+    const std::uint32_t total = run_count_;
     run_count_ = 0;
     if (sink_failed_.load(std::memory_order_relaxed)) [[unlikely]] fast_blocks_ = false;
-    auto* record = static_cast<BlockRunRecord*>(
-        static_cast<void*>(reserve_uncut(sizeof(BlockRunRecord) + padded8(count * 4u))));
-    if (!record) {
-      records_lost_ += count - 1u;  // reserve_uncut counted one
-      pending_lost_ += count - 1u;
-      return;
+    for (std::uint32_t first = 0; first < total; first += run_piece_) {
+      const auto count = static_cast<std::uint16_t>(std::min(run_piece_, total - first));
+      auto* record = static_cast<BlockRunRecord*>(
+          static_cast<void*>(reserve_uncut(sizeof(BlockRunRecord) + padded8(count * 4u))));
+      if (!record) {
+        records_lost_ += count - 1u;  // reserve_uncut counted one
+        pending_lost_ += count - 1u;
+        continue;
+      }
+      record->header = {RecordKind::kBlockRun, 0, count, 0};
+      std::memcpy(reinterpret_cast<std::uint8_t*>(record) + sizeof *record, run_ + first, count * 4u);
+      ring_->commit();
     }
-    record->header = {RecordKind::kBlockRun, 0, count, 0};
-    std::memcpy(reinterpret_cast<std::uint8_t*>(record) + sizeof *record, run_, count * 4u);
-    ring_->commit();
   }
 
   // The instruction-set mode the CPU is in (arch::AlternateInstructionSet; 0 on
@@ -829,6 +839,7 @@ class Recorder::Impl {
   bool fast_blocks_ = false;
   bool last_record_was_syscall_ = false;  // the guest's last act was a syscall (exit ends there)
   std::uint32_t run_count_ = 0;
+  std::uint32_t run_piece_ = 1;      // set at attach: min(kMaxBlockRun, the ids the ring's largest record holds)
   std::uint32_t run_[kMaxBlockRun];  // ids of the blocks executed since the last record (run_count_ of them)
   std::array<IdSlot, kIdSlots> id_slots_{};
   BlockCache producer_blocks_;

@@ -71,8 +71,9 @@ struct BlockDefinitionRecord {
 static_assert(sizeof(BlockDefinitionRecord) == 24);
 
 // aux: number of blocks (1..kMaxBlockRun). Tail: that many u32 block ids, in
-// execution order, padded to 8 bytes. The most frequent record: a run of 64
-// blocks is 8 + 256 bytes, 4.1 bytes per block. (A block's instruction-set mode
+// execution order, padded to 8 bytes. The most frequent record: a run of 256
+// blocks is 8 + 1024 bytes, 4.03 bytes per block (a ring too small for that
+// gets a long run in several records). (A block's instruction-set mode
 // travels in its definition: header.flags.)
 //
 //   +--------------+------+------+-----+-------------+---------+
@@ -83,7 +84,7 @@ struct BlockRunRecord {
   RecordHeader header;
 };
 static_assert(sizeof(BlockRunRecord) == 8);
-inline constexpr std::uint16_t kMaxBlockRun = 64;
+inline constexpr std::uint16_t kMaxBlockRun = 256;
 
 // aux: access size in bytes. pc: the instruction, or 0 when the producer has no
 // instruction hook (the consumer then attributes the access by decoding).

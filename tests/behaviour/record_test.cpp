@@ -129,14 +129,15 @@ TEST_CASE("Record: an i386 program is refused by the binary trace (no machine th
 }
 
 // riscv64: Capstone 4 has no RISC-V; arch/riscv64.cpp decodes for the
-// recorder and Debian's libLLVM-14 disassembles for the text format. No trace
-// format defines riscv64 (usercorn's UCIR, bap-frames and binary trace v1.0
-// have no id for it): each refuses, naming it.
-TEST_CASE("Record: a riscv64 program is refused by UCIR, BAP frames and binary trace, and recorded as text") {
+// recorder and Debian's libLLVM-14 disassembles for the text format. BAP
+// frames and binary trace v1.0 have no id for it: each refuses, naming it.
+// UCIR's arch string is free ("such as ..." in the spec) and usercorn has no
+// RISC-V: tracecorn writes "riscv64", and its own tools read it back (dump
+// names it and disassembles every instruction, stat counts what run counts).
+TEST_CASE("Record: a riscv64 program is refused by BAP frames and binary trace, recorded in UCIR and as text") {
   TempDir dir("record-riscv64");
   const std::string binary = cross_samples_binary("riscv64") + "/static/hello";
   const std::vector<std::pair<std::string, std::string>> refusals = {
-      {"ucir", "UCIR has no name for architecture riscv64"},
       {"frames", "bap-frames has no architecture id for riscv64"},
       {"bintrace", "binary trace has no machine description for riscv64"}};
   for (const auto& refusal : refusals) {
@@ -150,6 +151,23 @@ TEST_CASE("Record: a riscv64 program is refused by UCIR, BAP frames and binary t
     CHECK(!std::ifstream(dir / "refused").good());
   }
   const std::uint64_t instructions = run_stats_instructions(binary);
+  for (const std::string level : {"blocks", "full"}) {
+    CAPTURE(level);
+    const ProcessResult ucir =
+        tracecorn_cli({"record", "--format", "ucir", "--level", level, "-o", dir / "t.ucir", "--", binary});
+    CHECK(ucir.status == 3);  // hello's own status
+    const ProcessResult dump = tracecorn_cli({"dump", dir / "t.ucir"});
+    REQUIRE(dump.status == 0);
+    CHECK(dump.out.find("# UCIR version 0, arch riscv64, os linux") == 0);
+    if (level == "full") {
+      CHECK(addresses_of(dump.out, "insn").size() == instructions);
+      CHECK(dump.out.find(".insn") == std::string::npos);  // every one disassembled
+    }
+    const ProcessResult stat = tracecorn_cli({"stat", dir / "t.ucir"});
+    std::smatch counts;
+    REQUIRE(std::regex_search(stat.out, counts, std::regex("\n([0-9]+) events, ([0-9]+) instructions")));
+    CHECK(std::stoull(counts[2]) == instructions);
+  }
   for (const std::string level : {"blocks", "insns", "mem", "regs", "full"}) {
     CAPTURE(level);
     const ProcessResult text = tracecorn_cli({"record", "--level", level, "-o", dir / "t.txt", "--", binary});

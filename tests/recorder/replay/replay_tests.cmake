@@ -15,7 +15,7 @@ add_test(NAME replay_cli COMMAND ${CMAKE_COMMAND} -DTRACECORN=$<TARGET_FILE:trac
 add_test(NAME replay_long_runs COMMAND unit_tests "-tc=Replay long runs: every sample*")
 # The same per row of replayer_cross_test.cpp's table (architecture and link variant): one entry each.
 foreach(row "aarch64 static" "arm static" "arm static-marm" "i386 static" "i386 static-pie" "mips static"
-            "mipsel static")
+            "mipsel static" "riscv64 static")
   string(REPLACE " " "." name "${row}")
   add_test(NAME replay_long_runs.${name} COMMAND unit_tests "-tc=Replay long runs: ${row}:*")
 endforeach()

@@ -10,7 +10,7 @@
 // otherwise what the writer makes) is reported, in each format, at that
 // syscall's event, found by the trace's own index.
 // Formats per row: UCIR names every architecture (riscv64 by tracecorn's own
-// name, see formats/ucir/ucir_writer.h); BAP frames have no RISC-V id, binary
+// name, see formats/ucir/ucir_layout.h); BAP frames have no RISC-V id, binary
 // trace v1.0 has register sets only for x86 (see formats/bap, formats/bintrace).
 // Who runs it: unit_tests, on the doctest thread.
 #include <doctest/doctest.h>
@@ -168,9 +168,12 @@ TEST_CASE("Replay long runs: mipsel static: every sample in UCIR and frames repl
   check_every_sample_replays(row("mipsel static"));
 }
 
+TEST_CASE("Replay long runs: riscv64 static: every sample in UCIR replays without divergence") {
+  check_every_sample_replays(row("riscv64 static"));
+}
+
 TEST_CASE("Replay: a syscall result edited in UCIR or frames is reported at that write's event, every architecture") {
   for (const auto& entry : kReplayArches) {
-    if (entry.arch == "riscv64") continue;  // added with riscv64's UCIR name
     CAPTURE(entry.row);
     check_edited_write_found(entry);
   }

@@ -361,8 +361,10 @@ const ArchInfo& riscv64_arch() {
                  .mmap_top = 0x3ff8000000,
                  .et_dyn_base = 0x2aaaaaa000,
                  .lowest_mmap = 0x10000},
-      // usercorn (UCIR) and bap-frames have no RISC-V id; binary trace neither.
-      .format_ids = {.ucir_arch = "", .bap_architecture = 0, .bap_machine = 0, .bintrace_magic = 0,
+      // usercorn has no RISC-V, so no UCIR reader could disagree: tracecorn's
+      // own name (formats/ucir/ucir_layout.h). bap-frames has no RISC-V id,
+      // binary trace no machine: both refuse.
+      .format_ids = {.ucir_arch = "riscv64", .bap_architecture = 0, .bap_machine = 0, .bintrace_magic = 0,
                      .bintrace = nullptr},
       .syscall_id = &riscv64_syscall_id,
       .make_guest_cpu = &make_riscv64_guest_cpu,

@@ -63,6 +63,35 @@ void FramesReader::note(std::string text) {
   warning_ += std::move(text);
 }
 
+void FramesReader::use_arch(const arch::ArchInfo& arch) {
+  arch_ = &arch;
+  info_.arch_name = arch.name;
+  register_by_name_.clear();
+  for (std::size_t i = 0; i < arch.registers.size(); ++i) {
+    std::string name(arch.registers[i].name);
+    for (char& c : name) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    register_by_name_.emplace(std::move(name), static_cast<std::uint16_t>(i));
+  }
+  registers_.assign(arch.registers.size(), events::RegisterValue{});
+  known_.assign(arch.registers.size(), false);
+}
+
+bool FramesReader::resolve_arch(const arch::ArchInfo& candidate) {
+  if (candidate.format_ids.bap_architecture != header_.architecture || candidate.format_ids.bap_machine != header_.machine)
+    return false;
+  if (&candidate == arch_) return true;
+  // Same ids: the same register names (a byte order apart), so the registers
+  // read so far keep their indexes.
+  auto registers = registers_;
+  auto known = known_;
+  use_arch(candidate);
+  if (registers.size() == registers_.size()) {
+    registers_ = std::move(registers);
+    known_ = std::move(known);
+  }
+  return true;
+}
+
 Expected<std::unique_ptr<FramesReader>> FramesReader::open(const std::string& path) {
   auto file = open_file_source(path);
   if (!file) return file.error();
@@ -164,13 +193,7 @@ Status FramesReader::parse_header() {
                       "unsupported frame_architecture " + std::to_string(header_.architecture) + " with frame_machine " +
                           std::to_string(header_.machine) + " (tracecorn knows x86-64: 9 with 64)",
                       source_, bap::kArchitectureOffset);
-  for (std::size_t i = 0; i < arch_->registers.size(); ++i) {
-    std::string name(arch_->registers[i].name);
-    for (char& c : name) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-    register_by_name_.emplace(std::move(name), static_cast<std::uint16_t>(i));
-  }
-  registers_.resize(arch_->registers.size());
-  known_.assign(arch_->registers.size(), false);
+  use_arch(*arch_);
   offset_ = bap::kHeaderBytes;
   const auto total = stream_->size();
 

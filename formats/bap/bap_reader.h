@@ -92,6 +92,13 @@ class FramesReader {
   const FramesHeader& header() const { return header_; }
   const FramesMeta& meta() const { return meta_; }
   const arch::ArchInfo& arch() const { return *arch_; }
+  // The header names an architecture by frame_architecture and frame_machine
+  // only, with no byte order: mips and mipsel share 8 and 32 (BAP's own reader
+  // notes the gap and reads them as big-endian mips). arch() is then the last
+  // match of arch::all_archs(); whoever knows better (the replayer, from the
+  // program) calls this with the architecture to read as. Returns false, and
+  // changes nothing, when `candidate` has other ids than the header's.
+  bool resolve_arch(const arch::ArchInfo& candidate);
   // Arch, program and argv from the meta frame, level "" (frames do not say),
   // the initial registers from the first key frame.
   const events::TraceInfo& info() const { return info_; }
@@ -124,6 +131,8 @@ class FramesReader {
 
  private:
   struct Parsed;
+  // Reads registers by `arch`'s table from now on.
+  void use_arch(const arch::ArchInfo& arch);
   FramesReader(std::unique_ptr<ByteSource> stream, std::string source);
   static Expected<std::unique_ptr<FramesReader>> start(std::unique_ptr<ByteSource> stream, std::string source);
   Status parse_header();

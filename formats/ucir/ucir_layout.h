@@ -11,6 +11,10 @@
 //   +0   "UCIR"           4 bytes
 //   +4   version          u32 LE = 0
 //   +8   arch             32 bytes, NUL padded ("x86_64")
+//                         usercorn's names: x86_64, x86, arm64, arm, mips
+//                         (both byte orders: dorder says which); and our
+//                         extension "riscv64" (the spec's string is free and
+//                         usercorn has no RISC-V: no other reader exists)
 //   +40  os               32 bytes, NUL padded ("linux")
 //   +72  corder           u8 (0 little endian, 1 big endian)
 //   +73  dorder           u8

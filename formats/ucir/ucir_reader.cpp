@@ -406,7 +406,9 @@ std::uint32_t UcirReader::count_instructions(std::uint64_t address, std::uint8_t
 
 std::uint32_t UcirReader::decode_instruction_count(std::uint64_t address, std::uint8_t mode,
                                                    std::span<const std::uint8_t> code) {
-  if (!capstone_[0] && !arch::open_capstone_handles(*arch_, false, capstone_)) return 0;
+  // riscv64 decodes without Capstone (arch::count_instructions uses its own decoder).
+  if (!arch_->decode_without_capstone && !capstone_[0] && !arch::open_capstone_handles(*arch_, false, capstone_))
+    return 0;
   const csh handle = capstone_[mode == 1 && capstone_[1] ? 1 : 0];
   std::size_t undecoded = 0;
   const std::uint32_t count = arch::count_instructions(*arch_, handle, code, address, undecoded);

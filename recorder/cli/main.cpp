@@ -416,7 +416,8 @@ int run_command(const RunOptions& options, const RecordOptions* record) {
   std::fflush(stdout);
   int status = outcome.host_exit_status();
   if (outcome.kind != linux::RunOutcome::Kind::kExited) fmt::print(stderr, "tracecorn: {}\n", outcome.description);
-  std::uint64_t instructions = counter ? counter->instructions() : 0;
+  // A fault ends the run inside a block: what ran before the faulting instruction.
+  std::uint64_t instructions = !counter ? 0 : outcome.is_fault ? counter->instructions_before(outcome.pc) : counter->instructions();
   if (recorder) {
     (*process)->set_observer(nullptr);
     recording->finish_run(outcome);

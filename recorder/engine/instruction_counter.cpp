@@ -42,16 +42,36 @@ void InstructionCounter::on_block(uc_engine*, std::uint64_t address, std::uint32
   }
   const std::uint64_t key =
       address ^ (static_cast<std::uint64_t>(size) << 48) ^ (static_cast<std::uint64_t>(mode) << 63);
+  self->last_address_ = address;
+  self->last_size_ = size;
+  self->last_mode_ = mode;
   auto it = self->counts_.find(key);
   if (it == self->counts_.end()) {
     try {
       it = self->counts_.emplace(key, self->decode_count(address, size, mode)).first;
     } catch (...) {
-      self->instructions_ += self->decode_count(address, size, mode);
+      self->last_count_ = self->decode_count(address, size, mode);
+      self->instructions_ += self->last_count_;
       return;
     }
   }
+  self->last_count_ = it->second;
   self->instructions_ += it->second;
+}
+
+std::uint64_t InstructionCounter::instructions_before(std::uint64_t pc) noexcept {
+  if (blocks_ == 0 || pc < last_address_ || pc >= last_address_ + last_size_) return instructions_;
+  // The instructions from the block's start up to `pc` (none when pc is the start).
+  std::uint32_t ran = 0;
+  if (pc > last_address_) {
+    std::uint8_t bytes[4096];
+    const auto length = static_cast<std::size_t>(pc - last_address_);
+    if (length > sizeof bytes || uc_mem_read(engine_, last_address_, bytes, length) != UC_ERR_OK) return instructions_;
+    std::size_t undecoded = 0;
+    ran = arch::count_instructions(*arch_, capstone_[last_mode_], std::span(bytes, length), last_address_, undecoded);
+    if (undecoded != 0) return instructions_;  // pc is not an instruction boundary: keep the whole block
+  }
+  return instructions_ - last_count_ + ran;
 }
 
 }  // namespace tracecorn::engine

@@ -28,7 +28,15 @@ class InstructionCounter {
   InstructionCounter(const InstructionCounter&) = delete;
   InstructionCounter& operator=(const InstructionCounter&) = delete;
 
+  // Every instruction of every block entered. A block a fault cuts short
+  // counts whole here: see instructions_before.
   std::uint64_t instructions() const { return instructions_; }
+  // The count of a run that ended at `pc` inside the last block entered (a
+  // fault: the faulting instruction, which did not complete, and those after
+  // it are not counted, as the recorder's instruction levels count them);
+  // instructions() when `pc` lies outside that block (a fetch fault reports
+  // the unmapped address) or at its start is not an instruction boundary.
+  std::uint64_t instructions_before(std::uint64_t pc) noexcept;
   std::uint64_t blocks() const { return blocks_; }
 
  private:
@@ -44,6 +52,10 @@ class InstructionCounter {
   uc_hook hook_ = 0;
   std::uint64_t instructions_ = 0;
   std::uint64_t blocks_ = 0;
+  // The last block entered, for instructions_before.
+  std::uint64_t last_address_ = 0;
+  std::uint32_t last_size_ = 0, last_count_ = 0;
+  std::uint8_t last_mode_ = 0;
   // Keyed by block address and size; a rewritten block at the same place keeps
   // its count only if its size is unchanged (good enough for a summary figure).
   std::unordered_map<std::uint64_t, std::uint32_t> counts_;

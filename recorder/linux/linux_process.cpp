@@ -102,25 +102,46 @@ int RunOutcome::host_exit_status() const {
   return 125;
 }
 
-Expected<std::unique_ptr<LinuxProcess>> LinuxProcess::create(ProcessConfig config) {
-  struct stat info {};
-  if (::stat(config.program.c_str(), &info) != 0)
-    return make_error(errno == ENOENT ? ErrorCode::kNotFound : ErrorCode::kIo, std::strerror(errno), config.program);
-  if (S_ISDIR(info.st_mode)) return make_error(ErrorCode::kInvalidArgument, "is a directory", config.program);
+namespace {
 
-  auto program = elf::ElfFile::load(config.program);
-  if (!program) return program.error();
-  const arch::ArchInfo* arch =
-      arch::find_arch_for_elf(program->machine(), program->is_64bit(), program->little_endian());
+// The program's ELF file, read and validated (a missing file, a directory, a bad ELF: the error).
+Expected<elf::ElfFile> load_program_file(const std::string& path) {
+  struct stat info {};
+  if (::stat(path.c_str(), &info) != 0)
+    return make_error(errno == ENOENT ? ErrorCode::kNotFound : ErrorCode::kIo, std::strerror(errno), path);
+  if (S_ISDIR(info.st_mode)) return make_error(ErrorCode::kInvalidArgument, "is a directory", path);
+  return elf::ElfFile::load(path);
+}
+
+// The architecture `program` (read from `path`) runs as; kUnsupported naming those tracecorn runs.
+Expected<const arch::ArchInfo*> arch_of_program(const elf::ElfFile& program, const std::string& path) {
+  const arch::ArchInfo* arch = arch::find_arch_for_elf(program.machine(), program.is_64bit(), program.little_endian());
   if (!arch) {
     std::string supported;
     for (const auto* known : arch::all_archs()) supported += (supported.empty() ? "" : ", ") + std::string(known->name);
     return make_error(ErrorCode::kUnsupported,
-                      "ELF machine " + std::to_string(program->machine()) + (program->is_64bit() ? " (64-bit, " : " (32-bit, ") +
-                          (program->little_endian() ? "little endian)" : "big endian)") +
+                      "ELF machine " + std::to_string(program.machine()) + (program.is_64bit() ? " (64-bit, " : " (32-bit, ") +
+                          (program.little_endian() ? "little endian)" : "big endian)") +
                           " is not supported; supported: " + supported,
-                      config.program, 18);
+                      path, 18);
   }
+  return arch;
+}
+
+}  // namespace
+
+Expected<const arch::ArchInfo*> LinuxProcess::program_arch(const std::string& path) {
+  auto program = load_program_file(path);
+  if (!program) return program.error();
+  return arch_of_program(*program, path);
+}
+
+Expected<std::unique_ptr<LinuxProcess>> LinuxProcess::create(ProcessConfig config) {
+  auto program = load_program_file(config.program);
+  if (!program) return program.error();
+  auto found = arch_of_program(*program, config.program);
+  if (!found) return found.error();
+  const arch::ArchInfo* arch = *found;
 
   std::unique_ptr<LinuxProcess> process(new LinuxProcess());
   process->arch_ = arch;

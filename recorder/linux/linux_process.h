@@ -123,6 +123,10 @@ class LinuxProcess {
   // its interpreter and builds the initial stack. Errors name the file and offset
   // (bad ELF), the path (missing file) or the Unicorn call that failed.
   static Expected<std::unique_ptr<LinuxProcess>> create(ProcessConfig config);
+  // The architecture create() would run `program` as (its ELF header's machine,
+  // class and byte order). Fails as create() does for a missing file, a bad ELF
+  // or a machine tracecorn does not run (kUnsupported, naming those it runs).
+  static Expected<const arch::ArchInfo*> program_arch(const std::string& program);
   ~LinuxProcess();
   LinuxProcess(const LinuxProcess&) = delete;
   LinuxProcess& operator=(const LinuxProcess&) = delete;

@@ -419,7 +419,7 @@ bool must_run(SyscallId id) {
     case SyscallId::mremap: case SyscallId::madvise: case SyscallId::arch_prctl: case SyscallId::exit:
     case SyscallId::exit_group: case SyscallId::kill: case SyscallId::tgkill: case SyscallId::tkill:
     case SyscallId::rt_sigaction: case SyscallId::rt_sigprocmask:
-    case SyscallId::set_thread_area: case SyscallId::set_tls:
+    case SyscallId::set_thread_area: case SyscallId::set_tls: case SyscallId::old_mmap:
       return true;
     default:
       return false;
@@ -454,12 +454,13 @@ class TraceSyscalls final : public linux_layer::SyscallSource {
       ++run_;
       decision.run = true;
       std::copy(std::begin(args), std::end(args), decision.args);
-      if ((id == SyscallId::mmap || id == SyscallId::mmap2) && !(args[3] & MAP_ANONYMOUS)) {
+      if ((id == SyscallId::mmap || id == SyscallId::mmap2) && !(arch::mmap_flags_to_host(arch_, args[3]) & MAP_ANONYMOUS)) {
         // A file mapping: an anonymous one here, filled with the trace's bytes after.
-        decision.args[3] |= MAP_ANONYMOUS;
+        decision.args[3] |= guest_map_anonymous();
         decision.args[4] = static_cast<std::uint64_t>(-1);
         decision.args[5] = 0;
       }
+      if (id == SyscallId::old_mmap) make_old_mmap_anonymous(args[0]);
       if (id == SyscallId::kill || id == SyscallId::tgkill || id == SyscallId::tkill)
         for (int i = 0; i < (id == SyscallId::tgkill ? 2 : 1); ++i)
           if (decision.args[i] == trace_pid_) decision.args[i] = own_pid_;
@@ -472,6 +473,10 @@ class TraceSyscalls final : public linux_layer::SyscallSource {
   }
 
   void after_run(std::uint64_t, std::int64_t result) noexcept override {
+    if (!saved_block_.empty()) {  // the guest's own old_mmap block back, as it gave it
+      (void)uc_mem_write(engine_, saved_block_address_, saved_block_.data(), saved_block_.size());
+      saved_block_.clear();
+    }
     if (!pending_ || divergence_) return;
     if (result != pending_->result) {
       diverge(pending_->event, pending_->pc, "the result of " + syscall_text(arch_, pending_->number, pending_->args),
@@ -487,6 +492,41 @@ class TraceSyscalls final : public linux_layer::SyscallSource {
   std::uint64_t answered_ = 0, run_ = 0;
 
  private:
+  // The guest's value of MAP_ANONYMOUS (mips: 0x800; arch::ArchInfo::mmap_flags).
+  std::uint64_t guest_map_anonymous() const {
+    for (const auto& flag : arch_.mmap_flags)
+      if (flag.host == MAP_ANONYMOUS) return flag.guest;
+    return MAP_ANONYMOUS;
+  }
+
+  // i386's old mmap takes its six arguments in a block of words in guest
+  // memory: a file mapping there becomes an anonymous one for the run (flags
+  // word | MAP_ANONYMOUS, fd -1, offset 0; filled with the trace's bytes
+  // after, as mmap2's), the block's own bytes put back by after_run. A block
+  // that cannot be read is left alone (the call fails as it did in the trace).
+  void make_old_mmap_anonymous(std::uint64_t block) {
+    const std::size_t word = arch_.elf_64bit ? 8 : 4;
+    std::array<std::uint8_t, 48> bytes{};
+    if (uc_mem_read(engine_, block, bytes.data(), 6 * word) != UC_ERR_OK) return;
+    auto load = [&](std::size_t i) {
+      std::uint64_t value = 0;
+      for (std::size_t b = 0; b < word; ++b)
+        value |= static_cast<std::uint64_t>(bytes[i * word + b]) << (8 * (arch_.little_endian ? b : word - 1 - b));
+      return value;
+    };
+    auto store = [&](std::size_t i, std::uint64_t value) {
+      for (std::size_t b = 0; b < word; ++b)
+        bytes[i * word + b] = static_cast<std::uint8_t>(value >> (8 * (arch_.little_endian ? b : word - 1 - b)));
+    };
+    if (arch::mmap_flags_to_host(arch_, load(3)) & MAP_ANONYMOUS) return;
+    saved_block_.assign(bytes.begin(), bytes.begin() + static_cast<std::ptrdiff_t>(6 * word));
+    saved_block_address_ = block;
+    store(3, load(3) | guest_map_anonymous());
+    store(4, word == 8 ? ~0ull : 0xffffffffull);
+    store(5, 0);
+    (void)uc_mem_write(engine_, block, bytes.data(), 6 * word);
+  }
+
   void apply_effects(const SyscallRecord& record) {
     for (const auto& [address, bytes] : record.memory_writes)
       if (uc_mem_write(engine_, address, bytes.data(), bytes.size()) != UC_ERR_OK) {
@@ -512,6 +552,8 @@ class TraceSyscalls final : public linux_layer::SyscallSource {
   std::uint64_t trace_pid_, own_pid_;
   std::size_t next_ = 0;
   const SyscallRecord* pending_ = nullptr;
+  std::vector<std::uint8_t> saved_block_;  // make_old_mmap_anonymous's original block
+  std::uint64_t saved_block_address_ = 0;
 };
 
 // The time stamp counter is an input that is no syscall (ld.so reads it):
@@ -624,6 +666,23 @@ Expected<ReplayReport> replay_trace(const std::string& trace_path, const ReplayO
   // Pass 1: the syscalls and their effects, what the trace holds, the first reads.
   auto first = TraceReader::open(trace_path);
   if (!first) return first.error();
+  const events::TraceInfo& info = (*first)->info();
+  linux_layer::ProcessConfig config;
+  config.program = options.program.empty() ? info.program : options.program;
+  // UCIR names no program, but its first keyframe names each mapping's file: the lowest is the program's.
+  for (const auto& region : info.initial_memory)
+    if (config.program.empty() && !region.file.empty()) config.program = region.file;
+  if (config.program.empty())
+    return make_error(ErrorCode::kInvalidArgument, "the trace does not name its program: give it (-- PROGRAM)",
+                      trace_path);
+  // Read the trace as the program's architecture where its format cannot tell
+  // (BAP frames' mips and mipsel), before any event (memory values' byte order).
+  auto program_arch = linux_layer::LinuxProcess::program_arch(config.program);
+  if (!program_arch) return program_arch.error();
+  if (!(*first)->resolve_arch(**program_arch))
+    return make_error(ErrorCode::kInvalidArgument,
+                      fmt::format("the trace is of {}, the program of {}", (*first)->arch().name, (*program_arch)->name),
+                      trace_path);
   if (options.progress) (*first)->show_progress("replay: indexing");
   auto index = TraceIndex::build(**first);
   if (!index) return index.error();
@@ -631,7 +690,6 @@ Expected<ReplayReport> replay_trace(const std::string& trace_path, const ReplayO
   const TraceIndex& idx = **index;
   if (idx.saw(EventKind::kGap))
     return make_error(ErrorCode::kUnsupported, "the trace lost events (gap markers): it cannot be replayed", trace_path);
-  const events::TraceInfo& info = (*first)->info();
   const Capabilities& caps = (*first)->capabilities();
 
   ReplayReport report;
@@ -644,14 +702,6 @@ Expected<ReplayReport> replay_trace(const std::string& trace_path, const ReplayO
   if (idx.saw(EventKind::kInstruction) && caps.carries(EventKind::kBlock))
     report.not_compared.push_back("blocks (the instructions are compared instead)");
 
-  linux_layer::ProcessConfig config;
-  config.program = options.program.empty() ? info.program : options.program;
-  // UCIR names no program, but its first keyframe names each mapping's file: the lowest is the program's.
-  for (const auto& region : info.initial_memory)
-    if (config.program.empty() && !region.file.empty()) config.program = region.file;
-  if (config.program.empty())
-    return make_error(ErrorCode::kInvalidArgument, "the trace does not name its program: give it (-- PROGRAM)",
-                      trace_path);
   config.argv = !options.argv.empty() ? options.argv : !info.argv.empty() ? info.argv : std::vector{config.program};
   config.envp = (*first)->environment();
   config.rootfs = options.rootfs;
@@ -660,10 +710,7 @@ Expected<ReplayReport> replay_trace(const std::string& trace_path, const ReplayO
   auto process = linux_layer::LinuxProcess::create(config);
   if (!process) return process.error();
   uc_engine* engine = (*process)->engine();
-  const arch::ArchInfo& arch = (*process)->arch();
-  if (arch.name != (*first)->arch().name)
-    return make_error(ErrorCode::kInvalidArgument,
-                      fmt::format("the trace is of {}, the program of {}", (*first)->arch().name, arch.name), trace_path);
+  const arch::ArchInfo& arch = (*process)->arch();  // program_arch's, the trace's since resolve_arch
 
   // The trace's starting state.
   for (const auto& region : info.initial_memory)
@@ -705,6 +752,7 @@ Expected<ReplayReport> replay_trace(const std::string& trace_path, const ReplayO
   // Pass 2: the trace again, step by step against the re-run.
   auto second = TraceReader::open(trace_path);
   if (!second) return second.error();
+  (void)(*second)->resolve_arch(arch);  // as the first (it held)
   if (options.progress) (*second)->show_progress("replay: comparing");
   Comparator comparator(**second, arch, engine,
                         caps.syscall_pc && level != core::TraceLevel::kBlocks);
@@ -749,7 +797,7 @@ Expected<ReplayReport> replay_engine_trace(const std::string& trace_path, const 
   auto first = TraceReader::open(trace_path);
   if (!first) return first.error();
   if (replay.progress) (*first)->show_progress("replay: reading");
-  if ((*first)->arch().name != replay.arch->name)
+  if (!(*first)->resolve_arch(*replay.arch))
     return make_error(ErrorCode::kInvalidArgument,
                       fmt::format("the trace is of {}, the engine of {}", (*first)->arch().name, replay.arch->name),
                       trace_path);
@@ -775,6 +823,7 @@ Expected<ReplayReport> replay_engine_trace(const std::string& trace_path, const 
   // Pass 2: the run, recorded at that level, then both compared from their ends.
   auto second = TraceReader::open(trace_path);
   if (!second) return second.error();
+  (void)(*second)->resolve_arch(*replay.arch);  // as the first (it held)
   if (replay.progress) (*second)->show_progress("replay: comparing");
   Comparator comparator(**second, *replay.arch, replay.engine, caps.syscall_pc && level != core::TraceLevel::kBlocks);
   comparator.compare_only(!saw(EventKind::kInstruction), saw(EventKind::kMemoryRead), saw(EventKind::kMemoryWrite),

@@ -7,10 +7,12 @@
 //
 // What runs for real inside the emulator: the syscalls that change the
 // emulated machine itself (brk, mmap, munmap, mprotect, mremap, madvise,
-// arch_prctl, and the 32-bit ABIs' mmap2, set_thread_area, set_tls), end or signal the process (exit, exit_group, kill, tgkill, tkill,
+// arch_prctl, and the 32-bit ABIs' mmap2, set_thread_area, set_tls, i386's old
+// mmap), end or signal the process (exit, exit_group, kill, tgkill, tkill,
 // rt_sigaction, rt_sigprocmask); their results must equal the trace's. A file
 // mmap runs as an anonymous mapping whose contents come from the trace (the
-// kernel's writes recorded with it); a pid argument of kill/tgkill/tkill that
+// kernel's writes recorded with it; old mmap's argument block is changed for
+// the call and put back); a pid argument of kill/tgkill/tkill that
 // names the recorded process is given the replaying process's pid. Nothing
 // else reaches the host: no file is opened, the clock and getrandom are the
 // trace's, and the guest's output is not printed. The time stamp counter

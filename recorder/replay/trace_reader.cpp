@@ -66,6 +66,7 @@ class FramesAdapter final : public TraceReader {
   FramesAdapter(std::unique_ptr<formats::FramesReader> reader, std::string path)
       : TraceReader(TraceFormat::kFrames, std::move(path)), reader_(std::move(reader)) {}
   const arch::ArchInfo& arch() const override { return reader_->arch(); }
+  bool resolve_arch(const arch::ArchInfo& candidate) override { return reader_->resolve_arch(candidate); }
   const events::TraceInfo& info() const override { return reader_->info(); }
   std::string describe() const override {
     const auto& header = reader_->header();

@@ -68,6 +68,13 @@ class TraceReader {
   const Capabilities& capabilities() const { return capabilities(format_); }
   const std::string& path() const { return path_; }
   virtual const arch::ArchInfo& arch() const = 0;
+  // Whether the trace may be of `candidate`: it is arch(), or the file cannot
+  // tell the two apart (BAP frames: mips and mipsel share frame_architecture 8
+  // and frame_machine 32, and the header has no byte order; see
+  // FramesReader::resolve_arch). When it may, the trace is read as `candidate`
+  // from now on (arch(), and the byte order of memory values); the replayer
+  // calls it with the program's architecture before it reads any event.
+  virtual bool resolve_arch(const arch::ArchInfo& candidate) { return candidate.name == arch().name; }
   // Arch, program, argv and level where the format says them, and the initial
   // state it carries (see capabilities()).
   virtual const events::TraceInfo& info() const = 0;

@@ -2,7 +2,8 @@
 // sit in a block in guest memory, socketcall (102) and old mmap (90), handed
 // blocks the kernel cannot use: a NULL or unmapped pointer, a block cut short
 // by an unmapped page, call numbers socketcall does not have (0, 21, -1), an
-// old mmap offset that is not page aligned; then one good old mmap. Each must
+// old mmap offset that is not page aligned; then one good old mmap, anonymous,
+// and one of the program's own file (its ELF magic read back). Each must
 // fail as natively (EFAULT, EINVAL: compared with qemu-i386-static; the same
 // as the host kernel runs it natively), never crash the emulator. It has no
 // strace directive, as qemu's -strace prints no socketcall line when it cannot
@@ -13,9 +14,11 @@
 // Directives (see samples/README.md):
 // archs: i386
 #define _GNU_SOURCE  // strerrorname_np
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #if defined(__i386__)
 static long raw(long number, long a, long b) {
@@ -32,7 +35,8 @@ static void report(const char* what, long result) {
 
 enum { kSocketcall = 102, kOldMmap = 90, kSysSocket = 1, kSysSocketpair = 8 };
 
-int main(void) {
+int main(int argc, char** argv) {
+  (void)argc;
   // Two pages; the second unmapped, so that a block ending in it is cut short.
   char* pages = mmap(NULL, 8192, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (pages == MAP_FAILED) return 1;
@@ -62,6 +66,16 @@ int main(void) {
     ((char*)mapped)[0] = 1;
     report("munmap(it)", raw(91, mapped, 4096));
   }
+  const int fd = open(argv[0], O_RDONLY);
+  if (fd < 0) return 1;
+  block[0] = 0, block[1] = 4096, block[2] = PROT_READ, block[3] = MAP_PRIVATE, block[4] = fd, block[5] = 0;
+  const long file = raw(kOldMmap, (long)block, 0);
+  report("old mmap(its own file)", file);
+  if (!(file < 0 && file > -4096)) {
+    printf("its first bytes: %s\n", memcmp((const char*)file, "\177ELF", 4) == 0 ? "ELF magic" : "something else");
+    report("munmap(it)", raw(91, file, 4096));
+  }
+  close(fd);
   return 0;
 }
 #else

@@ -299,6 +299,11 @@ TEST_CASE("UCIR: aarch64 samples round-trip at every level (arch string arm64)")
 
 TEST_CASE("UCIR: i386 samples round-trip at every level (arch string x86)") { check_cross_round_trips("i386", "x86"); }
 
+// riscv64: tracecorn's own arch string (usercorn has no RISC-V; formats/ucir/ucir_layout.h).
+TEST_CASE("UCIR: riscv64 samples round-trip at every level (arch string riscv64)") {
+  check_cross_round_trips("riscv64", "riscv64");
+}
+
 // usercorn's one name "mips" for both byte orders: the header's byte order
 // fields say which, and the reader gives back the right architecture.
 TEST_CASE("UCIR: mips and mipsel samples round-trip at every level (arch string mips, byte order in the header)") {

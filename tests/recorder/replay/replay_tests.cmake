@@ -12,7 +12,13 @@ add_test(NAME replay_cli COMMAND ${CMAKE_COMMAND} -DTRACECORN=$<TARGET_FILE:trac
   -DSAMPLE=${CMAKE_BINARY_DIR}/samples/guest/static/hello -DWORK_DIR=${CMAKE_CURRENT_BINARY_DIR}/replay_cli
   -P ${CMAKE_CURRENT_SOURCE_DIR}/recorder/replay/check_replay_cli.cmake)
 # Every sample in every format, replayed (about 25 s): its own ctest entry, in parallel with the rest.
-add_test(NAME replay_long_runs COMMAND unit_tests "-tc=Replay long runs*")
+add_test(NAME replay_long_runs COMMAND unit_tests "-tc=Replay long runs: every sample*")
+# The same per row of replayer_cross_test.cpp's table (architecture and link variant): one entry each.
+foreach(row "aarch64 static" "arm static" "arm static-marm" "i386 static" "i386 static-pie" "mips static"
+            "mipsel static" "riscv64 static")
+  string(REPLACE " " "." name "${row}")
+  add_test(NAME replay_long_runs.${name} COMMAND unit_tests "-tc=Replay long runs: ${row}:*")
+endforeach()
 # dump's filters (--kind, --range, --events) against the unfiltered dump, in every format.
 add_test(NAME dump_filters COMMAND /usr/bin/python3 ${CMAKE_CURRENT_SOURCE_DIR}/recorder/replay/check_dump_filters.py
   $<TARGET_FILE:tracecorn> ${CMAKE_BINARY_DIR}/samples/guest/static/hello ${CMAKE_CURRENT_BINARY_DIR}/dump_filters)

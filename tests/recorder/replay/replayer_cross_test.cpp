@@ -1,16 +1,24 @@
-// Role: deterministic replay (recorder/replay/replayer.h) of aarch64 traces:
-// every aarch64 sample (samples/cross.cmake, static) recorded in UCIR and BAP
-// frames, read back and replayed without divergence; and the check can fail:
-// a trace whose first write() result was changed by one bit on its way into
-// the writer (so the file is otherwise what the writer makes) is reported, in
-// either format, at that syscall's event, found by the trace's own index.
-// The first case is a "long runs" one (its own ctest entry, replay_long_runs).
-// (Binary trace v1.0 defines no aarch64 register set: recording it is refused,
-// see formats/bintrace.) Who runs it: unit_tests, on the doctest thread.
+// Role: deterministic replay (recorder/replay/replayer.h) of every other
+// architecture tracecorn runs, driven by one table (kReplayArches: the
+// architecture, its samples' folder, the formats that define it, its write()
+// number). Per row: every static sample (samples/cross.cmake) recorded at the
+// full level in each format of the row (the samples of tens of millions of
+// instructions at the blocks level, in UCIR only), read back and replayed
+// without divergence ("Replay long runs: <row> ...", one ctest entry per row,
+// replay_tests.cmake); and the check can fail: a trace whose first write()
+// result was changed by one bit on its way into the writer (so the file is
+// otherwise what the writer makes) is reported, in each format, at that
+// syscall's event, found by the trace's own index.
+// Formats per row: UCIR names every architecture (riscv64 by tracecorn's own
+// name, see formats/ucir/ucir_layout.h); BAP frames have no RISC-V id, binary
+// trace v1.0 has register sets only for x86 (see formats/bap, formats/bintrace).
+// Who runs it: unit_tests, on the doctest thread.
 #include <doctest/doctest.h>
 
 #include <filesystem>
+#include <string_view>
 
+#include "tests/formats/roundtrip_helpers.h"
 #include "tests/recorder/replay/replay_test_helpers.h"
 
 using namespace tracecorn;
@@ -18,10 +26,72 @@ using replay::TraceFormat;
 
 namespace {
 
-const std::string kAarch64Samples = test::kReplaySamples + "-aarch64";
+struct ReplayArch {
+  std::string_view row;      // the test cases' name for it ("arm static-marm")
+  std::string_view arch;     // arch::ArchInfo::name, and the samples' folder suffix ("guest-<arch>")
+  std::string_view variant;  // the samples' link variant folder (samples/cross.cmake)
+  bool frames;               // BAP frames define it (UCIR defines them all)
+  std::uint64_t write;       // the write() syscall number of its Linux ABI
+};
+
+// write(): asm-generic/unistd.h for aarch64 and riscv64; the arm EABI and i386
+// tables number it 4; mips o32's table starts at 4000 (arch/mips/include/uapi/asm/unistd.h).
+constexpr ReplayArch kReplayArches[] = {
+    {"aarch64 static", "aarch64", "static", true, 64},   {"arm static", "arm", "static", true, 4},
+    {"arm static-marm", "arm", "static-marm", true, 4},  {"i386 static", "i386", "static", true, 4},
+    {"i386 static-pie", "i386", "static-pie", true, 4},  {"mips static", "mips", "static", true, 4004},
+    {"mipsel static", "mipsel", "static", true, 4004},   {"riscv64 static", "riscv64", "static", false, 64},
+};
+
+const ReplayArch& row(std::string_view name) {
+  for (const auto& entry : kReplayArches)
+    if (entry.row == name) return entry;
+  FAIL("no replay row " << name);
+  return kReplayArches[0];
+}
+
+std::string samples_dir(const ReplayArch& row) {
+  return test::kReplaySamples + "-" + std::string(row.arch) + "/" + std::string(row.variant);
+}
 
 // Samples of tens of millions of instructions: replayed at the blocks level, in UCIR only.
-bool is_long(const std::string& name) { return name == "heap" || name == "stdio_buffered" || name == "big_bss"; }
+bool is_long(const std::string& sample) {
+  const std::string name = std::filesystem::path(sample).filename().string();
+  return name == "heap" || name == "stdio_buffered" || name == "big_bss";
+}
+
+std::vector<TraceFormat> formats_of(const ReplayArch& row) {
+  if (row.frames) return {TraceFormat::kUcir, TraceFormat::kFrames};
+  return {TraceFormat::kUcir};
+}
+
+std::string stem(const ReplayArch& row, TraceFormat format) {
+  std::string text = std::string(row.arch) + "-" + std::string(row.variant);
+  return text + (format == TraceFormat::kUcir ? ".ucir" : ".frames");
+}
+
+// Every static sample of `row`, recorded in its formats, replays without divergence.
+void check_every_sample_replays(const ReplayArch& row) {
+  const auto scratch = std::filesystem::path(test::replay_temp_path(std::string(row.arch) + "-dir"));
+  for (const std::string& sample : test::cross_samples(test::kReplaySamples, std::string(row.arch),
+                                                       std::string(row.variant))) {
+    CAPTURE(sample);
+    const std::string program = test::kReplaySamples + "/" + sample;
+    std::filesystem::remove_all(scratch);
+    std::filesystem::create_directories(scratch);
+    std::vector<test::FileToWrite> files;
+    for (const auto format : formats_of(row)) {
+      if (is_long(sample) && format != TraceFormat::kUcir) continue;
+      files.push_back({format, test::replay_temp_path(stem(row, format)), is_long(sample)});
+    }
+    const auto run = test::record_files(program, is_long(sample) ? core::TraceLevel::kBlocks : core::TraceLevel::kFull,
+                                        files, {}, scratch.string());
+    CHECK(std::string(run.process->arch().name) == row.arch);
+    for (const auto& file : files) test::check_replay_matches(file.path, program);
+    for (const auto& file : files) std::filesystem::remove(file.path);
+  }
+  std::filesystem::remove_all(scratch);
+}
 
 // Forwards every event to `next`, the first syscall numbered `number` with a
 // positive result having that result's lowest bit flipped.
@@ -51,48 +121,60 @@ class EditFirstResult final : public events::Sink {
   bool edited_ = false;
 };
 
-}  // namespace
-
-TEST_CASE("Replay long runs: every aarch64 sample, recorded in UCIR and frames, replays without divergence") {
-  const auto scratch = std::filesystem::path(test::replay_temp_path("aarch64-dir"));
-  std::vector<std::string> names;
-  for (const auto& entry : std::filesystem::directory_iterator(kAarch64Samples + "/static"))
-    names.push_back(entry.path().filename().string());
-  std::sort(names.begin(), names.end());
-  REQUIRE(names.size() >= 15);
-  for (const auto& name : names) {
-    CAPTURE(name);
-    const std::string program = kAarch64Samples + "/static/" + name;
-    std::filesystem::remove_all(scratch);
-    std::filesystem::create_directories(scratch);
-    std::vector<test::FileToWrite> files = {{TraceFormat::kUcir, test::replay_temp_path("aarch64.ucir"), true}};
-    if (!is_long(name)) files.push_back({TraceFormat::kFrames, test::replay_temp_path("aarch64.frames")});
-    const auto run = test::record_files(program, is_long(name) ? core::TraceLevel::kBlocks : core::TraceLevel::kFull,
-                                        files, {}, scratch.string());
-    CHECK(std::string(run.process->arch().name) == "aarch64");
-    for (const auto& file : files) test::check_replay_matches(file.path, program);
-    for (const auto& file : files) std::filesystem::remove(file.path);
-  }
-  std::filesystem::remove_all(scratch);
-}
-
-TEST_CASE("Replay: an aarch64 syscall result edited in UCIR or frames is reported at that syscall's event") {
-  const std::string program = kAarch64Samples + "/static/hello";
-  constexpr std::uint64_t kWrite = 64;  // the generic table's write (asm-generic/unistd.h)
-  for (const auto format : {TraceFormat::kUcir, TraceFormat::kFrames}) {
-    const std::string path = test::replay_temp_path(format == TraceFormat::kUcir ? "edited-a64.ucir" : "edited-a64.frames");
+// `row`'s hello, its first write() result edited in each format: the replay
+// diverges at that event.
+void check_edited_write_found(const ReplayArch& row) {
+  const std::string program = samples_dir(row) + "/hello";
+  for (const auto format : formats_of(row)) {
+    const std::string path = test::replay_temp_path("edited-" + stem(row, format));
     CAPTURE(path);
     std::unique_ptr<events::Sink> writer;
     std::unique_ptr<EditFirstResult> editor;
     const auto run = test::record_sample(program, core::TraceLevel::kFull, [&](linux_layer::LinuxProcess& process) {
       writer = test::open_writer(format, path, process.arch(), false);
-      editor = std::make_unique<EditFirstResult>(*writer, kWrite);
+      editor = std::make_unique<EditFirstResult>(*writer, row.write);
       return std::vector<events::Sink*>{editor.get()};
     });
     REQUIRE(run.finish_error.empty());
     REQUIRE(editor->edited());
     // The edited write, as the file says.
-    test::check_diverges_at_write(path, program, test::first_syscall(path, kWrite).event);
+    test::check_diverges_at_write(path, program, test::first_syscall(path, row.write).event);
     std::filesystem::remove(path);
+  }
+}
+
+}  // namespace
+
+// One case per row, so that each is its own ctest entry (replay_tests.cmake).
+TEST_CASE("Replay long runs: aarch64 static: every sample in UCIR and frames replays without divergence") {
+  check_every_sample_replays(row("aarch64 static"));
+}
+TEST_CASE("Replay long runs: arm static: every sample in UCIR and frames replays without divergence") {
+  check_every_sample_replays(row("arm static"));
+}
+TEST_CASE("Replay long runs: arm static-marm: every sample in UCIR and frames replays without divergence") {
+  check_every_sample_replays(row("arm static-marm"));
+}
+TEST_CASE("Replay long runs: i386 static: every sample in UCIR and frames replays without divergence") {
+  check_every_sample_replays(row("i386 static"));
+}
+TEST_CASE("Replay long runs: i386 static-pie: every sample in UCIR and frames replays without divergence") {
+  check_every_sample_replays(row("i386 static-pie"));
+}
+TEST_CASE("Replay long runs: mips static: every sample in UCIR and frames replays without divergence") {
+  check_every_sample_replays(row("mips static"));
+}
+TEST_CASE("Replay long runs: mipsel static: every sample in UCIR and frames replays without divergence") {
+  check_every_sample_replays(row("mipsel static"));
+}
+
+TEST_CASE("Replay long runs: riscv64 static: every sample in UCIR replays without divergence") {
+  check_every_sample_replays(row("riscv64 static"));
+}
+
+TEST_CASE("Replay: a syscall result edited in UCIR or frames is reported at that write's event, every architecture") {
+  for (const auto& entry : kReplayArches) {
+    CAPTURE(entry.row);
+    check_edited_write_found(entry);
   }
 }

@@ -5,7 +5,8 @@
 // the check can fail: a trace whose syscall result was edited by one byte is
 // reported at that syscall's event, a program other than the recorded one
 // diverges, a module load edited in a binary trace is reported at its event,
-// and ld.so's rdtsc gets the recorded values.
+// and ld.so's rdtsc gets the recorded values. The other architectures (arm
+// Thumb-2 and ARM code among them): replayer_cross_test.cpp.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -46,26 +47,6 @@ TEST_CASE("Replay long runs: every sample, recorded in every format, replays wit
                        scratch.string());
     for (const auto& file : files) test::check_replay_matches(file.path, program);
     for (const auto& file : files) std::filesystem::remove(file.path);
-  }
-  std::filesystem::remove_all(scratch);
-}
-
-// arm: Thumb-2 ("static") and ARM ("static-marm") samples (samples/cross.cmake);
-// the replay also compares each step's instruction set.
-TEST_CASE("Replay: arm samples recorded in UCIR and frames replay without divergence, ARM and Thumb") {
-  const auto scratch = std::filesystem::path(test::replay_temp_path("arm-dir"));
-  for (const std::string variant : {"static", "static-marm"}) {
-    for (const std::string sample : {"hello", "file_io", "getrandom", "mmap_file"}) {
-      const std::string program = test::kReplaySamples + "-arm/" + variant + "/" + sample;
-      CAPTURE(program);
-      std::filesystem::remove_all(scratch);
-      std::filesystem::create_directories(scratch);
-      const std::vector<test::FileToWrite> files = {{TraceFormat::kUcir, test::replay_temp_path("arm.ucir")},
-                                                    {TraceFormat::kFrames, test::replay_temp_path("arm.frames")}};
-      test::record_files(program, core::TraceLevel::kFull, files, {}, scratch.string());
-      for (const auto& file : files) test::check_replay_matches(file.path, program);
-      for (const auto& file : files) std::filesystem::remove(file.path);
-    }
   }
   std::filesystem::remove_all(scratch);
 }

@@ -143,7 +143,7 @@ bool analyze(std::span<const std::uint8_t> code, std::size_t limit, bool little_
     if (prev_delay_slot || non_prologue > 1) break;
     prev_delay_slot = in_delay_slot;
   }
-  if (!decoded_any) return false;
+  if (!decoded_any && code.size() < 4) return false;  // not one instruction readable
   // CFA = base + frame_size, where base = sp + base_delta; a store at
   // sp + off lies at CFA + (off - base_delta - frame_size).
   const std::int64_t base_delta = frame_in_s8 ? s8_base_delta : 0;

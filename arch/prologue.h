@@ -69,7 +69,7 @@ struct PrologueFrame {
 // unwinder passes pc - 1 for a return address, the instruction after a call,
 // so the call and its delay slot count); `mode` is the instruction set (arm: 1
 // for Thumb; 0 elsewhere). Returns false when the bytes say nothing usable
-// (no instruction could be decoded), true with `out` filled otherwise, also
+// (not one instruction in `code`), true with `out` filled otherwise, also
 // for a function that changed nothing (a leaf: CFA = sp, return address in
 // its register).
 using PrologueAnalyzer = bool (*)(std::span<const std::uint8_t> code, std::size_t limit, std::uint8_t mode,

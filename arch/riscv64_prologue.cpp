@@ -40,8 +40,11 @@ struct Value {
   std::int64_t k = 0;
 };
 
+// Sums wrap around (modulo 2^64, as the registers do): constants built by
+// lui and doubled by add can be anything.
 Value add_constant(Value v, std::int64_t c) {
-  if (v.kind != Value::kUnknown) v.k += c;
+  if (v.kind != Value::kUnknown)
+    v.k = static_cast<std::int64_t>(static_cast<std::uint64_t>(v.k) + static_cast<std::uint64_t>(c));
   return v;
 }
 
@@ -181,7 +184,8 @@ bool analyze_riscv64_prologue(std::span<const std::uint8_t> code, std::size_t li
     }
     std::size_t kept = 0;
     for (std::size_t i = 0; i < slot_count; ++i) {
-      const bool overlaps = slots[i].offset < address.k + size && address.k < slots[i].offset + slots[i].size;
+      const std::uint64_t distance = static_cast<std::uint64_t>(address.k) - static_cast<std::uint64_t>(slots[i].offset);
+      const bool overlaps = distance < slots[i].size || 0 - distance < size;  // the ranges meet (modulo 2^64)
       if (!overlaps) slots[kept++] = slots[i];
     }
     slot_count = kept;
@@ -249,13 +253,13 @@ bool analyze_riscv64_prologue(std::span<const std::uint8_t> code, std::size_t li
     }
     break;  // the first instruction a prologue does not have
   }
-  if (!decoded_any) return false;
+  if (!decoded_any && code.size() < 2) return false;  // not one instruction readable
   const Value fp = regs[kS0], sp = regs[kSp];
   if (fp.kind == Value::kRegister && fp.reg == kSp) {
     out.cfa_register = kS0;
-    out.cfa_offset = -fp.k;
+    out.cfa_offset = static_cast<std::int64_t>(0 - static_cast<std::uint64_t>(fp.k));
   } else {
-    out.cfa_offset = sp.kind == Value::kRegister && sp.reg == kSp ? -sp.k : 0;
+    out.cfa_offset = sp.kind == Value::kRegister && sp.reg == kSp ? static_cast<std::int64_t>(0 - static_cast<std::uint64_t>(sp.k)) : 0;
   }
   for (unsigned r = 1; r < 32; ++r) {
     for (std::size_t i = 0; i < slot_count; ++i) {

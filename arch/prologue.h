@@ -40,6 +40,10 @@ struct PrologueFrame {
   std::uint16_t cfa_register = 0;
   std::int64_t cfa_offset = 0;
   std::uint16_t return_address_register = 0;
+  // gdb's Arm unwinders hand the caller's pc over as a value, not as a
+  // register or slot, so gdb's "frame did not save the PC" rule never fires
+  // for them: the unwinder then skips that rule for this frame.
+  bool return_address_is_value = false;
   std::uint8_t saved_count = 0;
   Saved saved[kMaxSaved];
 
@@ -81,6 +85,9 @@ bool analyze_mips_prologue_big(std::span<const std::uint8_t> code, std::size_t l
                                PrologueFrame& out) noexcept;
 bool analyze_mips_prologue_little(std::span<const std::uint8_t> code, std::size_t limit, std::uint8_t mode,
                                   PrologueFrame& out) noexcept;
+// Thumb (gdb's thumb_analyze_prologue); mode 0 (ARM code) is not analysed.
+bool analyze_arm_prologue(std::span<const std::uint8_t> code, std::size_t limit, std::uint8_t mode,
+                          PrologueFrame& out) noexcept;
 // RV64GC (gdb's riscv_scan_prologue).
 bool analyze_riscv64_prologue(std::span<const std::uint8_t> code, std::size_t limit, std::uint8_t mode,
                               PrologueFrame& out) noexcept;

@@ -26,39 +26,16 @@
 // Who calls it: the unwinder through ArchInfo::analyze_prologue (arch/riscv64.cpp).
 // Invariants: see arch/prologue.h (bounded, never reads outside `code`).
 #include "arch/prologue.h"
+#include "arch/prologue_values.h"
 
 namespace tracecorn::arch {
 namespace {
 
+using detail::FrameModel;
+using Value = detail::PrologueValue;
+
 constexpr unsigned kZero = 0, kRa = 1, kSp = 2, kS0 = 8;
 constexpr std::size_t kRiscvScanBytes = 100;  // gdb: start_pc + 100 without line information
-
-// A symbolic register value (gdb calls them prologue values).
-struct Value {
-  enum Kind : std::uint8_t { kUnknown, kConstant, kRegister } kind = kUnknown;
-  std::uint8_t reg = 0;
-  std::int64_t k = 0;
-};
-
-// Sums wrap around (modulo 2^64, as the registers do): constants built by
-// lui and doubled by add can be anything.
-Value add_constant(Value v, std::int64_t c) {
-  if (v.kind != Value::kUnknown)
-    v.k = static_cast<std::int64_t>(static_cast<std::uint64_t>(v.k) + static_cast<std::uint64_t>(c));
-  return v;
-}
-
-Value add(Value a, Value b) {
-  if (a.kind == Value::kConstant && b.kind != Value::kUnknown) return add_constant(b, a.k);
-  if (b.kind == Value::kConstant && a.kind != Value::kUnknown) return add_constant(a, b.k);
-  return {};
-}
-
-struct Slot {
-  std::int64_t offset;  // from the entry sp
-  std::uint8_t size;
-  Value value;
-};
 
 // The decoded instruction: only what the scan distinguishes.
 struct Insn {
@@ -173,30 +150,8 @@ bool analyze_riscv64_prologue(std::span<const std::uint8_t> code, std::size_t li
   out.return_address_register = kRa;
   if (limit > kRiscvScanBytes) limit = kRiscvScanBytes;
   Value regs[32];
-  for (unsigned r = 0; r < 32; ++r) regs[r] = {Value::kRegister, static_cast<std::uint8_t>(r), 0};
-  constexpr std::size_t kMaxSlots = 64;
-  Slot slots[kMaxSlots];
-  std::size_t slot_count = 0;
-  auto store = [&](Value address, std::uint8_t size, Value value) {
-    if (address.kind != Value::kRegister || address.reg != kSp) {
-      slot_count = 0;  // could be anywhere: nothing known survives
-      return;
-    }
-    std::size_t kept = 0;
-    for (std::size_t i = 0; i < slot_count; ++i) {
-      const std::uint64_t distance = static_cast<std::uint64_t>(address.k) - static_cast<std::uint64_t>(slots[i].offset);
-      const bool overlaps = distance < slots[i].size || 0 - distance < size;  // the ranges meet (modulo 2^64)
-      if (!overlaps) slots[kept++] = slots[i];
-    }
-    slot_count = kept;
-    if (slot_count < kMaxSlots) slots[slot_count++] = {address.k, size, value};
-  };
-  auto fetch = [&](Value address, std::uint8_t size) -> Value {
-    if (address.kind != Value::kRegister || address.reg != kSp) return {};
-    for (std::size_t i = 0; i < slot_count; ++i)
-      if (slots[i].offset == address.k && slots[i].size == size) return slots[i].value;
-    return {};
-  };
+  for (unsigned r = 0; r < 32; ++r) regs[r] = Value::entry(r);
+  FrameModel stack(kSp);
   bool decoded_any = false;
   for (std::size_t at = 0; at < limit && at + 2 <= code.size();) {
     const std::uint32_t low = std::uint32_t{code[at]} | std::uint32_t{code[at + 1]} << 8;
@@ -212,22 +167,22 @@ bool analyze_riscv64_prologue(std::span<const std::uint8_t> code, std::size_t li
     at += insn.length;
     switch (insn.op) {
       case Insn::kAddi:
-        if (insn.rd != kZero) regs[insn.rd] = add_constant(regs[insn.rs1], insn.imm);
+        if (insn.rd != kZero) regs[insn.rd] = regs[insn.rs1].plus(insn.imm);
         continue;
       case Insn::kAddiw:  // only the stack adjustment form
         if (insn.rd == kSp && insn.rs1 == kSp) {
-          regs[kSp] = add_constant(regs[kSp], insn.imm);
+          regs[kSp] = regs[kSp].plus(insn.imm);
           continue;
         }
         break;
       case Insn::kSw: case Insn::kSd:
         if (insn.rs1 == kSp || insn.rs1 == kS0) {
-          store(add_constant(regs[insn.rs1], insn.imm), insn.op == Insn::kSw ? 4 : 8, regs[insn.rs2]);
+          stack.store(regs[insn.rs1].plus(insn.imm), insn.op == Insn::kSw ? 4 : 8, regs[insn.rs2]);
           continue;
         }
         break;
       case Insn::kAdd:
-        if (insn.rd != kZero) regs[insn.rd] = add(regs[insn.rs1], regs[insn.rs2]);
+        if (insn.rd != kZero) regs[insn.rd] = detail::add_values(regs[insn.rs1], regs[insn.rs2]);
         continue;
       case Insn::kAddw:
         if (insn.rd == kS0 && insn.rs1 == kSp && insn.rs2 == kZero) {
@@ -239,15 +194,15 @@ bool analyze_riscv64_prologue(std::span<const std::uint8_t> code, std::size_t li
         regs[insn.rd] = regs[insn.rs2];
         continue;
       case Insn::kLui:
-        if (insn.rd != kZero) regs[insn.rd] = {Value::kConstant, 0, insn.imm};
+        if (insn.rd != kZero) regs[insn.rd] = Value::constant(insn.imm);
         continue;
       case Insn::kLi:
         break;  // gdb 13 has no case for c.li: it ends the prologue
       case Insn::kAuipc:
-        if (insn.rd != kZero) regs[insn.rd] = {Value::kConstant, 0, insn.imm};  // pc-relative: a constant, never a frame slot
+        if (insn.rd != kZero) regs[insn.rd] = Value::constant(insn.imm);  // pc-relative: a constant, never a frame slot
         continue;
       case Insn::kLw: case Insn::kLd:
-        if (insn.rd != kZero) regs[insn.rd] = fetch(add_constant(regs[insn.rs1], insn.imm), insn.op == Insn::kLw ? 4 : 8);
+        if (insn.rd != kZero) regs[insn.rd] = stack.fetch(regs[insn.rs1].plus(insn.imm), insn.op == Insn::kLw ? 4 : 8);
         continue;
       case Insn::kOther: break;
     }
@@ -261,15 +216,7 @@ bool analyze_riscv64_prologue(std::span<const std::uint8_t> code, std::size_t li
   } else {
     out.cfa_offset = sp.kind == Value::kRegister && sp.reg == kSp ? static_cast<std::int64_t>(0 - static_cast<std::uint64_t>(sp.k)) : 0;
   }
-  for (unsigned r = 1; r < 32; ++r) {
-    for (std::size_t i = 0; i < slot_count; ++i) {
-      const Value& v = slots[i].value;
-      if (slots[i].size == 8 && v.kind == Value::kRegister && v.reg == r && v.k == 0) {
-        out.save(static_cast<std::uint16_t>(r), slots[i].offset);
-        break;
-      }
-    }
-  }
+  stack.saved_registers(32, 8, out);
   return true;
 }
 

@@ -161,7 +161,7 @@ Unwinder::Lookup Unwinder::prologue_row(const Mapping& mapping, std::uint64_t pc
     size = readable;
   }
   if (size == 0) return Lookup::kNone;
-  const std::uint8_t mode = 0;
+  const std::uint8_t mode = symbol->mode;
   arch::PrologueFrame frame;
   if (!config_.analyze_prologue({code, size}, static_cast<std::size_t>(std::min<std::uint64_t>(limit, sizeof code)),
                                 mode, frame))
@@ -172,6 +172,7 @@ Unwinder::Lookup Unwinder::prologue_row(const Mapping& mapping, std::uint64_t pc
   row.cfa.reg = frame.cfa_register;
   row.cfa.offset = frame.cfa_offset;
   row.return_column = static_cast<std::uint16_t>(config_.pc_register);
+  row.return_address_is_value = frame.return_address_is_value;
   auto add_rule = [&](RegisterRule rule) {  // keeps the rules sorted by column
     std::uint8_t at = row.rule_count;
     while (at > 0 && row.rules[at - 1].column > rule.column) {
@@ -260,7 +261,10 @@ Unwinder::Lookup Unwinder::compute_row(const Mapping& mapping, std::uint64_t pc,
   if (const EhabiTable* exidx = info.arm_exidx()) {
     auto entry = exidx->find_entry(file_pc);
     if (!entry) return fail(entry.error());
-    if (*entry) {
+    // EXIDX_CANTUNWIND: code without tables, where prologue analysis (if
+    // any) is the last resort, as gdb's exidx unwinder declines it.
+    const bool cant_unwind = *entry && (**entry).kind == EhabiEntryKind::kCantUnwind;
+    if (*entry && !(cant_unwind && method == UnwindMethod::kAuto && config_.analyze_prologue)) {
       auto code = exidx->code(**entry);
       if (!code) return fail(code.error());
       auto ehabi_row = exidx->row_for(**entry, *code);
@@ -486,8 +490,9 @@ UnwindResult Unwinder::unwind(const RegisterSet& initial, MemoryReader& memory, 
     }
     // gdb's rule: above frame 0, between two ordinary frames, the return
     // address cannot come from where the frame below took its own.
-    const Location return_location =
-        row->return_column < kMaxRegisters ? locations[row->return_column] : Location{};
+    const Location return_location = row->return_column < kMaxRegisters && !row->return_address_is_value
+                                         ? locations[row->return_column]
+                                         : Location{};
     if (result.depth >= 2 && !row->signal_frame && !last_row_signal && return_location.same_place(pc_location)) {
       result.stop = StopReason::kNoSavedReturnAddress;
       return result;

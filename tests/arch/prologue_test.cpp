@@ -1,15 +1,17 @@
 // Role: unit tests of the prologue analysers (arch/prologue.h) over code the
 // cross assemblers encode (mips-linux-gnu-as in both byte orders,
-// riscv64-linux-gnu-as with and without compressed instructions): each
+// riscv64-linux-gnu-as with and without compressed instructions,
+// arm-linux-gnueabihf-as in Thumb): each
 // prologue form gdb's scanners know (stack adjustment, register stores, frame
 // pointer set-up, large frames), the rules that end a scan (gdb's second
 // non-prologue instruction and delay slot on mips, c.li and unknown stores on
-// riscv64, the byte bounds), the limit (only instructions before the pc
+// riscv64, calls, branches, epilogues and unplaceable stores in Thumb, the
+// byte bounds), the limit (only instructions before the pc
 // count), and "Malicious:" inputs (no code, cut instructions, frame sizes
 // that wrap around). The stack tests (tests/recorder/unwind/cross_stacks_test.cpp)
 // check the same analysers against gdb-multiarch on whole programs.
-// Runs on the test thread; needs binutils-mips-linux-gnu and
-// binutils-riscv64-linux-gnu (scripts/setup.sh).
+// Runs on the test thread; needs binutils-mips-linux-gnu,
+// binutils-riscv64-linux-gnu and binutils-arm-linux-gnueabihf (scripts/setup.sh).
 #include <doctest/doctest.h>
 
 #include <unistd.h>
@@ -73,6 +75,18 @@ std::int64_t slot(const PrologueFrame& frame, unsigned reg) {
 
 constexpr unsigned kMipsSp = 29, kMipsS8 = 30, kMipsRa = 31, kMipsGp = 28, kMipsS0 = 16;
 constexpr unsigned kRvRa = 1, kRvSp = 2, kRvS0 = 8, kRvS1 = 9;
+constexpr unsigned kArmR4 = 4, kArmR5 = 5, kArmR7 = 7, kArmR11 = 11, kArmSp = 13, kArmLr = 14;
+
+std::vector<std::uint8_t> thumb(const std::string& body) {
+  return assemble("arm-linux-gnueabihf-as", "-mthumb -march=armv7-a -mfpu=vfpv3-d16", ".syntax unified\n.thumb\n" + body);
+}
+
+PrologueFrame analyse_thumb(const std::vector<std::uint8_t>& code, std::size_t limit) {
+  PrologueFrame frame;
+  REQUIRE(analyze_arm_prologue(code, limit, 1, frame));
+  CHECK(frame.return_address_is_value);
+  return frame;
+}
 
 }  // namespace
 
@@ -217,10 +231,64 @@ TEST_CASE("Prologue riscv64: c.li and any other instruction end the scan; a stor
   CHECK(slot(frame, kRvRa) == -1);
 }
 
+TEST_CASE("Prologue arm: Thumb push, sub sp, r7 as frame pointer, push.w with vpush, str lr pre-indexed, sub.w") {
+  auto code = thumb("push {r4, r5, r7, lr}\nsub sp, #16\nadd r7, sp, #0\nstr r0, [sp, #4]\nldr r3, [pc, #8]\nadd r3, pc");
+  auto frame = analyse_thumb(code, code.size());
+  CHECK(frame.cfa_register == kArmR7);
+  CHECK(frame.cfa_offset == 32);
+  CHECK(frame.return_address_register == kArmLr);
+  CHECK(slot(frame, kArmLr) == -4);
+  CHECK(slot(frame, kArmR7) == -8);
+  CHECK(slot(frame, kArmR5) == -12);
+  CHECK(slot(frame, kArmR4) == -16);
+  // The pc at `sub sp`: only the push ran.
+  frame = analyse_thumb(code, 2);
+  CHECK(frame.cfa_register == kArmSp);
+  CHECK(frame.cfa_offset == 16);
+  code = thumb("push.w {r4, r5, r6, r7, r8, r9, r10, r11, lr}\nvpush {d8-d9}\nsub sp, #8\nmov r4, r0");
+  frame = analyse_thumb(code, code.size());
+  CHECK(frame.cfa_register == kArmSp);
+  CHECK(frame.cfa_offset == 36 + 16 + 8);
+  CHECK(slot(frame, kArmLr) == -4);
+  CHECK(slot(frame, kArmR11) == -8);
+  CHECK(slot(frame, kArmR4) == -36);
+  code = thumb("str lr, [sp, #-4]!\nsub.w sp, sp, #1024\nadd.w r11, sp, #1024");
+  frame = analyse_thumb(code, code.size());
+  CHECK(frame.cfa_register == kArmR11);
+  CHECK(frame.cfa_offset == 4);
+  CHECK(slot(frame, kArmLr) == -4);
+}
+
+TEST_CASE("Prologue arm: a call, a branch, an epilogue or a store gdb cannot place end the Thumb scan; ARM code is not analysed") {
+  auto code = thumb("mov r4, r0\nbl 1f\npush {r4, lr}\n1: nop");
+  auto frame = analyse_thumb(code, code.size());
+  CHECK(frame.cfa_offset == 0);
+  CHECK(slot(frame, kArmLr) == -1);
+  code = thumb("cbz r0, 1f\npush {r4, lr}\n1: nop");
+  CHECK(slot(analyse_thumb(code, code.size()), kArmLr) == -1);
+  code = thumb("push {r4, lr}\npop {r4}\npush {r5}");
+  frame = analyse_thumb(code, code.size());
+  CHECK(frame.cfa_offset == 8);
+  CHECK(slot(frame, kArmR5) == -1);
+  code = thumb("str r0, [r3]\npush {r4, lr}");
+  frame = analyse_thumb(code, code.size());
+  CHECK(frame.cfa_offset == 0);
+  CHECK(slot(frame, kArmLr) == -1);
+  // Instructions gdb does not know are skipped.
+  code = thumb("eors r1, r1\npush {r4, lr}");
+  CHECK(slot(analyse_thumb(code, code.size()), kArmLr) == -4);
+  code = assemble("arm-linux-gnueabihf-as", "-march=armv7-a", ".arm\npush {r4, lr}");
+  CHECK_FALSE(analyze_arm_prologue(code, code.size(), 0, frame));
+}
+
 TEST_CASE("Malicious: prologue analysers given no code, cut instructions, a limit past the code, frame sizes that wrap") {
   PrologueFrame frame;
   CHECK_FALSE(analyze_mips_prologue_big({}, 64, 0, frame));
   CHECK_FALSE(analyze_riscv64_prologue({}, 64, 0, frame));
+  CHECK_FALSE(analyze_arm_prologue({}, 64, 1, frame));
+  const std::uint8_t cut_thumb2[] = {0x2d, 0xe9};  // the first half of `push.w {...}`
+  CHECK(analyze_arm_prologue(cut_thumb2, 4, 1, frame));
+  CHECK(frame.saved_count == 0);
   const std::uint8_t cut[] = {0x27, 0xbd, 0xff};  // three bytes of `addiu sp,sp,-N`
   CHECK_FALSE(analyze_mips_prologue_big(cut, 64, 0, frame));
   for (const auto& variant : kMipsVariants) {

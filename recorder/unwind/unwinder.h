@@ -25,9 +25,10 @@
 //   Arm's CFI, and what Debian's armhf toolchain and glibc carry), else the
 //   frame-pointer convention; kSFrame, kCfi (with EHABI) and kFramePointer use
 //   only that one method. Under kAuto, an architecture with a prologue
-//   analyser (UnwinderConfig::analyze_prologue: mips, riscv64) reads the
-//   prologue of a function no table covers instead of the frame-pointer
-//   convention, as gdb does: from the start of the ELF symbol covering the pc
+//   analyser (UnwinderConfig::analyze_prologue: mips, riscv64, arm) reads the
+//   prologue of a function no table covers (on arm also one whose .ARM.exidx
+//   entry is EXIDX_CANTUNWIND) instead of the frame-pointer convention, as
+//   gdb does (the symbol's Thumb bit gives the arm instruction set): from the start of the ELF symbol covering the pc
 //   up to the pc, at most arch::kMaxPrologueBytes of code read from guest
 //   memory (FrameSource::kPrologue); no symbol or unreadable code ends the
 //   stack (kNoUnwindInfo).

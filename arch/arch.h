@@ -18,6 +18,7 @@
 #include <unicorn/unicorn.h>
 
 #include "arch/linux_syscall_ids.h"
+#include "arch/prologue.h"
 #include "recorder/support/expected.h"
 
 namespace tracecorn::arch {
@@ -336,6 +337,11 @@ struct ArchInfo {
 
   // Where the text format gets disassembly when Capstone cannot give it; nullptr: Capstone does.
   const LlvmTarget* llvm_target = nullptr;
+
+  // The unwinder's last resort for code no unwind table covers: reads a
+  // function's prologue as gdb's heuristic unwinder for this architecture
+  // does (arch/prologue.h). nullptr: none (x86-64, aarch64, i386).
+  PrologueAnalyzer analyze_prologue = nullptr;
 
   // Finds a register by canonical name; nullptr if this architecture has none.
   const RegisterInfo* find_register(std::string_view register_name) const;

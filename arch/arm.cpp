@@ -443,6 +443,7 @@ const ArchInfo& arm_arch() {
       .add_unlisted_writes = &arm_add_unlisted_writes,
       .count_memory_accesses = &arm_count_memory_accesses,
       .address_registers = &arm_address_registers,
+      .analyze_prologue = &analyze_arm_prologue,
   };
   return kInfo;
 }

@@ -442,6 +442,7 @@ constexpr ArchInfo make_info(bool little_endian) {
       .add_unlisted_writes = &mips_add_unlisted_writes,
       .count_memory_accesses = &mips_count_memory_accesses,
       .address_registers = &mips_address_registers,
+      .analyze_prologue = little_endian ? &analyze_mips_prologue_little : &analyze_mips_prologue_big,
   };
 }
 

@@ -374,6 +374,7 @@ const ArchInfo& riscv64_arch() {
       .address_registers = &riscv64_address_registers,
       .decode_without_capstone = &decode_riscv64,
       .llvm_target = &kLlvmTarget,
+      .analyze_prologue = &analyze_riscv64_prologue,
   };
   return kInfo;
 }

@@ -26,6 +26,7 @@ set(TRACECORN_INSTALL_CMAKEDIR "${CMAKE_INSTALL_LIBDIR}/cmake/tracecorn")
 set(TRACECORN_PUBLIC_HEADERS
   arch/arch.h
   arch/linux_syscall_ids.h
+  arch/prologue.h
   recorder/core/recorder.h
   recorder/core/trace_level.h
   recorder/core/stack_provider.h

@@ -15,10 +15,11 @@ bash scripts/fetch_guest_busybox.sh mipsel build/guest-busybox >/dev/null # and 
 # clang 14: the library and the CLI only (the tests build once, with g++).
 CC=clang CXX=clang++ cmake -S . -B build-clang -G Ninja -DTRACECORN_WERROR=ON >/dev/null
 cmake --build build-clang -j "$(nproc)" --target tracecorn unit_tests ucir_reader_fuzzer bintrace_reader_fuzzer \
-  bap_reader_fuzzer unwind_fuzzer ehabi_fuzzer elf_loader_fuzzer bintrace_spool_fuzzer riscv64_decoder_fuzzer
+  bap_reader_fuzzer unwind_fuzzer ehabi_fuzzer elf_loader_fuzzer bintrace_spool_fuzzer riscv64_decoder_fuzzer \
+  prologue_fuzzer
 # The libFuzzer targets (the UCIR, binary trace and BAP frames readers; the
 # unwinder's SFrame, CFI, EHABI and DW_OP parsers; the ELF parser and loader;
-# the binary trace's events spool; the riscv64 decoder; clang only), each for a bounded number of runs.
+# the binary trace's events spool; the riscv64 decoder; the prologue analysers; clang only), each for a bounded number of runs.
 (cd build-clang && ctest --output-on-failure -R "_fuzzer_smoke$")
 bash scripts/tsan.sh  # the SPSC ring's tests under ThreadSanitizer (clang)
 bash scripts/tsan_recorder.sh  # the recorder's and C API's drain-thread tests under ThreadSanitizer (clang)

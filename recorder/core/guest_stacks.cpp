@@ -43,6 +43,7 @@ Expected<unwind::UnwinderConfig> unwinder_config_for(const arch::ArchInfo& arch)
   config.address_size = arch.elf_64bit ? 8 : 4;
   config.little_endian = arch.little_endian;
   config.thumb_bit = arch.alternate_isa && arch.alternate_isa->address_bit0;
+  config.analyze_prologue = arch.analyze_prologue;
   return config;
 }
 

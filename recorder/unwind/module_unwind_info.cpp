@@ -75,6 +75,7 @@ std::shared_ptr<const ModuleUnwindInfo> ModuleUnwindInfo::from_elf(elf::ElfFile 
         info->problems_.push_back(table.error().to_string());
     }
   }
+  info->symbols_ = SymbolTable::from_elf(elf);
   return info;
 }
 

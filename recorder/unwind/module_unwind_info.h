@@ -1,7 +1,7 @@
 // Role: the unwind tables of one ELF file the guest maps (program,
 // interpreter, libraries): its .eh_frame (with .eh_frame_hdr when present),
 // .debug_frame and .sframe sections, and on Arm its .ARM.exidx/.ARM.extab
-// (EHABI), parsed lazily.
+// (EHABI), parsed lazily; and its symbols (function starts for prologue analysis).
 // Who calls it: the Unwinder (one per mapped file, shared between mappings of
 // the same file), on its thread; the tests that compare with readelf/objdump.
 // Invariants: the ElfFile owns the bytes every table points into, so the
@@ -20,6 +20,7 @@
 #include "recorder/unwind/cfi.h"
 #include "recorder/unwind/ehabi.h"
 #include "recorder/unwind/sframe.h"
+#include "recorder/unwind/symbolizer.h"
 
 namespace tracecorn::unwind {
 
@@ -37,6 +38,9 @@ class ModuleUnwindInfo {
   const SFrameTable* sframe() const { return sframe_ ? &*sframe_ : nullptr; }
   // .ARM.exidx with .ARM.extab (nullptr when the file has no .ARM.exidx).
   const EhabiTable* arm_exidx() const { return arm_exidx_ ? &*arm_exidx_ : nullptr; }
+  // The file's function symbols (.symtab and .dynsym): where prologue analysis
+  // finds a function's start.
+  const SymbolTable& symbols() const { return symbols_; }
   // Sections present but unusable, one line each (for diagnostics).
   const std::vector<std::string>& problems() const { return problems_; }
 
@@ -47,6 +51,7 @@ class ModuleUnwindInfo {
   std::optional<CfiTable> debug_frame_;
   std::optional<SFrameTable> sframe_;
   std::optional<EhabiTable> arm_exidx_;
+  SymbolTable symbols_;
   std::vector<std::string> problems_;
 };
 

@@ -73,8 +73,9 @@ void read_symbols(const elf::ElfFile& file, const elf::SectionHeader& table, std
     if (type == 0 && (binding == kStbLocal || text[0] == '.' || text[0] == '$')) continue;
     // Arm ELF (AAELF 5.5.3): bit 0 of a function symbol's value marks Thumb code;
     // the function starts at the even address.
-    if (file.machine() == kEmArm && type == kSttFunc) value &= ~std::uint64_t{1};
-    out.push_back({Symbol{value, size, std::string(text, length)}, type, binding});
+    const std::uint8_t mode = file.machine() == kEmArm && type == kSttFunc && (value & 1) ? 1 : 0;
+    if (mode) value &= ~std::uint64_t{1};
+    out.push_back({Symbol{value, size, std::string(text, length), mode}, type, binding});
   }
 }
 

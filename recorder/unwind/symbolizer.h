@@ -30,6 +30,7 @@ struct Symbol {
   std::uint64_t address = 0;  // file address
   std::uint64_t size = 0;
   std::string name;
+  std::uint8_t mode = 0;  // Arm: 1 for a Thumb function (bit 0 of its value); 0 elsewhere
 };
 
 // The function symbols of one file, sorted by address, one per address.

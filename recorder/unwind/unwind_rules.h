@@ -87,6 +87,7 @@ struct UnwindRow {
   std::uint16_t return_column = 0;  // the column that holds the return address
   bool signal_frame = false;        // CIE augmentation 'S': the caller's pc is exact, not a return address
   bool return_address_signed = false;  // aarch64 DW_CFA_AARCH64_negate_ra_state toggled an odd number of times
+  bool return_address_is_value = false;  // prologue analysis on Arm: exempt from gdb's no-saved-pc rule
   std::uint8_t rule_count = 0;
   std::uint64_t args_size = 0;      // DW_CFA_GNU_args_size (informational)
   const std::uint8_t* section_base = nullptr;  // for error offsets of expressions

@@ -34,6 +34,7 @@ std::string_view frame_source_name(FrameSource source) {
     case FrameSource::kCfi: return "cfi";
     case FrameSource::kFramePointer: return "fp";
     case FrameSource::kEhabi: return "ehabi";
+    case FrameSource::kPrologue: return "prologue";
   }
   return "?";
 }
@@ -47,6 +48,7 @@ std::string_view stop_reason_name(StopReason reason) {
     case StopReason::kUnreadableMemory: return "unreadable stack";
     case StopReason::kBadUnwindInfo: return "bad unwind information";
     case StopReason::kDepthLimit: return "depth limit";
+    case StopReason::kNoSavedReturnAddress: return "no saved return address";
   }
   return "?";
 }
@@ -141,8 +143,71 @@ const Unwinder::Mapping* Unwinder::find_mapping(std::uint64_t pc) const {
   return &*it;
 }
 
-Unwinder::Lookup Unwinder::compute_row(const Mapping& mapping, std::uint64_t pc, UnwindMethod method, UnwindRow& row,
-                                       FrameSource& source) {
+Unwinder::Lookup Unwinder::prologue_row(const Mapping& mapping, std::uint64_t pc, MemoryReader& memory,
+                                        UnwindRow& row) {
+  if (!mapping.info) return Lookup::kNone;
+  const Symbol* symbol = mapping.info->symbols().find(pc - mapping.bias);
+  if (!symbol) return Lookup::kNone;
+  const std::uint64_t start = symbol->address + mapping.bias;
+  if (pc < start) return Lookup::kNone;
+  const std::uint64_t limit = pc - start;
+  // The code from the start up to the instruction at the limit (4 bytes past
+  // it at most), or the readable part of it, a word at a time.
+  std::uint8_t code[arch::kMaxPrologueBytes];
+  std::size_t size = static_cast<std::size_t>(std::min<std::uint64_t>(limit + 4, sizeof code));
+  if (!memory.read(start, code, size)) {
+    std::size_t readable = 0;
+    while (readable + 2 <= size && memory.read(start + readable, code + readable, 2)) readable += 2;
+    size = readable;
+  }
+  if (size == 0) return Lookup::kNone;
+  const std::uint8_t mode = symbol->mode;
+  arch::PrologueFrame frame;
+  if (!config_.analyze_prologue({code, size}, static_cast<std::size_t>(std::min<std::uint64_t>(limit, sizeof code)),
+                                mode, frame))
+    return Lookup::kNone;
+  row = UnwindRow{};
+  row.start = pc - mapping.bias;
+  row.end = row.start + 1;
+  row.cfa.reg = frame.cfa_register;
+  row.cfa.offset = frame.cfa_offset;
+  row.return_column = static_cast<std::uint16_t>(config_.pc_register);
+  row.return_address_is_value = frame.return_address_is_value;
+  auto add_rule = [&](RegisterRule rule) {  // keeps the rules sorted by column
+    std::uint8_t at = row.rule_count;
+    while (at > 0 && row.rules[at - 1].column > rule.column) {
+      row.rules[at] = row.rules[at - 1];
+      --at;
+    }
+    row.rules[at] = rule;
+    ++row.rule_count;
+  };
+  for (std::uint8_t i = 0; i < frame.saved_count; ++i) {
+    const auto& saved = frame.saved[i];
+    if (saved.reg >= kMaxRegisters || saved.reg == config_.pc_register || saved.reg == config_.sp_register) continue;
+    RegisterRule rule;
+    rule.kind = RuleKind::kOffset;
+    rule.column = saved.reg;
+    rule.offset = saved.offset;
+    add_rule(rule);
+  }
+  // The caller's pc: where the return address register was saved, else that register.
+  RegisterRule pc_rule;
+  pc_rule.column = static_cast<std::uint16_t>(config_.pc_register);
+  std::int64_t ra_offset = 0;
+  if (frame.saved_at(frame.return_address_register, ra_offset)) {
+    pc_rule.kind = RuleKind::kOffset;
+    pc_rule.offset = ra_offset;
+  } else {
+    pc_rule.kind = RuleKind::kRegister;
+    pc_rule.reg = frame.return_address_register;
+  }
+  add_rule(pc_rule);
+  return Lookup::kFound;
+}
+
+Unwinder::Lookup Unwinder::compute_row(const Mapping& mapping, std::uint64_t pc, UnwindMethod method,
+                                       MemoryReader& memory, UnwindRow& row, FrameSource& source) {
   if (method == UnwindMethod::kFramePointer) {
     row = frame_pointer_row_;
     source = FrameSource::kFramePointer;
@@ -196,7 +261,10 @@ Unwinder::Lookup Unwinder::compute_row(const Mapping& mapping, std::uint64_t pc,
   if (const EhabiTable* exidx = info.arm_exidx()) {
     auto entry = exidx->find_entry(file_pc);
     if (!entry) return fail(entry.error());
-    if (*entry) {
+    // EXIDX_CANTUNWIND: code without tables, where prologue analysis (if
+    // any) is the last resort, as gdb's exidx unwinder declines it.
+    const bool cant_unwind = *entry && (**entry).kind == EhabiEntryKind::kCantUnwind;
+    if (*entry && !(cant_unwind && method == UnwindMethod::kAuto && config_.analyze_prologue)) {
       auto code = exidx->code(**entry);
       if (!code) return fail(code.error());
       auto ehabi_row = exidx->row_for(**entry, *code);
@@ -205,6 +273,10 @@ Unwinder::Lookup Unwinder::compute_row(const Mapping& mapping, std::uint64_t pc,
       source = FrameSource::kEhabi;
       return Lookup::kFound;
     }
+  }
+  if (method == UnwindMethod::kAuto && config_.analyze_prologue) {
+    source = FrameSource::kPrologue;
+    return prologue_row(mapping, pc, memory, row);
   }
   if (method == UnwindMethod::kAuto) {
     row = frame_pointer_row_;
@@ -215,7 +287,7 @@ Unwinder::Lookup Unwinder::compute_row(const Mapping& mapping, std::uint64_t pc,
 }
 
 Unwinder::Lookup Unwinder::row_for(const Mapping& mapping, std::uint64_t pc, UnwindMethod method,
-                                   const UnwindRow*& row, FrameSource& source) noexcept {
+                                   MemoryReader& memory, const UnwindRow*& row, FrameSource& source) noexcept {
   CacheEntry& entry = cache_[(pc ^ (pc >> 12) ^ static_cast<std::uint64_t>(method) * 0x9e37) & cache_mask_];
   if (entry.valid && entry.pc == pc && entry.method == method) {
     ++stats_.cache_hits;
@@ -227,7 +299,7 @@ Unwinder::Lookup Unwinder::row_for(const Mapping& mapping, std::uint64_t pc, Unw
   entry.valid = false;
   Lookup lookup = Lookup::kError;
   try {
-    lookup = compute_row(mapping, pc, method, entry.row, entry.source);
+    lookup = compute_row(mapping, pc, method, memory, entry.row, entry.source);
   } catch (const std::exception& error) {  // allocation failure while parsing
     last_error_ = error.what();
   }
@@ -274,6 +346,20 @@ UnwindResult Unwinder::unwind(const RegisterSet& initial, MemoryReader& memory, 
       value |= static_cast<std::uint64_t>(raw[i]) << (8 * (config_.little_endian ? i : word - 1 - i));
     return true;
   };
+  // Where each register's value in the current frame lives (gdb's rule, see
+  // unwinder.h): still in the register at the stop, in a stack slot, or a
+  // computed value (never the same place as anything).
+  struct Location {
+    enum Kind : std::uint8_t { kValue, kRegister, kMemory } kind = kValue;
+    std::uint64_t where = 0;
+    bool same_place(const Location& other) const {
+      return kind != kValue && kind == other.kind && where == other.where;
+    }
+  };
+  Location locations[kMaxRegisters];
+  for (unsigned i = 0; i < kMaxRegisters; ++i) locations[i] = {Location::kRegister, i};
+  Location pc_location;  // of the last frame's pc (frame 0's: none)
+  bool last_row_signal = false;
   ExpressionContext expression;
   expression.memory = &memory;
   expression.address_size = word;
@@ -292,7 +378,7 @@ UnwindResult Unwinder::unwind(const RegisterSet& initial, MemoryReader& memory, 
     }
     const UnwindRow* row = nullptr;
     FrameSource source = FrameSource::kCfi;
-    const Lookup lookup = row_for(*mapping, lookup_pc, method, row, source);
+    const Lookup lookup = row_for(*mapping, lookup_pc, method, memory, row, source);
     if (lookup != Lookup::kFound) {
       result.stop = lookup == Lookup::kNone ? StopReason::kNoUnwindInfo : StopReason::kBadUnwindInfo;
       return result;
@@ -324,6 +410,7 @@ UnwindResult Unwinder::unwind(const RegisterSet& initial, MemoryReader& memory, 
       std::uint16_t column;
       bool known;
       std::uint64_t value;
+      Location location;
     };
     Staged staged[kMaxRowRules];
     std::size_t staged_count = 0;
@@ -333,6 +420,7 @@ UnwindResult Unwinder::unwind(const RegisterSet& initial, MemoryReader& memory, 
       const unsigned column = rule.column;
       std::uint64_t value = 0;
       bool known = true;
+      Location location;
       switch (rule.kind) {
         case RuleKind::kUnspecified: case RuleKind::kSameValue: continue;
         case RuleKind::kUndefined:
@@ -340,7 +428,8 @@ UnwindResult Unwinder::unwind(const RegisterSet& initial, MemoryReader& memory, 
           if (column == row->return_column) ra_undefined = true;
           break;
         case RuleKind::kOffset:
-          if (!read_word(cfa + static_cast<std::uint64_t>(rule.offset), value)) {
+          location = {Location::kMemory, cfa + static_cast<std::uint64_t>(rule.offset)};
+          if (!read_word(location.where, value)) {
             result.stop = StopReason::kUnreadableMemory;
             return result;
           }
@@ -349,6 +438,7 @@ UnwindResult Unwinder::unwind(const RegisterSet& initial, MemoryReader& memory, 
         case RuleKind::kRegister:
           known = regs.has(static_cast<unsigned>(rule.reg));
           if (known) value = regs.value[rule.reg];
+          if (rule.reg < kMaxRegisters) location = locations[rule.reg];
           break;
         case RuleKind::kExpression: case RuleKind::kValExpression: {
           expression.section_offset = static_cast<std::uint64_t>(rule.expression - row->section_base);
@@ -360,15 +450,18 @@ UnwindResult Unwinder::unwind(const RegisterSet& initial, MemoryReader& memory, 
             return result;
           }
           value = *computed;
-          if (rule.kind == RuleKind::kExpression && !read_word(value, value)) {
-            result.stop = StopReason::kUnreadableMemory;
-            return result;
+          if (rule.kind == RuleKind::kExpression) {
+            location = {Location::kMemory, value};
+            if (!read_word(value, value)) {
+              result.stop = StopReason::kUnreadableMemory;
+              return result;
+            }
           }
           break;
         }
       }
       if (column == config_.sp_register) sp_has_rule = true;
-      staged[staged_count++] = {static_cast<std::uint16_t>(column), known, value};
+      staged[staged_count++] = {static_cast<std::uint16_t>(column), known, value, location};
     }
     if (ra_undefined) {
       result.stop = StopReason::kEndOfStack;
@@ -380,6 +473,7 @@ UnwindResult Unwinder::unwind(const RegisterSet& initial, MemoryReader& memory, 
         regs.set(staged[i].column, staged[i].value);
       else
         regs.forget(staged[i].column);
+      if (staged[i].column < kMaxRegisters) locations[staged[i].column] = staged[i].location;
     }
     RegisterSet& caller = regs;
     if (!caller.has(row->return_column)) {
@@ -394,6 +488,17 @@ UnwindResult Unwinder::unwind(const RegisterSet& initial, MemoryReader& memory, 
       result.stop = StopReason::kEndOfStack;
       return result;
     }
+    // gdb's rule: above frame 0, between two ordinary frames, the return
+    // address cannot come from where the frame below took its own.
+    const Location return_location = row->return_column < kMaxRegisters && !row->return_address_is_value
+                                         ? locations[row->return_column]
+                                         : Location{};
+    if (result.depth >= 2 && !row->signal_frame && !last_row_signal && return_location.same_place(pc_location)) {
+      result.stop = StopReason::kNoSavedReturnAddress;
+      return result;
+    }
+    pc_location = return_location;
+    last_row_signal = row->signal_frame;
     // A caller's frame lies above its callee's (a signal frame may restore any
     // stack pointer: the interrupted one is checked on the next step). A leaf
     // that keeps its return address in the link register (aarch64, arm,

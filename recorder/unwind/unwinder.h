@@ -24,7 +24,19 @@
 //   CFI (.eh_frame, then .debug_frame, then on Arm .ARM.exidx: EHABI is
 //   Arm's CFI, and what Debian's armhf toolchain and glibc carry), else the
 //   frame-pointer convention; kSFrame, kCfi (with EHABI) and kFramePointer use
-//   only that one method.
+//   only that one method. Under kAuto, an architecture with a prologue
+//   analyser (UnwinderConfig::analyze_prologue: mips, riscv64, arm) reads the
+//   prologue of a function no table covers (on arm also one whose .ARM.exidx
+//   entry is EXIDX_CANTUNWIND) instead of the frame-pointer convention, as
+//   gdb does (the symbol's Thumb bit gives the arm instruction set): from the start of the ELF symbol covering the pc
+//   up to the pc, at most arch::kMaxPrologueBytes of code read from guest
+//   memory (FrameSource::kPrologue); no symbol or unreadable code ends the
+//   stack (kNoUnwindInfo).
+// - gdb's rule for frames whose return address stays in a register: when a
+//   frame (other than frame 0) would take the return address from the same
+//   register or stack slot as the frame below it did, the walk stops
+//   (kNoSavedReturnAddress): a prologue that never saved ra is a leaf, and
+//   only the innermost frame can be one.
 // - Arm (UnwinderConfig::thumb_bit): return addresses of Thumb code carry bit
 //   0; the walk clears it, so every frame is an instruction address (as gdb
 //   prints them) and pc - 1 lies inside the call.
@@ -48,6 +60,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "arch/prologue.h"
 #include "recorder/support/expected.h"
 #include "recorder/unwind/module_unwind_info.h"
 #include "recorder/unwind/unwind_rules.h"
@@ -59,8 +72,11 @@ enum class UnwindMethod : std::uint8_t { kAuto, kSFrame, kCfi, kFramePointer };
 std::optional<UnwindMethod> parse_unwind_method(std::string_view text);
 std::string_view unwind_method_name(UnwindMethod method);
 
-enum class FrameSource : std::uint8_t { kInitial, kSFrame, kCfi, kFramePointer, kEhabi };
-std::string_view frame_source_name(FrameSource source);  // "initial", "sframe", "cfi", "fp", "ehabi"
+// kPrologue: found by prologue analysis (a heuristic, like gdb's, for code no
+// table covers); the others by the tables of their name.
+enum class FrameSource : std::uint8_t { kInitial, kSFrame, kCfi, kFramePointer, kEhabi, kPrologue };
+// "initial", "sframe", "cfi", "fp", "ehabi", "prologue"
+std::string_view frame_source_name(FrameSource source);
 
 enum class FirstFrame : std::uint8_t { kAfterTrap, kExact };
 
@@ -72,6 +88,7 @@ enum class StopReason : std::uint8_t {
   kUnreadableMemory,    // a saved register could not be read
   kBadUnwindInfo,       // the table is malformed or names an unknown register (see last_error())
   kDepthLimit,
+  kNoSavedReturnAddress,  // two frames in a row take the return address from the same register or slot (gdb's rule)
 };
 std::string_view stop_reason_name(StopReason reason);
 
@@ -94,6 +111,10 @@ struct UnwinderConfig {
   unsigned address_size = 8;
   bool little_endian = true;
   bool thumb_bit = false;  // Arm: clear bit 0 of return addresses (Thumb state)
+  // Reads the prologue of a function no table covers (arch/prologue.h); the
+  // function's start comes from the module's ELF symbols. nullptr: no
+  // prologue analysis (the frame-pointer convention is the last resort).
+  arch::PrologueAnalyzer analyze_prologue = nullptr;
   std::size_t cache_entries = 4096;  // rounded up to a power of two
 };
 
@@ -142,10 +163,12 @@ class Unwinder {
 
   const Mapping* find_mapping(std::uint64_t pc) const;
   // The row for `pc` by `method`: from the cache, else from the tables.
-  Lookup row_for(const Mapping& mapping, std::uint64_t pc, UnwindMethod method, const UnwindRow*& row,
-                 FrameSource& source) noexcept;
-  Lookup compute_row(const Mapping& mapping, std::uint64_t pc, UnwindMethod method, UnwindRow& row,
-                     FrameSource& source);
+  Lookup row_for(const Mapping& mapping, std::uint64_t pc, UnwindMethod method, MemoryReader& memory,
+                 const UnwindRow*& row, FrameSource& source) noexcept;
+  Lookup compute_row(const Mapping& mapping, std::uint64_t pc, UnwindMethod method, MemoryReader& memory,
+                     UnwindRow& row, FrameSource& source);
+  // The row prologue analysis gives for `pc` (kNone: no symbol, unreadable code).
+  Lookup prologue_row(const Mapping& mapping, std::uint64_t pc, MemoryReader& memory, UnwindRow& row);
   void flush_cache();
 
   UnwinderConfig config_;

@@ -14,6 +14,8 @@
 #   syscall NUMBER                          (the syscall number register: $x8, $eax)
 #   frame PC START NAME                     (START: NAME's address, from `info symbol`)
 #   frame PC ? ?                            (a pc no symbol covers)
+# The frames are those `backtrace` prints (see the walk below for where
+# Python's Frame.older() alone would stop one frame short).
 # Frame 0's PC is the address after the trap (where the kernel resumes; the
 # convention tracecorn's stacks use); the other PCs are return addresses, each
 # looked up at PC - 1 (a call may end a function). Only physical frames are
@@ -69,6 +71,7 @@ while True:
     print("syscall %d" % int(gdb.parse_and_eval(os.environ["TRACECORN_SYSCALL_REGISTER"])))
     frame = gdb.newest_frame()
     first = True
+    level = 0
     while frame is not None:
         if frame.type() not in (gdb.INLINE_FRAME, gdb.TAILCALL_FRAME):
             if first:
@@ -82,4 +85,16 @@ while True:
         try:
             frame = frame.older()
         except gdb.error:
-            break
+            # Frame.older() also unwinds one frame further (to tell whether the
+            # new frame ends a corrupt stack) and raises when that fails
+            # ("PC not saved": gdb's riscv prologue unwinder leaves the caller's
+            # ra unknown), dropping a frame `backtrace` prints. Select it by
+            # level as `backtrace` reaches it; none there ends the stack.
+            try:
+                gdb.execute("frame %d" % (level + 1), to_string=True)
+                frame = gdb.selected_frame()
+            except gdb.error:
+                break
+            if frame.level() != level + 1:
+                break
+        level += 1

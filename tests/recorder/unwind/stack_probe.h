@@ -143,7 +143,7 @@ inline std::vector<std::vector<SyscallStack>> emulated_stacks(const std::string&
 // variant makes: CFI (or on arm EHABI) found some, frame pointers none, SFrame some exactly when
 // the program has .sframe.
 struct SourceCounts {
-  std::size_t sframe = 0, cfi = 0, fp = 0, ehabi = 0;
+  std::size_t sframe = 0, cfi = 0, fp = 0, ehabi = 0, prologue = 0;
 };
 inline SourceCounts check_frame_sources(const std::vector<SyscallStack>& stacks, bool expect_sframe) {
   SourceCounts counts;
@@ -153,6 +153,7 @@ inline SourceCounts check_frame_sources(const std::vector<SyscallStack>& stacks,
       counts.cfi += source == unwind::FrameSource::kCfi;
       counts.fp += source == unwind::FrameSource::kFramePointer;
       counts.ehabi += source == unwind::FrameSource::kEhabi;
+      counts.prologue += source == unwind::FrameSource::kPrologue;
     }
   }
   CHECK(counts.cfi + counts.ehabi > 0);  // arm: EHABI is its CFI

@@ -6,6 +6,7 @@ target_sources(unit_tests PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/cross_stacks_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/dwarf_expression_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/ehabi_test.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/prologue_unwind_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/sframe_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/stacks_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/symbolizer_test.cpp

@@ -10,6 +10,7 @@
 #include <array>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <vector>
 #include <string_view>
@@ -124,6 +125,8 @@ inline constexpr std::size_t kMaxStatBytes = 144;  // the largest struct stat of
 // An open(2)/fcntl(F_GETFL) flag whose value on a guest architecture differs
 // from x86-64's (asm-generic/fcntl.h, the host's): arm64 and arm swap
 // O_DIRECT/O_LARGEFILE/O_DIRECTORY/O_NOFOLLOW (arch/arm64/include/uapi/asm/fcntl.h).
+// Also serves as one guest/host pair of other numbers that differ (signal
+// numbers, ioctl requests: see SignalAbi::numbers and ArchInfo::ioctl_requests).
 struct FlagValue {
   std::uint32_t guest;
   std::uint32_t host;
@@ -230,6 +233,11 @@ struct SignalAbi {
   std::uint8_t sigset_bytes = 8;       // _NSIG / 8: the size rt_sigaction/rt_sigprocmask require
   std::uint8_t sig_block = 0;          // SIG_BLOCK; SIG_UNBLOCK and SIG_SETMASK follow it
   bool sigaction_flags_first = false;  // struct sigaction { flags; handler; mask } (no restorer)
+  // The signal numbers that differ from the host's ({guest, host}; mips:
+  // SIGBUS 10 -> 7, SIGUSR1 16 -> 10...). A number in neither column is the
+  // same on both; one that is only in the other column has no counterpart
+  // (mips' SIGEMT 7, the host's SIGSTKFLT 16). Empty: the host's numbers.
+  std::span<const FlagValue> numbers = {};
 };
 
 // One instruction decoded from its encoding alone, for an architecture Capstone
@@ -294,6 +302,17 @@ struct ArchInfo {
   std::span<const FlagValue> open_flags;
   // The mmap flags whose values differ from the host's (empty: none; mips).
   std::span<const FlagValue> mmap_flags = {};
+  // ioctl(2) requests, when the architecture numbers them its own way (mips:
+  // TCGETS 0x540d, _IOC direction bits at 29-31): every request the Linux layer
+  // serves, {guest, host}; a request not listed has no meaning here (ENOTTY).
+  // Empty: the host's numbers.
+  std::span<const FlagValue> ioctl_requests = {};
+  // getrlimit/prlimit64 resource numbers that differ from the host's ({guest,
+  // host}, a permutation: mips' RLIMIT_NOFILE is 5, the host's 7); empty: the same.
+  std::span<const FlagValue> rlimit_resources = {};
+  // RLIM_INFINITY of the word-sized getrlimit of a 32-bit ABI: larger limits
+  // read as this (mips o32: 0x7fffffff, arch/mips/include/uapi/asm/resource.h).
+  std::uint32_t rlimit_infinity32 = 0xffffffff;
   // Encodes `status` as the `struct stat` that fstat/newfstatat write for this
   // architecture into `out`; returns the number of bytes used (never fails).
   std::size_t (*encode_stat)(const FileStatus& status, std::span<std::uint8_t, kMaxStatBytes> out);
@@ -372,6 +391,27 @@ std::uint64_t open_flags_to_host(const ArchInfo& arch, std::uint64_t guest_flags
 std::uint64_t open_flags_to_guest(const ArchInfo& arch, std::uint64_t host_flags);
 // mmap flags from the guest's values to the host's, by `arch.mmap_flags`. Never fails.
 std::uint64_t mmap_flags_to_host(const ArchInfo& arch, std::uint64_t guest_flags);
+
+// A signal number translated between the guest's numbering and the host's, by
+// `arch.signal_abi.numbers`: returns 0 for 0 and when the other side has no
+// such signal (mips' SIGEMT). Never fails.
+int signal_to_host(const ArchInfo& arch, int guest_signal);
+int signal_to_guest(const ArchInfo& arch, int host_signal);
+// A set of signals 1-64 (bit n-1 = signal n) translated the same way; signals
+// with no counterpart are dropped. Never fail.
+std::uint64_t signal_set_to_host(const ArchInfo& arch, std::uint64_t guest_set);
+std::uint64_t signal_set_to_guest(const ArchInfo& arch, std::uint64_t host_set);
+
+// A getrlimit/prlimit64 resource number from the guest's numbering to the
+// host's, by `arch.rlimit_resources` (unlisted numbers unchanged). Never fails.
+int rlimit_resource_to_host(const ArchInfo& arch, int guest_resource);
+
+// An ioctl request translated by `arch.ioctl_requests`: the host's request, or
+// nullopt when the guest's is not one the table lists (the layer answers
+// ENOTTY); the guest's request for a host one, nullopt when the table has none.
+// Unchanged both ways when the table is empty. Never fail.
+std::optional<std::uint64_t> ioctl_request_to_host(const ArchInfo& arch, std::uint64_t guest_request);
+std::optional<std::uint64_t> ioctl_request_to_guest(const ArchInfo& arch, std::uint64_t host_request);
 
 // The architecture an ELF header names, or nullptr when tracecorn does not support it.
 const ArchInfo* find_arch_for_elf(std::uint16_t elf_machine, bool is_64bit, bool little_endian);

@@ -288,6 +288,41 @@ constexpr FlagValue kMmapFlags[] = {
     {0x80000, 0x40000}, // MAP_HUGETLB
 };
 
+// arch/mips/include/uapi/asm/signal.h against the host's (asm-generic): 1-6,
+// 8, 9, 11, 13-15 and the real-time signals from 32 agree; mips' SIGEMT (7)
+// and the host's SIGSTKFLT (16) have no counterpart.
+constexpr FlagValue kSignalNumbers[] = {
+    {10, SIGBUS},    {12, SIGSYS},    {16, SIGUSR1},   {17, SIGUSR2},   {18, SIGCHLD},   {19, SIGPWR},
+    {20, SIGWINCH},  {21, SIGURG},    {22, SIGIO},     {23, SIGSTOP},   {24, SIGTSTP},   {25, SIGCONT},
+    {26, SIGTTIN},   {27, SIGTTOU},   {28, SIGVTALRM}, {29, SIGPROF},   {30, SIGXCPU},   {31, SIGXFSZ},
+};
+
+// The ioctl requests the Linux layer serves, mips' numbers (arch/mips/include/
+// uapi/asm/ioctls.h: its own tty numbers, and _IOR/_IOW with the direction in
+// bits 29-31, read 2 and write 4) against the host's (asm-generic/ioctls.h).
+constexpr FlagValue kIoctlRequests[] = {
+    {0x540d, 0x5401},      // TCGETS
+    {0x540e, 0x5402},      // TCSETS
+    {0x540f, 0x5403},      // TCSETSW
+    {0x5410, 0x5404},      // TCSETSF
+    {0x40087468, 0x5413},  // TIOCGWINSZ _IOR('t', 104, struct winsize)
+    {0x80087467, 0x5414},  // TIOCSWINSZ _IOW('t', 103, struct winsize)
+    {0x40047477, 0x540f},  // TIOCGPGRP  _IOR('t', 119, int)
+    {0x467f, 0x541b},      // FIONREAD
+    {0x667e, 0x5421},      // FIONBIO
+    {0x6601, 0x5451},      // FIOCLEX
+    {0x6602, 0x5450},      // FIONCLEX
+};
+
+// arch/mips/include/uapi/asm/resource.h against asm-generic/resource.h.
+constexpr FlagValue kRlimitResources[] = {
+    {5, 7},  // RLIMIT_NOFILE
+    {6, 9},  // RLIMIT_AS
+    {7, 5},  // RLIMIT_RSS
+    {8, 6},  // RLIMIT_NPROC
+    {9, 8},  // RLIMIT_MEMLOCK
+};
+
 // Capstone 4's MIPS register ids -> kRegisters: $0-$31 are contiguous and in
 // table order; hi/lo (and ac0, the DSP name of the same pair, as hi) and pc.
 int mips_register_index_for_capstone(unsigned r) {
@@ -429,9 +464,12 @@ constexpr ArchInfo make_info(bool little_endian) {
       .aligned_argument_pairs = true,
       // arch/mips/include/uapi/asm/signal.h: _NSIG 128, SIG_BLOCK 1, struct
       // sigaction { unsigned int sa_flags; handler; sigset_t sa_mask; }.
-      .signal_abi = {.sigset_bytes = 16, .sig_block = 1, .sigaction_flags_first = true},
+      .signal_abi = {.sigset_bytes = 16, .sig_block = 1, .sigaction_flags_first = true, .numbers = kSignalNumbers},
       .open_flags = kOpenFlags,
       .mmap_flags = kMmapFlags,
+      .ioctl_requests = kIoctlRequests,
+      .rlimit_resources = kRlimitResources,
+      .rlimit_infinity32 = 0x7fffffff,
       .encode_stat = little_endian ? &mipsel_encode_stat : &mips_encode_stat,
       .layout = kLayout,
       .format_ids = {.ucir_arch = "mips", .bap_architecture = 8, .bap_machine = 32,

@@ -339,7 +339,10 @@ std::int64_t Kernel::do_ioctl(int fd, std::uint64_t request, std::uint64_t argum
   FdEntry* entry = fs_.entry(fd);
   if (!entry) return -EBADF;
   const int host = entry->host_fd;
-  switch (request) {
+  // The guest's request numbers are its architecture's (mips: TCGETS 0x540d);
+  // one the architecture does not list has no meaning here.
+  const std::optional<std::uint64_t> host_request = arch::ioctl_request_to_host(arch_, request);
+  switch (host_request.value_or(0)) {
     case TCGETS: {
       std::uint8_t termios[64] = {};
       if (::ioctl(host, TCGETS, termios) != 0) return -errno;
@@ -348,26 +351,30 @@ std::int64_t Kernel::do_ioctl(int fd, std::uint64_t request, std::uint64_t argum
     case TCSETS: case TCSETSW: case TCSETSF: {
       std::uint8_t termios[64] = {};
       if (!copy_in(argument, termios, kKernelTermiosSize)) return -EFAULT;
-      return host_result(::ioctl(host, request, termios));
+      return host_result(::ioctl(host, *host_request, termios));
     }
     case TIOCGWINSZ: {
       struct winsize size {};
       if (::ioctl(host, TIOCGWINSZ, &size) != 0) return -errno;
+      to_guest_order(size, {2});  // four unsigned shorts
       return copy_out(argument, &size, sizeof size) ? 0 : -EFAULT;
     }
     case TIOCSWINSZ: {
       struct winsize size {};
       if (!copy_in(argument, &size, sizeof size)) return -EFAULT;
+      to_guest_order(size, {2});  // the same swap back to the host's order
       return host_result(::ioctl(host, TIOCSWINSZ, &size));
     }
     case TIOCGPGRP: case FIONREAD: {
       int value = 0;
-      if (::ioctl(host, request, &value) != 0) return -errno;
+      if (::ioctl(host, *host_request, &value) != 0) return -errno;
+      to_guest_order(value, {4});
       return copy_out(argument, &value, sizeof value) ? 0 : -EFAULT;
     }
     case FIONBIO: {
       int value = 0;
       if (!copy_in(argument, &value, sizeof value)) return -EFAULT;
+      to_guest_order(value, {4});
       return host_result(::ioctl(host, FIONBIO, &value));
     }
     case FIOCLEX: entry->close_on_exec = true; return 0;

@@ -450,6 +450,119 @@ TEST_CASE("Arch mips: open and mmap flags translate as the cross compiler's head
   }
 }
 
+// The values of the C expressions `names` (macros of `header`, which may be
+// computed ones like _IOR(...)) as `compiler` evaluates them: compiled with -S
+// into an array of 32-bit words, read back from the assembly's .word/.long
+// lines. Empty when the compiler fails.
+std::map<std::string, std::uint32_t> cross_constants(const std::string& compiler, const std::string& header,
+                                                     const std::vector<std::string>& names) {
+  std::string source = "#include <" + header + ">\nunsigned int values[] = {";
+  for (const auto& name : names) source += "(unsigned int)(" + name + "),";
+  source += "};\n";
+  const std::string text = run_command("printf '%s' '" + source + "' | " + compiler + " -x c -S -o - - 2>/dev/null");
+  std::map<std::string, std::uint32_t> values;
+  std::istringstream lines(text);
+  std::string line;
+  const std::regex word("^\\s*\\.(word|long|4byte)\\s+(-?\\d+)\\s*$");
+  std::smatch match;
+  std::size_t index = 0;
+  while (std::getline(lines, line) && index < names.size())
+    if (std::regex_match(line, match, word))
+      values[names[index++]] = static_cast<std::uint32_t>(std::stoll(match[2]));
+  if (index != names.size()) values.clear();
+  return values;
+}
+
+TEST_CASE("Arch mips: signal numbers, rlimit resources and ioctl requests translate as the headers define them") {
+  const std::vector<std::string> signals = {
+      "SIGHUP",  "SIGINT",  "SIGQUIT", "SIGILL",  "SIGTRAP", "SIGABRT", "SIGBUS",    "SIGFPE",  "SIGKILL",
+      "SIGUSR1", "SIGSEGV", "SIGUSR2", "SIGPIPE", "SIGALRM", "SIGTERM", "SIGCHLD",   "SIGCONT", "SIGSTOP",
+      "SIGTSTP", "SIGTTIN", "SIGTTOU", "SIGURG",  "SIGXCPU", "SIGXFSZ", "SIGVTALRM", "SIGPROF", "SIGWINCH",
+      "SIGIO",   "SIGPWR",  "SIGSYS",  "__SIGRTMIN"};
+  const std::vector<std::string> resources = {"RLIMIT_CPU",    "RLIMIT_FSIZE",  "RLIMIT_DATA",   "RLIMIT_STACK",
+                                              "RLIMIT_CORE",   "RLIMIT_RSS",    "RLIMIT_NPROC",  "RLIMIT_NOFILE",
+                                              "RLIMIT_MEMLOCK", "RLIMIT_AS",    "RLIMIT_LOCKS",  "RLIMIT_SIGPENDING",
+                                              "RLIMIT_MSGQUEUE", "RLIMIT_NICE", "RLIMIT_RTPRIO", "RLIMIT_RTTIME"};
+  // The requests the Linux layer serves (recorder/linux/syscalls_file.cpp).
+  const std::vector<std::string> requests = {"TCGETS",    "TCSETS",   "TCSETSW", "TCSETSF", "TIOCGWINSZ", "TIOCSWINSZ",
+                                             "TIOCGPGRP", "FIONREAD", "FIONBIO", "FIOCLEX", "FIONCLEX"};
+  const auto host_signals = cross_constants("gcc", "signal.h", signals);
+  const auto host_resources = cross_constants("gcc", "sys/resource.h", resources);
+  const auto host_requests = cross_constants("gcc", "sys/ioctl.h", requests);
+  REQUIRE(host_signals.size() == signals.size());
+  REQUIRE(host_resources.size() == resources.size());
+  REQUIRE(host_requests.size() == requests.size());
+  CHECK(host_requests.at("TIOCGWINSZ") == 0x5413);  // the reader itself: a value known by heart
+  for (const ArchInfo* arch : {&mips_arch(), &mipsel_arch()}) {
+    const std::string compiler = arch->little_endian ? "mipsel-linux-gnu-gcc" : "mips-linux-gnu-gcc";
+    CAPTURE(compiler);
+    const auto guest_signals = cross_constants(compiler, "signal.h", signals);
+    const auto guest_resources = cross_constants(compiler, "sys/resource.h", resources);
+    const auto guest_requests = cross_constants(compiler, "sys/ioctl.h", requests);
+    REQUIRE_MESSAGE(guest_signals.size() == signals.size(), compiler << " is missing (scripts/setup.sh installs it)");
+    REQUIRE(guest_resources.size() == resources.size());
+    REQUIRE(guest_requests.size() == requests.size());
+    CHECK(guest_requests.at("TCGETS") == 0x540d);
+    int differ = 0;
+    for (const auto& name : signals) {
+      CAPTURE(name);
+      const auto guest = static_cast<int>(guest_signals.at(name)), host = static_cast<int>(host_signals.at(name));
+      CHECK(signal_to_host(*arch, guest) == host);
+      CHECK(signal_to_guest(*arch, host) == guest);
+      CHECK(signal_set_to_host(*arch, 1ull << (guest - 1)) == 1ull << (host - 1));
+      CHECK(signal_set_to_guest(*arch, 1ull << (host - 1)) == 1ull << (guest - 1));
+      differ += guest != host;
+    }
+    CHECK(differ == 18);
+    // The numbers one side has and the other lacks: mips' SIGEMT, the host's SIGSTKFLT.
+    CHECK(cross_constants(compiler, "signal.h", {"SIGEMT"}).at("SIGEMT") == 7);
+    CHECK(signal_to_host(*arch, 7) == 0);
+    CHECK(signal_to_guest(*arch, static_cast<int>(cross_constants("gcc", "signal.h", {"SIGSTKFLT"}).at("SIGSTKFLT"))) == 0);
+    CHECK(signal_set_to_host(*arch, 1ull << 6) == 0);
+    for (const auto& name : resources) {
+      CAPTURE(name);
+      CHECK(rlimit_resource_to_host(*arch, static_cast<int>(guest_resources.at(name))) ==
+            static_cast<int>(host_resources.at(name)));
+    }
+    CHECK(cross_constants(compiler, "sys/resource.h", {"RLIM_INFINITY"}).at("RLIM_INFINITY") ==
+          arch->rlimit_infinity32);
+    for (const auto& name : requests) {
+      CAPTURE(name);
+      CHECK(ioctl_request_to_host(*arch, guest_requests.at(name)) == std::optional<std::uint64_t>(host_requests.at(name)));
+      CHECK(ioctl_request_to_guest(*arch, host_requests.at(name)) == std::optional<std::uint64_t>(guest_requests.at(name)));
+    }
+    // A request mips does not list has no meaning, even where the host's
+    // numbers give it one (mips' TCGETA 0x5401 is the host's TCGETS).
+    CHECK_FALSE(ioctl_request_to_host(*arch, 0x5401).has_value());
+  }
+}
+
+TEST_CASE("Arch: the other guests number signals, rlimit resources and ioctl requests as the host does") {
+  const std::vector<std::string> names = {"SIGBUS", "SIGUSR1", "SIGUSR2", "SIGCHLD", "SIGSTOP", "SIGSYS", "SIGPWR"};
+  const auto host = cross_constants("gcc", "signal.h", names);
+  REQUIRE(host.size() == names.size());
+  const std::pair<const ArchInfo*, const char*> guests[] = {{&aarch64_arch(), "aarch64-linux-gnu-gcc"},
+                                                            {&arm_arch(), "arm-linux-gnueabihf-gcc"},
+                                                            {&i386_arch(), "i686-linux-gnu-gcc"},
+                                                            {&riscv64_arch(), "riscv64-linux-gnu-gcc"}};
+  for (const auto& [arch, compiler] : guests) {
+    CAPTURE(compiler);
+    const auto guest = cross_constants(compiler, "signal.h", names);
+    REQUIRE(guest.size() == names.size());
+    for (const auto& name : names) CHECK(guest.at(name) == host.at(name));
+    CHECK(arch->signal_abi.numbers.empty());
+    CHECK(arch->rlimit_resources.empty());
+    CHECK(arch->ioctl_requests.empty());
+    CHECK(ioctl_request_to_host(*arch, 0x5401) == std::optional<std::uint64_t>(0x5401));
+    CHECK(signal_to_host(*arch, 10) == 10);
+  }
+  // 32-bit x86 and arm's word-sized getrlimit: RLIM_INFINITY is ~0 there.
+  CHECK(cross_constants("i686-linux-gnu-gcc", "sys/resource.h", {"RLIM_INFINITY"}).at("RLIM_INFINITY") ==
+        i386_arch().rlimit_infinity32);
+  CHECK(cross_constants("arm-linux-gnueabihf-gcc", "sys/resource.h", {"RLIM_INFINITY"}).at("RLIM_INFINITY") ==
+        arm_arch().rlimit_infinity32);
+}
+
 TEST_CASE("Arch mips: DWARF numbers of the saved registers are the ones GCC's CFI gives them") {
   // A function that saves $16 (s0), $fp and $31 (ra) under -fno-omit-frame-pointer:
   // GCC's .cfi_offset directives number them.

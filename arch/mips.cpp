@@ -28,6 +28,7 @@
 //   than record zeros: FP register values are not in traces.
 #include <algorithm>
 #include <csignal>
+#include <optional>
 
 #include <unicorn/mips.h>
 
@@ -161,14 +162,80 @@ constexpr std::uint32_t kExcpAdel = 12, kExcpAdes = 13, kExcpIbe = 15, kExcpSysc
                         kExcpCpu = 19, kExcpRi = 20, kExcpOverflow = 21, kExcpTrap = 22, kExcpFpe = 23,
                         kExcpTlbl = 26, kExcpTlbs = 27, kExcpDbe = 28;
 
+// Linux's break codes that mean an arithmetic error (arch/mips/include/uapi/
+// asm/break.h): do_trap_or_bp sends SIGFPE for them, SIGTRAP for any other.
+constexpr std::uint32_t kBrkOverflow = 6, kBrkDivZero = 7;
+
+// What a trap or break instruction word is, and its code as Linux reads it
+// (arch/mips/kernel/traps.c: do_bp, do_tr).
+struct TrapInstruction {
+  enum class Kind : std::uint8_t { kNone, kBreak, kTrap } kind = Kind::kNone;
+  std::uint32_t code = 0;
+  // kTrap: the condition, its operands (register numbers; rt < 0: the
+  // sign-extended immediate instead).
+  std::uint8_t condition = 0;  // 0 ge, 1 geu, 2 lt, 3 ltu, 4 eq, 6 ne (the funct's low 3 bits)
+  int rs = 0, rt = -1;
+  std::int32_t immediate = 0;
+};
+
+TrapInstruction decode_trap(std::uint32_t word) {
+  TrapInstruction out;
+  const std::uint32_t opcode = word >> 26, funct = word & 0x3f;
+  if (opcode == 0 && funct == 0x0d) {  // break: a 20-bit code from bit 6; gas puts `break n` at bit 16
+    out.kind = TrapInstruction::Kind::kBreak;
+    out.code = (word >> 6) & 0xfffff;
+    if (out.code >= (1u << 10)) out.code = ((out.code & 0x3ff) << 10) | (out.code >> 10);
+  } else if (opcode == 0 && funct >= 0x30 && funct <= 0x36 && funct != 0x35) {  // tge tgeu tlt tltu teq tne
+    out.kind = TrapInstruction::Kind::kTrap;
+    out.code = (word >> 6) & 0x3ff;
+    out.condition = static_cast<std::uint8_t>(funct & 7);
+    out.rs = static_cast<int>((word >> 21) & 31);
+    out.rt = static_cast<int>((word >> 16) & 31);
+  } else if (opcode == 1) {  // REGIMM: tgei tgeiu tlti tltiu teqi tnei (no code: 0)
+    const std::uint32_t rt_field = (word >> 16) & 31;
+    if (rt_field >= 0x08 && rt_field <= 0x0e && rt_field != 0x0d) {
+      out.kind = TrapInstruction::Kind::kTrap;
+      out.condition = static_cast<std::uint8_t>(rt_field & 7);
+      out.rs = static_cast<int>((word >> 21) & 31);
+      out.immediate = static_cast<std::int16_t>(word & 0xffff);
+    }
+  }
+  return out;
+}
+
+bool trap_condition_holds(const TrapInstruction& trap, std::uint32_t left, std::uint32_t right) {
+  const auto signed_left = static_cast<std::int32_t>(left), signed_right = static_cast<std::int32_t>(right);
+  switch (trap.condition) {
+    case 0: return signed_left >= signed_right;
+    case 1: return left >= right;
+    case 2: return signed_left < signed_right;
+    case 3: return left < right;
+    case 4: return left == right;
+    case 6: return left != right;
+    default: return false;
+  }
+}
+
 class MipsGuestCpu final : public InterruptTrapCpu {
  public:
   explicit MipsGuestCpu(uc_engine* engine) : InterruptTrapCpu(engine, UC_MIPS_REG_PC, UC_MIPS_REG_CP0_USERLOCAL) {}
+  ~MipsGuestCpu() override {
+    if (block_hook_) uc_hook_del(engine_, block_hook_);
+  }
 
+  // Clears UserLocal and hooks every block's start (see fault_signal). Fails
+  // (kEmulator) when Unicorn refuses either.
   Status init() {
     std::uint64_t zero = 0;
     if (uc_reg_write(engine_, UC_MIPS_REG_CP0_USERLOCAL, &zero) != UC_ERR_OK)
       return make_error(ErrorCode::kEmulator, "cannot clear CP0 UserLocal");
+    if (uc_hook_add(engine_, &block_hook_, UC_HOOK_BLOCK, reinterpret_cast<void*>(&on_block), this, 1, 0) !=
+        UC_ERR_OK)
+      return make_error(ErrorCode::kEmulator, "cannot hook block starts");
+    std::size_t mode = 0;
+    if (uc_query(engine_, UC_QUERY_MODE, &mode) != UC_ERR_OK)
+      return make_error(ErrorCode::kEmulator, "cannot query the engine's mode");
+    little_endian_ = (mode & UC_MODE_BIG_ENDIAN) == 0;
     return ok_status();
   }
 
@@ -209,12 +276,63 @@ class MipsGuestCpu final : public InterruptTrapCpu {
   int fault_signal(std::uint32_t number) const override {
     switch (number) {
       case kExcpAdel: case kExcpAdes: case kExcpIbe: case kExcpDbe: return SIGBUS;
-      case kExcpBreak: case kExcpTrap: return SIGTRAP;
+      case kExcpBreak: case kExcpTrap: return trap_signal(number == kExcpBreak);
       case kExcpOverflow: case kExcpFpe: return SIGFPE;
       case kExcpTlbl: case kExcpTlbs: return SIGSEGV;
       case kExcpCpu: case kExcpRi: default: return SIGILL;
     }
   }
+
+  // Unicorn 2.0.1 gives no address with a break or trap exception: its
+  // cpu_handle_exception sets the PC to `next_pc`, which only `syscall` sets,
+  // before UC_HOOK_INTR runs (the hook reads 0, or the last syscall's return
+  // address). The instruction is found in the block that was running: a
+  // `break` ends its block, so it is the block's last break; a trap does not,
+  // so it is the first trap of the block whose condition holds with the
+  // registers as they are (the trap changed none). Linux's rule then gives the
+  // signal: codes 6 and 7 SIGFPE, others SIGTRAP. A block that cannot be read
+  // gives SIGTRAP.
+  int trap_signal(bool is_break) const {
+    constexpr std::size_t kMaxBlockBytes = 4096;  // QEMU's TBs hold at most 512 MIPS instructions (2 KiB)
+    std::uint8_t bytes[kMaxBlockBytes];
+    const std::size_t size = std::min<std::size_t>(block_size_, kMaxBlockBytes) & ~std::size_t{3};
+    if (size == 0 || uc_mem_read(engine_, block_address_, bytes, size) != UC_ERR_OK) return SIGTRAP;
+    std::optional<TrapInstruction> found;
+    for (std::size_t at = 0; at < size; at += 4) {
+      std::uint32_t word = 0;
+      for (std::size_t b = 0; b < 4; ++b) word |= std::uint32_t{bytes[at + b]} << (8 * (little_endian_ ? b : 3 - b));
+      const TrapInstruction trap = decode_trap(word);
+      if (is_break && trap.kind == TrapInstruction::Kind::kBreak) {
+        found = trap;  // the last one
+      } else if (!is_break && trap.kind == TrapInstruction::Kind::kTrap) {
+        const std::uint32_t left = general_register(trap.rs);
+        const auto right = trap.rt >= 0 ? general_register(trap.rt) : static_cast<std::uint32_t>(trap.immediate);
+        if (trap_condition_holds(trap, left, right)) {
+          found = trap;
+          break;
+        }
+      }
+    }
+    if (!found) return SIGTRAP;
+    return found->code == kBrkOverflow || found->code == kBrkDivZero ? SIGFPE : SIGTRAP;
+  }
+
+  std::uint32_t general_register(int number) const {
+    std::uint64_t value = 0;
+    uc_reg_read(engine_, UC_MIPS_REG_0 + number, &value);
+    return static_cast<std::uint32_t>(value);
+  }
+
+  static void on_block(uc_engine*, std::uint64_t address, std::uint32_t size, void* user) noexcept {
+    auto* self = static_cast<MipsGuestCpu*>(user);
+    self->block_address_ = address;
+    self->block_size_ = size;
+  }
+
+  uc_hook block_hook_ = 0;
+  std::uint64_t block_address_ = 0;  // the block running now (on_block), for trap_signal
+  std::uint32_t block_size_ = 0;
+  bool little_endian_ = true;  // the engine's byte order (mipsel), from its mode
 };
 
 Expected<std::unique_ptr<GuestCpu>> make_mips_guest_cpu(uc_engine* engine) {

@@ -15,10 +15,13 @@
 #include <algorithm>
 #include <array>
 #include <cerrno>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <functional>
 #include <optional>
 #include <map>
@@ -29,6 +32,8 @@
 #include <vector>
 
 #include <doctest/doctest.h>
+
+#include <unicorn/mips.h>
 
 #include "arch/arch.h"
 
@@ -561,6 +566,87 @@ TEST_CASE("Arch: the other guests number signals, rlimit resources and ioctl req
         i386_arch().rlimit_infinity32);
   CHECK(cross_constants("arm-linux-gnueabihf-gcc", "sys/resource.h", {"RLIM_INFINITY"}).at("RLIM_INFINITY") ==
         arm_arch().rlimit_infinity32);
+}
+
+// Linux's signal for a break or trap instruction (arch/mips/kernel/traps.c:
+// do_bp reads break's 20-bit code, swapping gas's `break n` (n at bit 16)
+// back; do_tr the register forms' 10-bit code, 0 for the immediate forms;
+// do_trap_or_bp sends SIGFPE for codes 6 and 7, SIGTRAP for the others).
+// Each case is a block assembled by mips-linux-gnu-as, run in Unicorn with
+// a0 = 0, a1 = 1; the signal MipsGuestCpu gives must be Linux's.
+TEST_CASE("Arch mips: break and trap instructions give Linux's signal for their code (SIGFPE for 6 and 7)") {
+  char dir_template[] = "/tmp/tracecorn-mips-traps-XXXXXX";
+  REQUIRE(::mkdtemp(dir_template) != nullptr);
+  const std::string dir = dir_template;
+  struct Case {
+    const char* code;
+    int signal;
+  };
+  const Case cases[] = {
+      {"break 7", SIGFPE},                  // gas: code at bit 16, Linux swaps it back
+      {"break 0, 7", SIGFPE},               // code at bit 6
+      {"break 6", SIGFPE},                  // BRK_OVERFLOW
+      {"break 0", SIGTRAP},
+      {"break 5", SIGTRAP},
+      {"teq $4, $0, 7", SIGFPE},            // gcc's division check: a0 == 0
+      {"tne $5, $0, 6", SIGFPE},
+      {"tge $5, $4, 5", SIGTRAP},
+      {"teq $0, $0", SIGTRAP},              // __builtin_trap
+      {"teqi $4, 0", SIGTRAP},              // immediate forms have no code
+      {"tltu $4, $5, 7", SIGFPE},
+      // The first trap whose condition holds is the one that trapped.
+      {"teq $5, $0, 5\n addiu $6, $6, 1\n teq $4, $0, 7", SIGFPE},
+      {"tne $4, $0, 7\n nop\n teq $4, $0, 3", SIGTRAP},
+      {"addiu $6, $6, 1\n addiu $6, $6, 1\n break 7", SIGFPE},
+  };
+  for (const ArchInfo* arch : {&mips_arch(), &mipsel_arch()}) {
+    for (const auto& c : cases) {
+      CAPTURE(arch->name);
+      CAPTURE(c.code);
+      const std::string source = dir + "/t.s", object = dir + "/t.o", binary = dir + "/t.bin";
+      {
+        std::ofstream out(source);
+        out << ".set noreorder\n.text\n" << c.code << "\nnop\n";
+      }
+      const std::string output =
+          run_command("mips-linux-gnu-as -mips32r2 " + std::string(arch->little_endian ? "-EL" : "-EB") + " -o " +
+                      object + " " + source + " 2>&1 && mips-linux-gnu-objcopy -O binary -j .text " + object + " " +
+                      binary + " 2>&1");
+      std::ifstream in(binary, std::ios::binary);
+      const std::vector<char> code((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      REQUIRE_MESSAGE(code.size() >= 8, "mips-linux-gnu-as failed (scripts/setup.sh installs it)\n" << output);
+
+      uc_engine* engine = nullptr;
+      REQUIRE(uc_open(arch->unicorn_arch, arch->unicorn_mode, &engine) == UC_ERR_OK);
+      {
+        auto cpu = arch->make_guest_cpu(engine);
+        REQUIRE(cpu.has_value());
+        constexpr std::uint64_t kBase = 0x400000;
+        REQUIRE(uc_mem_map(engine, kBase, 0x1000, UC_PROT_ALL) == UC_ERR_OK);
+        REQUIRE(uc_mem_write(engine, kBase, code.data(), code.size()) == UC_ERR_OK);
+        std::uint64_t zero = 0, one = 1;
+        uc_reg_write(engine, UC_MIPS_REG_A0, &zero);
+        uc_reg_write(engine, UC_MIPS_REG_A1, &one);
+        struct Seen {
+          GuestCpu* cpu;
+          int signal = 0;
+        } seen{cpu->get()};
+        uc_hook hook = 0;
+        auto on_interrupt = +[](uc_engine* uc, std::uint32_t number, void* user) {
+          auto* state = static_cast<Seen*>(user);
+          if (state->signal == 0) state->signal = state->cpu->signal_for_interrupt(number);
+          uc_emu_stop(uc);
+        };
+        REQUIRE(uc_hook_add(engine, &hook, UC_HOOK_INTR, reinterpret_cast<void*>(on_interrupt), &seen, 1, 0) ==
+                UC_ERR_OK);
+        uc_emu_start(engine, kBase, kBase + code.size(), 0, 0);
+        CHECK(seen.signal == c.signal);
+        uc_hook_del(engine, hook);
+      }
+      uc_close(engine);
+    }
+  }
+  std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("Arch mips: DWARF numbers of the saved registers are the ones GCC's CFI gives them") {

@@ -132,6 +132,16 @@ struct FlagValue {
   std::uint32_t host;
 };
 
+// The kernel's struct termios: the host's size (4 flag words, c_line,
+// c_cc[19]) and the largest of any guest (mips: c_cc[23]).
+inline constexpr std::size_t kHostTermiosBytes = 36;
+inline constexpr std::size_t kMaxTermiosBytes = 40;
+
+// Flags translated through a {guest, host} bit table (open_flags,
+// mmap_flags, mips' termios c_lflag): listed bits move, others pass
+// unchanged. Never fails.
+std::uint64_t translate_flags(std::span<const FlagValue> table, std::uint64_t flags, bool to_host);
+
 // One field of a kernel struct: byte offset, width (1, 2, 4 or 8) and value.
 struct StructField {
   std::size_t offset;
@@ -310,6 +320,17 @@ struct ArchInfo {
   // getrlimit/prlimit64 resource numbers that differ from the host's ({guest,
   // host}, a permutation: mips' RLIMIT_NOFILE is 5, the host's 7); empty: the same.
   std::span<const FlagValue> rlimit_resources = {};
+  // The kernel's struct termios (TCGETS/TCSETS*) where the guest's differs
+  // from the host's (asm-generic: c_iflag, c_oflag, c_cflag, c_lflag words,
+  // c_line, c_cc[19]: kHostTermiosBytes, little endian): `termios_to_guest`
+  // writes the guest's form of `host` into `out` and returns its size;
+  // `termios_to_host` reads the guest's form (`guest`, that size) back. Never
+  // fail. nullptr: the host's layout, bytes copied as they are.
+  std::size_t (*termios_to_guest)(std::span<const std::uint8_t, kHostTermiosBytes> host,
+                                  std::span<std::uint8_t, kMaxTermiosBytes> out) = nullptr;
+  void (*termios_to_host)(std::span<const std::uint8_t, kMaxTermiosBytes> guest,
+                          std::span<std::uint8_t, kHostTermiosBytes> host) = nullptr;
+  std::size_t termios_bytes = kHostTermiosBytes;  // the guest's sizeof(struct termios) as the kernel copies it
   // RLIM_INFINITY of the word-sized getrlimit of a 32-bit ABI: larger limits
   // read as this (mips o32: 0x7fffffff, arch/mips/include/uapi/asm/resource.h).
   std::uint32_t rlimit_infinity32 = 0xffffffff;

@@ -441,6 +441,85 @@ constexpr FlagValue kRlimitResources[] = {
     {9, 8},  // RLIMIT_MEMLOCK
 };
 
+// struct termios of arch/mips/include/uapi/asm/termbits.h, 40 bytes in the
+// guest's byte order, against the host's (asm-generic, 36 bytes):
+//   0 c_iflag u32 | 4 c_oflag u32 | 8 c_cflag u32 | 12 c_lflag u32 | 16 c_line u8 | 17 c_cc[NCCS]
+// NCCS is 23 (19 on the host); c_iflag, c_oflag and c_cflag bits agree,
+// c_lflag moves IEXTEN, TOSTOP and FLUSHO; c_cc orders VMIN, VEOL2, VEOF and
+// VEOL its own way (mips' VDSUSP, 11, has no host counterpart: 0).
+constexpr FlagValue kTermiosLocalFlags[] = {
+    {0x00100, 0x08000},  // IEXTEN
+    {0x08000, 0x00100},  // TOSTOP
+    {0x02000, 0x01000},  // FLUSHO
+};
+constexpr std::size_t kTermiosCcOffset = 17, kHostNccs = kHostTermiosBytes - kTermiosCcOffset;
+constexpr std::size_t kMipsNccs = kMaxTermiosBytes - kTermiosCcOffset;
+constexpr int kNoHostCc = -1;
+// The host's c_cc index of each mips one.
+constexpr int kHostCcIndex[kMipsNccs] = {
+    0,  1,  2,  3,  // VINTR VQUIT VERASE VKILL
+    6,              // VMIN
+    5,              // VTIME
+    16,             // VEOL2
+    7,  8,  9,  10, // VSWTC VSTART VSTOP VSUSP
+    kNoHostCc,      // VDSUSP
+    12, 13, 14, 15, // VREPRINT VDISCARD VWERASE VLNEXT
+    4,              // VEOF
+    11,             // VEOL
+    kNoHostCc, kNoHostCc, kNoHostCc, kNoHostCc, kNoHostCc,
+};
+static_assert(kHostNccs == 19 && kMipsNccs == 23);
+
+std::uint32_t load_word(std::span<const std::uint8_t> bytes, std::size_t at, bool little_endian) {
+  std::uint32_t value = 0;
+  for (std::size_t b = 0; b < 4; ++b) value |= std::uint32_t{bytes[at + b]} << (8 * (little_endian ? b : 3 - b));
+  return value;
+}
+
+std::size_t termios_to_guest(std::span<const std::uint8_t, kHostTermiosBytes> host,
+                             std::span<std::uint8_t, kMaxTermiosBytes> out, bool little_endian) {
+  std::fill(out.begin(), out.end(), std::uint8_t{0});
+  for (std::size_t word = 0; word < 4; ++word) {
+    std::uint64_t value = load_word(host, 4 * word, true);
+    if (word == 3) value = translate_flags(kTermiosLocalFlags, value, false);
+    store_field(out, {4 * word, 4, value}, little_endian);
+  }
+  out[16] = host[16];
+  for (std::size_t i = 0; i < kMipsNccs; ++i)
+    if (kHostCcIndex[i] != kNoHostCc) out[kTermiosCcOffset + i] = host[kTermiosCcOffset + static_cast<std::size_t>(kHostCcIndex[i])];
+  return kMaxTermiosBytes;
+}
+
+void termios_to_host(std::span<const std::uint8_t, kMaxTermiosBytes> guest, std::span<std::uint8_t, kHostTermiosBytes> host,
+                     bool little_endian) {
+  std::fill(host.begin(), host.end(), std::uint8_t{0});
+  for (std::size_t word = 0; word < 4; ++word) {
+    std::uint64_t value = load_word(guest, 4 * word, little_endian);
+    if (word == 3) value = translate_flags(kTermiosLocalFlags, value, true);
+    store_field(host, {4 * word, 4, value}, true);
+  }
+  host[16] = guest[16];
+  for (std::size_t i = 0; i < kMipsNccs; ++i)
+    if (kHostCcIndex[i] != kNoHostCc) host[kTermiosCcOffset + static_cast<std::size_t>(kHostCcIndex[i])] = guest[kTermiosCcOffset + i];
+}
+
+std::size_t mips_termios_to_guest(std::span<const std::uint8_t, kHostTermiosBytes> host,
+                                  std::span<std::uint8_t, kMaxTermiosBytes> out) {
+  return termios_to_guest(host, out, false);
+}
+std::size_t mipsel_termios_to_guest(std::span<const std::uint8_t, kHostTermiosBytes> host,
+                                    std::span<std::uint8_t, kMaxTermiosBytes> out) {
+  return termios_to_guest(host, out, true);
+}
+void mips_termios_to_host(std::span<const std::uint8_t, kMaxTermiosBytes> guest,
+                          std::span<std::uint8_t, kHostTermiosBytes> host) {
+  termios_to_host(guest, host, false);
+}
+void mipsel_termios_to_host(std::span<const std::uint8_t, kMaxTermiosBytes> guest,
+                            std::span<std::uint8_t, kHostTermiosBytes> host) {
+  termios_to_host(guest, host, true);
+}
+
 // Capstone 4's MIPS register ids -> kRegisters: $0-$31 are contiguous and in
 // table order; hi/lo (and ac0, the DSP name of the same pair, as hi) and pc.
 int mips_register_index_for_capstone(unsigned r) {
@@ -587,6 +666,9 @@ constexpr ArchInfo make_info(bool little_endian) {
       .mmap_flags = kMmapFlags,
       .ioctl_requests = kIoctlRequests,
       .rlimit_resources = kRlimitResources,
+      .termios_to_guest = little_endian ? &mipsel_termios_to_guest : &mips_termios_to_guest,
+      .termios_to_host = little_endian ? &mipsel_termios_to_host : &mips_termios_to_host,
+      .termios_bytes = kMaxTermiosBytes,
       .rlimit_infinity32 = 0x7fffffff,
       .encode_stat = little_endian ? &mipsel_encode_stat : &mips_encode_stat,
       .layout = kLayout,

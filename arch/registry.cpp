@@ -93,7 +93,6 @@ void close_capstone_handles(std::array<csh, 2>& handles) {
   handles = {0, 0};
 }
 
-namespace {
 std::uint64_t translate_flags(std::span<const FlagValue> table, std::uint64_t flags, bool to_host) {
   std::uint64_t out = flags;
   for (const auto& entry : table) out &= ~std::uint64_t{to_host ? entry.guest : entry.host};
@@ -101,7 +100,6 @@ std::uint64_t translate_flags(std::span<const FlagValue> table, std::uint64_t fl
     if (flags & (to_host ? entry.guest : entry.host)) out |= to_host ? entry.host : entry.guest;
   return out;
 }
-}  // namespace
 
 std::uint64_t open_flags_to_host(const ArchInfo& arch, std::uint64_t guest_flags) {
   return translate_flags(arch.open_flags, guest_flags, true);

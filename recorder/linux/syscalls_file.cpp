@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <climits>
 #include <cstring>
@@ -32,7 +33,6 @@ using arch::SyscallId;
 namespace {
 
 constexpr std::uint64_t kMaxIoChunk = 64ull << 20;  // a single read/write moves at most this much
-constexpr std::size_t kKernelTermiosSize = 36;      // struct termios as the kernel copies it (x86/arm/riscv)
 
 int as_int(std::uint64_t value) { return static_cast<int>(static_cast<std::uint32_t>(value)); }
 std::int64_t host_result(long result) { return result < 0 ? -errno : result; }
@@ -346,11 +346,20 @@ std::int64_t Kernel::do_ioctl(int fd, std::uint64_t request, std::uint64_t argum
     case TCGETS: {
       std::uint8_t termios[64] = {};
       if (::ioctl(host, TCGETS, termios) != 0) return -errno;
-      return copy_out(argument, termios, kKernelTermiosSize) ? 0 : -EFAULT;
+      if (!arch_.termios_to_guest) return copy_out(argument, termios, arch::kHostTermiosBytes) ? 0 : -EFAULT;
+      std::array<std::uint8_t, arch::kMaxTermiosBytes> guest{};
+      const std::size_t size = arch_.termios_to_guest(std::span(termios).first<arch::kHostTermiosBytes>(), guest);
+      return copy_out(argument, guest.data(), size) ? 0 : -EFAULT;
     }
     case TCSETS: case TCSETSW: case TCSETSF: {
       std::uint8_t termios[64] = {};
-      if (!copy_in(argument, termios, kKernelTermiosSize)) return -EFAULT;
+      if (!arch_.termios_to_host) {
+        if (!copy_in(argument, termios, arch::kHostTermiosBytes)) return -EFAULT;
+      } else {
+        std::array<std::uint8_t, arch::kMaxTermiosBytes> guest{};
+        if (!copy_in(argument, guest.data(), arch_.termios_bytes)) return -EFAULT;
+        arch_.termios_to_host(guest, std::span(termios).first<arch::kHostTermiosBytes>());
+      }
       return host_result(::ioctl(host, *host_request, termios));
     }
     case TIOCGWINSZ: {

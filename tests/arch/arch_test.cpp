@@ -542,6 +542,68 @@ TEST_CASE("Arch mips: signal numbers, rlimit resources and ioctl requests transl
   }
 }
 
+TEST_CASE("Arch mips: struct termios converts as the cross compiler's <asm/termbits.h> lays it out") {
+  const std::vector<std::string> indices = {"VINTR", "VQUIT",    "VERASE",   "VKILL",   "VEOF",   "VTIME",
+                                            "VMIN",  "VSWTC",    "VSTART",   "VSTOP",   "VSUSP",  "VEOL",
+                                            "VREPRINT", "VDISCARD", "VWERASE", "VLNEXT", "VEOL2", "NCCS"};
+  const std::vector<std::string> local = {"ISIG",    "ICANON",  "ECHO",   "ECHOE",  "ECHOK",  "ECHONL", "NOFLSH",
+                                          "TOSTOP",  "ECHOCTL", "ECHOPRT", "ECHOKE", "FLUSHO", "PENDIN", "IEXTEN"};
+  std::vector<std::string> names = indices;
+  names.insert(names.end(), local.begin(), local.end());
+  names.push_back("sizeof(struct termios)");
+  const auto host = cross_constants("gcc", "asm/termbits.h", names);
+  REQUIRE(host.size() == names.size());
+  REQUIRE(host.at("sizeof(struct termios)") == kHostTermiosBytes);
+  for (const ArchInfo* arch : {&mips_arch(), &mipsel_arch()}) {
+    const std::string compiler = arch->little_endian ? "mipsel-linux-gnu-gcc" : "mips-linux-gnu-gcc";
+    CAPTURE(compiler);
+    const auto guest = cross_constants(compiler, "asm/termbits.h", names);
+    REQUIRE(guest.size() == names.size());
+    REQUIRE((arch->termios_to_guest != nullptr));
+    REQUIRE((arch->termios_to_host != nullptr));
+    CHECK(arch->termios_bytes == guest.at("sizeof(struct termios)"));
+    std::uint32_t host_flags = 0;
+    for (const auto& name : local) host_flags |= host.at(name);
+    std::array<std::uint8_t, kHostTermiosBytes> host_bytes{};
+    for (std::size_t b = 0; b < 4; ++b) {
+      host_bytes[b] = static_cast<std::uint8_t>(0x11 * (b + 1));  // c_iflag: passes unchanged
+      host_bytes[12 + b] = static_cast<std::uint8_t>(host_flags >> (8 * b));
+    }
+    host_bytes[16] = 3;  // c_line
+    for (std::size_t i = 0; i + 1 < indices.size(); ++i) host_bytes[17 + host.at(indices[i])] = static_cast<std::uint8_t>(100 + i);
+    std::array<std::uint8_t, kMaxTermiosBytes> guest_bytes{};
+    REQUIRE(arch->termios_to_guest(host_bytes, guest_bytes) == arch->termios_bytes);
+    auto guest_word = [&](std::size_t at) {
+      std::uint32_t value = 0;
+      for (std::size_t b = 0; b < 4; ++b)
+        value |= std::uint32_t{guest_bytes[at + b]} << (8 * (arch->little_endian ? b : 3 - b));
+      return value;
+    };
+    CHECK(guest_word(0) == 0x44332211u);
+    std::uint32_t expected_flags = 0;
+    for (const auto& name : local) expected_flags |= guest.at(name);
+    CHECK(guest_word(12) == expected_flags);
+    CHECK(guest_bytes[16] == 3);
+    for (std::size_t i = 0; i + 1 < indices.size(); ++i) {
+      CAPTURE(indices[i]);
+      CHECK(guest_bytes[17 + guest.at(indices[i])] == 100 + i);
+    }
+    // And back, one local flag at a time.
+    for (const auto& name : local) {
+      CAPTURE(name);
+      guest_bytes.fill(0);
+      for (std::size_t b = 0; b < 4; ++b)
+        guest_bytes[12 + b] = static_cast<std::uint8_t>(guest.at(name) >> (8 * (arch->little_endian ? b : 3 - b)));
+      std::array<std::uint8_t, kHostTermiosBytes> back{};
+      arch->termios_to_host(guest_bytes, back);
+      const std::uint32_t value = back[12] | back[13] << 8 | back[14] << 16 | static_cast<std::uint32_t>(back[15]) << 24;
+      CHECK(value == host.at(name));
+    }
+  }
+  CHECK((x86_64_arch().termios_to_guest == nullptr));
+  CHECK((aarch64_arch().termios_to_guest == nullptr));
+}
+
 TEST_CASE("Arch: the other guests number signals, rlimit resources and ioctl requests as the host does") {
   const std::vector<std::string> names = {"SIGBUS", "SIGUSR1", "SIGUSR2", "SIGCHLD", "SIGSTOP", "SIGSYS", "SIGPWR"};
   const auto host = cross_constants("gcc", "signal.h", names);

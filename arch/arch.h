@@ -211,6 +211,12 @@ class GuestCpu {
   virtual std::uint64_t locate_faulting_instruction(std::uint64_t reported_pc,
                                                     std::uint64_t fault_address) const = 0;
 
+  // The address of the instruction that raised the CPU exception the last
+  // signal_for_interrupt() call classified, where Unicorn's pc (`reported_pc`)
+  // is not it (mips' break and trap: Unicorn 2.0.1 gives no pc with them);
+  // `reported_pc` otherwise, and when the instruction was not found.
+  virtual std::uint64_t exception_pc(std::uint64_t reported_pc) const { return reported_pc; }
+
   // 32-bit x86's set_thread_area(2): installs the TLS descriptor `user_desc`
   // (struct user_desc of <asm/ldt.h>, 16 bytes, little endian) and, when its
   // entry_number is -1, stores the entry chosen into it. Returns 0 or a negative

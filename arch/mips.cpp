@@ -292,28 +292,37 @@ class MipsGuestCpu final : public InterruptTrapCpu {
   // registers as they are (the trap changed none). Linux's rule then gives the
   // signal: codes 6 and 7 SIGFPE, others SIGTRAP. A block that cannot be read
   // gives SIGTRAP.
+  std::uint64_t exception_pc(std::uint64_t reported_pc) const override {
+    return trap_address_ ? *trap_address_ : reported_pc;
+  }
+
   int trap_signal(bool is_break) const {
+    trap_address_.reset();
     constexpr std::size_t kMaxBlockBytes = 4096;  // QEMU's TBs hold at most 512 MIPS instructions (2 KiB)
     std::uint8_t bytes[kMaxBlockBytes];
     const std::size_t size = std::min<std::size_t>(block_size_, kMaxBlockBytes) & ~std::size_t{3};
     if (size == 0 || uc_mem_read(engine_, block_address_, bytes, size) != UC_ERR_OK) return SIGTRAP;
     std::optional<TrapInstruction> found;
+    std::uint64_t found_at = 0;
     for (std::size_t at = 0; at < size; at += 4) {
       std::uint32_t word = 0;
       for (std::size_t b = 0; b < 4; ++b) word |= std::uint32_t{bytes[at + b]} << (8 * (little_endian_ ? b : 3 - b));
       const TrapInstruction trap = decode_trap(word);
       if (is_break && trap.kind == TrapInstruction::Kind::kBreak) {
         found = trap;  // the last one
+        found_at = block_address_ + at;
       } else if (!is_break && trap.kind == TrapInstruction::Kind::kTrap) {
         const std::uint32_t left = general_register(trap.rs);
         const auto right = trap.rt >= 0 ? general_register(trap.rt) : static_cast<std::uint32_t>(trap.immediate);
         if (trap_condition_holds(trap, left, right)) {
           found = trap;
+          found_at = block_address_ + at;
           break;
         }
       }
     }
     if (!found) return SIGTRAP;
+    trap_address_ = found_at;
     return found->code == kBrkOverflow || found->code == kBrkDivZero ? SIGFPE : SIGTRAP;
   }
 
@@ -333,6 +342,9 @@ class MipsGuestCpu final : public InterruptTrapCpu {
   std::uint64_t block_address_ = 0;  // the block running now (on_block), for trap_signal
   std::uint32_t block_size_ = 0;
   bool little_endian_ = true;  // the engine's byte order (mipsel), from its mode
+  // Where trap_signal found the last break or trap (signal_for_interrupt is
+  // const: this is what it learnt, for exception_pc).
+  mutable std::optional<std::uint64_t> trap_address_;
 };
 
 Expected<std::unique_ptr<GuestCpu>> make_mips_guest_cpu(uc_engine* engine) {

@@ -643,23 +643,24 @@ TEST_CASE("Arch mips: break and trap instructions give Linux's signal for their 
   struct Case {
     const char* code;
     int signal;
+    unsigned index;  // of the instruction that traps (exception_pc)
   };
   const Case cases[] = {
-      {"break 7", SIGFPE},                  // gas: code at bit 16, Linux swaps it back
-      {"break 0, 7", SIGFPE},               // code at bit 6
-      {"break 6", SIGFPE},                  // BRK_OVERFLOW
-      {"break 0", SIGTRAP},
-      {"break 5", SIGTRAP},
-      {"teq $4, $0, 7", SIGFPE},            // gcc's division check: a0 == 0
-      {"tne $5, $0, 6", SIGFPE},
-      {"tge $5, $4, 5", SIGTRAP},
-      {"teq $0, $0", SIGTRAP},              // __builtin_trap
-      {"teqi $4, 0", SIGTRAP},              // immediate forms have no code
-      {"tltu $4, $5, 7", SIGFPE},
+      {"break 7", SIGFPE, 0},                  // gas: code at bit 16, Linux swaps it back
+      {"break 0, 7", SIGFPE, 0},               // code at bit 6
+      {"break 6", SIGFPE, 0},                  // BRK_OVERFLOW
+      {"break 0", SIGTRAP, 0},
+      {"break 5", SIGTRAP, 0},
+      {"teq $4, $0, 7", SIGFPE, 0},            // gcc's division check: a0 == 0
+      {"tne $5, $0, 6", SIGFPE, 0},
+      {"tge $5, $4, 5", SIGTRAP, 0},
+      {"teq $0, $0", SIGTRAP, 0},              // __builtin_trap
+      {"teqi $4, 0", SIGTRAP, 0},              // immediate forms have no code
+      {"tltu $4, $5, 7", SIGFPE, 0},
       // The first trap whose condition holds is the one that trapped.
-      {"teq $5, $0, 5\n addiu $6, $6, 1\n teq $4, $0, 7", SIGFPE},
-      {"tne $4, $0, 7\n nop\n teq $4, $0, 3", SIGTRAP},
-      {"addiu $6, $6, 1\n addiu $6, $6, 1\n break 7", SIGFPE},
+      {"teq $5, $0, 5\n addiu $6, $6, 1\n teq $4, $0, 7", SIGFPE, 2},
+      {"tne $4, $0, 7\n nop\n teq $4, $0, 3", SIGTRAP, 2},
+      {"addiu $6, $6, 1\n addiu $6, $6, 1\n break 7", SIGFPE, 2},
   };
   for (const ArchInfo* arch : {&mips_arch(), &mipsel_arch()}) {
     for (const auto& c : cases) {
@@ -703,6 +704,7 @@ TEST_CASE("Arch mips: break and trap instructions give Linux's signal for their 
                 UC_ERR_OK);
         uc_emu_start(engine, kBase, kBase + code.size(), 0, 0);
         CHECK(seen.signal == c.signal);
+        CHECK((*cpu)->exception_pc(0) == kBase + 4 * c.index);
         uc_hook_del(engine, hook);
       }
       uc_close(engine);

@@ -10,6 +10,7 @@
 #include <array>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <vector>
 #include <string_view>
@@ -125,10 +126,22 @@ inline constexpr std::size_t kMaxStatBytes = 144;  // the largest struct stat of
 // An open(2)/fcntl(F_GETFL) flag whose value on a guest architecture differs
 // from x86-64's (asm-generic/fcntl.h, the host's): arm64 and arm swap
 // O_DIRECT/O_LARGEFILE/O_DIRECTORY/O_NOFOLLOW (arch/arm64/include/uapi/asm/fcntl.h).
+// Also serves as one guest/host pair of other numbers that differ (signal
+// numbers, ioctl requests: see SignalAbi::numbers and ArchInfo::ioctl_requests).
 struct FlagValue {
   std::uint32_t guest;
   std::uint32_t host;
 };
+
+// The kernel's struct termios: the host's size (4 flag words, c_line,
+// c_cc[19]) and the largest of any guest (mips: c_cc[23]).
+inline constexpr std::size_t kHostTermiosBytes = 36;
+inline constexpr std::size_t kMaxTermiosBytes = 40;
+
+// Flags translated through a {guest, host} bit table (open_flags,
+// mmap_flags, mips' termios c_lflag): listed bits move, others pass
+// unchanged. Never fails.
+std::uint64_t translate_flags(std::span<const FlagValue> table, std::uint64_t flags, bool to_host);
 
 // One field of a kernel struct: byte offset, width (1, 2, 4 or 8) and value.
 struct StructField {
@@ -199,6 +212,12 @@ class GuestCpu {
   virtual std::uint64_t locate_faulting_instruction(std::uint64_t reported_pc,
                                                     std::uint64_t fault_address) const = 0;
 
+  // The address of the instruction that raised the CPU exception the last
+  // signal_for_interrupt() call classified, where Unicorn's pc (`reported_pc`)
+  // is not it (mips' break and trap: Unicorn 2.0.1 gives no pc with them);
+  // `reported_pc` otherwise, and when the instruction was not found.
+  virtual std::uint64_t exception_pc(std::uint64_t reported_pc) const { return reported_pc; }
+
   // 32-bit x86's set_thread_area(2): installs the TLS descriptor `user_desc`
   // (struct user_desc of <asm/ldt.h>, 16 bytes, little endian) and, when its
   // entry_number is -1, stores the entry chosen into it. Returns 0 or a negative
@@ -231,6 +250,11 @@ struct SignalAbi {
   std::uint8_t sigset_bytes = 8;       // _NSIG / 8: the size rt_sigaction/rt_sigprocmask require
   std::uint8_t sig_block = 0;          // SIG_BLOCK; SIG_UNBLOCK and SIG_SETMASK follow it
   bool sigaction_flags_first = false;  // struct sigaction { flags; handler; mask } (no restorer)
+  // The signal numbers that differ from the host's ({guest, host}; mips:
+  // SIGBUS 10 -> 7, SIGUSR1 16 -> 10...). A number in neither column is the
+  // same on both; one that is only in the other column has no counterpart
+  // (mips' SIGEMT 7, the host's SIGSTKFLT 16). Empty: the host's numbers.
+  std::span<const FlagValue> numbers = {};
 };
 
 // One instruction decoded from its encoding alone, for an architecture Capstone
@@ -295,6 +319,28 @@ struct ArchInfo {
   std::span<const FlagValue> open_flags;
   // The mmap flags whose values differ from the host's (empty: none; mips).
   std::span<const FlagValue> mmap_flags = {};
+  // ioctl(2) requests, when the architecture numbers them its own way (mips:
+  // TCGETS 0x540d, _IOC direction bits at 29-31): every request the Linux layer
+  // serves, {guest, host}; a request not listed has no meaning here (ENOTTY).
+  // Empty: the host's numbers.
+  std::span<const FlagValue> ioctl_requests = {};
+  // getrlimit/prlimit64 resource numbers that differ from the host's ({guest,
+  // host}, a permutation: mips' RLIMIT_NOFILE is 5, the host's 7); empty: the same.
+  std::span<const FlagValue> rlimit_resources = {};
+  // The kernel's struct termios (TCGETS/TCSETS*) where the guest's differs
+  // from the host's (asm-generic: c_iflag, c_oflag, c_cflag, c_lflag words,
+  // c_line, c_cc[19]: kHostTermiosBytes, little endian): `termios_to_guest`
+  // writes the guest's form of `host` into `out` and returns its size;
+  // `termios_to_host` reads the guest's form (`guest`, that size) back. Never
+  // fail. nullptr: the host's layout, bytes copied as they are.
+  std::size_t (*termios_to_guest)(std::span<const std::uint8_t, kHostTermiosBytes> host,
+                                  std::span<std::uint8_t, kMaxTermiosBytes> out) = nullptr;
+  void (*termios_to_host)(std::span<const std::uint8_t, kMaxTermiosBytes> guest,
+                          std::span<std::uint8_t, kHostTermiosBytes> host) = nullptr;
+  std::size_t termios_bytes = kHostTermiosBytes;  // the guest's sizeof(struct termios) as the kernel copies it
+  // RLIM_INFINITY of the word-sized getrlimit of a 32-bit ABI: larger limits
+  // read as this (mips o32: 0x7fffffff, arch/mips/include/uapi/asm/resource.h).
+  std::uint32_t rlimit_infinity32 = 0xffffffff;
   // Encodes `status` as the `struct stat` that fstat/newfstatat write for this
   // architecture into `out`; returns the number of bytes used (never fails).
   std::size_t (*encode_stat)(const FileStatus& status, std::span<std::uint8_t, kMaxStatBytes> out);
@@ -378,6 +424,27 @@ std::uint64_t open_flags_to_host(const ArchInfo& arch, std::uint64_t guest_flags
 std::uint64_t open_flags_to_guest(const ArchInfo& arch, std::uint64_t host_flags);
 // mmap flags from the guest's values to the host's, by `arch.mmap_flags`. Never fails.
 std::uint64_t mmap_flags_to_host(const ArchInfo& arch, std::uint64_t guest_flags);
+
+// A signal number translated between the guest's numbering and the host's, by
+// `arch.signal_abi.numbers`: returns 0 for 0 and when the other side has no
+// such signal (mips' SIGEMT). Never fails.
+int signal_to_host(const ArchInfo& arch, int guest_signal);
+int signal_to_guest(const ArchInfo& arch, int host_signal);
+// A set of signals 1-64 (bit n-1 = signal n) translated the same way; signals
+// with no counterpart are dropped. Never fail.
+std::uint64_t signal_set_to_host(const ArchInfo& arch, std::uint64_t guest_set);
+std::uint64_t signal_set_to_guest(const ArchInfo& arch, std::uint64_t host_set);
+
+// A getrlimit/prlimit64 resource number from the guest's numbering to the
+// host's, by `arch.rlimit_resources` (unlisted numbers unchanged). Never fails.
+int rlimit_resource_to_host(const ArchInfo& arch, int guest_resource);
+
+// An ioctl request translated by `arch.ioctl_requests`: the host's request, or
+// nullopt when the guest's is not one the table lists (the layer answers
+// ENOTTY); the guest's request for a host one, nullopt when the table has none.
+// Unchanged both ways when the table is empty. Never fail.
+std::optional<std::uint64_t> ioctl_request_to_host(const ArchInfo& arch, std::uint64_t guest_request);
+std::optional<std::uint64_t> ioctl_request_to_guest(const ArchInfo& arch, std::uint64_t host_request);
 
 // The architecture an ELF header names, or nullptr when tracecorn does not support it.
 const ArchInfo* find_arch_for_elf(std::uint16_t elf_machine, bool is_64bit, bool little_endian);

@@ -28,6 +28,7 @@
 //   than record zeros: FP register values are not in traces.
 #include <algorithm>
 #include <csignal>
+#include <optional>
 
 #include <unicorn/mips.h>
 
@@ -161,14 +162,80 @@ constexpr std::uint32_t kExcpAdel = 12, kExcpAdes = 13, kExcpIbe = 15, kExcpSysc
                         kExcpCpu = 19, kExcpRi = 20, kExcpOverflow = 21, kExcpTrap = 22, kExcpFpe = 23,
                         kExcpTlbl = 26, kExcpTlbs = 27, kExcpDbe = 28;
 
+// Linux's break codes that mean an arithmetic error (arch/mips/include/uapi/
+// asm/break.h): do_trap_or_bp sends SIGFPE for them, SIGTRAP for any other.
+constexpr std::uint32_t kBrkOverflow = 6, kBrkDivZero = 7;
+
+// What a trap or break instruction word is, and its code as Linux reads it
+// (arch/mips/kernel/traps.c: do_bp, do_tr).
+struct TrapInstruction {
+  enum class Kind : std::uint8_t { kNone, kBreak, kTrap } kind = Kind::kNone;
+  std::uint32_t code = 0;
+  // kTrap: the condition, its operands (register numbers; rt < 0: the
+  // sign-extended immediate instead).
+  std::uint8_t condition = 0;  // 0 ge, 1 geu, 2 lt, 3 ltu, 4 eq, 6 ne (the funct's low 3 bits)
+  int rs = 0, rt = -1;
+  std::int32_t immediate = 0;
+};
+
+TrapInstruction decode_trap(std::uint32_t word) {
+  TrapInstruction out;
+  const std::uint32_t opcode = word >> 26, funct = word & 0x3f;
+  if (opcode == 0 && funct == 0x0d) {  // break: a 20-bit code from bit 6; gas puts `break n` at bit 16
+    out.kind = TrapInstruction::Kind::kBreak;
+    out.code = (word >> 6) & 0xfffff;
+    if (out.code >= (1u << 10)) out.code = ((out.code & 0x3ff) << 10) | (out.code >> 10);
+  } else if (opcode == 0 && funct >= 0x30 && funct <= 0x36 && funct != 0x35) {  // tge tgeu tlt tltu teq tne
+    out.kind = TrapInstruction::Kind::kTrap;
+    out.code = (word >> 6) & 0x3ff;
+    out.condition = static_cast<std::uint8_t>(funct & 7);
+    out.rs = static_cast<int>((word >> 21) & 31);
+    out.rt = static_cast<int>((word >> 16) & 31);
+  } else if (opcode == 1) {  // REGIMM: tgei tgeiu tlti tltiu teqi tnei (no code: 0)
+    const std::uint32_t rt_field = (word >> 16) & 31;
+    if (rt_field >= 0x08 && rt_field <= 0x0e && rt_field != 0x0d) {
+      out.kind = TrapInstruction::Kind::kTrap;
+      out.condition = static_cast<std::uint8_t>(rt_field & 7);
+      out.rs = static_cast<int>((word >> 21) & 31);
+      out.immediate = static_cast<std::int16_t>(word & 0xffff);
+    }
+  }
+  return out;
+}
+
+bool trap_condition_holds(const TrapInstruction& trap, std::uint32_t left, std::uint32_t right) {
+  const auto signed_left = static_cast<std::int32_t>(left), signed_right = static_cast<std::int32_t>(right);
+  switch (trap.condition) {
+    case 0: return signed_left >= signed_right;
+    case 1: return left >= right;
+    case 2: return signed_left < signed_right;
+    case 3: return left < right;
+    case 4: return left == right;
+    case 6: return left != right;
+    default: return false;
+  }
+}
+
 class MipsGuestCpu final : public InterruptTrapCpu {
  public:
   explicit MipsGuestCpu(uc_engine* engine) : InterruptTrapCpu(engine, UC_MIPS_REG_PC, UC_MIPS_REG_CP0_USERLOCAL) {}
+  ~MipsGuestCpu() override {
+    if (block_hook_) uc_hook_del(engine_, block_hook_);
+  }
 
+  // Clears UserLocal and hooks every block's start (see fault_signal). Fails
+  // (kEmulator) when Unicorn refuses either.
   Status init() {
     std::uint64_t zero = 0;
     if (uc_reg_write(engine_, UC_MIPS_REG_CP0_USERLOCAL, &zero) != UC_ERR_OK)
       return make_error(ErrorCode::kEmulator, "cannot clear CP0 UserLocal");
+    if (uc_hook_add(engine_, &block_hook_, UC_HOOK_BLOCK, reinterpret_cast<void*>(&on_block), this, 1, 0) !=
+        UC_ERR_OK)
+      return make_error(ErrorCode::kEmulator, "cannot hook block starts");
+    std::size_t mode = 0;
+    if (uc_query(engine_, UC_QUERY_MODE, &mode) != UC_ERR_OK)
+      return make_error(ErrorCode::kEmulator, "cannot query the engine's mode");
+    little_endian_ = (mode & UC_MODE_BIG_ENDIAN) == 0;
     return ok_status();
   }
 
@@ -209,12 +276,75 @@ class MipsGuestCpu final : public InterruptTrapCpu {
   int fault_signal(std::uint32_t number) const override {
     switch (number) {
       case kExcpAdel: case kExcpAdes: case kExcpIbe: case kExcpDbe: return SIGBUS;
-      case kExcpBreak: case kExcpTrap: return SIGTRAP;
+      case kExcpBreak: case kExcpTrap: return trap_signal(number == kExcpBreak);
       case kExcpOverflow: case kExcpFpe: return SIGFPE;
       case kExcpTlbl: case kExcpTlbs: return SIGSEGV;
       case kExcpCpu: case kExcpRi: default: return SIGILL;
     }
   }
+
+  // Unicorn 2.0.1 gives no address with a break or trap exception: its
+  // cpu_handle_exception sets the PC to `next_pc`, which only `syscall` sets,
+  // before UC_HOOK_INTR runs (the hook reads 0, or the last syscall's return
+  // address). The instruction is found in the block that was running: a
+  // `break` ends its block, so it is the block's last break; a trap does not,
+  // so it is the first trap of the block whose condition holds with the
+  // registers as they are (the trap changed none). Linux's rule then gives the
+  // signal: codes 6 and 7 SIGFPE, others SIGTRAP. A block that cannot be read
+  // gives SIGTRAP.
+  std::uint64_t exception_pc(std::uint64_t reported_pc) const override {
+    return trap_address_ ? *trap_address_ : reported_pc;
+  }
+
+  int trap_signal(bool is_break) const {
+    trap_address_.reset();
+    constexpr std::size_t kMaxBlockBytes = 4096;  // QEMU's TBs hold at most 512 MIPS instructions (2 KiB)
+    std::uint8_t bytes[kMaxBlockBytes];
+    const std::size_t size = std::min<std::size_t>(block_size_, kMaxBlockBytes) & ~std::size_t{3};
+    if (size == 0 || uc_mem_read(engine_, block_address_, bytes, size) != UC_ERR_OK) return SIGTRAP;
+    std::optional<TrapInstruction> found;
+    std::uint64_t found_at = 0;
+    for (std::size_t at = 0; at < size; at += 4) {
+      std::uint32_t word = 0;
+      for (std::size_t b = 0; b < 4; ++b) word |= std::uint32_t{bytes[at + b]} << (8 * (little_endian_ ? b : 3 - b));
+      const TrapInstruction trap = decode_trap(word);
+      if (is_break && trap.kind == TrapInstruction::Kind::kBreak) {
+        found = trap;  // the last one
+        found_at = block_address_ + at;
+      } else if (!is_break && trap.kind == TrapInstruction::Kind::kTrap) {
+        const std::uint32_t left = general_register(trap.rs);
+        const auto right = trap.rt >= 0 ? general_register(trap.rt) : static_cast<std::uint32_t>(trap.immediate);
+        if (trap_condition_holds(trap, left, right)) {
+          found = trap;
+          found_at = block_address_ + at;
+          break;
+        }
+      }
+    }
+    if (!found) return SIGTRAP;
+    trap_address_ = found_at;
+    return found->code == kBrkOverflow || found->code == kBrkDivZero ? SIGFPE : SIGTRAP;
+  }
+
+  std::uint32_t general_register(int number) const {
+    std::uint64_t value = 0;
+    uc_reg_read(engine_, UC_MIPS_REG_0 + number, &value);
+    return static_cast<std::uint32_t>(value);
+  }
+
+  static void on_block(uc_engine*, std::uint64_t address, std::uint32_t size, void* user) noexcept {
+    auto* self = static_cast<MipsGuestCpu*>(user);
+    self->block_address_ = address;
+    self->block_size_ = size;
+  }
+
+  uc_hook block_hook_ = 0;
+  std::uint64_t block_address_ = 0;  // the block running now (on_block), for trap_signal
+  std::uint32_t block_size_ = 0;
+  bool little_endian_ = true;  // the engine's byte order (mipsel), from its mode
+  // Where trap_signal found the last break or trap (signal_for_interrupt is
+  // const: this is what it learnt, for exception_pc).
+  mutable std::optional<std::uint64_t> trap_address_;
 };
 
 Expected<std::unique_ptr<GuestCpu>> make_mips_guest_cpu(uc_engine* engine) {
@@ -287,6 +417,120 @@ constexpr FlagValue kMmapFlags[] = {
     {0x40000, 0x20000}, // MAP_STACK
     {0x80000, 0x40000}, // MAP_HUGETLB
 };
+
+// arch/mips/include/uapi/asm/signal.h against the host's (asm-generic): 1-6,
+// 8, 9, 11, 13-15 and the real-time signals from 32 agree; mips' SIGEMT (7)
+// and the host's SIGSTKFLT (16) have no counterpart.
+constexpr FlagValue kSignalNumbers[] = {
+    {10, SIGBUS},    {12, SIGSYS},    {16, SIGUSR1},   {17, SIGUSR2},   {18, SIGCHLD},   {19, SIGPWR},
+    {20, SIGWINCH},  {21, SIGURG},    {22, SIGIO},     {23, SIGSTOP},   {24, SIGTSTP},   {25, SIGCONT},
+    {26, SIGTTIN},   {27, SIGTTOU},   {28, SIGVTALRM}, {29, SIGPROF},   {30, SIGXCPU},   {31, SIGXFSZ},
+};
+
+// The ioctl requests the Linux layer serves, mips' numbers (arch/mips/include/
+// uapi/asm/ioctls.h: its own tty numbers, and _IOR/_IOW with the direction in
+// bits 29-31, read 2 and write 4) against the host's (asm-generic/ioctls.h).
+constexpr FlagValue kIoctlRequests[] = {
+    {0x540d, 0x5401},      // TCGETS
+    {0x540e, 0x5402},      // TCSETS
+    {0x540f, 0x5403},      // TCSETSW
+    {0x5410, 0x5404},      // TCSETSF
+    {0x40087468, 0x5413},  // TIOCGWINSZ _IOR('t', 104, struct winsize)
+    {0x80087467, 0x5414},  // TIOCSWINSZ _IOW('t', 103, struct winsize)
+    {0x40047477, 0x540f},  // TIOCGPGRP  _IOR('t', 119, int)
+    {0x467f, 0x541b},      // FIONREAD
+    {0x667e, 0x5421},      // FIONBIO
+    {0x6601, 0x5451},      // FIOCLEX
+    {0x6602, 0x5450},      // FIONCLEX
+};
+
+// arch/mips/include/uapi/asm/resource.h against asm-generic/resource.h.
+constexpr FlagValue kRlimitResources[] = {
+    {5, 7},  // RLIMIT_NOFILE
+    {6, 9},  // RLIMIT_AS
+    {7, 5},  // RLIMIT_RSS
+    {8, 6},  // RLIMIT_NPROC
+    {9, 8},  // RLIMIT_MEMLOCK
+};
+
+// struct termios of arch/mips/include/uapi/asm/termbits.h, 40 bytes in the
+// guest's byte order, against the host's (asm-generic, 36 bytes):
+//   0 c_iflag u32 | 4 c_oflag u32 | 8 c_cflag u32 | 12 c_lflag u32 | 16 c_line u8 | 17 c_cc[NCCS]
+// NCCS is 23 (19 on the host); c_iflag, c_oflag and c_cflag bits agree,
+// c_lflag moves IEXTEN, TOSTOP and FLUSHO; c_cc orders VMIN, VEOL2, VEOF and
+// VEOL its own way (mips' VDSUSP, 11, has no host counterpart: 0).
+constexpr FlagValue kTermiosLocalFlags[] = {
+    {0x00100, 0x08000},  // IEXTEN
+    {0x08000, 0x00100},  // TOSTOP
+    {0x02000, 0x01000},  // FLUSHO
+};
+constexpr std::size_t kTermiosCcOffset = 17, kHostNccs = kHostTermiosBytes - kTermiosCcOffset;
+constexpr std::size_t kMipsNccs = kMaxTermiosBytes - kTermiosCcOffset;
+constexpr int kNoHostCc = -1;
+// The host's c_cc index of each mips one.
+constexpr int kHostCcIndex[kMipsNccs] = {
+    0,  1,  2,  3,  // VINTR VQUIT VERASE VKILL
+    6,              // VMIN
+    5,              // VTIME
+    16,             // VEOL2
+    7,  8,  9,  10, // VSWTC VSTART VSTOP VSUSP
+    kNoHostCc,      // VDSUSP
+    12, 13, 14, 15, // VREPRINT VDISCARD VWERASE VLNEXT
+    4,              // VEOF
+    11,             // VEOL
+    kNoHostCc, kNoHostCc, kNoHostCc, kNoHostCc, kNoHostCc,
+};
+static_assert(kHostNccs == 19 && kMipsNccs == 23);
+
+std::uint32_t load_word(std::span<const std::uint8_t> bytes, std::size_t at, bool little_endian) {
+  std::uint32_t value = 0;
+  for (std::size_t b = 0; b < 4; ++b) value |= std::uint32_t{bytes[at + b]} << (8 * (little_endian ? b : 3 - b));
+  return value;
+}
+
+std::size_t termios_to_guest(std::span<const std::uint8_t, kHostTermiosBytes> host,
+                             std::span<std::uint8_t, kMaxTermiosBytes> out, bool little_endian) {
+  std::fill(out.begin(), out.end(), std::uint8_t{0});
+  for (std::size_t word = 0; word < 4; ++word) {
+    std::uint64_t value = load_word(host, 4 * word, true);
+    if (word == 3) value = translate_flags(kTermiosLocalFlags, value, false);
+    store_field(out, {4 * word, 4, value}, little_endian);
+  }
+  out[16] = host[16];
+  for (std::size_t i = 0; i < kMipsNccs; ++i)
+    if (kHostCcIndex[i] != kNoHostCc) out[kTermiosCcOffset + i] = host[kTermiosCcOffset + static_cast<std::size_t>(kHostCcIndex[i])];
+  return kMaxTermiosBytes;
+}
+
+void termios_to_host(std::span<const std::uint8_t, kMaxTermiosBytes> guest, std::span<std::uint8_t, kHostTermiosBytes> host,
+                     bool little_endian) {
+  std::fill(host.begin(), host.end(), std::uint8_t{0});
+  for (std::size_t word = 0; word < 4; ++word) {
+    std::uint64_t value = load_word(guest, 4 * word, little_endian);
+    if (word == 3) value = translate_flags(kTermiosLocalFlags, value, true);
+    store_field(host, {4 * word, 4, value}, true);
+  }
+  host[16] = guest[16];
+  for (std::size_t i = 0; i < kMipsNccs; ++i)
+    if (kHostCcIndex[i] != kNoHostCc) host[kTermiosCcOffset + static_cast<std::size_t>(kHostCcIndex[i])] = guest[kTermiosCcOffset + i];
+}
+
+std::size_t mips_termios_to_guest(std::span<const std::uint8_t, kHostTermiosBytes> host,
+                                  std::span<std::uint8_t, kMaxTermiosBytes> out) {
+  return termios_to_guest(host, out, false);
+}
+std::size_t mipsel_termios_to_guest(std::span<const std::uint8_t, kHostTermiosBytes> host,
+                                    std::span<std::uint8_t, kMaxTermiosBytes> out) {
+  return termios_to_guest(host, out, true);
+}
+void mips_termios_to_host(std::span<const std::uint8_t, kMaxTermiosBytes> guest,
+                          std::span<std::uint8_t, kHostTermiosBytes> host) {
+  termios_to_host(guest, host, false);
+}
+void mipsel_termios_to_host(std::span<const std::uint8_t, kMaxTermiosBytes> guest,
+                            std::span<std::uint8_t, kHostTermiosBytes> host) {
+  termios_to_host(guest, host, true);
+}
 
 // Capstone 4's MIPS register ids -> kRegisters: $0-$31 are contiguous and in
 // table order; hi/lo (and ac0, the DSP name of the same pair, as hi) and pc.
@@ -429,9 +673,15 @@ constexpr ArchInfo make_info(bool little_endian) {
       .aligned_argument_pairs = true,
       // arch/mips/include/uapi/asm/signal.h: _NSIG 128, SIG_BLOCK 1, struct
       // sigaction { unsigned int sa_flags; handler; sigset_t sa_mask; }.
-      .signal_abi = {.sigset_bytes = 16, .sig_block = 1, .sigaction_flags_first = true},
+      .signal_abi = {.sigset_bytes = 16, .sig_block = 1, .sigaction_flags_first = true, .numbers = kSignalNumbers},
       .open_flags = kOpenFlags,
       .mmap_flags = kMmapFlags,
+      .ioctl_requests = kIoctlRequests,
+      .rlimit_resources = kRlimitResources,
+      .termios_to_guest = little_endian ? &mipsel_termios_to_guest : &mips_termios_to_guest,
+      .termios_to_host = little_endian ? &mipsel_termios_to_host : &mips_termios_to_host,
+      .termios_bytes = kMaxTermiosBytes,
+      .rlimit_infinity32 = 0x7fffffff,
       .encode_stat = little_endian ? &mipsel_encode_stat : &mips_encode_stat,
       .layout = kLayout,
       .format_ids = {.ucir_arch = "mips", .bap_architecture = 8, .bap_machine = 32,

@@ -93,7 +93,6 @@ void close_capstone_handles(std::array<csh, 2>& handles) {
   handles = {0, 0};
 }
 
-namespace {
 std::uint64_t translate_flags(std::span<const FlagValue> table, std::uint64_t flags, bool to_host) {
   std::uint64_t out = flags;
   for (const auto& entry : table) out &= ~std::uint64_t{to_host ? entry.guest : entry.host};
@@ -101,7 +100,6 @@ std::uint64_t translate_flags(std::span<const FlagValue> table, std::uint64_t fl
     if (flags & (to_host ? entry.guest : entry.host)) out |= to_host ? entry.host : entry.guest;
   return out;
 }
-}  // namespace
 
 std::uint64_t open_flags_to_host(const ArchInfo& arch, std::uint64_t guest_flags) {
   return translate_flags(arch.open_flags, guest_flags, true);
@@ -113,6 +111,69 @@ std::uint64_t open_flags_to_guest(const ArchInfo& arch, std::uint64_t host_flags
 
 std::uint64_t mmap_flags_to_host(const ArchInfo& arch, std::uint64_t guest_flags) {
   return translate_flags(arch.mmap_flags, guest_flags, true);
+}
+
+namespace {
+// One number through a {guest, host} table (see SignalAbi::numbers): listed
+// in the source column -> its pair; listed only in the target column -> 0
+// (the target side gives that number another meaning); else unchanged.
+std::uint64_t translate_number(std::span<const FlagValue> table, std::uint64_t number, bool to_host) {
+  for (const auto& entry : table)
+    if ((to_host ? entry.guest : entry.host) == number) return to_host ? entry.host : entry.guest;
+  for (const auto& entry : table)
+    if ((to_host ? entry.host : entry.guest) == number) return 0;
+  return number;
+}
+
+std::uint64_t translate_signal_set(const ArchInfo& arch, std::uint64_t set, bool to_host) {
+  std::uint64_t out = 0;
+  for (int signal = 1; signal <= 64; ++signal) {
+    if (!(set & (1ull << (signal - 1)))) continue;
+    const auto other = translate_number(arch.signal_abi.numbers, static_cast<std::uint64_t>(signal), to_host);
+    if (other >= 1 && other <= 64) out |= 1ull << (other - 1);
+  }
+  return out;
+}
+
+std::optional<std::uint64_t> translate_request(std::span<const FlagValue> table, std::uint64_t request, bool to_host) {
+  if (table.empty()) return request;
+  for (const auto& entry : table)
+    if ((to_host ? entry.guest : entry.host) == request) return to_host ? entry.host : entry.guest;
+  return std::nullopt;
+}
+}  // namespace
+
+int signal_to_host(const ArchInfo& arch, int guest_signal) {
+  return guest_signal <= 0 ? 0
+                           : static_cast<int>(translate_number(arch.signal_abi.numbers,
+                                                               static_cast<std::uint64_t>(guest_signal), true));
+}
+
+int signal_to_guest(const ArchInfo& arch, int host_signal) {
+  return host_signal <= 0 ? 0
+                          : static_cast<int>(translate_number(arch.signal_abi.numbers,
+                                                              static_cast<std::uint64_t>(host_signal), false));
+}
+
+std::uint64_t signal_set_to_host(const ArchInfo& arch, std::uint64_t guest_set) {
+  return translate_signal_set(arch, guest_set, true);
+}
+
+std::uint64_t signal_set_to_guest(const ArchInfo& arch, std::uint64_t host_set) {
+  return translate_signal_set(arch, host_set, false);
+}
+
+int rlimit_resource_to_host(const ArchInfo& arch, int guest_resource) {
+  if (guest_resource < 0) return guest_resource;  // invalid either way: the caller refuses it
+  return static_cast<int>(translate_number(arch.rlimit_resources, static_cast<std::uint64_t>(guest_resource), true));
+}
+
+std::optional<std::uint64_t> ioctl_request_to_host(const ArchInfo& arch, std::uint64_t guest_request) {
+  return translate_request(arch.ioctl_requests, guest_request, true);
+}
+
+std::optional<std::uint64_t> ioctl_request_to_guest(const ArchInfo& arch, std::uint64_t host_request) {
+  return translate_request(arch.ioctl_requests, host_request, false);
 }
 
 std::span<const ArchInfo* const> all_archs() {

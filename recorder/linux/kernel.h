@@ -137,10 +137,10 @@ class Kernel {
                                  socklen_t in_length);
 
   // Process family helpers (syscalls_process.cpp).
-  std::int64_t do_kill_self(int signal, const char* how);
-  std::int64_t do_rt_sigaction(int signal, std::uint64_t action, std::uint64_t old_action, std::uint64_t size);
+  std::int64_t do_kill_self(int guest_signal, const char* how);
+  std::int64_t do_rt_sigaction(int guest_signal, std::uint64_t action, std::uint64_t old_action, std::uint64_t size);
   std::int64_t do_rt_sigprocmask(int how, std::uint64_t set, std::uint64_t old_set, std::uint64_t size);
-  std::int64_t do_prlimit(int resource, std::uint64_t new_limit, std::uint64_t old_limit);
+  std::int64_t do_prlimit(int guest_resource, std::uint64_t new_limit, std::uint64_t old_limit);
   // The soft and hard limit of `resource` (0 <= resource < 16) the guest sees:
   // its own setting, else the host's. Returns 0, or the host's errno.
   int current_rlimit(int resource, std::uint64_t (&current)[2]) const;

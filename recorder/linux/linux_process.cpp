@@ -263,7 +263,7 @@ RunOutcome LinuxProcess::run() {
     return outcome;
   }
   if (fault.seen) {
-    if (fault.signal == SIGSEGV) pc = cpu_->locate_faulting_instruction(pc, fault.address);
+    pc = fault.signal == SIGSEGV ? cpu_->locate_faulting_instruction(pc, fault.address) : cpu_->exception_pc(pc);
     outcome.pc = pc;
     outcome.kind = RunOutcome::Kind::kSignaled;
     outcome.is_fault = true;

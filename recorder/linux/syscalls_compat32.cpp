@@ -32,7 +32,6 @@ using arch::SyscallId;
 
 namespace {
 constexpr std::uint64_t kMmap2PageSize = 4096;  // mmap2's offset unit on every 32-bit Linux ABI
-constexpr std::uint32_t kRlimInfinity32 = 0xffffffff;
 }  // namespace
 
 std::uint64_t Kernel::argument_pair(const SyscallArgs& a, std::size_t index) const {
@@ -129,14 +128,14 @@ std::optional<std::int64_t> Kernel::compat32_syscall(SyscallId id, const Syscall
         bytes[b] = static_cast<std::uint8_t>(static_cast<std::uint64_t>(position) >> (8 * (arch_.little_endian ? b : 7 - b)));
       return copy_out(a[3], bytes, sizeof bytes) ? 0 : -EFAULT;
     }
-    case SyscallId::ugetrlimit: {  // struct rlimit of two unsigned longs, infinity clamped
-      const int resource = static_cast<int>(a[0]);
+    case SyscallId::ugetrlimit: {  // struct rlimit of two unsigned longs, clamped to the ABI's RLIM_INFINITY
+      const int resource = arch::rlimit_resource_to_host(arch_, static_cast<int>(a[0]));
       if (resource < 0 || resource >= RLIM_NLIMITS || resource >= 16) return -EINVAL;
       std::uint64_t current[2];
       if (const int error = current_rlimit(resource, current)) return -error;
       std::uint8_t bytes[8];
       for (unsigned word = 0; word < 2; ++word) {
-        const auto value = static_cast<std::uint32_t>(std::min<std::uint64_t>(current[word], kRlimInfinity32));
+        const auto value = static_cast<std::uint32_t>(std::min<std::uint64_t>(current[word], arch_.rlimit_infinity32));
         for (unsigned b = 0; b < 4; ++b)
           bytes[4 * word + b] = static_cast<std::uint8_t>(value >> (8 * (arch_.little_endian ? b : 3 - b)));
       }

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <climits>
 #include <cstring>
@@ -32,7 +33,6 @@ using arch::SyscallId;
 namespace {
 
 constexpr std::uint64_t kMaxIoChunk = 64ull << 20;  // a single read/write moves at most this much
-constexpr std::size_t kKernelTermiosSize = 36;      // struct termios as the kernel copies it (x86/arm/riscv)
 
 int as_int(std::uint64_t value) { return static_cast<int>(static_cast<std::uint32_t>(value)); }
 std::int64_t host_result(long result) { return result < 0 ? -errno : result; }
@@ -339,35 +339,51 @@ std::int64_t Kernel::do_ioctl(int fd, std::uint64_t request, std::uint64_t argum
   FdEntry* entry = fs_.entry(fd);
   if (!entry) return -EBADF;
   const int host = entry->host_fd;
-  switch (request) {
+  // The guest's request numbers are its architecture's (mips: TCGETS 0x540d);
+  // one the architecture does not list has no meaning here.
+  const std::optional<std::uint64_t> host_request = arch::ioctl_request_to_host(arch_, request);
+  switch (host_request.value_or(0)) {
     case TCGETS: {
       std::uint8_t termios[64] = {};
       if (::ioctl(host, TCGETS, termios) != 0) return -errno;
-      return copy_out(argument, termios, kKernelTermiosSize) ? 0 : -EFAULT;
+      if (!arch_.termios_to_guest) return copy_out(argument, termios, arch::kHostTermiosBytes) ? 0 : -EFAULT;
+      std::array<std::uint8_t, arch::kMaxTermiosBytes> guest{};
+      const std::size_t size = arch_.termios_to_guest(std::span(termios).first<arch::kHostTermiosBytes>(), guest);
+      return copy_out(argument, guest.data(), size) ? 0 : -EFAULT;
     }
     case TCSETS: case TCSETSW: case TCSETSF: {
       std::uint8_t termios[64] = {};
-      if (!copy_in(argument, termios, kKernelTermiosSize)) return -EFAULT;
-      return host_result(::ioctl(host, request, termios));
+      if (!arch_.termios_to_host) {
+        if (!copy_in(argument, termios, arch::kHostTermiosBytes)) return -EFAULT;
+      } else {
+        std::array<std::uint8_t, arch::kMaxTermiosBytes> guest{};
+        if (!copy_in(argument, guest.data(), arch_.termios_bytes)) return -EFAULT;
+        arch_.termios_to_host(guest, std::span(termios).first<arch::kHostTermiosBytes>());
+      }
+      return host_result(::ioctl(host, *host_request, termios));
     }
     case TIOCGWINSZ: {
       struct winsize size {};
       if (::ioctl(host, TIOCGWINSZ, &size) != 0) return -errno;
+      to_guest_order(size, {2});  // four unsigned shorts
       return copy_out(argument, &size, sizeof size) ? 0 : -EFAULT;
     }
     case TIOCSWINSZ: {
       struct winsize size {};
       if (!copy_in(argument, &size, sizeof size)) return -EFAULT;
+      to_guest_order(size, {2});  // the same swap back to the host's order
       return host_result(::ioctl(host, TIOCSWINSZ, &size));
     }
     case TIOCGPGRP: case FIONREAD: {
       int value = 0;
-      if (::ioctl(host, request, &value) != 0) return -errno;
+      if (::ioctl(host, *host_request, &value) != 0) return -errno;
+      to_guest_order(value, {4});
       return copy_out(argument, &value, sizeof value) ? 0 : -EFAULT;
     }
     case FIONBIO: {
       int value = 0;
       if (!copy_in(argument, &value, sizeof value)) return -EFAULT;
+      to_guest_order(value, {4});
       return host_result(::ioctl(host, FIONBIO, &value));
     }
     case FIOCLEX: entry->close_on_exec = true; return 0;

@@ -56,10 +56,13 @@ std::int64_t Kernel::act_on_signal(int signal) {
   return 0;
 }
 
-std::int64_t Kernel::do_kill_self(int signal, const char* how) {
+std::int64_t Kernel::do_kill_self(int guest_signal, const char* how) {
   (void)how;
-  if (signal < 0 || signal > kMaxSignal) return -EINVAL;
-  if (signal == 0) return 0;
+  if (guest_signal < 0 || guest_signal > kMaxSignal) return -EINVAL;
+  if (guest_signal == 0) return 0;
+  // From here on signals are the host's numbers (mips' SIGUSR1 16 is 10).
+  const int signal = arch::signal_to_host(arch_, guest_signal);
+  if (signal == 0) return -EINVAL;  // no host counterpart (mips' SIGEMT): not supported
   if (signal != SIGKILL && signal != SIGSTOP && (signal_mask_ & signal_bit(signal))) {
     pending_signals_ |= signal_bit(signal);
     return 0;
@@ -67,8 +70,12 @@ std::int64_t Kernel::do_kill_self(int signal, const char* how) {
   return act_on_signal(signal);
 }
 
-std::int64_t Kernel::do_rt_sigaction(int signal, std::uint64_t action, std::uint64_t old_action, std::uint64_t size) {
-  if (size != arch_.signal_abi.sigset_bytes || signal < 1 || signal > kMaxSignal) return -EINVAL;
+std::int64_t Kernel::do_rt_sigaction(int guest_signal, std::uint64_t action, std::uint64_t old_action,
+                                     std::uint64_t size) {
+  if (size != arch_.signal_abi.sigset_bytes || guest_signal < 1 || guest_signal > kMaxSignal) return -EINVAL;
+  // Dispositions are kept by host signal number (what act_on_signal is given).
+  const int signal = arch::signal_to_host(arch_, guest_signal);
+  if (signal == 0) return -EINVAL;  // no host counterpart (mips' SIGEMT): not supported
   if (action && (signal == SIGKILL || signal == SIGSTOP)) return -EINVAL;
   // The guest's struct sigaction: handler, flags, restorer (one word each), then
   // the mask (mips: flags, handler, mask); kept as raw bytes.
@@ -91,12 +98,15 @@ std::int64_t Kernel::do_rt_sigprocmask(int how, std::uint64_t set, std::uint64_t
   std::uint8_t incoming_bytes[16] = {}, old_bytes[16] = {};
   if (set && !copy_in(set, incoming_bytes, size)) return -EFAULT;
   to_guest_order(std::span(incoming_bytes, 8), {static_cast<std::uint8_t>(word)});
-  std::memcpy(old_bytes, &signal_mask_, sizeof signal_mask_);
+  // The mask is kept in host numbering; the guest sees its own.
+  const std::uint64_t old_mask = arch::signal_set_to_guest(arch_, signal_mask_);
+  std::memcpy(old_bytes, &old_mask, sizeof old_mask);
   to_guest_order(std::span(old_bytes, 8), {static_cast<std::uint8_t>(word)});
   if (old_set && !copy_out(old_set, old_bytes, size)) return -EFAULT;
   if (!set) return 0;
   std::uint64_t incoming = 0;
   std::memcpy(&incoming, incoming_bytes, sizeof incoming);
+  incoming = arch::signal_set_to_host(arch_, incoming);
   const int block = arch_.signal_abi.sig_block;
   if (how == block) signal_mask_ |= incoming;
   else if (how == block + 1) signal_mask_ &= ~incoming;
@@ -130,7 +140,8 @@ int Kernel::current_rlimit(int resource, std::uint64_t (&current)[2]) const {
   return 0;
 }
 
-std::int64_t Kernel::do_prlimit(int resource, std::uint64_t new_limit, std::uint64_t old_limit) {
+std::int64_t Kernel::do_prlimit(int guest_resource, std::uint64_t new_limit, std::uint64_t old_limit) {
+  const int resource = arch::rlimit_resource_to_host(arch_, guest_resource);  // kept by the host's numbers
   if (resource < 0 || resource >= RLIM_NLIMITS || resource >= 16) return -EINVAL;
   std::uint64_t incoming[2] = {};
   if (new_limit && !copy_in(new_limit, incoming, sizeof incoming)) return -EFAULT;

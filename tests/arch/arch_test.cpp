@@ -15,10 +15,13 @@
 #include <algorithm>
 #include <array>
 #include <cerrno>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <functional>
 #include <optional>
 #include <map>
@@ -29,6 +32,8 @@
 #include <vector>
 
 #include <doctest/doctest.h>
+
+#include <unicorn/mips.h>
 
 #include "arch/arch.h"
 
@@ -448,6 +453,266 @@ TEST_CASE("Arch mips: open and mmap flags translate as the cross compiler's head
             static_cast<std::uint64_t>(host_mman.at(name)));
     }
   }
+}
+
+// The values of the C expressions `names` (macros of `header`, which may be
+// computed ones like _IOR(...)) as `compiler` evaluates them: compiled with -S
+// into an array of 32-bit words, read back from the assembly's .word/.long
+// lines. Empty when the compiler fails.
+std::map<std::string, std::uint32_t> cross_constants(const std::string& compiler, const std::string& header,
+                                                     const std::vector<std::string>& names) {
+  std::string source = "#include <" + header + ">\nunsigned int values[] = {";
+  for (const auto& name : names) source += "(unsigned int)(" + name + "),";
+  source += "};\n";
+  const std::string text = run_command("printf '%s' '" + source + "' | " + compiler + " -x c -S -o - - 2>/dev/null");
+  std::map<std::string, std::uint32_t> values;
+  std::istringstream lines(text);
+  std::string line;
+  const std::regex word("^\\s*\\.(word|long|4byte)\\s+(-?\\d+)\\s*$");
+  std::smatch match;
+  std::size_t index = 0;
+  while (std::getline(lines, line) && index < names.size())
+    if (std::regex_match(line, match, word))
+      values[names[index++]] = static_cast<std::uint32_t>(std::stoll(match[2]));
+  if (index != names.size()) values.clear();
+  return values;
+}
+
+TEST_CASE("Arch mips: signal numbers, rlimit resources and ioctl requests translate as the headers define them") {
+  const std::vector<std::string> signals = {
+      "SIGHUP",  "SIGINT",  "SIGQUIT", "SIGILL",  "SIGTRAP", "SIGABRT", "SIGBUS",    "SIGFPE",  "SIGKILL",
+      "SIGUSR1", "SIGSEGV", "SIGUSR2", "SIGPIPE", "SIGALRM", "SIGTERM", "SIGCHLD",   "SIGCONT", "SIGSTOP",
+      "SIGTSTP", "SIGTTIN", "SIGTTOU", "SIGURG",  "SIGXCPU", "SIGXFSZ", "SIGVTALRM", "SIGPROF", "SIGWINCH",
+      "SIGIO",   "SIGPWR",  "SIGSYS",  "__SIGRTMIN"};
+  const std::vector<std::string> resources = {"RLIMIT_CPU",    "RLIMIT_FSIZE",  "RLIMIT_DATA",   "RLIMIT_STACK",
+                                              "RLIMIT_CORE",   "RLIMIT_RSS",    "RLIMIT_NPROC",  "RLIMIT_NOFILE",
+                                              "RLIMIT_MEMLOCK", "RLIMIT_AS",    "RLIMIT_LOCKS",  "RLIMIT_SIGPENDING",
+                                              "RLIMIT_MSGQUEUE", "RLIMIT_NICE", "RLIMIT_RTPRIO", "RLIMIT_RTTIME"};
+  // The requests the Linux layer serves (recorder/linux/syscalls_file.cpp).
+  const std::vector<std::string> requests = {"TCGETS",    "TCSETS",   "TCSETSW", "TCSETSF", "TIOCGWINSZ", "TIOCSWINSZ",
+                                             "TIOCGPGRP", "FIONREAD", "FIONBIO", "FIOCLEX", "FIONCLEX"};
+  const auto host_signals = cross_constants("gcc", "signal.h", signals);
+  const auto host_resources = cross_constants("gcc", "sys/resource.h", resources);
+  const auto host_requests = cross_constants("gcc", "sys/ioctl.h", requests);
+  REQUIRE(host_signals.size() == signals.size());
+  REQUIRE(host_resources.size() == resources.size());
+  REQUIRE(host_requests.size() == requests.size());
+  CHECK(host_requests.at("TIOCGWINSZ") == 0x5413);  // the reader itself: a value known by heart
+  for (const ArchInfo* arch : {&mips_arch(), &mipsel_arch()}) {
+    const std::string compiler = arch->little_endian ? "mipsel-linux-gnu-gcc" : "mips-linux-gnu-gcc";
+    CAPTURE(compiler);
+    const auto guest_signals = cross_constants(compiler, "signal.h", signals);
+    const auto guest_resources = cross_constants(compiler, "sys/resource.h", resources);
+    const auto guest_requests = cross_constants(compiler, "sys/ioctl.h", requests);
+    REQUIRE_MESSAGE(guest_signals.size() == signals.size(), compiler << " is missing (scripts/setup.sh installs it)");
+    REQUIRE(guest_resources.size() == resources.size());
+    REQUIRE(guest_requests.size() == requests.size());
+    CHECK(guest_requests.at("TCGETS") == 0x540d);
+    int differ = 0;
+    for (const auto& name : signals) {
+      CAPTURE(name);
+      const auto guest = static_cast<int>(guest_signals.at(name)), host = static_cast<int>(host_signals.at(name));
+      CHECK(signal_to_host(*arch, guest) == host);
+      CHECK(signal_to_guest(*arch, host) == guest);
+      CHECK(signal_set_to_host(*arch, 1ull << (guest - 1)) == 1ull << (host - 1));
+      CHECK(signal_set_to_guest(*arch, 1ull << (host - 1)) == 1ull << (guest - 1));
+      differ += guest != host;
+    }
+    CHECK(differ == 18);
+    // The numbers one side has and the other lacks: mips' SIGEMT, the host's SIGSTKFLT.
+    CHECK(cross_constants(compiler, "signal.h", {"SIGEMT"}).at("SIGEMT") == 7);
+    CHECK(signal_to_host(*arch, 7) == 0);
+    CHECK(signal_to_guest(*arch, static_cast<int>(cross_constants("gcc", "signal.h", {"SIGSTKFLT"}).at("SIGSTKFLT"))) == 0);
+    CHECK(signal_set_to_host(*arch, 1ull << 6) == 0);
+    for (const auto& name : resources) {
+      CAPTURE(name);
+      CHECK(rlimit_resource_to_host(*arch, static_cast<int>(guest_resources.at(name))) ==
+            static_cast<int>(host_resources.at(name)));
+    }
+    CHECK(cross_constants(compiler, "sys/resource.h", {"RLIM_INFINITY"}).at("RLIM_INFINITY") ==
+          arch->rlimit_infinity32);
+    for (const auto& name : requests) {
+      CAPTURE(name);
+      CHECK(ioctl_request_to_host(*arch, guest_requests.at(name)) == std::optional<std::uint64_t>(host_requests.at(name)));
+      CHECK(ioctl_request_to_guest(*arch, host_requests.at(name)) == std::optional<std::uint64_t>(guest_requests.at(name)));
+    }
+    // A request mips does not list has no meaning, even where the host's
+    // numbers give it one (mips' TCGETA 0x5401 is the host's TCGETS).
+    CHECK_FALSE(ioctl_request_to_host(*arch, 0x5401).has_value());
+  }
+}
+
+TEST_CASE("Arch mips: struct termios converts as the cross compiler's <asm/termbits.h> lays it out") {
+  const std::vector<std::string> indices = {"VINTR", "VQUIT",    "VERASE",   "VKILL",   "VEOF",   "VTIME",
+                                            "VMIN",  "VSWTC",    "VSTART",   "VSTOP",   "VSUSP",  "VEOL",
+                                            "VREPRINT", "VDISCARD", "VWERASE", "VLNEXT", "VEOL2", "NCCS"};
+  const std::vector<std::string> local = {"ISIG",    "ICANON",  "ECHO",   "ECHOE",  "ECHOK",  "ECHONL", "NOFLSH",
+                                          "TOSTOP",  "ECHOCTL", "ECHOPRT", "ECHOKE", "FLUSHO", "PENDIN", "IEXTEN"};
+  std::vector<std::string> names = indices;
+  names.insert(names.end(), local.begin(), local.end());
+  names.push_back("sizeof(struct termios)");
+  const auto host = cross_constants("gcc", "asm/termbits.h", names);
+  REQUIRE(host.size() == names.size());
+  REQUIRE(host.at("sizeof(struct termios)") == kHostTermiosBytes);
+  for (const ArchInfo* arch : {&mips_arch(), &mipsel_arch()}) {
+    const std::string compiler = arch->little_endian ? "mipsel-linux-gnu-gcc" : "mips-linux-gnu-gcc";
+    CAPTURE(compiler);
+    const auto guest = cross_constants(compiler, "asm/termbits.h", names);
+    REQUIRE(guest.size() == names.size());
+    REQUIRE((arch->termios_to_guest != nullptr));
+    REQUIRE((arch->termios_to_host != nullptr));
+    CHECK(arch->termios_bytes == guest.at("sizeof(struct termios)"));
+    std::uint32_t host_flags = 0;
+    for (const auto& name : local) host_flags |= host.at(name);
+    std::array<std::uint8_t, kHostTermiosBytes> host_bytes{};
+    for (std::size_t b = 0; b < 4; ++b) {
+      host_bytes[b] = static_cast<std::uint8_t>(0x11 * (b + 1));  // c_iflag: passes unchanged
+      host_bytes[12 + b] = static_cast<std::uint8_t>(host_flags >> (8 * b));
+    }
+    host_bytes[16] = 3;  // c_line
+    for (std::size_t i = 0; i + 1 < indices.size(); ++i) host_bytes[17 + host.at(indices[i])] = static_cast<std::uint8_t>(100 + i);
+    std::array<std::uint8_t, kMaxTermiosBytes> guest_bytes{};
+    REQUIRE(arch->termios_to_guest(host_bytes, guest_bytes) == arch->termios_bytes);
+    auto guest_word = [&](std::size_t at) {
+      std::uint32_t value = 0;
+      for (std::size_t b = 0; b < 4; ++b)
+        value |= std::uint32_t{guest_bytes[at + b]} << (8 * (arch->little_endian ? b : 3 - b));
+      return value;
+    };
+    CHECK(guest_word(0) == 0x44332211u);
+    std::uint32_t expected_flags = 0;
+    for (const auto& name : local) expected_flags |= guest.at(name);
+    CHECK(guest_word(12) == expected_flags);
+    CHECK(guest_bytes[16] == 3);
+    for (std::size_t i = 0; i + 1 < indices.size(); ++i) {
+      CAPTURE(indices[i]);
+      CHECK(guest_bytes[17 + guest.at(indices[i])] == 100 + i);
+    }
+    // And back, one local flag at a time.
+    for (const auto& name : local) {
+      CAPTURE(name);
+      guest_bytes.fill(0);
+      for (std::size_t b = 0; b < 4; ++b)
+        guest_bytes[12 + b] = static_cast<std::uint8_t>(guest.at(name) >> (8 * (arch->little_endian ? b : 3 - b)));
+      std::array<std::uint8_t, kHostTermiosBytes> back{};
+      arch->termios_to_host(guest_bytes, back);
+      const std::uint32_t value = back[12] | back[13] << 8 | back[14] << 16 | static_cast<std::uint32_t>(back[15]) << 24;
+      CHECK(value == host.at(name));
+    }
+  }
+  CHECK((x86_64_arch().termios_to_guest == nullptr));
+  CHECK((aarch64_arch().termios_to_guest == nullptr));
+}
+
+TEST_CASE("Arch: the other guests number signals, rlimit resources and ioctl requests as the host does") {
+  const std::vector<std::string> names = {"SIGBUS", "SIGUSR1", "SIGUSR2", "SIGCHLD", "SIGSTOP", "SIGSYS", "SIGPWR"};
+  const auto host = cross_constants("gcc", "signal.h", names);
+  REQUIRE(host.size() == names.size());
+  const std::pair<const ArchInfo*, const char*> guests[] = {{&aarch64_arch(), "aarch64-linux-gnu-gcc"},
+                                                            {&arm_arch(), "arm-linux-gnueabihf-gcc"},
+                                                            {&i386_arch(), "i686-linux-gnu-gcc"},
+                                                            {&riscv64_arch(), "riscv64-linux-gnu-gcc"}};
+  for (const auto& entry : guests) {
+    const ArchInfo* arch = entry.first;  // not a structured binding: clang 14 cannot capture one (CAPTURE)
+    const std::string compiler = entry.second;
+    CAPTURE(compiler);
+    const auto guest = cross_constants(compiler, "signal.h", names);
+    REQUIRE(guest.size() == names.size());
+    for (const auto& name : names) CHECK(guest.at(name) == host.at(name));
+    CHECK(arch->signal_abi.numbers.empty());
+    CHECK(arch->rlimit_resources.empty());
+    CHECK(arch->ioctl_requests.empty());
+    CHECK(ioctl_request_to_host(*arch, 0x5401) == std::optional<std::uint64_t>(0x5401));
+    CHECK(signal_to_host(*arch, 10) == 10);
+  }
+  // 32-bit x86 and arm's word-sized getrlimit: RLIM_INFINITY is ~0 there.
+  CHECK(cross_constants("i686-linux-gnu-gcc", "sys/resource.h", {"RLIM_INFINITY"}).at("RLIM_INFINITY") ==
+        i386_arch().rlimit_infinity32);
+  CHECK(cross_constants("arm-linux-gnueabihf-gcc", "sys/resource.h", {"RLIM_INFINITY"}).at("RLIM_INFINITY") ==
+        arm_arch().rlimit_infinity32);
+}
+
+// Linux's signal for a break or trap instruction (arch/mips/kernel/traps.c:
+// do_bp reads break's 20-bit code, swapping gas's `break n` (n at bit 16)
+// back; do_tr the register forms' 10-bit code, 0 for the immediate forms;
+// do_trap_or_bp sends SIGFPE for codes 6 and 7, SIGTRAP for the others).
+// Each case is a block assembled by mips-linux-gnu-as, run in Unicorn with
+// a0 = 0, a1 = 1; the signal MipsGuestCpu gives must be Linux's.
+TEST_CASE("Arch mips: break and trap instructions give Linux's signal for their code (SIGFPE for 6 and 7)") {
+  char dir_template[] = "/tmp/tracecorn-mips-traps-XXXXXX";
+  REQUIRE(::mkdtemp(dir_template) != nullptr);
+  const std::string dir = dir_template;
+  struct Case {
+    const char* code;
+    int signal;
+    unsigned index;  // of the instruction that traps (exception_pc)
+  };
+  const Case cases[] = {
+      {"break 7", SIGFPE, 0},                  // gas: code at bit 16, Linux swaps it back
+      {"break 0, 7", SIGFPE, 0},               // code at bit 6
+      {"break 6", SIGFPE, 0},                  // BRK_OVERFLOW
+      {"break 0", SIGTRAP, 0},
+      {"break 5", SIGTRAP, 0},
+      {"teq $4, $0, 7", SIGFPE, 0},            // gcc's division check: a0 == 0
+      {"tne $5, $0, 6", SIGFPE, 0},
+      {"tge $5, $4, 5", SIGTRAP, 0},
+      {"teq $0, $0", SIGTRAP, 0},              // __builtin_trap
+      {"teqi $4, 0", SIGTRAP, 0},              // immediate forms have no code
+      {"tltu $4, $5, 7", SIGFPE, 0},
+      // The first trap whose condition holds is the one that trapped.
+      {"teq $5, $0, 5\n addiu $6, $6, 1\n teq $4, $0, 7", SIGFPE, 2},
+      {"tne $4, $0, 7\n nop\n teq $4, $0, 3", SIGTRAP, 2},
+      {"addiu $6, $6, 1\n addiu $6, $6, 1\n break 7", SIGFPE, 2},
+  };
+  for (const ArchInfo* arch : {&mips_arch(), &mipsel_arch()}) {
+    for (const auto& c : cases) {
+      CAPTURE(arch->name);
+      CAPTURE(c.code);
+      const std::string source = dir + "/t.s", object = dir + "/t.o", binary = dir + "/t.bin";
+      {
+        std::ofstream out(source);
+        out << ".set noreorder\n.text\n" << c.code << "\nnop\n";
+      }
+      const std::string output =
+          run_command("mips-linux-gnu-as -mips32r2 " + std::string(arch->little_endian ? "-EL" : "-EB") + " -o " +
+                      object + " " + source + " 2>&1 && mips-linux-gnu-objcopy -O binary -j .text " + object + " " +
+                      binary + " 2>&1");
+      std::ifstream in(binary, std::ios::binary);
+      const std::vector<char> code((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      REQUIRE_MESSAGE(code.size() >= 8, "mips-linux-gnu-as failed (scripts/setup.sh installs it)\n" << output);
+
+      uc_engine* engine = nullptr;
+      REQUIRE(uc_open(arch->unicorn_arch, arch->unicorn_mode, &engine) == UC_ERR_OK);
+      {
+        auto cpu = arch->make_guest_cpu(engine);
+        REQUIRE(cpu.has_value());
+        constexpr std::uint64_t kBase = 0x400000;
+        REQUIRE(uc_mem_map(engine, kBase, 0x1000, UC_PROT_ALL) == UC_ERR_OK);
+        REQUIRE(uc_mem_write(engine, kBase, code.data(), code.size()) == UC_ERR_OK);
+        std::uint64_t zero = 0, one = 1;
+        uc_reg_write(engine, UC_MIPS_REG_A0, &zero);
+        uc_reg_write(engine, UC_MIPS_REG_A1, &one);
+        struct Seen {
+          GuestCpu* cpu;
+          int signal = 0;
+        } seen{cpu->get()};
+        uc_hook hook = 0;
+        auto on_interrupt = +[](uc_engine* uc, std::uint32_t number, void* user) {
+          auto* state = static_cast<Seen*>(user);
+          if (state->signal == 0) state->signal = state->cpu->signal_for_interrupt(number);
+          uc_emu_stop(uc);
+        };
+        REQUIRE(uc_hook_add(engine, &hook, UC_HOOK_INTR, reinterpret_cast<void*>(on_interrupt), &seen, 1, 0) ==
+                UC_ERR_OK);
+        uc_emu_start(engine, kBase, kBase + code.size(), 0, 0);
+        CHECK(seen.signal == c.signal);
+        CHECK((*cpu)->exception_pc(0) == kBase + 4 * c.index);
+        uc_hook_del(engine, hook);
+      }
+      uc_close(engine);
+    }
+  }
+  std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("Arch mips: DWARF numbers of the saved registers are the ones GCC's CFI gives them") {

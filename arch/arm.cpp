@@ -23,8 +23,13 @@
 
 #include "arch/arch.h"
 
+#include <capstone/capstone.h>
+
 #include <algorithm>
+#include <optional>
+
 #include "arch/arm_exceptions.h"
+#include "arch/block_scan.h"
 #include "arch/syscall_table.h"
 #include "arch/interrupt_trap_cpu.h"
 
@@ -147,12 +152,23 @@ constexpr std::uint64_t kHwcap = (1u << 1) | (1u << 2) | (1u << 4) | (1u << 6) |
 class ArmGuestCpu final : public InterruptTrapCpu {
  public:
   explicit ArmGuestCpu(uc_engine* engine) : InterruptTrapCpu(engine, UC_ARM_REG_PC, UC_ARM_REG_C13_C0_3) {}
+  ~ArmGuestCpu() override {
+    for (csh& handle : capstone_)
+      if (handle) cs_close(&handle);
+  }
+  ArmGuestCpu(const ArmGuestCpu&) = delete;
+  ArmGuestCpu& operator=(const ArmGuestCpu&) = delete;
 
   Status init() {
     std::uint64_t fpexc = kFpexcEnable, zero = 0;
     if (uc_reg_write(engine_, UC_ARM_REG_FPEXC, &fpexc) != UC_ERR_OK ||
         uc_reg_write(engine_, UC_ARM_REG_C13_C0_3, &zero) != UC_ERR_OK)
       return make_error(ErrorCode::kEmulator, "cannot enable VFP (FPEXC) or clear TPIDRURO");
+    const cs_mode modes[2] = {CS_MODE_ARM, CS_MODE_THUMB};
+    for (int i = 0; i < 2; ++i)
+      if (cs_open(CS_ARCH_ARM, modes[i], &capstone_[i]) != CS_ERR_OK ||
+          cs_option(capstone_[i], CS_OPT_DETAIL, CS_OPT_ON) != CS_ERR_OK)
+        return make_error(ErrorCode::kEmulator, "cannot open Capstone for ARM/Thumb");
     return ok_status();
   }
 
@@ -164,14 +180,79 @@ class ArmGuestCpu final : public InterruptTrapCpu {
   }
   std::uint64_t hwcap() const override { return kHwcap; }
 
-  // No decoder that follows ARM/Thumb here: the block's start is reported.
-  std::uint64_t locate_faulting_instruction(std::uint64_t reported_pc, std::uint64_t) const override {
-    return reported_pc;
+  // Unicorn 2.0.1 leaves the pc at the faulting block's start after a memory
+  // fault. The block is decoded in the state CPSR.T gives, and the first
+  // instruction whose memory operand, evaluated with the current registers
+  // (TCG writes them back before every guest memory access), lies within 64
+  // bytes below `fault_address` is the one; for a register list (push, pop,
+  // ldm, stm, vpush, vldm...) the list's span around its base register counts.
+  // A fetch fault reports the fetched address itself; no match: the block start.
+  std::uint64_t locate_faulting_instruction(std::uint64_t reported_pc, std::uint64_t fault_address) const override {
+    if (fault_address == reported_pc) return reported_pc;
+    std::uint64_t cpsr = 0;
+    uc_reg_read(engine_, UC_ARM_REG_CPSR, &cpsr);
+    const bool thumb = (cpsr & kCpsrThumb) != 0;
+    return find_instruction_in_block(engine_, capstone_[thumb ? 1 : 0], reported_pc, 256, thumb ? 2 : 4, fault_address,
+                                     [&](const cs_insn& insn) { return touches(insn, thumb, fault_address); });
   }
 
  private:
   bool is_syscall_interrupt(std::uint32_t number) const override { return number == kArmExcpSwi; }
   int fault_signal(std::uint32_t number) const override { return arm_fault_signal(number); }
+
+  // The value of a Capstone ARM core register as the instruction at `address`
+  // sees it (pc reads as the instruction + 8 in ARM state, + 4 in Thumb);
+  // nullopt for anything else.
+  std::optional<std::uint32_t> register_value(unsigned reg, std::uint64_t address, bool thumb) const {
+    if (reg == ARM_REG_INVALID) return 0;
+    if (reg == ARM_REG_PC) return static_cast<std::uint32_t>(address + (thumb ? 4 : 8));
+    int uc_id = -1;
+    if (reg >= ARM_REG_R0 && reg <= ARM_REG_R12) uc_id = UC_ARM_REG_R0 + static_cast<int>(reg - ARM_REG_R0);
+    if (reg == ARM_REG_SP) uc_id = UC_ARM_REG_SP;
+    if (reg == ARM_REG_LR) uc_id = UC_ARM_REG_LR;
+    if (uc_id < 0) return std::nullopt;
+    std::uint64_t value = 0;
+    uc_reg_read(engine_, uc_id, &value);
+    return static_cast<std::uint32_t>(value);
+  }
+
+  bool touches(const cs_insn& insn, bool thumb, std::uint64_t fault_address) const {
+    const cs_arm& detail = insn.detail->arm;
+    const auto fault = static_cast<std::uint32_t>(fault_address);
+    for (std::uint8_t i = 0; i < detail.op_count; ++i) {
+      const cs_arm_op& op = detail.operands[i];
+      if (op.type != ARM_OP_MEM) continue;
+      auto base = register_value(op.mem.base, insn.address, thumb);
+      const auto index = register_value(op.mem.index, insn.address, thumb);
+      if (!base || !index) continue;
+      if (op.mem.base == ARM_REG_PC && thumb) *base &= ~3u;  // Thumb literal loads use Align(pc, 4)
+      const std::uint32_t scaled = (op.mem.index == ARM_REG_INVALID) ? 0 : (*index << (op.mem.lshift & 31));
+      const std::uint32_t effective = *base + (op.mem.scale < 0 ? 0u - scaled : scaled) +
+                                      static_cast<std::uint32_t>(op.mem.disp);
+      if (fault - effective < 64) return true;
+    }
+    // Register lists: push/pop/vpush/vpop through sp, ldm/stm/vldm/vstm through
+    // their first operand; the list is at most 16 words (or 32 doublewords).
+    std::optional<std::uint32_t> base;
+    switch (insn.id) {
+      case ARM_INS_PUSH: case ARM_INS_POP: case ARM_INS_VPUSH: case ARM_INS_VPOP:
+        base = register_value(ARM_REG_SP, insn.address, thumb);
+        break;
+      case ARM_INS_LDM: case ARM_INS_LDMDA: case ARM_INS_LDMDB: case ARM_INS_LDMIB:
+      case ARM_INS_STM: case ARM_INS_STMDA: case ARM_INS_STMDB: case ARM_INS_STMIB:
+      case ARM_INS_VLDMIA: case ARM_INS_VLDMDB: case ARM_INS_VSTMIA: case ARM_INS_VSTMDB:
+        if (detail.op_count > 0 && detail.operands[0].type == ARM_OP_REG)
+          base = register_value(detail.operands[0].reg, insn.address, thumb);
+        break;
+      default:
+        break;
+    }
+    if (!base) return false;
+    const std::uint32_t span = 8u * detail.op_count;  // bytes a list of op_count registers can cover
+    return fault - (*base - span) < 2 * span;
+  }
+
+  csh capstone_[2] = {0, 0};  // ARM state, Thumb state; detail on
 };
 
 Expected<std::unique_ptr<GuestCpu>> make_arm_guest_cpu(uc_engine* engine) {

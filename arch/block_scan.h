@@ -1,5 +1,5 @@
 // Role: finding one instruction in a translated block, shared by the guest CPUs
-// that locate a faulting instruction (arch/x86_common.cpp, arch/aarch64.cpp):
+// that locate a faulting instruction (arch/x86_common.cpp, aarch64.cpp, arm.cpp):
 // Unicorn 2.0.1 reports a block's start after a fault, so the CPU decodes the
 // block and asks which instruction's memory operand touches the fault address.
 // Called on the emulation thread, after the fault; reads guest memory only.

@@ -261,7 +261,29 @@ class MipsGuestCpu final : public InterruptTrapCpu {
     uc_reg_write(engine_, UC_MIPS_REG_A3, &a3);
   }
 
-  std::uint64_t locate_faulting_instruction(std::uint64_t reported_pc, std::uint64_t) const override {
+  // Unicorn 2.0.1 leaves the pc at the faulting block's start after a memory
+  // fault. The block (from the block hook when it is the reported one, else up
+  // to 64 instructions) is scanned for the first load or store (I-type: base
+  // register + signed 16-bit offset, delay slots included; COP1X indexed:
+  // base + index) whose address, evaluated with the current registers (TCG
+  // writes them back before every guest memory access), lies within 8 bytes
+  // below `fault_address`. A fetch fault reports the fetched address itself;
+  // no match: the block start.
+  std::uint64_t locate_faulting_instruction(std::uint64_t reported_pc, std::uint64_t fault_address) const override {
+    if (fault_address == reported_pc) return reported_pc;
+    constexpr std::size_t kMaxScan = 64 * 4;
+    std::size_t size = block_address_ == reported_pc && block_size_ ? std::min<std::size_t>(block_size_, kMaxScan)
+                                                                     : kMaxScan;
+    size &= ~std::size_t{3};
+    std::uint8_t bytes[kMaxScan];
+    while (size >= 4 && uc_mem_read(engine_, reported_pc, bytes, size) != UC_ERR_OK) size = (size / 2) & ~std::size_t{3};
+    const auto fault = static_cast<std::uint32_t>(fault_address);
+    for (std::size_t at = 0; at + 4 <= size; at += 4) {
+      std::uint32_t word = 0;
+      for (std::size_t b = 0; b < 4; ++b) word |= std::uint32_t{bytes[at + b]} << (8 * (little_endian_ ? b : 3 - b));
+      const auto effective = memory_operand_address(word);
+      if (effective && fault - *effective < 8) return reported_pc + at;
+    }
     return reported_pc;
   }
 
@@ -324,6 +346,24 @@ class MipsGuestCpu final : public InterruptTrapCpu {
     if (!found) return SIGTRAP;
     trap_address_ = found_at;
     return found->code == kBrkOverflow || found->code == kBrkDivZero ? SIGFPE : SIGTRAP;
+  }
+
+  // The address a MIPS32 load or store `word` accesses with the current
+  // registers; nullopt for other instructions.
+  std::optional<std::uint32_t> memory_operand_address(std::uint32_t word) const {
+    const std::uint32_t opcode = word >> 26;
+    const int rs = static_cast<int>((word >> 21) & 31), rt = static_cast<int>((word >> 16) & 31);
+    // lb lh lwl lw lbu lhu lwr, sb sh swl sw swr, ll lwc1 lwc2 pref ldc1 ldc2, sc swc1 swc2 sdc1 sdc2
+    const bool base_offset = (opcode >= 0x20 && opcode <= 0x26) || (opcode >= 0x28 && opcode <= 0x2b) ||
+                             opcode == 0x2e || (opcode >= 0x30 && opcode <= 0x33) || opcode == 0x35 ||
+                             opcode == 0x36 || (opcode >= 0x38 && opcode <= 0x3a) || opcode == 0x3d || opcode == 0x3e;
+    if (base_offset)
+      return general_register(rs) + static_cast<std::uint32_t>(static_cast<std::int32_t>(static_cast<std::int16_t>(word & 0xffff)));
+    // COP1X lwxc1 ldxc1 luxc1 swxc1 sdxc1 suxc1: base rs + index rt
+    const std::uint32_t function = word & 63;
+    if (opcode == 0x13 && (function <= 1 || function == 5 || function == 8 || function == 9 || function == 0xd))
+      return general_register(rs) + general_register(rt);
+    return std::nullopt;
   }
 
   std::uint32_t general_register(int number) const {

@@ -266,9 +266,9 @@ class MipsGuestCpu final : public InterruptTrapCpu {
   // to 64 instructions) is scanned for the first load or store (I-type: base
   // register + signed 16-bit offset, delay slots included; COP1X indexed:
   // base + index) whose address, evaluated with the current registers (TCG
-  // writes them back before every guest memory access), lies within 8 bytes
-  // below `fault_address`. A fetch fault reports the fetched address itself;
-  // no match: the block start.
+  // writes them back before every guest memory access) and rounded down to
+  // its word, lies within 8 bytes below `fault_address`. A fetch fault reports
+  // the fetched address itself; no match: the block start.
   std::uint64_t locate_faulting_instruction(std::uint64_t reported_pc, std::uint64_t fault_address) const override {
     if (fault_address == reported_pc) return reported_pc;
     constexpr std::size_t kMaxScan = 64 * 4;
@@ -282,7 +282,7 @@ class MipsGuestCpu final : public InterruptTrapCpu {
       std::uint32_t word = 0;
       for (std::size_t b = 0; b < 4; ++b) word |= std::uint32_t{bytes[at + b]} << (8 * (little_endian_ ? b : 3 - b));
       const auto effective = memory_operand_address(word);
-      if (effective && fault - *effective < 8) return reported_pc + at;
+      if (effective && fault - (*effective & ~3u) < 8) return reported_pc + at;  // lwl/lwr also access the aligned word
     }
     return reported_pc;
   }

@@ -8,7 +8,7 @@
 # with ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 and
 # UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1: any report fails the run.
 # Left out, to keep CI bounded (2 cores): the "*long runs*" test cases and the
-# *_long_runs ctests (the same code on longer samples); install_consumer and
+# *_long_runs(.<arch>.<variant>) ctests (the same code on longer samples); install_consumer and
 # fuzz_harness_clang_consumer (their consumers link the installed, sanitized
 # libraries without the sanitizer runtime). The behaviour tests' time limits
 # are multiplied by 4 (TRACECORN_TEST_TIMEOUT_SCALE) and the others' default is
@@ -39,4 +39,4 @@ export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:${UBSAN_OPTIONS:-}"
 export LSAN_OPTIONS="suppressions=$PWD/scripts/lsan.supp:print_suppressions=0:${LSAN_OPTIONS:-}"
 cd "$build_dir"
 # unit_tests' own ctest entry already excludes "*long runs*" cases.
-ctest --output-on-failure -j "$(nproc)" --timeout 2400 -E '(_long_runs$|^install_consumer$|^fuzz_harness_clang_consumer$)' "$@"
+ctest --output-on-failure -j "$(nproc)" --timeout 2400 -E '(_long_runs($|[.])|^install_consumer$|^fuzz_harness_clang_consumer$)' "$@"

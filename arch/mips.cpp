@@ -279,9 +279,7 @@ class MipsGuestCpu final : public InterruptTrapCpu {
     while (size >= 4 && uc_mem_read(engine_, reported_pc, bytes, size) != UC_ERR_OK) size = (size / 2) & ~std::size_t{3};
     const auto fault = static_cast<std::uint32_t>(fault_address);
     for (std::size_t at = 0; at + 4 <= size; at += 4) {
-      std::uint32_t word = 0;
-      for (std::size_t b = 0; b < 4; ++b) word |= std::uint32_t{bytes[at + b]} << (8 * (little_endian_ ? b : 3 - b));
-      const auto effective = memory_operand_address(word);
+      const auto effective = memory_operand_address(instruction_word(bytes + at));
       if (effective && fault - (*effective & ~3u) < 8) return reported_pc + at;  // lwl/lwr also access the aligned word
     }
     return reported_pc;
@@ -327,9 +325,7 @@ class MipsGuestCpu final : public InterruptTrapCpu {
     std::optional<TrapInstruction> found;
     std::uint64_t found_at = 0;
     for (std::size_t at = 0; at < size; at += 4) {
-      std::uint32_t word = 0;
-      for (std::size_t b = 0; b < 4; ++b) word |= std::uint32_t{bytes[at + b]} << (8 * (little_endian_ ? b : 3 - b));
-      const TrapInstruction trap = decode_trap(word);
+      const TrapInstruction trap = decode_trap(instruction_word(bytes + at));
       if (is_break && trap.kind == TrapInstruction::Kind::kBreak) {
         found = trap;  // the last one
         found_at = block_address_ + at;
@@ -346,6 +342,13 @@ class MipsGuestCpu final : public InterruptTrapCpu {
     if (!found) return SIGTRAP;
     trap_address_ = found_at;
     return found->code == kBrkOverflow || found->code == kBrkDivZero ? SIGFPE : SIGTRAP;
+  }
+
+  // The 32-bit instruction at `bytes`, in the guest's byte order.
+  std::uint32_t instruction_word(const std::uint8_t* bytes) const {
+    std::uint32_t word = 0;
+    for (std::size_t b = 0; b < 4; ++b) word |= std::uint32_t{bytes[b]} << (8 * (little_endian_ ? b : 3 - b));
+    return word;
   }
 
   // The address a MIPS32 load or store `word` accesses with the current

@@ -308,11 +308,14 @@ class NaiveRegisterTracer final : public Installed {
 // and is timed. The note gives events and ring bytes per instruction.
 class RecorderLevel final : public Installed {
  public:
-  template <tracecorn::core::TraceLevel kLevel>
+  // kDerive: RecorderOptions::derive_registers, as the CLI records (the
+  // registers are set before attach and only instructions change them here).
+  template <tracecorn::core::TraceLevel kLevel, bool kDerive = false>
   static std::unique_ptr<Installed> set_up(uc_engine* uc, const Workload&) {
     auto installed = std::make_unique<RecorderLevel>(uc);
     tracecorn::core::RecorderOptions options;
     options.level = kLevel;
+    options.derive_registers = kDerive;
     // RECORDER_BENCH_RING_KIB: the ring's size in KiB (default: the recorder's).
     if (const char* kib = std::getenv("RECORDER_BENCH_RING_KIB")) options.ring_bytes = std::strtoull(kib, nullptr, 10) << 10;
     auto recorder = tracecorn::core::Recorder::attach(uc, tracecorn::arch::x86_64_arch(), options,
@@ -333,10 +336,11 @@ class RecorderLevel final : public Installed {
     const auto stats = recorder_->stats();
     const double per_instruction = stats.instructions ? 1.0 / static_cast<double>(stats.instructions) : 0.0;
     char text[160];
-    std::snprintf(text, sizeof text, "%.2f events/insn, %.1f ring bytes/insn, %llu stalls",
+    std::snprintf(text, sizeof text, "%.2f events/insn, %.1f ring bytes/insn, %llu stalls, %.0f%% derived",
                   static_cast<double>(stats.events) * per_instruction,
                   static_cast<double>(stats.ring_bytes_written) * per_instruction,
-                  static_cast<unsigned long long>(stats.producer_stalls));
+                  static_cast<unsigned long long>(stats.producer_stalls),
+                  100.0 * static_cast<double>(stats.registers_derived) * per_instruction);
     return text;
   }
 
@@ -391,6 +395,10 @@ const Configuration kConfigurations[] = {
     {"r3", "rec-mem", "tracecorn recorder, level mem", &RecorderLevel::set_up<tracecorn::core::TraceLevel::kMemory>},
     {"r4", "rec-regs", "tracecorn recorder, level regs", &RecorderLevel::set_up<tracecorn::core::TraceLevel::kRegisters>},
     {"r5", "rec-full", "tracecorn recorder, level full", &RecorderLevel::set_up<tracecorn::core::TraceLevel::kFull>},
+    {"r4d", "rec-regs-derive", "level regs, derive_registers (as the CLI)",
+     &RecorderLevel::set_up<tracecorn::core::TraceLevel::kRegisters, true>},
+    {"r5d", "rec-full-derive", "level full, derive_registers (as the CLI)",
+     &RecorderLevel::set_up<tracecorn::core::TraceLevel::kFull, true>},
 };
 
 // ---------------------------------------------------------------------------

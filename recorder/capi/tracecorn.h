@@ -151,6 +151,11 @@ typedef struct tracecorn_options {
   tracecorn_event_callback callback; /* NULL for none */
   void* callback_user;               /* passed to the callback */
   const char* program;               /* named in the trace header; NULL for none */
+  /* Non-zero: at the regs and full levels on x86, compute what simple integer
+     instructions write instead of reading it (RecorderOptions::derive_registers);
+     a caller that writes registers itself between runs must then call
+     tracecorn_recorder_registers_changed() before running again. Default 0. */
+  int derive_registers;
 } tracecorn_options;
 
 /* Counters; see tracecorn::core::RecorderStats. */
@@ -163,6 +168,7 @@ typedef struct tracecorn_stats {
   uint64_t blocks_decoded;
   uint64_t events;              /* events handed to the sinks (after finish) */
   uint64_t instructions;        /* instructions recorded (after finish) */
+  uint64_t registers_derived;   /* instructions whose register writes were computed (derive_registers) */
 } tracecorn_stats;
 
 typedef struct tracecorn_recorder tracecorn_recorder;
@@ -208,6 +214,14 @@ tracecorn_status tracecorn_recorder_fault(tracecorn_recorder* recorder, uint64_t
  */
 tracecorn_status tracecorn_recorder_exited(tracecorn_recorder* recorder, int by_signal, int32_t code,
                                            int32_t signal);
+
+/*
+ * Tells the recorder that the caller wrote guest registers itself (uc_reg_write,
+ * a context restore) while attached: it reads them all again at the next block.
+ * Needed with derive_registers, harmless otherwise.
+ * Returns OK, INVALID_ARGUMENT (recorder NULL) or STATE (after finish).
+ */
+tracecorn_status tracecorn_recorder_registers_changed(tracecorn_recorder* recorder);
 
 /*
  * Flight recorder: writes the retained events (a GAP first when older ones were

@@ -297,6 +297,7 @@ tracecorn_status create(uc_engine* engine, const tracecorn_options& options, tra
   recorder_options.ring_bytes = static_cast<std::size_t>(ring_bytes);
   if (options.code_start || options.code_end)
     recorder_options.code_range = core::AddressRange{options.code_start, options.code_end};
+  recorder_options.derive_registers = options.derive_registers != 0;
 
   auto handle = std::make_unique<tracecorn_recorder>();
   handle->arch = arch;
@@ -396,6 +397,15 @@ tracecorn_status tracecorn_recorder_exited(tracecorn_recorder* recorder, int by_
   });
 }
 
+tracecorn_status tracecorn_recorder_registers_changed(tracecorn_recorder* recorder) {
+  if (!recorder) return TRACECORN_ERROR_INVALID_ARGUMENT;
+  return guarded(recorder, [&] {
+    if (recorder->finished) return recorder->fail(TRACECORN_ERROR_STATE, "registers_changed after finish");
+    recorder->recorder->registers_changed();
+    return TRACECORN_OK;
+  });
+}
+
 tracecorn_status tracecorn_recorder_dump(tracecorn_recorder* recorder, const char* path) {
   if (!recorder) return TRACECORN_ERROR_INVALID_ARGUMENT;
   return guarded(recorder, [&] {
@@ -444,6 +454,7 @@ tracecorn_status tracecorn_recorder_stats(const tracecorn_recorder* recorder, tr
     out->blocks_decoded = stats.blocks_decoded;
     out->events = stats.events;
     out->instructions = stats.instructions;
+    out->registers_derived = stats.registers_derived;
     return TRACECORN_OK;
   } catch (...) {
     return TRACECORN_ERROR_INTERNAL;

@@ -358,6 +358,9 @@ int run_command(const RunOptions& options, const RecordOptions* record) {
     }
     core::RecorderOptions recorder_options;
     recorder_options.level = *core::parse_trace_level(record->level);
+    // The Linux layer changes registers only through syscalls (which the
+    // recorder brackets) and instructions: derived register values are exact.
+    recorder_options.derive_registers = true;
     recorder_options.ring_bytes = record->ring_kib << 10;
     recorder_options.policy = record->flight_recorder ? core::RingPolicy::kFlightRecorder : core::RingPolicy::kLossless;
     if (record->only_main) {

@@ -19,6 +19,15 @@ void EventAssembler::begin(const events::TraceInfo& info) {
 
 void EventAssembler::adopt_block(const DecodedBlock& block) { blocks_.define(block); }
 
+void EventAssembler::memory_accessed(const PendingMemory& access) {
+  pending_memory_.push_back(access);
+  if (!pending_block_) flush_block(0, true);  // no block to tie it to: emitted as unattributed below
+  if (!pending_block_) {
+    emit_memory(pending_memory_.front(), access.pc != 0, access.pc);
+    pending_memory_.pop_front();
+  }
+}
+
 void EventAssembler::flush_events() {
   if (batch_used_ == 0) return;
   const std::span<const events::Event> events(batch_.data(), batch_used_);
@@ -167,13 +176,8 @@ void EventAssembler::on_record(std::span<const std::byte> record) {
     case RecordKind::kMemoryRead:
     case RecordKind::kMemoryWrite: {
       const auto memory = load_record<MemoryRecord>(record);
-      pending_memory_.push_back({header.kind == RecordKind::kMemoryWrite, static_cast<std::uint8_t>(header.aux),
-                                 memory.address, memory.value, memory.pc});
-      if (!pending_block_) flush_block(0, true);  // no block to tie it to: emitted as unattributed below
-      if (!pending_block_) {
-        emit_memory(pending_memory_.front(), memory.pc != 0, memory.pc);
-        pending_memory_.pop_front();
-      }
+      memory_accessed({header.kind == RecordKind::kMemoryWrite, static_cast<std::uint8_t>(header.aux), memory.address,
+                       memory.value, memory.pc});
       return;
     }
     case RecordKind::kRegisters:
@@ -210,6 +214,26 @@ void EventAssembler::on_record(std::span<const std::byte> record) {
         RegisterBatchItem item;
         std::memcpy(&item, bytes + at, sizeof item);
         at += sizeof item;
+        if (item.count == kMemoryReadMarkerCount || item.count == kMemoryWriteMarkerCount) {  // (ring_records.h)
+          std::uint64_t address_and_value[2];
+          if (at + sizeof address_and_value > record.size()) {
+            ++malformed_;
+            break;
+          }
+          std::memcpy(address_and_value, bytes + at, sizeof address_and_value);
+          at += sizeof address_and_value;
+          memory_accessed({item.count == kMemoryWriteMarkerCount, item.reserved[0], address_and_value[0],
+                           address_and_value[1], item.pc});
+          continue;
+        }
+        if (item.count == kBlockMarkerCount) {  // a block executed (ring_records.h)
+          const DecodedBlock* block = item.pc >> 32 ? nullptr : blocks_.find(static_cast<std::uint32_t>(item.pc));
+          if (block)
+            block_executed(*block);
+          else
+            ++malformed_;
+          continue;
+        }
         const bool for_block = pending_block_ != nullptr;
         std::vector<events::RegisterValue>& target = for_block ? register_pool_ : decoded_registers_;
         if (!for_block) target.clear();

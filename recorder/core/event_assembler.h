@@ -143,6 +143,8 @@ class EventAssembler {
   // to `stop_pc`: inclusive or exclusive; all when stop_pc is 0.
   void flush_block(std::uint64_t stop_pc, bool inclusive);
   void emit_memory(const PendingMemory& access, bool pc_known, std::uint64_t pc);
+  // A memory access from a record or a batch item: tied to the pending block.
+  void memory_accessed(const PendingMemory& access);
   // Forgets the pending block and what was recorded inside it (its rest did not run).
   void drop_pending_block();
 

@@ -22,7 +22,13 @@
 // Register changes: flags are the full rflags register, recorded when an
 // instruction writes any flag; a partial write (al, eax) is recorded as its full
 // register (rax). Registers the kernel changes at a syscall are found by
-// comparing the whole register table before and after.
+// comparing the whole register table before and after. With
+// RecorderOptions::derive_registers (x86), the values of simple integer
+// instructions are computed from the shadow copy instead of read
+// (derived_registers.h); the shadow must then hold every register's current
+// value, so whenever it may not (an instruction the hooks did not see, a run
+// that ended and may restart with new registers) it is marked stale, and the
+// next block hook reads it whole again (shadow_stale_).
 #include "recorder/core/recorder.h"
 
 #include <algorithm>
@@ -100,6 +106,10 @@ class Recorder::Impl {
       unicorn_width_[i] = std::min<std::uint8_t>(width, arch_.registers[i].size);
     }
     active_ = !options_.start_at.has_value();
+    // With a code range the hooks do not see the code outside it, whose
+    // register changes the shadow would miss: no derivation there.
+    derive_registers_ = options_.derive_registers && level_has_registers(options_.level) && !options_.code_range;
+    derive_now_ = derive_registers_;
     fast_blocks_allowed_ = !level_has_registers(options_.level) &&
                            !(level_has_memory(options_.level) && options_.code_range) && !arch_.alternate_isa &&
                            options_.stop_after_instructions == 0;
@@ -161,6 +171,7 @@ class Recorder::Impl {
     auto* self = static_cast<Impl*>(user);
     if (self->active_) return;
     self->active_ = true;
+    self->mark_shadow_stale();  // the instructions before this one were not seen
     self->block(self->last_block_address_, self->last_block_size_);
   }
   static void on_stop_address(uc_engine* engine, std::uint64_t, std::uint32_t, void* user) noexcept {
@@ -190,11 +201,20 @@ class Recorder::Impl {
       return;
     }
     if (pending_instruction_) flush_pending_registers();
+    if (shadow_stale_) [[unlikely]] {
+      read_all_registers(shadow_);
+      shadow_stale_ = false;
+      derive_now_ = derive_registers_;
+    }
     const std::uint8_t mode = current_mode();
     const DecodedBlock* decoded = producer_blocks_.find(address, size, mode);
     if (!decoded) [[unlikely]] {
       decoded = define_block(address, size, mode);
-      if (!decoded) return;
+      if (!decoded) {
+        current_block_ = nullptr;  // its instructions go unseen
+        mark_shadow_stale();
+        return;
+      }
     }
     current_block_ = decoded;
     current_index_ = 0;
@@ -270,15 +290,23 @@ class Recorder::Impl {
 
   void instruction(std::uint64_t address) noexcept {
     if (!active_ || !current_block_) return;
-    flush_pending_registers();
+    if (const DecodedInstruction* pending = pending_instruction_) {
+      if (pending->derived.operation != DerivedOperation::kNone && derive_now_) {
+        pending_instruction_ = nullptr;
+        flush_derived(*pending);
+      } else {
+        flush_pending_registers();
+      }
+    }
     // Find this instruction in the current block (usually the next one).
     const auto& list = current_block_->instructions;
-    if (current_index_ >= list.size() || list[current_index_].address != address) {
+    if (current_index_ >= list.size() || list[current_index_].address != address) [[unlikely]] {
       current_index_ = 0;
       while (current_index_ < list.size() && list[current_index_].address != address) ++current_index_;
       if (current_index_ >= list.size()) {
         pending_instruction_ = nullptr;
         current_pc_ = address;
+        mark_shadow_stale();  // its writes go unseen
         return;
       }
     }
@@ -295,6 +323,10 @@ class Recorder::Impl {
     const DecodedInstruction* insn = pending_instruction_;
     pending_instruction_ = nullptr;
     if (!insn || insn->written_registers.empty()) return;
+    if (derive_now_ && insn->derived.operation != DerivedOperation::kNone) {
+      flush_derived(*insn);
+      return;
+    }
     // One batched read of every register the instruction can write (a single
     // uc_reg_read costs ~8 ns; a batch of 16 ~42 ns on Unicorn 2.0.1), into the
     // fixed buffers read_pointers_ points at.
@@ -316,8 +348,7 @@ class Recorder::Impl {
       if (count) write_registers(RecordKind::kRegisters, insn->address, changed, count);
       return;
     }
-    if (run_count_) write_run();
-    if (register_batch_used_ + largest_item > register_batch_limit_) write_register_batch();
+    make_room_for_item(largest_item);
     std::uint8_t* const batch = register_batch_.data();
     std::uint8_t* const item_at = batch + register_batch_used_;
     std::uint8_t* out = item_at + sizeof(RegisterBatchItem);
@@ -343,6 +374,70 @@ class Recorder::Impl {
     std::memcpy(item_at + 8, &count_word, 8);
     register_batch_used_ = static_cast<std::size_t>(out - batch);
     ++register_batch_items_;
+  }
+
+  // flush_pending_registers for an instruction with a recipe (derived_registers.h):
+  // its values are computed from the shadow, which holds every register's value
+  // before it, and go into the batch as read values would. A recipe writes
+  // exactly the written list (the destination, the flags or both): general
+  // registers and flags, whose shadows and values fit in 8 bytes (the upper 8
+  // stay zero).
+  void flush_derived(const DecodedInstruction& insn) noexcept {
+    const DerivedWrites& recipe = insn.derived;
+    Shadow* shadows = shadow_.data();
+    auto low = [shadows](std::uint16_t index) {
+      std::uint64_t value;
+      std::memcpy(&value, shadows[index].bytes, 8);
+      return value;
+    };
+    const DerivedValues values = derive_values(recipe, low(recipe.a.index), low(recipe.b.index), low(recipe.destination),
+                                               low(recipe.flags_index));
+    ++derived_unpublished_;
+    // The entries go straight into the batch; one that did not change is
+    // overwritten by the next (no branch on it), and an item with none is not kept.
+    make_room_for_item(sizeof(RegisterBatchItem) + 2 * (sizeof(RegisterBatchEntryHead) + 8));
+    std::uint8_t* const item_at = register_batch_.data() + register_batch_used_;
+    std::uint8_t* out = item_at + sizeof(RegisterBatchItem);
+    auto put = [&](std::uint64_t head, std::uint16_t index, std::uint64_t value) {
+      const std::uint64_t before = low(index);
+      std::memcpy(shadows[index].bytes, &value, 8);
+      std::memcpy(out, &head, 8);  // (head: RegisterBatchEntryHead as one integer, see flush_pending_registers)
+      std::memcpy(out + 8, &value, 8);
+      out += before != value ? 16 : 0;
+    };
+    // In the order of the written list, as a read would give them.
+    if (recipe.destination_first) put(recipe.destination_head, recipe.destination, values.destination);
+    if (recipe.sets_flags) put(recipe.flags_head, recipe.flags_index, values.flags);
+    if (recipe.stores_result && !recipe.destination_first)
+      put(recipe.destination_head, recipe.destination, values.destination);
+    const std::uint64_t count = static_cast<std::uint64_t>(out - item_at - sizeof(RegisterBatchItem)) / 16;
+    if (count == 0) return;
+    const std::uint64_t pc = insn.address;  // RegisterBatchItem, as two integers
+    std::memcpy(item_at, &pc, 8);
+    std::memcpy(item_at + 8, &count, 8);
+    register_batch_used_ = static_cast<std::size_t>(out - register_batch_.data());
+    ++register_batch_items_;
+  }
+
+  // Before a register item of up to `item_bytes` goes into the batch: the blocks
+  // executed since the last item go first, as block markers in the batch
+  // (ring_records.h: no record per block) or, when there are many, as a run
+  // record; then the batch is written if the item would not fit.
+  void make_room_for_item(std::size_t item_bytes) noexcept {
+    constexpr std::uint32_t kMostMarkers = 4;
+    if (run_count_ > kMostMarkers) write_run();  // (writes the batch first)
+    const std::size_t markers = run_count_ * sizeof(RegisterBatchItem);
+    if (register_batch_used_ + markers + item_bytes > register_batch_limit_) write_register_batch();
+    if (run_count_ == 0) return;
+    std::uint8_t* out = register_batch_.data() + register_batch_used_;
+    for (std::uint32_t i = 0; i < run_count_; ++i, out += sizeof(RegisterBatchItem)) {
+      const std::uint64_t id = run_[i], count_word = kBlockMarkerCount;  // RegisterBatchItem, as two integers
+      std::memcpy(out, &id, 8);
+      std::memcpy(out + 8, &count_word, 8);
+    }
+    register_batch_used_ += markers;
+    register_batch_items_ += run_count_;
+    run_count_ = 0;
   }
 
   // Compares the values just read (read_values_) of the first `written`
@@ -395,6 +490,7 @@ class Recorder::Impl {
     const std::uint64_t items = register_batch_items_;
     register_batch_used_ = 0;
     register_batch_items_ = 0;
+    publish_derived_count();
     if (used == 0) return;
     std::byte* record = reserve_uncut(static_cast<std::uint32_t>(sizeof(RecordHeader) + used));
     if (!record) {
@@ -424,6 +520,18 @@ class Recorder::Impl {
     if (options_.code_range && (current_pc_or_block() < options_.code_range->start ||
                                 current_pc_or_block() >= options_.code_range->end))
       return;
+    if (level_has_registers(options_.level)) {  // into the register batch (ring_records.h), at current_pc_
+      constexpr std::size_t kItemBytes = sizeof(RegisterBatchItem) + 16;
+      make_room_for_item(kItemBytes);
+      std::uint8_t* out = register_batch_.data() + register_batch_used_;
+      const std::uint64_t words[4] = {
+          current_pc_, (is_write ? kMemoryWriteMarkerCount : kMemoryReadMarkerCount) | std::uint64_t{static_cast<std::uint8_t>(size)} << 16,
+          address, static_cast<std::uint64_t>(value)};
+      std::memcpy(out, words, kItemBytes);
+      register_batch_used_ += kItemBytes;
+      ++register_batch_items_;
+      return;
+    }
     if (auto* record = reserve<MemoryRecord>(is_write ? RecordKind::kMemoryWrite : RecordKind::kMemoryRead, 0,
                                              static_cast<std::uint16_t>(size))) {
       record->address = address;
@@ -549,6 +657,21 @@ class Recorder::Impl {
       if (slot.size != kEmptySlotSize && slot.address < end && slot.address + slot.size > start) slot = IdSlot{};
     current_block_ = nullptr;
     pending_instruction_ = nullptr;
+    mark_shadow_stale();  // the rest of the block goes unseen
+  }
+
+  void publish_derived_count() noexcept {
+    if (derived_unpublished_ == 0) return;
+    registers_derived_.store(registers_derived_.load(std::memory_order_relaxed) + derived_unpublished_,
+                             std::memory_order_relaxed);
+    derived_unpublished_ = 0;
+  }
+
+  // The shadow may no longer hold every register's value (see the file comment).
+  void mark_shadow_stale() noexcept {
+    if (!derive_registers_) return;
+    shadow_stale_ = true;
+    derive_now_ = false;
   }
 
   void syscall_exit(std::uint64_t pc, std::uint64_t number, const std::uint64_t (&args)[6], std::int64_t result,
@@ -569,6 +692,8 @@ class Recorder::Impl {
       std::memcpy(entry.value, after[i].bytes, size);
     }
     shadow_ = after;
+    shadow_stale_ = false;
+    derive_now_ = derive_registers_;
     if (count) write_registers(RecordKind::kSyscallRegisters, pc, changed, count);
     if (call_stack.empty() && captured_stack_depth_) call_stack = std::span(captured_stack_, captured_stack_depth_);
     captured_stack_depth_ = 0;
@@ -604,6 +729,7 @@ class Recorder::Impl {
 
   void fault(std::uint64_t pc, std::uint64_t address, std::uint32_t signal, std::string_view description) noexcept {
     ended_ = true;
+    mark_shadow_stale();  // a harness may set new registers and run again
     const std::uint16_t length = static_cast<std::uint16_t>(std::min<std::size_t>(description.size(), 1024));
     auto* record =
         static_cast<FaultRecord*>(static_cast<void*>(reserve_bytes(sizeof(FaultRecord) + padded8(length))));
@@ -620,6 +746,7 @@ class Recorder::Impl {
     if (!last_record_was_syscall_) write_stop_if_cut_short();
     ended_ = true;
     flush_pending_registers();
+    mark_shadow_stale();  // a harness may set new registers and run again
     if (auto* record = reserve<ExitRecord>(RecordKind::kExit, by_signal ? 1 : 0, 0)) {
       record->code = code;
       record->signal = signal;
@@ -682,6 +809,7 @@ class Recorder::Impl {
     flush_pending_registers();
     write_stop_if_cut_short();
     write_pending();
+    publish_derived_count();
     ring_->close();
     if (drain_.joinable()) {
       drain_.join();
@@ -704,6 +832,7 @@ class Recorder::Impl {
     }
     result.records_lost = records_lost_;
     result.blocks_decoded = blocks_decoded_;
+    result.registers_derived = registers_derived_.load(std::memory_order_relaxed);
     result.events = events_;
     result.events_by_kind = events_by_kind_;
     result.instructions = instructions_;
@@ -848,6 +977,13 @@ class Recorder::Impl {
   const DecodedInstruction* pending_instruction_ = nullptr;
   std::uint64_t current_pc_ = 0;
   std::vector<Shadow> shadow_;
+  bool derive_registers_ = false;  // see init and the file comment
+  bool shadow_stale_ = false;      // read the whole shadow again at the next block hook
+  bool derive_now_ = false;        // derive_registers_ && !shadow_stale_
+  // Instructions whose writes were derived: counted here on the hot path, added
+  // to the atomic (which stats() reads from any thread) at each batch write.
+  std::uint64_t derived_unpublished_ = 0;
+  std::atomic<std::uint64_t> registers_derived_{0};
   // Register reads (flush_pending_registers): up to kMaxWritten registers per
   // instruction, each into 64 bytes (room for any register Unicorn can write).
   static constexpr std::size_t kMaxWritten = 32;
@@ -924,6 +1060,7 @@ std::string Recorder::dump(events::Sink& sink) { return impl_->dump(sink); }
 std::string Recorder::finish(bool interrupted) { return impl_->finish(interrupted); }
 RecorderStats Recorder::stats() const { return impl_->stats(); }
 bool Recorder::stop_requested() const { return impl_->stop_requested(); }
+void Recorder::registers_changed() noexcept { impl_->mark_shadow_stale(); }
 bool Recorder::sink_failed() const { return impl_->sink_failed(); }
 
 }  // namespace tracecorn::core

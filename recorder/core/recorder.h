@@ -65,6 +65,18 @@ struct RecorderOptions {
   // owned, must outlive finish(). nullptr: syscall events carry no stack
   // unless the caller passes one to syscall_exit().
   StackProvider* stack_provider = nullptr;
+  // regs/full levels on x86-64 and i386: the values that simple integer
+  // instructions write (mov, add, sub, and, or, xor, cmp, test, inc, dec, neg,
+  // not, lea with register or immediate operands) are computed from the
+  // recorder's copy of the register file instead of read through Unicorn, about
+  // twice as fast. The copy is read whole at attach, after every syscall and at
+  // the first block after exited() or fault(); it is only right if nothing else
+  // writes the registers in between: a caller that writes registers with
+  // uc_reg_write (or restores a context) at any other time must call
+  // Recorder::registers_changed() before running again, or leave this off.
+  // Ignored with a code_range (the hooks do not see code outside it). The CLI
+  // sets it (the Linux layer changes registers only through syscalls).
+  bool derive_registers = false;
 };
 
 struct RecorderStats {
@@ -77,6 +89,9 @@ struct RecorderStats {
   std::uint64_t events = 0;        // events handed to sinks (after finish)
   std::array<std::uint64_t, 11> events_by_kind{};  // the same by kind, indexed by events::EventKind (after finish)
   std::uint64_t instructions = 0;  // instructions recorded (after finish)
+  // Instructions whose register writes were computed rather than read
+  // (RecorderOptions::derive_registers).
+  std::uint64_t registers_derived = 0;
 };
 
 class Recorder {
@@ -110,6 +125,10 @@ class Recorder {
   // reached its `until` address), the block being executed is cut at the
   // engine's current pc first.
   void exited(bool by_signal, std::int32_t code, std::int32_t signal) noexcept;
+  // The caller wrote guest registers itself (uc_reg_write, uc_context_restore)
+  // while attached: the recorder reads them all again at the next block
+  // (needed with derive_registers; harmless otherwise).
+  void registers_changed() noexcept;
 
   // Flight recorder: replays the retained records into `sink` (begin, events, end).
   // Returns the sink's error, if any.

@@ -122,11 +122,24 @@ static_assert(sizeof(RegistersRecord) == 16 && sizeof(RegisterEntry) == 24);
 //          | index u16 | size u8 | 5 reserved | value: 8 bytes if size <= 8,    |
 //          |           |         |            | else 16 (little end first)      |
 //          +-----------+---------+------------+---------------------------------+
+//
+// An item whose count is kBlockMarkerCount has no entries: it says that the
+// block whose id is in `pc` was executed (as a kBlockRun of that one block
+// would), so that at the regs level the block between two instructions'
+// changes costs no record of its own; memory accesses travel in the batch too
+// (below).
 struct RegisterBatchItem {
   std::uint64_t pc;
   std::uint16_t count;
   std::uint8_t reserved[6];
 };
+inline constexpr std::uint16_t kBlockMarkerCount = 0xffff;
+// Items whose count is one of these carry a memory access, as a kMemoryRead or
+// kMemoryWrite record would (regs and full levels): `pc` is the access's pc,
+// reserved[0] its size in bytes, and 16 bytes follow: the address and the value
+// (u64 each).
+inline constexpr std::uint16_t kMemoryReadMarkerCount = 0xfffe;
+inline constexpr std::uint16_t kMemoryWriteMarkerCount = 0xfffd;
 struct RegisterBatchEntryHead {
   std::uint16_t index;  // into arch::ArchInfo::registers
   std::uint8_t size;    // the register's size in bytes; the value slot is 8 bytes up to 8, else 16

@@ -268,6 +268,41 @@ TEST_CASE("CAPI: a lossless run delivers every event of the loop through the cal
   tracecorn_recorder_destroy(recorder);
 }
 
+// The same run at regs level with and without derive_registers: the text traces
+// (which print every changed register's value) must be the same, and the
+// derived run must have computed some instructions' writes.
+TEST_CASE("CAPI: derive_registers records the same register values as reading them") {
+  std::string traces[2];
+  std::uint64_t derived[2] = {};
+  for (int derive = 0; derive < 2; ++derive) {
+    SnippetEngine engine;
+    const auto path = temp_path("derive" + std::to_string(derive) + ".txt");
+    const std::string text_path = path.string();
+    tracecorn_options options = x86_options(TRACECORN_LEVEL_REGS);
+    options.text_path = text_path.c_str();
+    options.derive_registers = derive;
+    tracecorn_recorder* recorder = nullptr;
+    char error[256] = "";
+    REQUIRE_MESSAGE(tracecorn_recorder_create(engine.get(), &options, &recorder, error, sizeof error) == TRACECORN_OK,
+                    error);
+    REQUIRE(engine.run() == UC_ERR_OK);
+    REQUIRE(tracecorn_recorder_registers_changed(recorder) == TRACECORN_OK);
+    REQUIRE(tracecorn_recorder_finish(recorder) == TRACECORN_OK);
+    CHECK(tracecorn_recorder_registers_changed(recorder) == TRACECORN_ERROR_STATE);
+    tracecorn_stats stats{};
+    REQUIRE(tracecorn_recorder_stats(recorder, &stats) == TRACECORN_OK);
+    derived[derive] = stats.registers_derived;
+    tracecorn_recorder_destroy(recorder);
+    traces[derive] = read_file(path);
+    std::filesystem::remove(path);
+  }
+  CHECK(traces[0].find("rax") != std::string::npos);
+  CHECK(traces[0] == traces[1]);
+  CHECK(derived[0] == 0);
+  CHECK(derived[1] > 10);
+  CHECK(tracecorn_recorder_registers_changed(nullptr) == TRACECORN_ERROR_INVALID_ARGUMENT);
+}
+
 TEST_CASE("CAPI: a code range limits the recording to the code inside it") {
   SnippetEngine engine;
   std::vector<StoredEvent> events;

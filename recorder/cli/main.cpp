@@ -452,6 +452,9 @@ int run_command(const RunOptions& options, const RecordOptions* record) {
                                  tracecorn::events::event_kind_name(static_cast<tracecorn::events::EventKind>(k)),
                                  stats.events_by_kind[k]);
       fmt::print(stderr, "tracecorn: events by kind: {}\n", by_kind.empty() ? "none" : by_kind);
+      if (stats.registers_derived)
+        fmt::print(stderr, "tracecorn: register writes derived (not read) for {} instructions\n",
+                   stats.registers_derived);
     }
   }
   if (stacks && options.stats) {

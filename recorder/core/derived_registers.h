@@ -107,10 +107,12 @@ inline constexpr std::uint64_t mask_of(unsigned bytes) {
 // The values after the instruction, from the full values before it of the
 // sources `a` and `b` (ignored unless registers), of the destination
 // register, and of the flags register. Pure; inline for the producer's hook.
-[[gnu::always_inline]] inline DerivedValues derive_values(const DerivedWrites& recipe, std::uint64_t a, std::uint64_t b, std::uint64_t destination,
-                            std::uint64_t old_flags) {
+[[gnu::always_inline]] inline DerivedValues derive_values(const DerivedWrites& recipe, std::uint64_t a,
+                                                          std::uint64_t b, std::uint64_t destination,
+                                                          std::uint64_t old_flags) {
+  using namespace derived_detail;
   const unsigned bits = recipe.width * 8u;
-  const std::uint64_t mask = derived_detail::mask_of(recipe.width);
+  const std::uint64_t mask = mask_of(recipe.width);
   const std::uint64_t sign = std::uint64_t{1} << (bits - 1);
   auto source = [](const DerivedOperand& operand, std::uint64_t value) {
     return ((value >> operand.shift) & operand.keep) | operand.constant;
@@ -121,21 +123,23 @@ inline constexpr std::uint64_t mask_of(unsigned bytes) {
   switch (recipe.operation) {
     case DerivedOperation::kNone: return {destination, old_flags};
     case DerivedOperation::kMove: result = a & mask; break;
-    case DerivedOperation::kLea: result = (a + b * recipe.scale + recipe.displacement) & derived_detail::mask_of(recipe.address_bytes) & mask; break;
+    case DerivedOperation::kLea:
+      result = (a + b * recipe.scale + recipe.displacement) & mask_of(recipe.address_bytes) & mask;
+      break;
     case DerivedOperation::kNot: result = ~a & mask; break;
     case DerivedOperation::kAdd:
       a &= mask, b &= mask;
       result = (a + b) & mask;
-      if (result < a) flags |= derived_detail::kCarry;
-      if ((a ^ result) & (b ^ result) & sign) flags |= derived_detail::kOverflow;
-      flags |= (a ^ b ^ result) & derived_detail::kAdjust;
+      if (result < a) flags |= kCarry;
+      if ((a ^ result) & (b ^ result) & sign) flags |= kOverflow;
+      flags |= (a ^ b ^ result) & kAdjust;
       break;
     case DerivedOperation::kSub:
       a &= mask, b &= mask;
       result = (a - b) & mask;
-      if (a < b) flags |= derived_detail::kCarry;
-      if ((a ^ b) & (a ^ result) & sign) flags |= derived_detail::kOverflow;
-      flags |= (a ^ b ^ result) & derived_detail::kAdjust;
+      if (a < b) flags |= kCarry;
+      if ((a ^ b) & (a ^ result) & sign) flags |= kOverflow;
+      flags |= (a ^ b ^ result) & kAdjust;
       break;
     case DerivedOperation::kAnd: result = a & b & mask; break;  // CF = OF = 0; AF = 0 as QEMU leaves it
     case DerivedOperation::kOr: result = (a | b) & mask; break;
@@ -143,31 +147,31 @@ inline constexpr std::uint64_t mask_of(unsigned bytes) {
     case DerivedOperation::kInc:
       a &= mask;
       result = (a + 1) & mask;
-      flags |= old_flags & derived_detail::kCarry;
-      if (result == sign) flags |= derived_detail::kOverflow;
-      flags |= (a ^ 1 ^ result) & derived_detail::kAdjust;
+      flags |= old_flags & kCarry;
+      if (result == sign) flags |= kOverflow;
+      flags |= (a ^ 1 ^ result) & kAdjust;
       break;
     case DerivedOperation::kDec:
       a &= mask;
       result = (a - 1) & mask;
-      flags |= old_flags & derived_detail::kCarry;
-      if (a == sign) flags |= derived_detail::kOverflow;
-      flags |= (a ^ 1 ^ result) & derived_detail::kAdjust;
+      flags |= old_flags & kCarry;
+      if (a == sign) flags |= kOverflow;
+      flags |= (a ^ 1 ^ result) & kAdjust;
       break;
     case DerivedOperation::kNeg:
       a &= mask;
       result = (0 - a) & mask;
-      if (a != 0) flags |= derived_detail::kCarry;
-      if (a == sign) flags |= derived_detail::kOverflow;
-      flags |= (a ^ result) & derived_detail::kAdjust;
+      if (a != 0) flags |= kCarry;
+      if (a == sign) flags |= kOverflow;
+      flags |= (a ^ result) & kAdjust;
       break;
   }
   DerivedValues values{destination, old_flags};
   if (recipe.sets_flags) {
-    if (result == 0) flags |= derived_detail::kZero;
-    if (result & sign) flags |= derived_detail::kSign;
-    if (!__builtin_parityll(result & 0xff)) flags |= derived_detail::kParity;
-    values.flags = (old_flags & ~derived_detail::kArithmeticFlags) | flags;
+    if (result == 0) flags |= kZero;
+    if (result & sign) flags |= kSign;
+    if (!__builtin_parityll(result & 0xff)) flags |= kParity;
+    values.flags = (old_flags & ~kArithmeticFlags) | flags;
   }
   if (recipe.stores_result) {
     if (recipe.width >= 4) {
@@ -176,10 +180,9 @@ inline constexpr std::uint64_t mask_of(unsigned bytes) {
       const std::uint64_t field = mask << recipe.destination_shift;
       values.destination = (destination & ~field) | (result << recipe.destination_shift);
     }
-    values.destination &= derived_detail::mask_of(recipe.destination_bytes);
+    values.destination &= mask_of(recipe.destination_bytes);
   }
   return values;
 }
-
 
 }  // namespace tracecorn::core

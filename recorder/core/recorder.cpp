@@ -8,9 +8,11 @@
 //                  and UC_HOOK_MEM_WRITE; no instruction hook.
 //   regs           UC_HOOK_BLOCK + UC_HOOK_CODE: at each instruction, the registers
 //                  the previous instruction can write (Capstone's access list,
-//                  cached per block) are read and compared with a shadow copy;
-//                  the changes collect in a local kRegisterBatch buffer that is
-//                  written to the ring as one record (ring_records.h).
+//                  cached per block) are read, or derived (below), and compared
+//                  with a shadow copy; the changes collect in a local
+//                  kRegisterBatch buffer, with the blocks and memory accesses
+//                  between them as marker items, written to the ring as one
+//                  record (ring_records.h).
 //   full           all of the above; memory records carry the exact pc.
 // The block hook's hot path is a direct-mapped cache lookup and 4 bytes (the
 // block's id) appended to a local run of up to 256 blocks, written to the ring as

@@ -168,13 +168,16 @@ class Recorder::Impl {
     static_cast<Impl*>(user)->memory(type == UC_MEM_WRITE, address, size, value);
   }
   // Recording starts with the block that contains the start address (its block
-  // hook ran before this instruction hook, while recording was still off).
-  static void on_start_address(uc_engine*, std::uint64_t, std::uint32_t, void* user) noexcept {
+  // hook ran before this instruction hook, while recording was still off). At
+  // the regs levels the start instruction becomes the pending one here: its own
+  // instruction hook (on_code, added first, so called first) saw recording off.
+  static void on_start_address(uc_engine*, std::uint64_t address, std::uint32_t, void* user) noexcept {
     auto* self = static_cast<Impl*>(user);
     if (self->active_) return;
     self->active_ = true;
     self->mark_shadow_stale();  // the instructions before this one were not seen
     self->block(self->last_block_address_, self->last_block_size_);
+    if (level_has_registers(self->options_.level)) self->instruction(address);
   }
   static void on_stop_address(uc_engine* engine, std::uint64_t, std::uint32_t, void* user) noexcept {
     static_cast<Impl*>(user)->stop_requested_ = true;

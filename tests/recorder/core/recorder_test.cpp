@@ -835,3 +835,46 @@ TEST_CASE("Recorder: derived register values follow a register the caller writes
   recorder->reset();
   uc_close(engine);
 }
+
+// --start-at in the middle of a block, at the regs level: the start instruction's
+// own change is recorded, and the values derived after it start from it.
+TEST_CASE("Recorder: regs level from a start address inside a block records the start instruction and derives from it") {
+  for (const bool derive : {false, true}) {
+    CAPTURE(derive);
+    uc_engine* engine = nullptr;
+    REQUIRE(uc_open(UC_ARCH_X86, UC_MODE_64, &engine) == UC_ERR_OK);
+    constexpr std::uint64_t kCode = 0x1000;
+    // mov eax, 1; add rax, rbx (the start); add rax, rbx; nop
+    const std::uint8_t code[] = {0xb8, 0x01, 0x00, 0x00, 0x00, 0x48, 0x01, 0xd8, 0x48, 0x01, 0xd8, 0x90};
+    REQUIRE(uc_mem_map(engine, kCode, 0x1000, UC_PROT_ALL) == UC_ERR_OK);
+    REQUIRE(uc_mem_write(engine, kCode, code, sizeof code) == UC_ERR_OK);
+    std::uint64_t rbx = 2;
+    uc_reg_write(engine, UC_X86_REG_RBX, &rbx);
+    ProbeSink sink;
+    core::RecorderOptions options;
+    options.level = core::TraceLevel::kRegisters;
+    options.derive_registers = derive;
+    options.capture_initial_state = false;
+    options.start_at = kCode + 5;
+    const arch::ArchInfo& arch = arch::x86_64_arch();
+    auto recorder = core::Recorder::attach(engine, arch, options, {&sink}, events::TraceInfo{});
+    REQUIRE(recorder.has_value());
+    REQUIRE(uc_emu_start(engine, kCode, kCode + sizeof code, 0, 0) == UC_ERR_OK);
+    CHECK((*recorder)->finish().empty());
+    const auto rax_index = static_cast<std::uint16_t>(arch.find_register("rax") - arch.registers.data());
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> recorded;  // (pc, rax)
+    for (const auto& event : sink.stored_) {
+      if (event.kind != events::EventKind::kRegisters) continue;
+      for (const auto& value : event.registers) {
+        if (value.index != rax_index) continue;
+        std::uint64_t v = 0;
+        std::memcpy(&v, value.bytes.data(), 8);
+        recorded.emplace_back(event.pc, v);
+      }
+    }
+    const std::vector<std::pair<std::uint64_t, std::uint64_t>> expected = {{kCode + 5, 3}, {kCode + 8, 5}};
+    CHECK(recorded == expected);
+    recorder->reset();
+    uc_close(engine);
+  }
+}

@@ -144,16 +144,35 @@ const DecodedBlock* BlockCache::insert(DecodedBlock block) {
   const DecodedBlock* pointer = by_id_.back().get();
   blocks_[block_key(pointer->address, pointer->size, pointer->mode)] = pointer;
   slots_[slot_index(pointer->address)] = Slot{pointer->address, pointer->size, pointer};
+  if (pointer->size) {
+    for (std::uint64_t page = pointer->address >> kPageShift;
+         page <= (pointer->address + pointer->size - 1) >> kPageShift; ++page) {
+      page_filter_[(page >> 6) & (kFilterWords - 1)] |= std::uint64_t{1} << (page & 63);
+      blocks_by_page_[page].push_back(pointer);
+    }
+  }
   return pointer;
+}
+
+bool BlockCache::covers_code_slow(std::uint64_t start, std::uint64_t end) const {
+  for (std::uint64_t page = start >> kPageShift; page <= (end - 1) >> kPageShift; ++page) {
+    const auto found = blocks_by_page_.find(page);
+    if (found == blocks_by_page_.end()) continue;
+    for (const DecodedBlock* block : found->second)
+      if (block->address < end && block->address + block->size > start) return true;
+  }
+  return false;
 }
 
 void BlockCache::forget_range(std::uint64_t start, std::uint64_t end) {
   for (Slot& slot : slots_)
     if (slot.block && slot.address < end && slot.address + slot.size > start) slot = Slot{};
-  std::erase_if(blocks_, [&](const auto& entry) {
-    const DecodedBlock& block = *entry.second;
-    return block.address < end && block.address + block.size > start;
-  });
+  auto overlaps = [&](const DecodedBlock& block) { return block.address < end && block.address + block.size > start; };
+  std::erase_if(blocks_, [&](const auto& entry) { return overlaps(*entry.second); });
+  for (auto entry = blocks_by_page_.begin(); entry != blocks_by_page_.end();) {
+    std::erase_if(entry->second, [&](const DecodedBlock* block) { return overlaps(*block); });
+    entry = entry->second.empty() ? blocks_by_page_.erase(entry) : std::next(entry);
+  }
 }
 
 const DecodedBlock* BlockTable::define(DecodedBlock block) {

@@ -113,6 +113,15 @@ class BlockCache {
   const DecodedBlock* insert(DecodedBlock block);
   // Drops every block overlapping [start, end) from the lookup (not from by_id).
   void forget_range(std::uint64_t start, std::uint64_t end);
+  // True when [start, end) overlaps a block in the lookup: a guest write there
+  // rewrites decoded code. Costs a bit test per page when no block is on the
+  // page (the filter below), which is what nearly every data write finds.
+  bool covers_code(std::uint64_t start, std::uint64_t end) const {
+    if (end <= start) return false;
+    for (std::uint64_t page = start >> kPageShift; page <= (end - 1) >> kPageShift; ++page)
+      if (page_filter_[(page >> 6) & (kFilterWords - 1)] >> (page & 63) & 1) return covers_code_slow(start, end);
+    return false;
+  }
   // The block with this id (also a forgotten one), or nullptr when no block has it.
   const DecodedBlock* by_id(std::uint32_t id) const { return id < by_id_.size() ? by_id_[id].get() : nullptr; }
   // Blocks in the lookup.
@@ -133,10 +142,18 @@ class BlockCache {
   static constexpr std::size_t kSlots = 4096;
   static std::size_t slot_index(std::uint64_t address) { return (address ^ (address >> 12)) & (kSlots - 1); }
   const DecodedBlock* find_slow(std::uint64_t address, std::uint32_t size, std::uint8_t mode) const;
+  bool covers_code_slow(std::uint64_t start, std::uint64_t end) const;
 
   std::vector<std::unique_ptr<DecodedBlock>> by_id_;
   std::unordered_map<std::uint64_t, const DecodedBlock*> blocks_;
   mutable std::vector<Slot> slots_ = std::vector<Slot>(kSlots);
+  // Pages that blocks cover: a filter of one bit per page-number hash (set, never
+  // cleared: a stale bit only sends a write to the exact check) and, exactly,
+  // each page's blocks (forgotten ones dropped by forget_range).
+  static constexpr unsigned kPageShift = 12;
+  static constexpr std::size_t kFilterWords = 1024;  // 65536 bits
+  std::array<std::uint64_t, kFilterWords> page_filter_{};
+  std::unordered_map<std::uint64_t, std::vector<const DecodedBlock*>> blocks_by_page_;
 };
 
 // id -> decoded block, on the consumer side: filled from kBlockDefinition

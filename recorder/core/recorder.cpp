@@ -128,8 +128,15 @@ class Recorder::Impl {
           !add_hook(UC_HOOK_MEM_WRITE, reinterpret_cast<void*>(&on_memory), 1, user_end))
         return hook_error("memory");
     }
-    if (level_has_registers(options_.level))
+    if (level_has_registers(options_.level)) {
       if (!add_hook(UC_HOOK_CODE, reinterpret_cast<void*>(&on_code), begin, end)) return hook_error("code");
+      // The regs level records no memory, but a guest write over decoded code
+      // must still be seen (code_written): the decode gives each instruction's
+      // written registers and derived values. (mem and full see it in memory().)
+      if (!level_has_memory(options_.level) &&
+          !add_hook(UC_HOOK_MEM_WRITE, reinterpret_cast<void*>(&on_write_only), 1, arch_.layout.stack_top - 1))
+        return hook_error("memory write");
+    }
     if (options_.start_at)
       if (!add_hook(UC_HOOK_CODE, reinterpret_cast<void*>(&on_start_address), *options_.start_at, *options_.start_at))
         return hook_error("start address");
@@ -166,6 +173,10 @@ class Recorder::Impl {
   static void on_memory(uc_engine*, uc_mem_type type, std::uint64_t address, int size, std::int64_t value,
                         void* user) noexcept {
     static_cast<Impl*>(user)->memory(type == UC_MEM_WRITE, address, size, value);
+  }
+  static void on_write_only(uc_engine*, uc_mem_type, std::uint64_t address, int size, std::int64_t,
+                            void* user) noexcept {
+    static_cast<Impl*>(user)->code_written(address, static_cast<std::uint64_t>(size));
   }
   // Recording starts with the block that contains the start address (its block
   // hook ran before this instruction hook, while recording was still off). At
@@ -521,6 +532,7 @@ class Recorder::Impl {
   }
 
   void memory(bool is_write, std::uint64_t address, int size, std::int64_t value) noexcept {
+    if (is_write) code_written(address, static_cast<std::uint64_t>(size));
     if (!active_) return;
     if (options_.code_range && (current_pc_or_block() < options_.code_range->start ||
                                 current_pc_or_block() >= options_.code_range->end))
@@ -606,7 +618,23 @@ class Recorder::Impl {
     read_all_registers(syscall_snapshot_);
   }
 
+  // A guest or kernel write over code the recorder has decoded (self-modifying
+  // code, a JIT reusing its buffer): Unicorn drops its translations of it, and
+  // so does the recorder, so that no stale decode (instructions, written
+  // registers, derived values) is used again. The writing instruction stays
+  // pending: it has not completed.
+  void code_written(std::uint64_t address, std::uint64_t size) noexcept {
+    if (!producer_blocks_.covers_code(address, address + size)) [[likely]] return;
+    forget_blocks(address, address + size);
+    if (current_block_ && current_block_->address < address + size &&
+        current_block_->address + current_block_->size > address) {
+      current_block_ = nullptr;  // the rest of it goes unseen (Unicorn ends the block after the write)
+      mark_shadow_stale();
+    }
+  }
+
   void syscall_memory_written(std::uint64_t address, std::span<const std::uint8_t> bytes) noexcept {
+    code_written(address, bytes.size());
     const std::uint32_t chunk_limit = ring_->max_record_size() - sizeof(SyscallMemoryWriteRecord) - 8;
     while (!bytes.empty()) {
       const std::uint32_t chunk = static_cast<std::uint32_t>(std::min<std::size_t>(bytes.size(), chunk_limit));
@@ -652,14 +680,20 @@ class Recorder::Impl {
     ring_->commit();
   }
 
-  // Code changed under us: blocks decoded there are stale.
-  void forget_code(std::uint64_t start, std::uint64_t end) noexcept {
+  // Blocks decoded in [start, end) are stale: out of the lookups (the producer's
+  // cache and the block hook's id slots).
+  void forget_blocks(std::uint64_t start, std::uint64_t end) noexcept {
     try {
       producer_blocks_.forget_range(start, end);
     } catch (...) {
     }
     for (IdSlot& slot : id_slots_)
       if (slot.size != kEmptySlotSize && slot.address < end && slot.address + slot.size > start) slot = IdSlot{};
+  }
+
+  // Code changed under us: blocks decoded there are stale.
+  void forget_code(std::uint64_t start, std::uint64_t end) noexcept {
+    forget_blocks(start, end);
     current_block_ = nullptr;
     pending_instruction_ = nullptr;
     mark_shadow_stale();  // the rest of the block goes unseen

@@ -878,3 +878,61 @@ TEST_CASE("Recorder: regs level from a start address inside a block records the 
     uc_close(engine);
   }
 }
+
+// A guest that rewrites an instruction it has already run (add rax, rbx becomes
+// sub rax, rbx on the second pass): the recorder must forget its decode, as
+// Unicorn drops its translation, so the second pass is recorded as the new
+// instruction with its real result, derived or read.
+TEST_CASE("Recorder: code the guest rewrites after running it is decoded again (regs and full, derived or read)") {
+  for (const int variant : {0, 1, 2, 3}) {
+    const bool derive = variant & 1;
+    const auto level = variant & 2 ? core::TraceLevel::kFull : core::TraceLevel::kRegisters;
+    CAPTURE(derive);
+    CAPTURE(variant);
+    uc_engine* engine = nullptr;
+    REQUIRE(uc_open(UC_ARCH_X86, UC_MODE_64, &engine) == UC_ERR_OK);
+    constexpr std::uint64_t kCode = 0x1000;
+    std::vector<std::uint8_t> code(0x1d, 0x90);
+    const std::uint8_t add[] = {0x48, 0x01, 0xd8, 0xeb, 0x0b};  // 0x1000: add rax, rbx; jmp 0x1010
+    // 0x1010: mov byte [rip-0x16], 0x29 (0x1001: add -> sub); dec rcx; jnz 0x1000; nop
+    const std::uint8_t rewrite[] = {0xc6, 0x05, 0xea, 0xff, 0xff, 0xff, 0x29, 0x48, 0xff, 0xc9, 0x75, 0xe4, 0x90};
+    std::copy(std::begin(add), std::end(add), code.begin());
+    std::copy(std::begin(rewrite), std::end(rewrite), code.begin() + 0x10);
+    REQUIRE(uc_mem_map(engine, kCode, 0x1000, UC_PROT_ALL) == UC_ERR_OK);
+    REQUIRE(uc_mem_write(engine, kCode, code.data(), code.size()) == UC_ERR_OK);
+    std::uint64_t rax = 1, rbx = 2, rcx = 2;
+    uc_reg_write(engine, UC_X86_REG_RAX, &rax);
+    uc_reg_write(engine, UC_X86_REG_RBX, &rbx);
+    uc_reg_write(engine, UC_X86_REG_RCX, &rcx);
+    ProbeSink sink;
+    core::RecorderOptions options;
+    options.level = level;
+    options.derive_registers = derive;
+    options.capture_initial_state = false;
+    const arch::ArchInfo& arch = arch::x86_64_arch();
+    auto recorder = core::Recorder::attach(engine, arch, options, {&sink}, events::TraceInfo{});
+    REQUIRE(recorder.has_value());
+    REQUIRE(uc_emu_start(engine, kCode, kCode + 0x1d, 0, 0) == UC_ERR_OK);
+    CHECK((*recorder)->finish().empty());
+    uc_reg_read(engine, UC_X86_REG_RAX, &rax);
+    CHECK(rax == 1);  // 1 + 2 - 2
+    const auto rax_index = static_cast<std::uint16_t>(arch.find_register("rax") - arch.registers.data());
+    std::vector<std::uint16_t> first_halfwords;  // of the instructions recorded at 0x1000
+    std::vector<std::uint64_t> rax_values;       // recorded for them
+    for (const auto& event : sink.stored_) {
+      if (event.kind == events::EventKind::kInstruction && event.address == kCode)
+        first_halfwords.push_back(event.first_halfword);
+      if (event.kind == events::EventKind::kRegisters && event.pc == kCode)
+        for (const auto& value : event.registers)
+          if (value.index == rax_index) {
+            std::uint64_t v = 0;
+            std::memcpy(&v, value.bytes.data(), 8);
+            rax_values.push_back(v);
+          }
+    }
+    CHECK(first_halfwords == std::vector<std::uint16_t>{0x0148, 0x2948});
+    CHECK(rax_values == std::vector<std::uint64_t>{3, 1});
+    recorder->reset();
+    uc_close(engine);
+  }
+}

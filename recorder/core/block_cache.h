@@ -68,6 +68,9 @@ struct DecodedBlock {
   std::vector<events::InstructionBounds> bounds;  // the same instructions' bounds, for InstructionRun
   // Index of the last instruction that accesses memory (or whose count varies); 0 if none.
   std::size_t last_memory_instruction = 0;
+  // The producer's: the block lies (partly) on a page mapped writable, where the
+  // guest may rewrite it in place (the recorder then checks its bytes).
+  bool on_writable_page = false;
 };
 
 class BlockDecoder {

@@ -128,15 +128,8 @@ class Recorder::Impl {
           !add_hook(UC_HOOK_MEM_WRITE, reinterpret_cast<void*>(&on_memory), 1, user_end))
         return hook_error("memory");
     }
-    if (level_has_registers(options_.level)) {
+    if (level_has_registers(options_.level))
       if (!add_hook(UC_HOOK_CODE, reinterpret_cast<void*>(&on_code), begin, end)) return hook_error("code");
-      // The regs level records no memory, but a guest write over decoded code
-      // must still be seen (code_written): the decode gives each instruction's
-      // written registers and derived values. (mem and full see it in memory().)
-      if (!level_has_memory(options_.level) &&
-          !add_hook(UC_HOOK_MEM_WRITE, reinterpret_cast<void*>(&on_write_only), 1, arch_.layout.stack_top - 1))
-        return hook_error("memory write");
-    }
     if (options_.start_at)
       if (!add_hook(UC_HOOK_CODE, reinterpret_cast<void*>(&on_start_address), *options_.start_at, *options_.start_at))
         return hook_error("start address");
@@ -173,10 +166,6 @@ class Recorder::Impl {
   static void on_memory(uc_engine*, uc_mem_type type, std::uint64_t address, int size, std::int64_t value,
                         void* user) noexcept {
     static_cast<Impl*>(user)->memory(type == UC_MEM_WRITE, address, size, value);
-  }
-  static void on_write_only(uc_engine*, uc_mem_type, std::uint64_t address, int size, std::int64_t,
-                            void* user) noexcept {
-    static_cast<Impl*>(user)->code_written(address, static_cast<std::uint64_t>(size));
   }
   // Recording starts with the block that contains the start address (its block
   // hook ran before this instruction hook, while recording was still off). At
@@ -224,6 +213,14 @@ class Recorder::Impl {
     }
     const std::uint8_t mode = current_mode();
     const DecodedBlock* decoded = producer_blocks_.find(address, size, mode);
+    // Code on a writable page may have been rewritten in place since it was
+    // decoded; the levels without a write hook compare its bytes (see
+    // define_block). (mem and full see the writes: code_written.)
+    if (decoded && decoded->on_writable_page && !level_has_memory(options_.level) && !same_code(*decoded))
+      [[unlikely]] {
+      forget_blocks(address, address + size);
+      decoded = nullptr;
+    }
     if (!decoded) [[unlikely]] {
       decoded = define_block(address, size, mode);
       if (!decoded) {
@@ -234,7 +231,7 @@ class Recorder::Impl {
     }
     current_block_ = decoded;
     current_index_ = 0;
-    if (fast_blocks_) id_slots_[id_slot_index(address)] = IdSlot{address, size, decoded->id};
+    if (fast_blocks_ && !decoded->on_writable_page) id_slots_[id_slot_index(address)] = IdSlot{address, size, decoded->id};
     run_[run_count_] = decoded->id;
     if (++run_count_ == kMaxBlockRun) [[unlikely]] write_run();
     recorded_instructions_ += decoded->instruction_count;
@@ -284,8 +281,9 @@ class Recorder::Impl {
         ++pending_lost_;
         return nullptr;
       }
-      const DecodedBlock* decoded =
-          producer_blocks_.insert(producer_decoder_->decode(address, bytes, level_has_registers(options_.level), mode));
+      DecodedBlock fresh = producer_decoder_->decode(address, bytes, level_has_registers(options_.level), mode);
+      fresh.on_writable_page = on_writable_page(address, size);
+      const DecodedBlock* decoded = producer_blocks_.insert(std::move(fresh));
       ++blocks_decoded_;
       const std::uint32_t total = static_cast<std::uint32_t>(sizeof(BlockDefinitionRecord)) + padded8(size);
       if (auto* record = static_cast<BlockDefinitionRecord*>(static_cast<void*>(reserve_bytes(total)))) {
@@ -302,6 +300,29 @@ class Recorder::Impl {
       ++pending_lost_;
       return nullptr;
     }
+  }
+
+  // Whether [address, address + size) lies (partly) in a region Unicorn maps
+  // writable: the guest may rewrite that code in place. Unknown counts as yes.
+  // (Called when a block is decoded; the Linux layer keeps few regions.)
+  bool on_writable_page(std::uint64_t address, std::uint32_t size) const noexcept {
+    uc_mem_region* regions = nullptr;
+    std::uint32_t count = 0;
+    if (uc_mem_regions(engine_, &regions, &count) != UC_ERR_OK) return true;
+    bool writable = false;
+    for (std::uint32_t i = 0; i < count; ++i)
+      if (regions[i].begin < address + size && regions[i].end >= address && (regions[i].perms & UC_PROT_WRITE))
+        writable = true;
+    uc_free(regions);
+    return writable;
+  }
+
+  // Whether guest memory still holds the bytes `block` was decoded from.
+  bool same_code(const DecodedBlock& block) noexcept {
+    std::uint8_t now[512];
+    if (block.size > sizeof now) return false;  // (blocks are smaller; decode it again if not)
+    return uc_mem_read(engine_, block.address, now, block.size) == UC_ERR_OK &&
+           std::memcmp(now, block.bytes.data(), block.size) == 0;
   }
 
   void instruction(std::uint64_t address) noexcept {
@@ -653,7 +674,9 @@ class Recorder::Impl {
 
   void syscall_mapping_changed(const events::MappingEffect& change) noexcept {
     const std::uint64_t start = change.start.value;
-    if (change.kind != events::MappingChangeKind::kProtect || !(change.prot & 4))
+    // Decoded code there is stale unless it stays executable and read-only
+    // (a block's on_writable_page is decided when it is decoded).
+    if (change.kind != events::MappingChangeKind::kProtect || !(change.prot & 4) || (change.prot & 2))
       forget_code(start, start + change.length);
     if (change.kind == events::MappingChangeKind::kUnmap && options_.stack_provider)
       options_.stack_provider->unmapped(start, change.length);

@@ -319,10 +319,13 @@ class Recorder::Impl {
 
   // Whether guest memory still holds the bytes `block` was decoded from.
   bool same_code(const DecodedBlock& block) noexcept {
-    std::uint8_t now[512];
-    if (block.size > sizeof now) return false;  // (blocks are smaller; decode it again if not)
-    return uc_mem_read(engine_, block.address, now, block.size) == UC_ERR_OK &&
-           std::memcmp(now, block.bytes.data(), block.size) == 0;
+    try {
+      if (code_scratch_.size() < block.size) code_scratch_.resize(block.size);  // (grows a few times at most)
+    } catch (...) {
+      return false;  // decoded again
+    }
+    return uc_mem_read(engine_, block.address, code_scratch_.data(), block.size) == UC_ERR_OK &&
+           std::memcmp(code_scratch_.data(), block.bytes.data(), block.size) == 0;
   }
 
   void instruction(std::uint64_t address) noexcept {
@@ -1039,6 +1042,7 @@ class Recorder::Impl {
   const DecodedInstruction* pending_instruction_ = nullptr;
   std::uint64_t current_pc_ = 0;
   std::vector<Shadow> shadow_;
+  std::vector<std::uint8_t> code_scratch_;  // same_code's copy of guest code
   bool derive_registers_ = false;  // see init and the file comment
   bool shadow_stale_ = false;      // read the whole shadow again at the next block hook
   bool derive_now_ = false;        // derive_registers_ && !shadow_stale_

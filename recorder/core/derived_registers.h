@@ -52,7 +52,6 @@ struct DerivedOperand {
   std::uint16_t index = 0;
   std::uint64_t keep = ~std::uint64_t{0};
   std::uint64_t constant = 0;
-  bool is_register() const { return keep != 0; }
 };
 
 struct DerivedWrites {

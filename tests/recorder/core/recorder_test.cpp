@@ -7,6 +7,7 @@
 
 #include <cstring>
 #include <map>
+#include <span>
 #include <string>
 #include <thread>
 #include <vector>
@@ -791,91 +792,94 @@ TEST_CASE("Recorder: several recorders on several engines at once record what ea
   }
 }
 
-// A harness that owns its engine records with derive_registers and writes a
-// register between two runs: after Recorder::registers_changed() the values the
-// recorder derives start from the written one (the recorder reads the whole
-// register file again at the next block).
-TEST_CASE("Recorder: derived register values follow a register the caller writes between runs") {
-  uc_engine* engine = nullptr;
-  REQUIRE(uc_open(UC_ARCH_X86, UC_MODE_64, &engine) == UC_ERR_OK);
-  constexpr std::uint64_t kCode = 0x1000;
-  const std::uint8_t code[] = {0x48, 0x01, 0xd8, 0x48, 0x01, 0xd8, 0x90};  // add rax, rbx; add rax, rbx; nop
-  REQUIRE(uc_mem_map(engine, kCode, 0x1000, UC_PROT_ALL) == UC_ERR_OK);
-  REQUIRE(uc_mem_write(engine, kCode, code, sizeof code) == UC_ERR_OK);
-  std::uint64_t rax = 1, rbx = 2;
-  uc_reg_write(engine, UC_X86_REG_RAX, &rax);
-  uc_reg_write(engine, UC_X86_REG_RBX, &rbx);
-  ProbeSink sink;
-  core::RecorderOptions options;
-  options.level = core::TraceLevel::kRegisters;
-  options.derive_registers = true;
-  options.capture_initial_state = false;
-  const arch::ArchInfo& arch = arch::x86_64_arch();
-  auto recorder = core::Recorder::attach(engine, arch, options, {&sink}, events::TraceInfo{});
-  REQUIRE(recorder.has_value());
-  REQUIRE(uc_emu_start(engine, kCode, kCode + 7, 0, 0) == UC_ERR_OK);
-  rax = 100;
-  uc_reg_write(engine, UC_X86_REG_RAX, &rax);
-  (*recorder)->registers_changed();
-  REQUIRE(uc_emu_start(engine, kCode, kCode + 7, 0, 0) == UC_ERR_OK);
-  CHECK((*recorder)->finish().empty());
-  const auto rax_index = static_cast<std::uint16_t>(arch.find_register("rax") - arch.registers.data());
-  std::vector<std::uint64_t> recorded;
-  for (const auto& event : sink.stored_) {
-    if (event.kind != events::EventKind::kRegisters) continue;
-    for (const auto& value : event.registers) {
-      if (value.index != rax_index) continue;
-      std::uint64_t v = 0;
-      std::memcpy(&v, value.bytes.data(), 8);
-      recorded.push_back(v);
-    }
-  }
-  CHECK(recorded == std::vector<std::uint64_t>{3, 5, 102, 104});
-  CHECK((*recorder)->stats().registers_derived >= 4);
-  recorder->reset();
-  uc_close(engine);
-}
+namespace {
 
-// --start-at in the middle of a block, at the regs level: the start instruction's
-// own change is recorded, and the values derived after it start from it.
-TEST_CASE("Recorder: regs level from a start address inside a block records the start instruction and derives from it") {
-  for (const bool derive : {false, true}) {
-    CAPTURE(derive);
-    uc_engine* engine = nullptr;
+// An x86-64 engine of the test's own (as a harness has): `code` mapped at
+// kSnippetCode in one read-write-execute page, the given registers set, and a
+// recorder attached with `options` (no initial-state capture) into a ProbeSink.
+constexpr std::uint64_t kSnippetCode = 0x1000;
+struct SnippetRecording {
+  SnippetRecording(std::span<const std::uint8_t> code, std::initializer_list<std::pair<int, std::uint64_t>> registers,
+                   core::RecorderOptions options) {
     REQUIRE(uc_open(UC_ARCH_X86, UC_MODE_64, &engine) == UC_ERR_OK);
-    constexpr std::uint64_t kCode = 0x1000;
-    // mov eax, 1; add rax, rbx (the start); add rax, rbx; nop
-    const std::uint8_t code[] = {0xb8, 0x01, 0x00, 0x00, 0x00, 0x48, 0x01, 0xd8, 0x48, 0x01, 0xd8, 0x90};
-    REQUIRE(uc_mem_map(engine, kCode, 0x1000, UC_PROT_ALL) == UC_ERR_OK);
-    REQUIRE(uc_mem_write(engine, kCode, code, sizeof code) == UC_ERR_OK);
-    std::uint64_t rbx = 2;
-    uc_reg_write(engine, UC_X86_REG_RBX, &rbx);
-    ProbeSink sink;
-    core::RecorderOptions options;
-    options.level = core::TraceLevel::kRegisters;
-    options.derive_registers = derive;
+    REQUIRE(uc_mem_map(engine, kSnippetCode, 0x1000, UC_PROT_ALL) == UC_ERR_OK);
+    REQUIRE(uc_mem_write(engine, kSnippetCode, code.data(), code.size()) == UC_ERR_OK);
+    for (const auto& [id, value] : registers) uc_reg_write(engine, id, &value);
     options.capture_initial_state = false;
-    options.start_at = kCode + 5;
+    auto attached = core::Recorder::attach(engine, arch::x86_64_arch(), options, {&sink}, events::TraceInfo{});
+    REQUIRE(attached.has_value());
+    recorder = std::move(*attached);
+  }
+  ~SnippetRecording() {
+    recorder.reset();
+    uc_close(engine);
+  }
+  SnippetRecording(const SnippetRecording&) = delete;
+  SnippetRecording& operator=(const SnippetRecording&) = delete;
+
+  // (pc, value) of every recorded change of rax, in order.
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> rax_changes() const {
     const arch::ArchInfo& arch = arch::x86_64_arch();
-    auto recorder = core::Recorder::attach(engine, arch, options, {&sink}, events::TraceInfo{});
-    REQUIRE(recorder.has_value());
-    REQUIRE(uc_emu_start(engine, kCode, kCode + sizeof code, 0, 0) == UC_ERR_OK);
-    CHECK((*recorder)->finish().empty());
     const auto rax_index = static_cast<std::uint16_t>(arch.find_register("rax") - arch.registers.data());
-    std::vector<std::pair<std::uint64_t, std::uint64_t>> recorded;  // (pc, rax)
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> changes;
     for (const auto& event : sink.stored_) {
       if (event.kind != events::EventKind::kRegisters) continue;
       for (const auto& value : event.registers) {
         if (value.index != rax_index) continue;
         std::uint64_t v = 0;
         std::memcpy(&v, value.bytes.data(), 8);
-        recorded.emplace_back(event.pc, v);
+        changes.emplace_back(event.pc, v);
       }
     }
-    const std::vector<std::pair<std::uint64_t, std::uint64_t>> expected = {{kCode + 5, 3}, {kCode + 8, 5}};
-    CHECK(recorded == expected);
-    recorder->reset();
-    uc_close(engine);
+    return changes;
+  }
+
+  uc_engine* engine = nullptr;
+  ProbeSink sink;
+  std::unique_ptr<core::Recorder> recorder;
+};
+
+using PcValues = std::vector<std::pair<std::uint64_t, std::uint64_t>>;
+
+}  // namespace
+
+// A harness that owns its engine records with derive_registers and writes a
+// register between two runs: after Recorder::registers_changed() the values the
+// recorder derives start from the written one (the recorder reads the whole
+// register file again at the next block).
+TEST_CASE("Recorder: derived register values follow a register the caller writes between runs") {
+  const std::uint8_t code[] = {0x48, 0x01, 0xd8, 0x48, 0x01, 0xd8, 0x90};  // add rax, rbx; add rax, rbx; nop
+  core::RecorderOptions options;
+  options.level = core::TraceLevel::kRegisters;
+  options.derive_registers = true;
+  SnippetRecording run(code, {{UC_X86_REG_RAX, 1}, {UC_X86_REG_RBX, 2}}, options);
+  REQUIRE(uc_emu_start(run.engine, kSnippetCode, kSnippetCode + 7, 0, 0) == UC_ERR_OK);
+  const std::uint64_t rax = 100;
+  uc_reg_write(run.engine, UC_X86_REG_RAX, &rax);
+  run.recorder->registers_changed();
+  REQUIRE(uc_emu_start(run.engine, kSnippetCode, kSnippetCode + 7, 0, 0) == UC_ERR_OK);
+  CHECK(run.recorder->finish().empty());
+  const PcValues expected = {{kSnippetCode, 3}, {kSnippetCode + 3, 5}, {kSnippetCode, 102}, {kSnippetCode + 3, 104}};
+  CHECK(run.rax_changes() == expected);
+  CHECK(run.recorder->stats().registers_derived >= 4);
+}
+
+// --start-at in the middle of a block, at the regs level: the start instruction's
+// own change is recorded, and the values derived after it start from it.
+TEST_CASE("Recorder: regs level from a start address inside a block records the start instruction and derives from it") {
+  // mov eax, 1; add rax, rbx (the start); add rax, rbx; nop
+  const std::uint8_t code[] = {0xb8, 0x01, 0x00, 0x00, 0x00, 0x48, 0x01, 0xd8, 0x48, 0x01, 0xd8, 0x90};
+  for (const bool derive : {false, true}) {
+    CAPTURE(derive);
+    core::RecorderOptions options;
+    options.level = core::TraceLevel::kRegisters;
+    options.derive_registers = derive;
+    options.start_at = kSnippetCode + 5;
+    SnippetRecording run(code, {{UC_X86_REG_RBX, 2}}, options);
+    REQUIRE(uc_emu_start(run.engine, kSnippetCode, kSnippetCode + sizeof code, 0, 0) == UC_ERR_OK);
+    CHECK(run.recorder->finish().empty());
+    const PcValues expected = {{kSnippetCode + 5, 3}, {kSnippetCode + 8, 5}};
+    CHECK(run.rax_changes() == expected);
   }
 }
 
@@ -886,6 +890,12 @@ TEST_CASE("Recorder: regs level from a start address inside a block records the 
 // The regs level and below compare the bytes of blocks on writable pages; mem
 // and full see the write itself.
 TEST_CASE("Recorder: code the guest rewrites after running it is decoded again (every level, derived or read)") {
+  std::vector<std::uint8_t> code(0x1d, 0x90);
+  const std::uint8_t add[] = {0x48, 0x01, 0xd8, 0xeb, 0x0b};  // 0x1000: add rax, rbx; jmp 0x1010
+  // 0x1010: mov byte [rip-0x16], 0x29 (0x1001: add -> sub); dec rcx; jnz 0x1000; nop
+  const std::uint8_t rewrite[] = {0xc6, 0x05, 0xea, 0xff, 0xff, 0xff, 0x29, 0x48, 0xff, 0xc9, 0x75, 0xe4, 0x90};
+  std::copy(std::begin(add), std::end(add), code.begin());
+  std::copy(std::begin(rewrite), std::end(rewrite), code.begin() + 0x10);
   const core::TraceLevel levels[] = {core::TraceLevel::kRegisters, core::TraceLevel::kFull,
                                      core::TraceLevel::kInstructions, core::TraceLevel::kMemory};
   for (const int variant : {0, 1, 2, 3, 4, 6}) {
@@ -893,50 +903,25 @@ TEST_CASE("Recorder: code the guest rewrites after running it is decoded again (
     const auto level = levels[variant / 2];
     CAPTURE(derive);
     CAPTURE(variant);
-    uc_engine* engine = nullptr;
-    REQUIRE(uc_open(UC_ARCH_X86, UC_MODE_64, &engine) == UC_ERR_OK);
-    constexpr std::uint64_t kCode = 0x1000;
-    std::vector<std::uint8_t> code(0x1d, 0x90);
-    const std::uint8_t add[] = {0x48, 0x01, 0xd8, 0xeb, 0x0b};  // 0x1000: add rax, rbx; jmp 0x1010
-    // 0x1010: mov byte [rip-0x16], 0x29 (0x1001: add -> sub); dec rcx; jnz 0x1000; nop
-    const std::uint8_t rewrite[] = {0xc6, 0x05, 0xea, 0xff, 0xff, 0xff, 0x29, 0x48, 0xff, 0xc9, 0x75, 0xe4, 0x90};
-    std::copy(std::begin(add), std::end(add), code.begin());
-    std::copy(std::begin(rewrite), std::end(rewrite), code.begin() + 0x10);
-    REQUIRE(uc_mem_map(engine, kCode, 0x1000, UC_PROT_ALL) == UC_ERR_OK);
-    REQUIRE(uc_mem_write(engine, kCode, code.data(), code.size()) == UC_ERR_OK);
-    std::uint64_t rax = 1, rbx = 2, rcx = 2;
-    uc_reg_write(engine, UC_X86_REG_RAX, &rax);
-    uc_reg_write(engine, UC_X86_REG_RBX, &rbx);
-    uc_reg_write(engine, UC_X86_REG_RCX, &rcx);
-    ProbeSink sink;
     core::RecorderOptions options;
     options.level = level;
     options.derive_registers = derive;
-    options.capture_initial_state = false;
-    const arch::ArchInfo& arch = arch::x86_64_arch();
-    auto recorder = core::Recorder::attach(engine, arch, options, {&sink}, events::TraceInfo{});
-    REQUIRE(recorder.has_value());
-    REQUIRE(uc_emu_start(engine, kCode, kCode + 0x1d, 0, 0) == UC_ERR_OK);
-    CHECK((*recorder)->finish().empty());
-    uc_reg_read(engine, UC_X86_REG_RAX, &rax);
+    SnippetRecording run(code, {{UC_X86_REG_RAX, 1}, {UC_X86_REG_RBX, 2}, {UC_X86_REG_RCX, 2}}, options);
+    REQUIRE(uc_emu_start(run.engine, kSnippetCode, kSnippetCode + 0x1d, 0, 0) == UC_ERR_OK);
+    CHECK(run.recorder->finish().empty());
+    std::uint64_t rax = 0;
+    uc_reg_read(run.engine, UC_X86_REG_RAX, &rax);
     CHECK(rax == 1);  // 1 + 2 - 2
-    const auto rax_index = static_cast<std::uint16_t>(arch.find_register("rax") - arch.registers.data());
     std::vector<std::uint16_t> first_halfwords;  // of the instructions recorded at 0x1000
-    std::vector<std::uint64_t> rax_values;       // recorded for them
-    for (const auto& event : sink.stored_) {
-      if (event.kind == events::EventKind::kInstruction && event.address == kCode)
+    for (const auto& event : run.sink.stored_)
+      if (event.kind == events::EventKind::kInstruction && event.address == kSnippetCode)
         first_halfwords.push_back(event.first_halfword);
-      if (event.kind == events::EventKind::kRegisters && event.pc == kCode)
-        for (const auto& value : event.registers)
-          if (value.index == rax_index) {
-            std::uint64_t v = 0;
-            std::memcpy(&v, value.bytes.data(), 8);
-            rax_values.push_back(v);
-          }
-    }
     CHECK(first_halfwords == std::vector<std::uint16_t>{0x0148, 0x2948});
-    if (core::level_has_registers(level)) CHECK(rax_values == std::vector<std::uint64_t>{3, 1});
-    recorder->reset();
-    uc_close(engine);
+    if (core::level_has_registers(level)) {
+      PcValues at_start;  // rax recorded for the instruction at 0x1000
+      for (const auto& change : run.rax_changes())
+        if (change.first == kSnippetCode) at_start.push_back(change);
+      CHECK(at_start == PcValues{{kSnippetCode, 3}, {kSnippetCode, 1}});
+    }
   }
 }

@@ -29,6 +29,7 @@
 #include "arch/arch.h"
 #include "arch/arm_exceptions.h"
 #include "arch/interrupt_trap_cpu.h"
+#include "arch/signal_frames.h"
 #include "arch/linux_generic.h"
 
 namespace tracecorn::arch {
@@ -112,6 +113,16 @@ class Aarch64GuestCpu final : public InterruptTrapCpu {
   std::uint64_t trap_pc() const override { return pc() - kSvcLength; }
   std::uint64_t hwcap() const override { return kHwcap; }
 
+  bool has_signal_frames() const override { return true; }
+  std::uint64_t syscall_return_pc() const override { return pc(); }
+  SignalFrame build_signal_frame(const SignalFrameRequest& request) const override {
+    return aarch64_build_signal_frame(engine_, request);
+  }
+  void enter_signal_handler(const SignalFrameRequest& request, const SignalFrame& frame) override {
+    aarch64_enter_signal_handler(engine_, request, frame);
+  }
+  std::optional<SignalReturn> return_from_signal(bool) override { return aarch64_return_from_signal(engine_); }
+
   // Decodes the block from `reported_pc` and returns the first instruction whose
   // memory operand (base + index + displacement, evaluated with the current
   // registers, which TCG writes back before every guest memory access) lies
@@ -177,6 +188,12 @@ int Aarch64GuestCpu::aarch64_register_index(unsigned r) {
 int aarch64_register_index_for_capstone(unsigned capstone_register) {
   return Aarch64GuestCpu::aarch64_register_index(capstone_register);
 }
+
+// The vDSO's __kernel_rt_sigreturn (arch/arm64/kernel/vdso/sigreturn.S):
+// mov x8, #139 (__NR_rt_sigreturn); svc #0. glibc gives aarch64 handlers no
+// restorer, so they return here (gdb recognises this sequence as a signal
+// trampoline).
+constexpr std::uint8_t kSigreturnTrampoline[] = {0x68, 0x11, 0x80, 0xd2, 0x01, 0x00, 0x00, 0xd4};
 
 Expected<std::unique_ptr<GuestCpu>> make_aarch64_guest_cpu(uc_engine* engine) {
   auto cpu = std::make_unique<Aarch64GuestCpu>(engine);
@@ -298,6 +315,7 @@ const ArchInfo& aarch64_arch() {
                       .return_reg = UC_ARM64_REG_X0,
                       .trap_instruction = "svc #0",
                       .trap_length = 4},
+      .signal_abi = {.sigreturn_trampoline = kSigreturnTrampoline, .min_signal_stack = 5120},
       .open_flags = kOpenFlags,
       .encode_stat = &generic_encode_stat,
       // Linux arm64 with 4 KiB pages and 48-bit VA (Debian's kernel), randomisation

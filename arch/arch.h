@@ -20,6 +20,7 @@
 
 #include "arch/linux_syscall_ids.h"
 #include "arch/prologue.h"
+#include "arch/signal_frame.h"
 #include "recorder/support/expected.h"
 
 namespace tracecorn::arch {
@@ -226,6 +227,36 @@ class GuestCpu {
     (void)user_desc;
     return -38;
   }
+
+  // Signal delivery (arch/signal_frame.h). Whether this architecture lays out
+  // signal frames; without them the Linux layer applies a handled signal's
+  // default action and says so once.
+  virtual bool has_signal_frames() const { return false; }
+  // The pc the guest resumes at when the current syscall returns (the
+  // instruction after the trap). Valid inside the syscall callback only.
+  virtual std::uint64_t syscall_return_pc() const { return trap_pc(); }
+  // Lays out the frame for `request` from the registers now (the interrupted
+  // code's state, its pc given as request.resume_pc). Never fails.
+  virtual SignalFrame build_signal_frame(const SignalFrameRequest& request) const {
+    (void)request;
+    return {};
+  }
+  // Sets the registers the handler starts with: its arguments (signal,
+  // &siginfo, &ucontext), the stack pointer and the return address. Not the
+  // pc: the caller resumes at request.handler (resume_at() inside a syscall,
+  // the next run's start otherwise).
+  virtual void enter_signal_handler(const SignalFrameRequest& request, const SignalFrame& frame) {
+    (void)request;
+    (void)frame;
+  }
+  // rt_sigreturn (`rt`) or the old sigreturn: reads the frame the stack
+  // pointer points into (untrusted guest memory), restores every register it
+  // holds except the pc, and returns the pc and the rest. nullopt when the
+  // frame cannot be read (Linux then kills the process with SIGSEGV).
+  virtual std::optional<SignalReturn> return_from_signal(bool rt) {
+    (void)rt;
+    return std::nullopt;
+  }
 };
 
 // An architecture with two instruction sets the CPU switches between (arm: ARM
@@ -255,6 +286,20 @@ struct SignalAbi {
   // same on both; one that is only in the other column has no counterpart
   // (mips' SIGEMT 7, the host's SIGSTKFLT 16). Empty: the host's numbers.
   std::span<const FlagValue> numbers = {};
+  // struct sigaction has an sa_restorer word after sa_flags (x86, arm, aarch64:
+  // the architecture defines SA_RESTORER); riscv's and mips' have none.
+  bool has_sa_restorer = true;
+  std::uint32_t sa_siginfo = 4;  // SA_SIGINFO (mips: 8); the other SA_ flags are the same everywhere
+  // siginfo_t's first three ints are signo, code, errno (mips) instead of signo, errno, code.
+  bool siginfo_code_before_errno = false;
+  // The instructions of a sigreturn trampoline (rt_sigreturn), in guest byte
+  // order, for handlers installed without SA_RESTORER: what the kernel's vDSO
+  // (aarch64, riscv64) or signal page holds. Empty: the C library always gives
+  // a restorer (x86, arm), and a handler without one gets none.
+  std::span<const std::uint8_t> sigreturn_trampoline = {};
+  // stack_t is { ss_sp, ss_size, ss_flags } (mips) instead of { ss_sp, ss_flags, ss_size }.
+  bool stack_size_before_flags = false;
+  std::uint32_t min_signal_stack = 2048;  // MINSIGSTKSZ (aarch64: 5120)
 };
 
 // One instruction decoded from its encoding alone, for an architecture Capstone

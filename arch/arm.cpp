@@ -81,7 +81,7 @@ constexpr SyscallNumber kSyscallNumbers[] = {
     {10, SyscallId::unlink}, {11, SyscallId::execve}, {12, SyscallId::chdir},
     {15, SyscallId::chmod}, {16, SyscallId::lchown}, {19, SyscallId::lseek},
     {20, SyscallId::getpid}, {23, SyscallId::setuid}, {24, SyscallId::getuid},
-    {29, SyscallId::pause}, {33, SyscallId::access}, {36, SyscallId::sync},
+    {29, SyscallId::pause}, {119, SyscallId::sigreturn}, {176, SyscallId::rt_sigpending}, {177, SyscallId::rt_sigtimedwait}, {179, SyscallId::rt_sigsuspend}, {421, SyscallId::rt_sigtimedwait_time64}, {104, SyscallId::setitimer}, {105, SyscallId::getitimer}, {186, SyscallId::sigaltstack}, {33, SyscallId::access}, {36, SyscallId::sync},
     {37, SyscallId::kill}, {38, SyscallId::rename}, {39, SyscallId::mkdir},
     {40, SyscallId::rmdir}, {41, SyscallId::dup}, {42, SyscallId::pipe},
     {45, SyscallId::brk}, {46, SyscallId::setgid}, {47, SyscallId::getgid},

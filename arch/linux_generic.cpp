@@ -40,7 +40,7 @@ constexpr SyscallNumber kSyscallNumbers[] = {
     {123, SyscallId::sched_getaffinity}, {124, SyscallId::sched_yield},  {128, SyscallId::restart_syscall},
     {129, SyscallId::kill},           {130, SyscallId::tkill},          {131, SyscallId::tgkill},
     {132, SyscallId::sigaltstack},    {134, SyscallId::rt_sigaction},   {135, SyscallId::rt_sigprocmask},
-    {139, SyscallId::rt_sigreturn},   {144, SyscallId::setgid},         {146, SyscallId::setuid},
+    {139, SyscallId::rt_sigreturn}, {133, SyscallId::rt_sigsuspend}, {136, SyscallId::rt_sigpending}, {137, SyscallId::rt_sigtimedwait},   {144, SyscallId::setgid},         {146, SyscallId::setuid},
     {148, SyscallId::getresuid},      {150, SyscallId::getresgid},      {153, SyscallId::times},
     {154, SyscallId::setpgid},        {155, SyscallId::getpgid},        {156, SyscallId::getsid},
     {157, SyscallId::setsid},         {158, SyscallId::getgroups},      {159, SyscallId::setgroups},

@@ -25,6 +25,7 @@
 
 #include "arch/arch.h"
 #include "arch/interrupt_trap_cpu.h"
+#include "arch/signal_frames.h"
 #include "arch/linux_generic.h"
 
 namespace tracecorn::arch {
@@ -84,6 +85,22 @@ class Riscv64GuestCpu final : public InterruptTrapCpu {
   // Unicorn leaves PC after the ecall (4 bytes; there is no compressed ecall).
   std::uint64_t trap_pc() const override { return pc() - kEcallLength; }
   std::uint64_t hwcap() const override { return kHwcap; }
+  // Unicorn 2.0.1 reports an illegal instruction with the pc 4 bytes past its
+  // start, whatever its length (seen with a 32-bit and a 16-bit all-zero
+  // encoding and 0xffffffff); Linux's sepc is the instruction itself.
+  std::uint64_t exception_pc(std::uint64_t reported_pc) const override {
+    return last_fault_ == kIllegalInstruction ? reported_pc - 4 : reported_pc;
+  }
+
+  bool has_signal_frames() const override { return true; }
+  std::uint64_t syscall_return_pc() const override { return pc(); }
+  SignalFrame build_signal_frame(const SignalFrameRequest& request) const override {
+    return riscv64_build_signal_frame(engine_, request);
+  }
+  void enter_signal_handler(const SignalFrameRequest& request, const SignalFrame& frame) override {
+    riscv64_enter_signal_handler(engine_, request, frame);
+  }
+  std::optional<SignalReturn> return_from_signal(bool) override { return riscv64_return_from_signal(engine_); }
 
   // Decodes the block (decode_riscv64) and returns the first instruction whose
   // memory operand (base register + offset, with the registers as QEMU restored
@@ -118,6 +135,7 @@ class Riscv64GuestCpu final : public InterruptTrapCpu {
   // instruction SIGILL, ebreak SIGTRAP, misaligned accesses SIGBUS, access and
   // page faults SIGSEGV.
   int fault_signal(std::uint32_t number) const override {
+    last_fault_ = number;
     switch (number) {
       case kIllegalInstruction: return SIGILL;
       case kBreakpoint: return SIGTRAP;
@@ -125,7 +143,14 @@ class Riscv64GuestCpu final : public InterruptTrapCpu {
       case kInstructionAccessFault: default: return SIGSEGV;
     }
   }
+
+  mutable std::uint32_t last_fault_ = 0;  // the exception fault_signal() classified last
 };
+
+// The vDSO's __vdso_rt_sigreturn (arch/riscv/kernel/vdso/rt_sigreturn.S):
+// li a7, 139 (__NR_rt_sigreturn); ecall. riscv's struct sigaction has no
+// sa_restorer, so every handler returns here.
+constexpr std::uint8_t kSigreturnTrampoline[] = {0x93, 0x08, 0xb0, 0x08, 0x73, 0x00, 0x00, 0x00};
 
 Expected<std::unique_ptr<GuestCpu>> make_riscv64_guest_cpu(uc_engine* engine) {
   auto cpu = std::make_unique<Riscv64GuestCpu>(engine);
@@ -350,6 +375,7 @@ const ArchInfo& riscv64_arch() {
                       .return_reg = UC_RISCV_REG_A0,
                       .trap_instruction = "ecall",
                       .trap_length = 4},
+      .signal_abi = {.has_sa_restorer = false, .sigreturn_trampoline = kSigreturnTrampoline},
       .open_flags = {},  // asm-generic/fcntl.h, as x86-64
       .encode_stat = &generic_encode_stat,
       // Linux riscv64 with Sv39 (mmap stays below 1 << 38 unless asked: the

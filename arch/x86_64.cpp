@@ -15,6 +15,7 @@
 
 #include "arch/arch.h"
 #include "arch/syscall_table.h"
+#include "arch/signal_frames.h"
 #include "arch/x86_common.h"
 
 namespace tracecorn::arch {
@@ -68,7 +69,7 @@ constexpr SyscallNumber kSyscallNumbers[] = {
     {12, SyscallId::brk},
     {13, SyscallId::rt_sigaction},
     {14, SyscallId::rt_sigprocmask},
-    {15, SyscallId::rt_sigreturn},
+    {15, SyscallId::rt_sigreturn}, {127, SyscallId::rt_sigpending}, {128, SyscallId::rt_sigtimedwait}, {130, SyscallId::rt_sigsuspend},
     {16, SyscallId::ioctl},
     {17, SyscallId::pread64},
     {18, SyscallId::pwrite64},
@@ -299,6 +300,16 @@ class X86_64GuestCpu final : public X86GuestCpuBase {
   std::uint64_t segment_base(unsigned capstone_segment) const override {
     return capstone_segment == X86_REG_FS ? thread_pointer() : 0;
   }
+
+  bool has_signal_frames() const override { return true; }
+  std::uint64_t syscall_return_pc() const override { return trap_pc() + kSyscallLength; }
+  SignalFrame build_signal_frame(const SignalFrameRequest& request) const override {
+    return x86_64_build_signal_frame(engine_, request);
+  }
+  void enter_signal_handler(const SignalFrameRequest& request, const SignalFrame& frame) override {
+    x86_64_enter_signal_handler(engine_, request, frame);
+  }
+  std::optional<SignalReturn> return_from_signal(bool) override { return x86_64_return_from_signal(engine_); }
 
  private:
   static constexpr std::uint64_t kSyscallLength = 2;

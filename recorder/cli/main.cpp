@@ -151,10 +151,10 @@ class InterruptWatcher {
   InterruptWatcher(const InterruptWatcher&) = delete;
   InterruptWatcher& operator=(const InterruptWatcher&) = delete;
 
-  // Starts watching: a signal stops `engine` (uc_emu_stop is meant to be called
-  // from another thread).
-  void watch(uc_engine* engine) {
-    thread_ = std::thread([this, engine] {
+  // Starts watching: a signal stops `process` (LinuxProcess::request_stop is
+  // meant to be called from another thread).
+  void watch(tracecorn::linux_layer::LinuxProcess& process) {
+    thread_ = std::thread([this, &process] {
       const timespec tick{0, 100'000'000};
       while (!done_) {
         const int signal = sigtimedwait(&signals_, nullptr, &tick);
@@ -162,7 +162,7 @@ class InterruptWatcher {
         // Asked again at every tick: a stop asked before uc_emu_start has begun
         // is ignored by Unicorn (a signal that comes while the process is still
         // being set up, on a loaded machine).
-        if (received_ != 0) uc_emu_stop(engine);
+        if (received_ != 0) process.request_stop();
       }
     });
   }
@@ -400,7 +400,7 @@ int run_command(const RunOptions& options, const RecordOptions* record) {
     (*process)->set_observer(recording.get());
   }
 
-  interrupts.watch((*process)->engine());
+  interrupts.watch(**process);
   linux::RunOutcome outcome = (*process)->run();
   // A stop by the watcher looks like any other early return of uc_emu_start.
   const bool interrupted = interrupts.received() != 0 && outcome.kind != linux::RunOutcome::Kind::kExited;

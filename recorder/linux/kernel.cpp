@@ -42,9 +42,19 @@ void Kernel::on_trap() noexcept {
       result = dispatch(id, number, args);
     }
     if (!termination_.ended) {
-      const auto value = static_cast<std::uint64_t>(result);
-      uc_reg_write(engine_, arch_.syscall_abi.return_reg, &value);
-      cpu_.apply_kernel_exit_effects();
+      const bool restart = result == kRestartSys && restarts_after_handler();
+      if (result == kRestartSys && !restart) result = -EINTR;
+      if (sigreturn_pc_) {
+        cpu_.resume_at(*sigreturn_pc_);  // every register came back from the signal frame
+      } else {
+        // A restarted syscall finds its number (or first argument) back where the result goes.
+        const arch::SyscallAbi& abi = arch_.syscall_abi;
+        const auto value = !restart ? static_cast<std::uint64_t>(result)
+                                    : (abi.return_reg == abi.number_reg ? number : args[0]);
+        uc_reg_write(engine_, abi.return_reg, &value);
+        cpu_.apply_kernel_exit_effects();
+      }
+      deliver_at_syscall_exit(restart ? std::optional<std::uint64_t>(pc) : std::nullopt);
     }
     if (config_.syscall_log) log_syscall(id, number, args, result);
     if (observer_) observer_->on_syscall(pc, number, id, args, result);
@@ -55,6 +65,26 @@ void Kernel::on_trap() noexcept {
     termination_ = Termination{true, true, 0, SIGSYS, "internal error in a syscall"};
     uc_emu_stop(engine_);
   }
+}
+
+void Kernel::deliver_at_syscall_exit(std::optional<std::uint64_t> restart_pc) {
+  poll_real_timer();
+  std::uint64_t resume_pc = restart_pc ? *restart_pc : cpu_.syscall_return_pc();
+  if (sigreturn_pc_) resume_pc = *sigreturn_pc_;
+  sigreturn_pc_.reset();
+  if (signals_.next_deliverable())
+    if (const auto handler = deliver_pending(resume_pc)) {
+      cpu_.resume_at(*handler);
+      return;
+    }
+  if (restart_pc) cpu_.resume_at(*restart_pc);  // no handler ran after all: the syscall runs again
+}
+
+bool Kernel::restarts_after_handler() const {
+  const int signal = signals_.next_deliverable();
+  if (!signal || !cpu_.has_signal_frames()) return false;
+  const SignalAction action = signal_action(signal);
+  return action.handler > kSigIgnore && (action.flags & kSaRestart);
 }
 
 void Kernel::read_arguments(SyscallArgs& args) const {
@@ -82,6 +112,7 @@ std::int64_t Kernel::dispatch(SyscallId id, std::uint64_t number, const SyscallA
   if (auto result = file_syscall(id, a)) return *result;
   if (auto result = memory_syscall(id, a)) return *result;
   if (auto result = net_syscall(id, a)) return *result;
+  if (auto result = signal_syscall(id, a)) return *result;
   if (auto result = process_syscall(id, a)) return *result;
   if (auto result = time_syscall(id, a)) return *result;
   const std::string name = id == SyscallId::unknown ? "syscall " + std::to_string(number)

@@ -3,7 +3,8 @@
 // state, and the syscall handlers, one file per family:
 //   syscalls_file.cpp     descriptors, paths, stat, directories, ioctl
 //   syscalls_memory.cpp   brk, mmap, munmap, mprotect, mremap, madvise
-//   syscalls_process.cpp  ids, exit, signals, limits, uname, TLS, futex
+//   syscalls_process.cpp  ids, exit, limits, uname, TLS, futex
+//   syscalls_signal.cpp   signals: dispositions, masks, kill, waits, timers, delivery
 //   syscalls_time.cpp     clocks, sleeps, getrandom
 //   syscalls_net.cpp      sockets (refused unless --allow-net)
 //   syscalls_compat32.cpp 32-bit ABIs' variants (mmap2, _llseek, fstat64...)
@@ -19,8 +20,11 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 
+#include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
+#include <memory>
 #include <initializer_list>
 #include <optional>
 #include <set>
@@ -35,6 +39,7 @@
 #include "recorder/linux/guest_fs.h"
 #include "recorder/linux/guest_memory.h"
 #include "recorder/linux/linux_process.h"
+#include "recorder/linux/signals.h"
 
 namespace tracecorn::linux_layer {
 
@@ -69,11 +74,34 @@ class Kernel {
   // result. Stops the engine when the process ends. Never throws.
   void on_trap() noexcept;
 
+  // Between runs (LinuxProcess::run, after uc_emu_start returned on a CPU
+  // fault): gives host signal `signal` (si_code `code`, si_addr `address`) for
+  // the instruction at `pc` to the guest's handler. Returns the pc to run
+  // from (the handler), or nullopt when the guest has no handler for it, or
+  // blocks or ignores it: the fault then kills the process, as Linux does.
+  std::optional<std::uint64_t> deliver_fault(int signal, int code, std::uint64_t address, std::uint64_t pc) noexcept;
+  // Whether the kernel stopped the run to have a block hook installed (the
+  // real timer was first armed), and clears that. Between runs.
+  bool take_block_hook_request() { return std::exchange(block_hook_wanted_, false); }
+  // The block hook (installed on request, see above): at the start of the
+  // block at `address`, delivers the signal of a timer that came due.
+  void on_block(std::uint64_t address) noexcept;
+  // Makes every wait of the guest (pause, sigsuspend, sigtimedwait) return
+  // soon. Any thread.
+  void request_stop() { stop_requested_.store(true, std::memory_order_relaxed); }
+
   const Termination& termination() const { return termination_; }
   std::uint64_t syscall_count() const { return syscall_count_; }
 
  private:
   std::int64_t dispatch(arch::SyscallId id, std::uint64_t number, const SyscallArgs& a);
+  // As a syscall returns: raises a due timer's signal, then delivers what is
+  // deliverable (the guest resumes in a handler when one is entered).
+  // `restart_pc`: the syscall was interrupted and restarts (SA_RESTART) at
+  // its trap instruction once the handler returns.
+  void deliver_at_syscall_exit(std::optional<std::uint64_t> restart_pc);
+  // Whether the signal about to be delivered restarts an interrupted syscall (SA_RESTART).
+  bool restarts_after_handler() const;
   // The six syscall arguments: registers, then (mips o32) stack words.
   void read_arguments(SyscallArgs& args) const;
   // Each family answers the ids it implements; nullopt means "not mine".
@@ -136,18 +164,77 @@ class Kernel {
   std::int64_t copy_out_sockaddr(std::uint64_t address, std::uint64_t length_address, const sockaddr_storage& in,
                                  socklen_t in_length);
 
-  // Process family helpers (syscalls_process.cpp).
-  std::int64_t do_kill_self(int guest_signal, const char* how);
+  // Signal family (syscalls_signal.cpp).
+  std::optional<std::int64_t> signal_syscall(arch::SyscallId id, const SyscallArgs& a);
+  // Raises guest signal `guest_signal` at the process itself (si_code `code`);
+  // returns 0 or -EINVAL. Delivery happens as the syscall returns.
+  std::int64_t do_kill_self(int guest_signal, int code);
   std::int64_t do_rt_sigaction(int guest_signal, std::uint64_t action, std::uint64_t old_action, std::uint64_t size);
   std::int64_t do_rt_sigprocmask(int how, std::uint64_t set, std::uint64_t old_set, std::uint64_t size);
+  std::int64_t do_sigaltstack(std::uint64_t new_stack, std::uint64_t old_stack);
+  std::int64_t do_rt_sigsuspend(std::uint64_t mask_address, std::uint64_t size);
+  std::int64_t do_rt_sigtimedwait(const SyscallArgs& a, bool time64);
+  std::int64_t do_itimer(arch::SyscallId id, const SyscallArgs& a);
+  // rt_sigreturn/sigreturn: restores the registers and sets sigreturn_pc_.
+  std::int64_t do_sigreturn(bool rt);
+  // Sets ITIMER_REAL to fire after `value` (0: disarm), then every `interval`;
+  // returns the time the old setting had left (and its interval).
+  std::chrono::microseconds arm_real_timer(std::chrono::microseconds value, std::chrono::microseconds interval,
+                                           std::chrono::microseconds* old_interval);
+  // Raises SIGALRM when the real timer is due, and reloads it.
+  void poll_real_timer();
+  // How a wait on the host ended (wait_interruptibly).
+  enum class WaitEnd { kReady, kTimedOut, kInterrupted };
+  // Waits in short slices, so that a guest blocked in the host stays
+  // interruptible: `ready(slice_ms)` makes one host wait of at most slice_ms
+  // milliseconds (poll, a sleep) and says whether it is over. Ends kReady when
+  // it is, kTimedOut when `limit` passes, kInterrupted when a signal becomes
+  // deliverable (the real timer included) or tracecorn is asked to stop.
+  template <typename Ready>
+  WaitEnd wait_interruptibly(std::optional<std::chrono::steady_clock::time_point> limit, Ready&& ready) {
+    while (true) {
+      poll_real_timer();
+      if (signals_.next_deliverable() || stop_requested_.load(std::memory_order_relaxed)) return WaitEnd::kInterrupted;
+      const auto now = std::chrono::steady_clock::now();
+      if (limit && now >= *limit) return WaitEnd::kTimedOut;
+      auto until = now + std::chrono::milliseconds(50);
+      if (signals_.real_timer.deadline) until = std::min(until, *signals_.real_timer.deadline);
+      if (limit) until = std::min(until, *limit);
+      const auto slice = std::chrono::ceil<std::chrono::milliseconds>(until - now).count();
+      if (ready(static_cast<int>(std::max<std::int64_t>(slice, 0)))) return WaitEnd::kReady;
+    }
+  }
+  // ERESTARTSYS: a blocking syscall interrupted by a signal; on_trap turns it
+  // into EINTR, or restarts the syscall when the handler has SA_RESTART.
+  static constexpr std::int64_t kRestartSys = -512;
+  // Blocks until a signal in `wanted` (host set) is pending, `limit` passes
+  // or tracecorn is asked to stop; true when a signal is pending.
+  bool wait_for_signal(std::uint64_t wanted, std::optional<std::chrono::steady_clock::time_point> limit);
+  // Delivers the deliverable pending signals, the interrupted code going on
+  // at `resume_pc`: returns the pc of the (last) handler entered; nullopt
+  // when none was (ignored, or a default action, which may end the process).
+  std::optional<std::uint64_t> deliver_pending(std::uint64_t resume_pc);
+  bool enter_handler(int signal, const SignalAction& action, const SignalOrigin& origin, std::uint64_t resume_pc);
+  // Ignore, stop (unsupported: ignored with a note) or terminate; false when the process ended.
+  bool take_default_action(int signal, const SignalOrigin& origin);
+  SignalAction signal_action(int signal) const;
+  std::size_t sigaction_bytes() const;
+  // The guest's sigset (its first 8 bytes, its byte order) as a host set, and back.
+  std::uint64_t read_guest_sigset(std::span<const std::uint8_t> bytes) const;
+  void write_guest_sigset(std::span<std::uint8_t> bytes, std::uint64_t host_set) const;
+  std::uint64_t read_guest_sigset_value(std::uint64_t guest_set) const;
+  std::array<std::uint8_t, arch::kSiginfoBytes> build_siginfo(int signal, const SignalOrigin& origin) const;
+  // The address of tracecorn's sigreturn trampoline page, mapped at first
+  // use; 0 when the architecture needs none or it cannot be mapped.
+  std::uint64_t sigreturn_trampoline();
+
+  // Process family helpers (syscalls_process.cpp).
   std::int64_t do_prlimit(int guest_resource, std::uint64_t new_limit, std::uint64_t old_limit);
   // The soft and hard limit of `resource` (0 <= resource < 16) the guest sees:
   // its own setting, else the host's. Returns 0, or the host's errno.
   int current_rlimit(int resource, std::uint64_t (&current)[2]) const;
   std::int64_t do_futex(const SyscallArgs& a);
   std::int64_t do_prctl(const SyscallArgs& a);
-  // Applies the default action of `signal` (terminate or ignore); returns 0.
-  std::int64_t act_on_signal(int signal);
 
   // Shared helpers.
   // Reads a path argument; sets `error` (positive errno) on failure.
@@ -183,9 +270,12 @@ class Kernel {
   std::uint64_t brk_start_ = 0;
   std::uint64_t brk_current_ = 0;
   std::uint64_t clear_child_tid_ = 0;
-  std::uint64_t signal_actions_[65][4] = {};  // guest sigaction records, kept but not delivered yet
-  std::uint64_t signal_mask_ = 0;
-  std::uint64_t pending_signals_ = 0;       // raised while blocked; acted on when unblocked
+  SignalState signals_;
+  std::unique_ptr<TimerWakeup> timer_wakeup_;  // started when the real timer is first armed
+  std::atomic<bool> stop_requested_{false};
+  std::optional<std::uint64_t> sigreturn_pc_;  // set by sigreturn: registers restored, resume here
+  std::uint64_t trampoline_ = 0;
+  bool block_hook_wanted_ = false;
   std::optional<std::uint64_t> rlimits_[16][2];  // limits the guest set (not applied to the host)
   char thread_name_[16] = {};
   int umask_ = 022;

@@ -5,6 +5,7 @@
 // kernel would end it: killed by SIGSEGV/SIGILL/SIGFPE..., exit status 128+signal.
 #include "recorder/linux/linux_process.h"
 
+#include <sys/mman.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -18,6 +19,7 @@
 #include "recorder/elf/elf_file.h"
 #include "recorder/linux/kernel.h"
 #include "recorder/linux/loader.h"
+#include "recorder/engine/instruction_counter.h"
 
 namespace tracecorn::linux_layer {
 namespace {
@@ -26,6 +28,7 @@ namespace {
 struct FaultRecord {
   bool seen = false;
   int signal = 0;
+  int code = 0;  // si_code: SEGV_MAPERR 1 or SEGV_ACCERR 2; the CPU exceptions' own
   std::uint64_t address = 0;
   std::uint64_t pc = 0;
   std::string what;
@@ -55,8 +58,14 @@ std::string hex(std::uint64_t value) {
 struct LinuxProcessHooks {
   FaultRecord fault;
   arch::GuestCpu* cpu = nullptr;
+  Kernel* kernel = nullptr;
   uc_hook memory_hook = 0;
   uc_hook interrupt_hook = 0;
+  uc_hook block_hook = 0;  // installed once the guest arms a real-time timer
+
+  static void on_block(uc_engine*, std::uint64_t address, std::uint32_t, void* user) noexcept {
+    static_cast<LinuxProcessHooks*>(user)->kernel->on_block(address);
+  }
 
   static bool on_invalid_memory(uc_engine* engine, uc_mem_type type, std::uint64_t address, int, std::int64_t,
                                 void* user) noexcept {
@@ -64,6 +73,7 @@ struct LinuxProcessHooks {
     if (!self->fault.seen) {
       self->fault.seen = true;
       self->fault.signal = SIGSEGV;
+      self->fault.code = type == UC_MEM_READ_PROT || type == UC_MEM_WRITE_PROT || type == UC_MEM_FETCH_PROT ? 2 : 1;
       self->fault.address = address;
       self->fault.what = access_name(type);
       (void)engine;
@@ -78,6 +88,8 @@ struct LinuxProcessHooks {
     if (!self->fault.seen) {
       self->fault.seen = true;
       self->fault.signal = signal;
+      // FPE_INTDIV, ILL_ILLOPC, BUS_ADRALN are 1; a breakpoint's SIGTRAP is SI_KERNEL on x86.
+      self->fault.code = signal == SIGTRAP ? 0x80 : 1;
       self->fault.what = "CPU exception " + std::to_string(number);
     }
     uc_emu_stop(engine);
@@ -204,12 +216,18 @@ Expected<std::unique_ptr<LinuxProcess>> LinuxProcess::create(ProcessConfig confi
 
   auto hooks = std::make_unique<LinuxProcessHooks>();
   hooks->cpu = process->cpu_.get();
+  hooks->kernel = process->kernel_.get();
   if (uc_hook_add(process->engine_, &hooks->memory_hook, UC_HOOK_MEM_INVALID,
                   reinterpret_cast<void*>(&LinuxProcessHooks::on_invalid_memory), hooks.get(), 1, 0) != UC_ERR_OK ||
       uc_hook_add(process->engine_, &hooks->interrupt_hook, UC_HOOK_INTR,
                   reinterpret_cast<void*>(&LinuxProcessHooks::on_interrupt), hooks.get(), 1, 0) != UC_ERR_OK)
     return make_error(ErrorCode::kEmulator, "cannot install the fault hooks");
   process->hooks_ = std::move(hooks);
+  if (cfg.max_instructions) {
+    auto counter = engine::InstructionCounter::attach(process->engine_, *arch);
+    if (!counter) return counter.error();
+    process->counter_ = std::move(*counter);
+  }
   return process;
 }
 
@@ -217,7 +235,9 @@ LinuxProcess::~LinuxProcess() {
   if (engine_ && hooks_) {
     uc_hook_del(engine_, hooks_->memory_hook);
     uc_hook_del(engine_, hooks_->interrupt_hook);
+    if (hooks_->block_hook) uc_hook_del(engine_, hooks_->block_hook);
   }
+  counter_.reset();
   kernel_.reset();
   cpu_.reset();
   if (engine_) uc_close(engine_);
@@ -243,16 +263,70 @@ void LinuxProcess::set_observer(ProcessObserver* observer) {
 
 void LinuxProcess::set_syscall_source(SyscallSource* source) { kernel_->set_syscall_source(source); }
 
+void LinuxProcess::request_stop() {
+  kernel_->request_stop();
+  uc_emu_stop(engine_);
+}
+
 RunOutcome LinuxProcess::run() {
-  RunOutcome outcome;
   const auto started = std::chrono::steady_clock::now();
   const std::uint64_t timeout_us = static_cast<std::uint64_t>(config_.timeout.count());
-  const uc_err err = uc_emu_start(engine_, entry_pc_, UINT64_MAX, timeout_us, config_.max_instructions);
-  const auto elapsed = std::chrono::steady_clock::now() - started;
+  std::uint64_t begin = entry_pc_;
+  while (true) {
+    hooks_->fault = FaultRecord{};
+    // A run after a signal's delivery gets what is left of the limits.
+    std::uint64_t run_timeout_us = 0;
+    if (timeout_us) {
+      const auto spent = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - started);
+      run_timeout_us = timeout_us > static_cast<std::uint64_t>(spent.count()) ? timeout_us - spent.count() : 1;
+    }
+    std::uint64_t run_count = config_.max_instructions;
+    if (run_count && counter_) {
+      const std::uint64_t done = counter_->instructions();
+      run_count = run_count > done ? run_count - done : 1;
+    }
+    const uc_err err = uc_emu_start(engine_, begin, UINT64_MAX, run_timeout_us, run_count);
+    RunOutcome outcome = outcome_of(err, std::chrono::steady_clock::now() - started);
+    if (const std::optional<std::uint64_t> next = restart_after_signal(outcome, err)) {
+      begin = *next;
+      continue;
+    }
+    // A signal's default action may have ended the process meanwhile.
+    if (kernel_->termination().ended) outcome = outcome_of(err, std::chrono::steady_clock::now() - started);
+    return outcome;
+  }
+}
+
+std::optional<std::uint64_t> LinuxProcess::restart_after_signal(const RunOutcome& outcome, uc_err err) {
+  if (kernel_->termination().ended) return std::nullopt;
+  // A stop the kernel asked for from a syscall (the pc is exact there): the
+  // block hook that delivers timer signals goes in, and the run goes on.
+  if (err == UC_ERR_OK && !hooks_->fault.seen && kernel_->take_block_hook_request()) {
+    if (!hooks_->block_hook) {
+      if (uc_hook_add(engine_, &hooks_->block_hook, UC_HOOK_BLOCK, reinterpret_cast<void*>(&LinuxProcessHooks::on_block),
+                      hooks_.get(), 1, 0) != UC_ERR_OK)
+        return std::nullopt;
+      // Blocks translated before the hook would not call it: drop the
+      // translations of executable memory (a whole flush, UC_CTL_TB_FLUSH,
+      // clears Unicorn's 1 GiB code buffer: seconds).
+      for (const auto& [start, vma] : kernel_->memory().vmas())
+        if (vma.prot & PROT_EXEC) uc_ctl_remove_cache(engine_, vma.start, vma.end);
+    }
+    return outcome.pc;
+  }
+  if (outcome.kind == RunOutcome::Kind::kSignaled && outcome.is_fault && !kernel_->termination().ended) {
+    const int code = hooks_->fault.seen ? hooks_->fault.code : (outcome.signal == SIGSEGV ? 0x80 : 1);
+    return kernel_->deliver_fault(outcome.signal, code, outcome.fault_address, outcome.pc);
+  }
+  return std::nullopt;
+}
+
+RunOutcome LinuxProcess::outcome_of(uc_err err, std::chrono::steady_clock::duration elapsed) const {
+  RunOutcome outcome;
   std::uint64_t pc = 0;
   uc_reg_read(engine_, arch_->pc_reg, &pc);
   outcome.pc = pc;
-
+  const std::uint64_t timeout_us = static_cast<std::uint64_t>(config_.timeout.count());
   const Termination& end = kernel_->termination();
   const FaultRecord& fault = hooks_->fault;
   if (end.ended) {

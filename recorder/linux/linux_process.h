@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string_view>
 #include <string>
@@ -116,6 +117,11 @@ class SyscallSource {
 
 class Kernel;
 struct LinuxProcessHooks;
+}  // namespace tracecorn::linux_layer
+namespace tracecorn::engine {
+class InstructionCounter;
+}  // namespace tracecorn::engine
+namespace tracecorn::linux_layer {
 
 class LinuxProcess {
  public:
@@ -132,7 +138,11 @@ class LinuxProcess {
   LinuxProcess& operator=(const LinuxProcess&) = delete;
 
   // Runs until the guest exits, dies, or a limit is reached. Call once.
+  // Signals the guest handles (faults, timers) are delivered on the way.
   RunOutcome run();
+  // Stops the run soon (uc_emu_stop, and any wait of the guest for a signal
+  // returns): tracecorn's own SIGINT/SIGTERM. Callable from any thread.
+  void request_stop();
 
   struct LoadedModule {
     std::uint64_t start, end, bias;
@@ -157,12 +167,20 @@ class LinuxProcess {
 
  private:
   LinuxProcess() = default;
+  // How the run that uc_emu_start just ended (with `err`) ended.
+  RunOutcome outcome_of(uc_err err, std::chrono::steady_clock::duration elapsed) const;
+  // Where to run next when a signal's delivery continues the guest (a fault
+  // or a timer's stop taken by a handler); nullopt when the run is over.
+  std::optional<std::uint64_t> restart_after_signal(const RunOutcome& outcome, uc_err err);
   uc_engine* engine_ = nullptr;
   const arch::ArchInfo* arch_ = nullptr;
   ProcessConfig config_;
   std::unique_ptr<arch::GuestCpu> cpu_;
   std::unique_ptr<Kernel> kernel_;
   std::unique_ptr<LinuxProcessHooks> hooks_;
+  // Counts instructions across runs when --max-insns is set (a run restarted
+  // after a signal gets what is left).
+  std::unique_ptr<engine::InstructionCounter> counter_;
   std::uint64_t entry_pc_ = 0;
   std::vector<LoadedModule> images_;
 };

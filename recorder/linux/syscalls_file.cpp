@@ -70,11 +70,29 @@ std::int64_t Kernel::do_openat(int dirfd, std::uint64_t path_address, int flags,
   return opened.value;
 }
 
+// Whether a read of `host` returns at once: a regular file, a descriptor in
+// non-blocking mode, or one with data (or end of file) waiting.
+static bool host_read_would_not_block(int host) {
+  struct stat info {};
+  if (::fstat(host, &info) != 0 || S_ISREG(info.st_mode) || S_ISDIR(info.st_mode)) return true;
+  const int flags = ::fcntl(host, F_GETFL);
+  if (flags < 0 || (flags & O_NONBLOCK)) return true;
+  struct pollfd ready {host, POLLIN, 0};
+  return ::poll(&ready, 1, 0) != 0;
+}
+
 std::int64_t Kernel::do_read(int fd, std::uint64_t buffer, std::uint64_t count, std::optional<std::int64_t> offset) {
   const int host = fs_.host_fd(fd);
   if (host < 0) return -EBADF;
   if (count == 0) return host_result(offset ? ::pread(host, nullptr, 0, *offset) : ::read(host, nullptr, 0));
   count = std::min(count, kMaxIoChunk);
+  if (!host_read_would_not_block(host)) {
+    const WaitEnd end = wait_interruptibly(std::nullopt, [host](int slice_ms) {
+      struct pollfd ready {host, POLLIN, 0};
+      return ::poll(&ready, 1, slice_ms) != 0;
+    });
+    if (end == WaitEnd::kInterrupted) return kRestartSys;
+  }
   // Read at most what the guest buffer can take without a fault, as the kernel does.
   std::uint64_t writable = 0;
   while (writable < count) {
@@ -443,7 +461,18 @@ std::int64_t Kernel::do_poll(std::uint64_t fds_address, std::uint64_t count, int
   to_guest_order(poll_bytes, {4, 2, 2});  // struct pollfd: fd, events, revents
   std::vector<struct pollfd> host(fds);
   for (auto& entry : host) entry.fd = entry.fd < 0 ? -1 : fs_.host_fd(entry.fd);
-  const int ready = ::poll(host.data(), count, timeout_ms);
+  int ready = 0;
+  if (timeout_ms == 0) {
+    ready = ::poll(host.data(), count, 0);
+  } else {
+    std::optional<std::chrono::steady_clock::time_point> limit;
+    if (timeout_ms > 0) limit = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+    const WaitEnd end = wait_interruptibly(limit, [&](int slice_ms) {
+      ready = ::poll(host.data(), count, slice_ms);
+      return ready != 0;
+    });
+    if (end == WaitEnd::kInterrupted) return -EINTR;  // poll is never restarted (ERESTARTNOHAND)
+  }
   if (ready < 0) return -errno;
   for (std::size_t i = 0; i < count; ++i)
     fds[i].revents = (fds[i].fd >= 0 && host[i].fd < 0) ? POLLNVAL : host[i].revents;
@@ -762,9 +791,25 @@ std::optional<std::int64_t> Kernel::file_syscall(SyscallId id, const SyscallArgs
       if (a[2]) {
         struct timespec timeout {};
         if (!copy_in(a[2], &timeout, sizeof timeout)) return -EFAULT;
+        to_guest_order(timeout, {8});
         timeout_ms = static_cast<int>(timeout.tv_sec * 1000 + timeout.tv_nsec / 1000000);
       }
-      return do_poll(a[0], a[1], timeout_ms);
+      // The signal mask for the wait (glibc's pause() on architectures with no
+      // pause syscall is ppoll(NULL, 0, NULL, NULL)).
+      std::optional<std::uint64_t> saved_mask;
+      if (a[3]) {
+        if (a[4] != arch_.signal_abi.sigset_bytes) return -EINVAL;
+        std::uint8_t bytes[16] = {};
+        if (!copy_in(a[3], bytes, a[4])) return -EFAULT;
+        saved_mask = signals_.blocked;
+        signals_.blocked = read_guest_sigset(std::span(bytes, 8));
+      }
+      const std::int64_t result = do_poll(a[0], a[1], timeout_ms);
+      if (saved_mask) {
+        if (result == -EINTR) signals_.mask_after_handler = *saved_mask;  // restored by the handler's frame
+        else signals_.blocked = *saved_mask;
+      }
+      return result;
     }
     default:
       return std::nullopt;

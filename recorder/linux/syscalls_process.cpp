@@ -1,11 +1,7 @@
 // Role: the process family of syscalls for one single-threaded guest: identity
-// (pids, uids), exit, signals raised at itself, signal dispositions and masks
-// (kept; handlers are not delivered yet), resource limits, uname, TLS, futex,
-// and the refusals (fork, exec) that end in a clear note (network: syscalls_net.cpp).
-// Signals: a signal the guest raises at itself takes its default action when it
-// is not blocked (terminate: the run ends as "killed by signal N"); a blocked one
-// stays pending until rt_sigprocmask unblocks it, which is how glibc's abort()
-// and raise() deliver SIGABRT.
+// (pids, uids), exit, resource limits, uname, TLS, futex, and the refusals
+// (fork, exec) that end in a clear note (signals: syscalls_signal.cpp;
+// network: syscalls_net.cpp).
 #include <sched.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
@@ -26,102 +22,9 @@ using arch::SyscallId;
 
 namespace {
 
-constexpr int kMaxSignal = 64;
-constexpr std::uint64_t kSigDefault = 0, kSigIgnore = 1;
-
-std::uint64_t signal_bit(int signal) { return 1ull << (signal - 1); }
-
-bool default_action_is_ignore(int signal) {
-  return signal == SIGCHLD || signal == SIGCONT || signal == SIGURG || signal == SIGWINCH ||
-         signal == SIGSTOP || signal == SIGTSTP || signal == SIGTTIN || signal == SIGTTOU;
-}
-
 std::int64_t host_result(long result) { return result < 0 ? -errno : result; }
 
 }  // namespace
-
-std::int64_t Kernel::act_on_signal(int signal) {
-  std::uint64_t handler = 0;  // the handler word of the guest's struct sigaction, in its byte order
-  const std::size_t word = arch_.elf_64bit ? 8 : 4;
-  const auto* record = reinterpret_cast<const std::uint8_t*>(signal_actions_[signal]);
-  const std::size_t at = arch_.signal_abi.sigaction_flags_first ? word : 0;
-  for (std::size_t b = 0; b < word; ++b)
-    handler |= std::uint64_t{record[at + b]} << (8 * (arch_.little_endian ? b : word - 1 - b));
-  if (handler == kSigIgnore) return 0;
-  if (handler != kSigDefault)
-    note_once("signal " + std::to_string(signal) + " has a handler, which tracecorn does not deliver yet: "
-              "applying the default action");
-  if (default_action_is_ignore(signal)) return 0;
-  end_with_signal(signal, std::string("killed by SIG") + sigabbrev_np(signal) + " (raised by the program)");
-  return 0;
-}
-
-std::int64_t Kernel::do_kill_self(int guest_signal, const char* how) {
-  (void)how;
-  if (guest_signal < 0 || guest_signal > kMaxSignal) return -EINVAL;
-  if (guest_signal == 0) return 0;
-  // From here on signals are the host's numbers (mips' SIGUSR1 16 is 10).
-  const int signal = arch::signal_to_host(arch_, guest_signal);
-  if (signal == 0) return -EINVAL;  // no host counterpart (mips' SIGEMT): not supported
-  if (signal != SIGKILL && signal != SIGSTOP && (signal_mask_ & signal_bit(signal))) {
-    pending_signals_ |= signal_bit(signal);
-    return 0;
-  }
-  return act_on_signal(signal);
-}
-
-std::int64_t Kernel::do_rt_sigaction(int guest_signal, std::uint64_t action, std::uint64_t old_action,
-                                     std::uint64_t size) {
-  if (size != arch_.signal_abi.sigset_bytes || guest_signal < 1 || guest_signal > kMaxSignal) return -EINVAL;
-  // Dispositions are kept by host signal number (what act_on_signal is given).
-  const int signal = arch::signal_to_host(arch_, guest_signal);
-  if (signal == 0) return -EINVAL;  // no host counterpart (mips' SIGEMT): not supported
-  if (action && (signal == SIGKILL || signal == SIGSTOP)) return -EINVAL;
-  // The guest's struct sigaction: handler, flags, restorer (one word each), then
-  // the mask (mips: flags, handler, mask); kept as raw bytes.
-  const std::size_t record = arch_.signal_abi.sigaction_flags_first ? 4 + 4 + std::size_t{arch_.signal_abi.sigset_bytes}
-                                                                     : (arch_.elf_64bit ? 3 * 8 : 3 * 4) + 8;
-  static_assert(sizeof signal_actions_[0] >= 4 + 4 + 16);
-  std::uint64_t incoming[4] = {};
-  if (action && !copy_in(action, incoming, record)) return -EFAULT;
-  if (old_action && !copy_out(old_action, signal_actions_[signal], record)) return -EFAULT;
-  if (action) std::memcpy(signal_actions_[signal], incoming, sizeof incoming);
-  return 0;
-}
-
-std::int64_t Kernel::do_rt_sigprocmask(int how, std::uint64_t set, std::uint64_t old_set, std::uint64_t size) {
-  if (size != arch_.signal_abi.sigset_bytes) return -EINVAL;
-  // Signals 1-64 are kept (the first 8 bytes; a 32-bit guest's sigset is
-  // words of 32 bits in its byte order, a 64-bit one's of 64); on mips, the
-  // second half (signals 65-128) reads as 0 and is not kept.
-  const std::size_t word = arch_.elf_64bit ? 8 : 4;
-  std::uint8_t incoming_bytes[16] = {}, old_bytes[16] = {};
-  if (set && !copy_in(set, incoming_bytes, size)) return -EFAULT;
-  to_guest_order(std::span(incoming_bytes, 8), {static_cast<std::uint8_t>(word)});
-  // The mask is kept in host numbering; the guest sees its own.
-  const std::uint64_t old_mask = arch::signal_set_to_guest(arch_, signal_mask_);
-  std::memcpy(old_bytes, &old_mask, sizeof old_mask);
-  to_guest_order(std::span(old_bytes, 8), {static_cast<std::uint8_t>(word)});
-  if (old_set && !copy_out(old_set, old_bytes, size)) return -EFAULT;
-  if (!set) return 0;
-  std::uint64_t incoming = 0;
-  std::memcpy(&incoming, incoming_bytes, sizeof incoming);
-  incoming = arch::signal_set_to_host(arch_, incoming);
-  const int block = arch_.signal_abi.sig_block;
-  if (how == block) signal_mask_ |= incoming;
-  else if (how == block + 1) signal_mask_ &= ~incoming;
-  else if (how == block + 2) signal_mask_ = incoming;
-  else return -EINVAL;
-  signal_mask_ &= ~(signal_bit(SIGKILL) | signal_bit(SIGSTOP));
-  // Pending signals that are now unblocked are delivered, lowest first.
-  while (const std::uint64_t deliverable = pending_signals_ & ~signal_mask_) {
-    const int signal = __builtin_ctzll(deliverable) + 1;
-    pending_signals_ &= ~signal_bit(signal);
-    act_on_signal(signal);
-    if (termination_.ended) break;
-  }
-  return 0;
-}
 
 int Kernel::current_rlimit(int resource, std::uint64_t (&current)[2]) const {
   if (rlimits_[resource][0]) {
@@ -247,24 +150,6 @@ std::optional<std::int64_t> Kernel::process_syscall(SyscallId id, const SyscallA
     case SyscallId::exit: case SyscallId::exit_group:
       end_with_exit(static_cast<int>(a[0]));
       return 0;
-    case SyscallId::kill:
-      if (static_cast<std::int64_t>(a[0]) == own_pid || a[0] == 0) return do_kill_self(static_cast<int>(a[1]), "kill");
-      return -EPERM;
-    case SyscallId::tgkill:
-      if (static_cast<std::int64_t>(a[0]) != own_pid || static_cast<std::int64_t>(a[1]) != own_pid) return -ESRCH;
-      return do_kill_self(static_cast<int>(a[2]), "tgkill");
-    case SyscallId::tkill:
-      if (static_cast<std::int64_t>(a[0]) != own_pid) return -ESRCH;
-      return do_kill_self(static_cast<int>(a[1]), "tkill");
-    case SyscallId::rt_sigaction: return do_rt_sigaction(static_cast<int>(a[0]), a[1], a[2], a[3]);
-    case SyscallId::rt_sigprocmask: return do_rt_sigprocmask(static_cast<int>(a[0]), a[1], a[2], a[3]);
-    case SyscallId::sigaltstack: {
-      if (a[1]) {
-        const std::uint64_t disabled[3] = {0, 2 /* SS_DISABLE */, 0};
-        if (!copy_out(a[1], disabled, sizeof disabled)) return -EFAULT;
-      }
-      return 0;
-    }
     case SyscallId::arch_prctl: {
       constexpr std::uint64_t kArchSetFs = 0x1002, kArchGetFs = 0x1003;
       if (a[0] == kArchSetFs) return cpu_.set_thread_pointer(a[1]) ? 0 : -EINVAL;
@@ -323,12 +208,6 @@ std::optional<std::int64_t> Kernel::process_syscall(SyscallId id, const SyscallA
     case SyscallId::execve: case SyscallId::execveat:
       note_once(std::string(arch::syscall_name(id)) + " refused with ENOSYS: tracecorn runs one process with one thread");
       return -ENOSYS;
-    case SyscallId::alarm: case SyscallId::setitimer: case SyscallId::getitimer:
-      note_once(std::string(arch::syscall_name(id)) + ": timers do not fire yet");
-      return 0;
-    case SyscallId::pause:
-      note_once("pause with no signal that could end it: returning EINTR");
-      return -EINTR;
     case SyscallId::membarrier: return 0;
     default:
       return std::nullopt;

@@ -6,6 +6,8 @@
 #include <cerrno>
 #include <ctime>
 
+#include <thread>
+
 #include "recorder/linux/kernel.h"
 
 namespace tracecorn::linux_layer {
@@ -47,16 +49,32 @@ std::optional<std::int64_t> Kernel::time_syscall(SyscallId id, const SyscallArgs
       if (!copy_in(is_clock ? a[2] : a[0], &request, sizeof request)) return -EFAULT;
       to_guest_order(request, {8});
       if (request.tv_nsec < 0 || request.tv_nsec >= 1000000000 || request.tv_sec < 0) return -EINVAL;
-      const int result = is_clock ? ::clock_nanosleep(static_cast<clockid_t>(a[0]), static_cast<int>(a[1]), &request,
-                                                      &remaining)
-                                  : (::nanosleep(&request, &remaining) == 0 ? 0 : errno);
-      if (result != 0) {
-        const std::uint64_t remaining_address = is_clock ? a[3] : a[1];
-        to_guest_order(remaining, {8});
-        if (result == EINTR && remaining_address) copy_out(remaining_address, &remaining, sizeof remaining);
-        return -result;
+      // The sleep's length from now (TIMER_ABSTIME: until the clock reads `request`).
+      std::chrono::nanoseconds length = std::chrono::seconds(request.tv_sec) + std::chrono::nanoseconds(request.tv_nsec);
+      if (is_clock && (a[1] & TIMER_ABSTIME)) {
+        struct timespec now {};
+        if (::clock_gettime(static_cast<clockid_t>(a[0]), &now) != 0) return -errno;
+        length -= std::chrono::seconds(now.tv_sec) + std::chrono::nanoseconds(now.tv_nsec);
+      } else if (is_clock) {
+        struct timespec probe {};
+        if (::clock_getres(static_cast<clockid_t>(a[0]), &probe) != 0) return -errno;  // EINVAL for a bad clock
       }
-      return 0;
+      const auto limit = std::chrono::steady_clock::now() + length;
+      // Slept in slices, so that a signal (the guest's timer, tracecorn's stop) interrupts it.
+      const WaitEnd end = wait_interruptibly(limit, [](int slice_ms) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(slice_ms));
+        return false;
+      });
+      if (end != WaitEnd::kInterrupted) return 0;
+      const std::uint64_t remaining_address = is_clock ? a[3] : a[1];
+      if (remaining_address && !(is_clock && (a[1] & TIMER_ABSTIME))) {
+        const auto left = std::max(std::chrono::nanoseconds(0), limit - std::chrono::steady_clock::now());
+        remaining.tv_sec = std::chrono::duration_cast<std::chrono::seconds>(left).count();
+        remaining.tv_nsec = (left - std::chrono::seconds(remaining.tv_sec)).count();
+        to_guest_order(remaining, {8});
+        copy_out(remaining_address, &remaining, sizeof remaining);
+      }
+      return -EINTR;
     }
     case SyscallId::getrandom: {
       const std::size_t length = static_cast<std::size_t>(std::min<std::uint64_t>(a[1], 1u << 20));

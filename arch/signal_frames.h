@@ -1,0 +1,40 @@
+// Role: the signal frame layouts of each architecture, behind the GuestCpu
+// calls of arch/arch.h (build_signal_frame, enter_signal_handler,
+// return_from_signal): one implementation file per layout
+// (x86_64_signal.cpp, aarch64_signal.cpp, riscv64_signal.cpp). Internal to
+// arch/: the GuestCpu classes call these with their engine.
+// Threads: the emulation thread, inside Unicorn's hooks or between runs.
+// Invariants: build_* reads registers only; restore_* reads the frame from
+// guest memory as untrusted bytes and writes registers only when the whole
+// frame could be read.
+#pragma once
+
+#include <optional>
+
+#include <unicorn/unicorn.h>
+
+#include "arch/signal_frame.h"
+
+namespace tracecorn::arch {
+
+// x86-64: struct rt_sigframe of arch/x86/include/asm/sigframe.h (pretcode,
+// ucontext with the 64-bit sigcontext, siginfo) plus the FXSAVE image, as
+// arch/x86/kernel/signal.c lays them out (red zone, 64-byte aligned FPU state).
+SignalFrame x86_64_build_signal_frame(uc_engine* engine, const SignalFrameRequest& request);
+void x86_64_enter_signal_handler(uc_engine* engine, const SignalFrameRequest& request, const SignalFrame& frame);
+std::optional<SignalReturn> x86_64_return_from_signal(uc_engine* engine);
+
+// aarch64: struct rt_sigframe of arch/arm64/kernel/signal.c (siginfo, then
+// ucontext whose sigcontext holds the fpsimd_context and esr_context records
+// and the terminator), with the frame record {fp, lr} above it.
+SignalFrame aarch64_build_signal_frame(uc_engine* engine, const SignalFrameRequest& request);
+void aarch64_enter_signal_handler(uc_engine* engine, const SignalFrameRequest& request, const SignalFrame& frame);
+std::optional<SignalReturn> aarch64_return_from_signal(uc_engine* engine);
+
+// riscv64: struct rt_sigframe of arch/riscv/kernel/signal.c (siginfo, then
+// ucontext with sc_regs and the D extension's sc_fpregs).
+SignalFrame riscv64_build_signal_frame(uc_engine* engine, const SignalFrameRequest& request);
+void riscv64_enter_signal_handler(uc_engine* engine, const SignalFrameRequest& request, const SignalFrame& frame);
+std::optional<SignalReturn> riscv64_return_from_signal(uc_engine* engine);
+
+}  // namespace tracecorn::arch

@@ -1,0 +1,553 @@
+// Role: the signal family of syscalls and signal delivery, as Linux does them
+// for one thread: dispositions (rt_sigaction), the blocked mask
+// (rt_sigprocmask), kill/tgkill/tkill at itself, the alternate stack, waiting
+// (pause, rt_sigsuspend, rt_sigtimedwait), ITIMER_REAL (alarm, setitimer),
+// and delivery: at a syscall's return, after a CPU fault, or when the timer's
+// wake-up stopped the engine, the lowest deliverable signal either takes its
+// default action or enters the guest's handler on a frame the architecture
+// lays out (arch/signal_frame.h); rt_sigreturn/sigreturn restores from it.
+// Who calls it: Kernel::on_trap (emulation thread, inside Unicorn's hook) and
+// LinuxProcess::run between runs. Nothing here throws past on_trap().
+// Invariants: signals are kept in host numbering (SignalState); the guest's
+// numbers are translated at the syscall boundary; a frame that cannot be
+// written or read back kills the process with SIGSEGV, as Linux does.
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+#include <thread>
+
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "recorder/linux/kernel.h"
+
+namespace tracecorn::linux_layer {
+
+using arch::SyscallId;
+using Clock = std::chrono::steady_clock;
+
+TimerWakeup::~TimerWakeup() {
+  {
+    std::lock_guard lock(mutex_);
+    quit_ = true;
+  }
+  changed_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+void TimerWakeup::arm(std::optional<Clock::time_point> deadline) {
+  {
+    std::lock_guard lock(mutex_);
+    deadline_ = deadline;
+  }
+  if (!thread_.joinable() && deadline) thread_ = std::thread([this] { run(); });
+  changed_.notify_all();
+}
+
+void TimerWakeup::run() {
+  std::unique_lock lock(mutex_);
+  while (!quit_) {
+    if (!deadline_) {
+      changed_.wait(lock);
+    } else if (std::chrono::steady_clock::now() < *deadline_) {
+      changed_.wait_until(lock, *deadline_);
+    } else {
+      due_.store(true, std::memory_order_release);
+      deadline_.reset();
+    }
+  }
+}
+
+namespace {
+
+bool default_action_is_ignore(int signal) {
+  return signal == SIGCHLD || signal == SIGCONT || signal == SIGURG || signal == SIGWINCH;
+}
+bool default_action_is_stop(int signal) {
+  return signal == SIGSTOP || signal == SIGTSTP || signal == SIGTTIN || signal == SIGTTOU;
+}
+
+constexpr std::uint64_t kUnblockable = signal_bit(SIGKILL) | signal_bit(SIGSTOP);
+
+}  // namespace
+
+std::size_t Kernel::sigaction_bytes() const {
+  const arch::SignalAbi& abi = arch_.signal_abi;
+  if (abi.sigaction_flags_first) return 4 + 4 + std::size_t{abi.sigset_bytes};
+  const std::size_t word = arch_.elf_64bit ? 8 : 4;
+  return word * (abi.has_sa_restorer ? 3 : 2) + 8;
+}
+
+std::uint64_t Kernel::read_guest_sigset(std::span<const std::uint8_t> bytes) const {
+  const arch::FrameReader reader(bytes, arch_.little_endian);
+  const std::uint64_t guest = arch_.elf_64bit ? reader.get(0, 8) : reader.get(0, 4) | reader.get(4, 4) << 32;
+  return arch::signal_set_to_host(arch_, guest) & ~kUnblockable;
+}
+
+void Kernel::write_guest_sigset(std::span<std::uint8_t> bytes, std::uint64_t host_set) const {
+  arch::FrameWriter writer(bytes, arch_.little_endian);
+  const std::uint64_t guest = arch::signal_set_to_guest(arch_, host_set);
+  if (arch_.elf_64bit) {
+    writer.put(0, 8, guest);
+  } else {
+    writer.put(0, 4, guest & 0xffffffff);
+    writer.put(4, 4, guest >> 32);
+  }
+}
+
+SignalAction Kernel::signal_action(int signal) const {
+  const auto* record = reinterpret_cast<const std::uint8_t*>(signals_.raw_actions[signal]);
+  const arch::FrameReader reader(std::span(record, sizeof signals_.raw_actions[signal]), arch_.little_endian);
+  const std::size_t word = arch_.elf_64bit ? 8 : 4;
+  SignalAction action;
+  if (arch_.signal_abi.sigaction_flags_first) {
+    action.flags = reader.get(0, 4);
+    action.handler = reader.get(4, word);
+    action.mask = read_guest_sigset(reader.bytes(4 + word, 8));
+    return action;
+  }
+  action.handler = reader.get(0, word);
+  action.flags = reader.get(word, word);
+  std::size_t mask_at = 2 * word;
+  if (arch_.signal_abi.has_sa_restorer) {
+    action.restorer = reader.get(2 * word, word);
+    mask_at += word;
+  }
+  action.mask = read_guest_sigset(reader.bytes(mask_at, 8));
+  return action;
+}
+
+std::int64_t Kernel::do_rt_sigaction(int guest_signal, std::uint64_t action, std::uint64_t old_action,
+                                     std::uint64_t size) {
+  if (size != arch_.signal_abi.sigset_bytes || guest_signal < 1 || guest_signal > kMaxSignal) return -EINVAL;
+  // Dispositions are kept by host signal number.
+  const int signal = arch::signal_to_host(arch_, guest_signal);
+  if (signal == 0) return -EINVAL;  // no host counterpart (mips' SIGEMT): not supported
+  if (action && (signal == SIGKILL || signal == SIGSTOP)) return -EINVAL;
+  const std::size_t record = sigaction_bytes();
+  static_assert(sizeof signals_.raw_actions[0] >= 4 + 4 + 16);
+  std::uint64_t incoming[4] = {};
+  if (action && !copy_in(action, incoming, record)) return -EFAULT;
+  if (old_action && !copy_out(old_action, signals_.raw_actions[signal], record)) return -EFAULT;
+  if (!action) return 0;
+  std::memcpy(signals_.raw_actions[signal], incoming, sizeof incoming);
+  // Setting SIG_IGN, or SIG_DFL for a signal whose default is to ignore it,
+  // discards it if pending (POSIX; kernel/signal.c do_sigaction).
+  const SignalAction now = signal_action(signal);
+  if (now.handler == kSigIgnore || (now.handler == kSigDefault && default_action_is_ignore(signal)))
+    signals_.pending &= ~signal_bit(signal);
+  return 0;
+}
+
+std::int64_t Kernel::do_rt_sigprocmask(int how, std::uint64_t set, std::uint64_t old_set, std::uint64_t size) {
+  if (size != arch_.signal_abi.sigset_bytes) return -EINVAL;
+  // Signals 1-64 are kept (the first 8 bytes); on mips the second half
+  // (signals 65-128) reads as 0 and is not kept.
+  std::uint8_t incoming_bytes[16] = {}, old_bytes[16] = {};
+  if (set && !copy_in(set, incoming_bytes, size)) return -EFAULT;
+  write_guest_sigset(std::span(old_bytes, 8), signals_.blocked);
+  if (old_set && !copy_out(old_set, old_bytes, size)) return -EFAULT;
+  if (!set) return 0;
+  const std::uint64_t incoming = read_guest_sigset(std::span(incoming_bytes, 8));
+  const int block = arch_.signal_abi.sig_block;
+  if (how == block) signals_.blocked |= incoming;
+  else if (how == block + 1) signals_.blocked &= ~incoming;
+  else if (how == block + 2) signals_.blocked = incoming;
+  else return -EINVAL;
+  signals_.blocked &= ~kUnblockable;
+  return 0;  // signals now unblocked are delivered as the syscall returns
+}
+
+std::int64_t Kernel::do_kill_self(int guest_signal, int code) {
+  if (guest_signal < 0 || guest_signal > kMaxSignal) return -EINVAL;
+  if (guest_signal == 0) return 0;
+  // From here on signals are the host's numbers (mips' SIGUSR1 16 is 10).
+  const int signal = arch::signal_to_host(arch_, guest_signal);
+  if (signal == 0) return -EINVAL;  // no host counterpart (mips' SIGEMT): not supported
+  const SignalAction action = signal_action(signal);
+  const bool ignored = action.handler == kSigIgnore || (action.handler == kSigDefault && default_action_is_ignore(signal));
+  if (ignored && !(signals_.blocked & signal_bit(signal))) return 0;  // discarded at once (sig_ignored)
+  SignalOrigin origin;
+  origin.code = code;
+  origin.pid = static_cast<std::uint64_t>(::getpid());
+  origin.uid = ::getuid();
+  signals_.raise(signal, origin);
+  return 0;
+}
+
+std::int64_t Kernel::do_sigaltstack(std::uint64_t new_stack, std::uint64_t old_stack) {
+  const bool is64 = arch_.elf_64bit;
+  const std::size_t word = is64 ? 8 : 4;
+  const std::size_t flags_at = arch_.signal_abi.stack_size_before_flags ? 2 * word : word;
+  const std::size_t size_at = arch_.signal_abi.stack_size_before_flags ? word : (is64 ? 16 : 8);
+  const std::size_t bytes = is64 ? 24 : 12;
+  std::uint64_t sp = 0;
+  uc_reg_read(engine_, arch_.sp_reg, &sp);
+  const bool on_stack = signals_.on_altstack(sp);
+  if (old_stack) {
+    std::uint8_t out[24] = {};
+    arch::FrameWriter writer(std::span(out, bytes), arch_.little_endian);
+    writer.put(0, word, signals_.altstack.sp);
+    writer.put(flags_at, 4, on_stack ? 1 : (signals_.altstack.flags & 2));
+    writer.put(size_at, word, signals_.altstack.size);
+    if (!copy_out(old_stack, out, bytes)) return -EFAULT;
+  }
+  if (!new_stack) return 0;
+  std::uint8_t in[24] = {};
+  if (!copy_in(new_stack, in, bytes)) return -EFAULT;
+  if (on_stack) return -EPERM;
+  const arch::FrameReader reader(std::span(in, bytes), arch_.little_endian);
+  const std::uint32_t flags = static_cast<std::uint32_t>(reader.get(flags_at, 4));
+  constexpr std::uint32_t kSsOnStack = 1, kSsDisable = 2, kSsAutoDisarm = 1u << 31;
+  const std::uint32_t mode = flags & ~kSsAutoDisarm;
+  if (mode != 0 && mode != kSsOnStack && mode != kSsDisable) return -EINVAL;
+  if (mode == kSsDisable) {
+    signals_.altstack = {0, kSsDisable, 0};
+    return 0;
+  }
+  const std::uint64_t size = reader.get(size_at, word);
+  if (size < arch_.signal_abi.min_signal_stack) return -ENOMEM;
+  signals_.altstack = {reader.get(0, word), 0, size};
+  return 0;
+}
+
+void Kernel::poll_real_timer() {
+  RealTimer& timer = signals_.real_timer;
+  if (!timer.deadline) return;
+  const auto now = Clock::now();
+  if (now < *timer.deadline) return;
+  SignalOrigin origin;
+  origin.code = kSiKernel;
+  const SignalAction action = signal_action(SIGALRM);
+  if (action.handler != kSigIgnore) signals_.raise(SIGALRM, origin);
+  if (timer.interval.count() > 0) {
+    while (*timer.deadline <= now) *timer.deadline += timer.interval;
+  } else {
+    timer.deadline.reset();
+  }
+  if (timer_wakeup_) timer_wakeup_->arm(timer.deadline);
+}
+
+std::chrono::microseconds Kernel::arm_real_timer(std::chrono::microseconds value, std::chrono::microseconds interval,
+                                                 std::chrono::microseconds* old_interval) {
+  RealTimer& timer = signals_.real_timer;
+  const auto now = Clock::now();
+  std::chrono::microseconds remaining{0};
+  if (timer.deadline && *timer.deadline > now)
+    remaining = std::chrono::ceil<std::chrono::microseconds>(*timer.deadline - now);
+  if (old_interval) *old_interval = timer.interval;
+  timer.interval = interval;
+  if (value.count() > 0) timer.deadline = now + value;
+  else timer.deadline.reset();
+  if (!timer_wakeup_ && timer.deadline) {
+    timer_wakeup_ = std::make_unique<TimerWakeup>();
+    // The block hook that delivers the timer's signal is installed between
+    // runs (LinuxProcess::run): stop here, at an exact pc.
+    block_hook_wanted_ = true;
+    uc_emu_stop(engine_);
+  }
+  if (timer_wakeup_) timer_wakeup_->arm(timer.deadline);
+  return remaining;
+}
+
+std::int64_t Kernel::do_itimer(SyscallId id, const SyscallArgs& a) {
+  using std::chrono::microseconds;
+  using std::chrono::seconds;
+  if (id == SyscallId::alarm) {
+    const microseconds remaining = arm_real_timer(seconds(static_cast<std::uint32_t>(a[0])), microseconds(0), nullptr);
+    // Whole seconds, rounded to nearest, and never 0 for a timer still running (kernel/time/itimer.c).
+    if (remaining.count() == 0) return 0;
+    const auto whole = (remaining.count() + 500000) / 1000000;
+    return whole ? whole : 1;
+  }
+  const int which = static_cast<int>(a[0]);
+  const std::size_t word = arch_.elf_64bit ? 8 : 4;
+  const std::uint64_t new_value = id == SyscallId::setitimer ? a[1] : 0;
+  const std::uint64_t old_value = id == SyscallId::setitimer ? a[2] : a[1];
+  if (which < 0 || which > 2) return -EINVAL;
+  if (which != 0) {
+    note_once(std::string(arch::syscall_name(id)) + ": ITIMER_VIRTUAL and ITIMER_PROF do not fire yet");
+    return 0;
+  }
+  std::uint8_t bytes[32] = {};
+  const std::size_t size = 4 * word;  // struct itimerval: it_interval {sec, usec}, it_value {sec, usec}
+  auto as_time = [&](std::size_t at) {
+    const arch::FrameReader reader(std::span(bytes, size), arch_.little_endian);
+    const auto sec = static_cast<std::int64_t>(reader.get(at, word));
+    const auto usec = static_cast<std::int64_t>(reader.get(at + word, word));
+    return std::pair(sec, usec);
+  };
+  microseconds value{0}, interval{0};
+  if (new_value) {
+    if (!copy_in(new_value, bytes, size)) return -EFAULT;
+    const auto [interval_sec, interval_usec] = as_time(0);
+    const auto [value_sec, value_usec] = as_time(2 * word);
+    if (value_usec < 0 || value_usec >= 1000000 || interval_usec < 0 || interval_usec >= 1000000) return -EINVAL;
+    value = seconds(value_sec) + microseconds(value_usec);
+    interval = seconds(interval_sec) + microseconds(interval_usec);
+  }
+  microseconds old_interval{0}, remaining{0};
+  if (new_value) {
+    remaining = arm_real_timer(value, interval, &old_interval);
+  } else {
+    const auto now = Clock::now();
+    if (signals_.real_timer.deadline && *signals_.real_timer.deadline > now)
+      remaining = std::chrono::ceil<microseconds>(*signals_.real_timer.deadline - now);
+    old_interval = signals_.real_timer.interval;
+  }
+  if (!old_value) return 0;
+  std::uint8_t out[32] = {};
+  arch::FrameWriter writer(std::span(out, size), arch_.little_endian);
+  writer.put(0, word, static_cast<std::uint64_t>(old_interval.count() / 1000000));
+  writer.put(word, word, static_cast<std::uint64_t>(old_interval.count() % 1000000));
+  writer.put(2 * word, word, static_cast<std::uint64_t>(remaining.count() / 1000000));
+  writer.put(3 * word, word, static_cast<std::uint64_t>(remaining.count() % 1000000));
+  return copy_out(old_value, out, size) ? 0 : -EFAULT;
+}
+
+bool Kernel::wait_for_signal(std::uint64_t wanted, std::optional<Clock::time_point> limit) {
+  while (true) {
+    poll_real_timer();
+    if (signals_.pending & wanted) return true;
+    if (stop_requested_.load(std::memory_order_relaxed)) return false;
+    const auto now = Clock::now();
+    if (limit && now >= *limit) return false;
+    // Sleep in short slices so that tracecorn's own stop (SIGINT, SIGTERM) is seen.
+    auto until = now + std::chrono::milliseconds(50);
+    if (signals_.real_timer.deadline) until = std::min(until, *signals_.real_timer.deadline);
+    if (limit) until = std::min(until, *limit);
+    std::this_thread::sleep_until(until);
+  }
+}
+
+std::int64_t Kernel::do_rt_sigsuspend(std::uint64_t mask_address, std::uint64_t size) {
+  if (size != arch_.signal_abi.sigset_bytes) return -EINVAL;
+  std::uint8_t bytes[16] = {};
+  if (!copy_in(mask_address, bytes, size)) return -EFAULT;
+  signals_.mask_after_handler = signals_.blocked;
+  signals_.blocked = read_guest_sigset(std::span(bytes, 8));
+  wait_for_signal(~signals_.blocked, std::nullopt);
+  return -EINTR;
+}
+
+std::int64_t Kernel::do_rt_sigtimedwait(const SyscallArgs& a, bool time64) {
+  if (a[3] != arch_.signal_abi.sigset_bytes) return -EINVAL;
+  std::uint8_t bytes[16] = {};
+  if (!copy_in(a[0], bytes, a[3])) return -EFAULT;
+  const std::uint64_t wanted = read_guest_sigset(std::span(bytes, 8));
+  std::optional<Clock::time_point> limit;
+  if (a[2]) {
+    const bool wide = arch_.elf_64bit || time64;
+    std::uint8_t time_bytes[16] = {};
+    if (!copy_in(a[2], time_bytes, wide ? 16 : 8)) return -EFAULT;
+    const arch::FrameReader reader(std::span(time_bytes, 16), arch_.little_endian);
+    const auto sec = static_cast<std::int64_t>(wide ? reader.get(0, 8) : reader.get(0, 4));
+    const auto nsec = static_cast<std::int64_t>(wide ? reader.get(8, 8) : reader.get(4, 4));
+    if (sec < 0 || nsec < 0 || nsec >= 1000000000) return -EINVAL;
+    limit = Clock::now() + std::chrono::seconds(sec) + std::chrono::nanoseconds(nsec);
+  }
+  if (!wait_for_signal(wanted, limit)) return stop_requested_ ? -EINTR : -EAGAIN;
+  const int signal = __builtin_ctzll(signals_.pending & wanted) + 1;
+  signals_.pending &= ~signal_bit(signal);
+  if (a[1]) {
+    const auto info = build_siginfo(signal, signals_.origins[static_cast<std::size_t>(signal)]);
+    if (!copy_out(a[1], info.data(), info.size())) return -EFAULT;
+  }
+  return arch::signal_to_guest(arch_, signal);
+}
+
+std::optional<std::int64_t> Kernel::signal_syscall(SyscallId id, const SyscallArgs& a) {
+  const std::int64_t own_pid = ::getpid();
+  switch (id) {
+    case SyscallId::kill:
+      if (static_cast<std::int64_t>(a[0]) == own_pid || a[0] == 0 || static_cast<std::int64_t>(a[0]) == -own_pid)
+        return do_kill_self(static_cast<int>(a[1]), kSiUser);
+      if (static_cast<std::int64_t>(a[0]) == -1) return do_kill_self(static_cast<int>(a[1]), kSiUser);
+      return -EPERM;
+    case SyscallId::tgkill:
+      if (static_cast<std::int64_t>(a[0]) != own_pid || static_cast<std::int64_t>(a[1]) != own_pid) return -ESRCH;
+      return do_kill_self(static_cast<int>(a[2]), kSiTkill);
+    case SyscallId::tkill:
+      if (static_cast<std::int64_t>(a[0]) != own_pid) return -ESRCH;
+      return do_kill_self(static_cast<int>(a[1]), kSiTkill);
+    case SyscallId::rt_sigaction: return do_rt_sigaction(static_cast<int>(a[0]), a[1], a[2], a[3]);
+    case SyscallId::rt_sigprocmask: return do_rt_sigprocmask(static_cast<int>(a[0]), a[1], a[2], a[3]);
+    case SyscallId::sigaltstack: return do_sigaltstack(a[0], a[1]);
+    case SyscallId::rt_sigreturn: case SyscallId::sigreturn: return do_sigreturn(id == SyscallId::rt_sigreturn);
+    case SyscallId::rt_sigpending: {
+      if (a[1] > arch_.signal_abi.sigset_bytes) return -EINVAL;
+      std::uint8_t bytes[16] = {};
+      write_guest_sigset(std::span(bytes, 8), signals_.pending & signals_.blocked);
+      return copy_out(a[0], bytes, a[1]) ? 0 : -EFAULT;
+    }
+    case SyscallId::rt_sigsuspend: return do_rt_sigsuspend(a[0], a[1]);
+    case SyscallId::rt_sigtimedwait: return do_rt_sigtimedwait(a, false);
+    case SyscallId::rt_sigtimedwait_time64: return do_rt_sigtimedwait(a, true);
+    case SyscallId::pause:
+      wait_for_signal(~signals_.blocked, std::nullopt);
+      return -EINTR;
+    case SyscallId::alarm: case SyscallId::setitimer: case SyscallId::getitimer: return do_itimer(id, a);
+    default:
+      return std::nullopt;
+  }
+}
+
+std::array<std::uint8_t, arch::kSiginfoBytes> Kernel::build_siginfo(int signal, const SignalOrigin& origin) const {
+  std::array<std::uint8_t, arch::kSiginfoBytes> info{};
+  arch::FrameWriter writer(info, arch_.little_endian);
+  const bool swapped = arch_.signal_abi.siginfo_code_before_errno;
+  writer.put(0, 4, static_cast<std::uint64_t>(arch::signal_to_guest(arch_, signal)));
+  writer.put(swapped ? 4 : 8, 4, static_cast<std::uint32_t>(origin.code));
+  // The union starts after three ints, aligned for a pointer.
+  const std::size_t word = arch_.elf_64bit ? 8 : 4;
+  const std::size_t fields = arch_.elf_64bit ? 16 : 12;
+  if (origin.is_fault) {
+    writer.put(fields, word, origin.address);
+  } else if (origin.code == kSiUser || origin.code == kSiTkill || origin.code == kSiQueue) {
+    writer.put(fields, 4, origin.pid);
+    writer.put(fields + 4, 4, origin.uid);
+  }
+  return info;
+}
+
+std::optional<std::uint64_t> Kernel::deliver_pending(std::uint64_t resume_pc) {
+  std::optional<std::uint64_t> entered;
+  while (const int signal = signals_.next_deliverable()) {
+    signals_.pending &= ~signal_bit(signal);
+    const SignalOrigin origin = signals_.origins[static_cast<std::size_t>(signal)];
+    const SignalAction action = signal_action(signal);
+    if (action.handler == kSigIgnore && signal != SIGKILL && signal != SIGSTOP) continue;
+    if (action.handler == kSigDefault || signal == SIGKILL || signal == SIGSTOP || !cpu_.has_signal_frames()) {
+      if (action.handler > kSigIgnore)
+        note_once("signal " + std::to_string(signal) + " has a handler, but tracecorn has no signal frames for " +
+                  std::string(arch_.name) + " yet: applying the default action");
+      if (!take_default_action(signal, origin)) return std::nullopt;
+      continue;
+    }
+    if (!enter_handler(signal, action, origin, resume_pc)) return std::nullopt;
+    resume_pc = action.handler;
+    entered = action.handler;
+  }
+  if (signals_.mask_after_handler) {  // rt_sigsuspend woken by a signal with no handler
+    signals_.blocked = *signals_.mask_after_handler;
+    signals_.mask_after_handler.reset();
+  }
+  return entered;
+}
+
+bool Kernel::take_default_action(int signal, const SignalOrigin& origin) {
+  if (default_action_is_ignore(signal)) return true;
+  if (default_action_is_stop(signal)) {
+    note_once(std::string("SIG") + sigabbrev_np(signal) + ": stopping a process is not supported: ignored");
+    return true;
+  }
+  std::string how = origin.is_fault ? "" : " (raised by the program)";
+  if (origin.code == kSiKernel && signal == SIGALRM) how = " (its timer expired)";
+  end_with_signal(signal, std::string("killed by SIG") + sigabbrev_np(signal) + how);
+  return false;
+}
+
+std::uint64_t Kernel::sigreturn_trampoline() {
+  if (trampoline_ || arch_.signal_abi.sigreturn_trampoline.empty()) return trampoline_;
+  // One read-only, executable page (the kernel's vDSO sigreturn, tracecorn's own code).
+  const std::optional<std::uint64_t> at = memory_.find_free(4096);
+  if (!at || !memory_.map(*at, 4096, PROT_READ | PROT_EXEC, "[sigreturn]")) return 0;
+  if (!memory_.write(*at, arch_.signal_abi.sigreturn_trampoline)) return 0;
+  trampoline_ = *at;
+  return trampoline_;
+}
+
+bool Kernel::enter_handler(int signal, const SignalAction& action, const SignalOrigin& origin,
+                           std::uint64_t resume_pc) {
+  arch::SignalFrameRequest request;
+  request.guest_signal = arch::signal_to_guest(arch_, signal);
+  request.handler = action.handler;
+  request.guest_flags = action.flags;
+  request.return_address = arch_.signal_abi.has_sa_restorer && (action.flags & kSaRestorer) ? action.restorer
+                                                                                            : sigreturn_trampoline();
+  request.saved_mask = arch::signal_set_to_guest(arch_, signals_.mask_after_handler.value_or(signals_.blocked));
+  signals_.mask_after_handler.reset();
+  std::uint64_t sp = 0;
+  uc_reg_read(engine_, arch_.sp_reg, &sp);
+  request.stack_top = sp;
+  request.saved_altstack = signals_.altstack;
+  if (signals_.on_altstack(sp)) request.saved_altstack.flags = 1;  // SS_ONSTACK
+  if ((action.flags & kSaOnStack) && !(signals_.altstack.flags & 2) && !signals_.on_altstack(sp)) {
+    request.stack_top = signals_.altstack.sp + signals_.altstack.size;
+    request.on_alternate_stack = true;
+  }
+  request.siginfo = build_siginfo(signal, origin);
+  request.resume_pc = resume_pc;
+  request.fault_address = origin.is_fault ? origin.address : 0;
+  const arch::SignalFrame frame = cpu_.build_signal_frame(request);
+  if (frame.bytes.empty() || !memory_.write(frame.address, frame.bytes)) {
+    // The frame does not fit (a stack overflow with no alternate stack): Linux forces SIGSEGV.
+    end_with_signal(SIGSEGV, std::string("killed by SIGSEGV: no room for the SIG") + sigabbrev_np(signal) +
+                                 " signal frame below sp " + std::to_string(sp));
+    return false;
+  }
+  cpu_.enter_signal_handler(request, frame);
+  signals_.blocked |= action.mask;
+  if (!(action.flags & kSaNoDefer)) signals_.blocked |= signal_bit(signal);
+  signals_.blocked &= ~kUnblockable;
+  if (action.flags & kSaResetHand) std::memset(signals_.raw_actions[signal], 0, sizeof signals_.raw_actions[signal]);
+  return true;
+}
+
+std::int64_t Kernel::do_sigreturn(bool rt) {
+  const std::optional<arch::SignalReturn> restored = cpu_.return_from_signal(rt);
+  if (!restored) {
+    end_with_signal(SIGSEGV, "killed by SIGSEGV: bad signal frame at sigreturn");
+    return 0;
+  }
+  signals_.blocked = read_guest_sigset_value(restored->saved_mask);
+  if (restored->has_altstack) {
+    const arch::SignalStack& stack = restored->altstack;
+    if (stack.flags & 2) signals_.altstack = {0, 2, 0};
+    else if (stack.size >= arch_.signal_abi.min_signal_stack) signals_.altstack = {stack.sp, 0, stack.size};
+  }
+  sigreturn_pc_ = restored->pc;
+  return 0;
+}
+
+std::uint64_t Kernel::read_guest_sigset_value(std::uint64_t guest_set) const {
+  return arch::signal_set_to_host(arch_, guest_set) & ~kUnblockable;
+}
+
+std::optional<std::uint64_t> Kernel::deliver_fault(int signal, int code, std::uint64_t address,
+                                                   std::uint64_t pc) noexcept {
+  try {
+    if (!cpu_.has_signal_frames()) return std::nullopt;
+    const SignalAction action = signal_action(signal);
+    // A fault that is blocked or ignored kills the process (force_sig_fault).
+    if (action.handler <= kSigIgnore || (signals_.blocked & signal_bit(signal))) return std::nullopt;
+    SignalOrigin origin;
+    origin.is_fault = true;
+    origin.address = address;
+    origin.code = code;
+    signals_.raise(signal, origin);
+    signals_.blocked &= ~signal_bit(signal);
+    return deliver_pending(pc);
+  } catch (...) {
+    return std::nullopt;
+  }
+}
+
+void Kernel::on_block(std::uint64_t address) noexcept {
+  if (!timer_wakeup_ || !timer_wakeup_->due()) [[likely]]
+    return;
+  try {
+    timer_wakeup_->take_due();
+    poll_real_timer();
+    if (!signals_.next_deliverable()) return;
+    // At a block's start every register is the interrupted code's own.
+    if (const std::optional<std::uint64_t> handler = deliver_pending(address)) {
+      std::uint64_t pc = *handler;
+      uc_reg_write(engine_, arch_.pc_reg, &pc);  // Unicorn leaves the block and goes on there
+    }
+  } catch (...) {
+    end_with_signal(SIGSYS, "internal error delivering a signal");
+  }
+}
+
+}  // namespace tracecorn::linux_layer

@@ -12,6 +12,10 @@
 # git and a checkout, nothing built. Usage: scripts/check_tree.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
+if ! git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+  echo "check_tree: $(pwd) is not a git checkout: nothing to check against" >&2
+  exit 1
+fi
 
 max_bytes=$((1024 * 1024))
 # Folders whose files may be larger: fixtures, matched as path prefixes.
@@ -45,9 +49,14 @@ done < <(git ls-files -z)
 # Paths outside the repository: the pattern is split so that this script does
 # not match itself.
 outside='\.\./'"shared|shared/"'(specs|notes)|/work/'"shared|shared/"'(ARCHITECTURE|STYLE)\.md'
-if matches=$(git grep -n -I -E "$outside" -- . ':!scripts/check_tree.sh'); then
+grep_status=0
+matches=$(git grep -n -I -E "$outside" -- . ':!scripts/check_tree.sh') || grep_status=$?
+if [[ $grep_status -eq 0 ]]; then
   echo "check_tree: these lines point outside the repository; cite the upstream specification (docs/formats/) instead:" >&2
   echo "$matches" >&2
+  status=1
+elif [[ $grep_status -ne 1 ]]; then  # 1: no match; anything else: git grep failed
+  echo "check_tree: git grep failed (status $grep_status)" >&2
   status=1
 fi
 

@@ -10,7 +10,7 @@
 // Invariant: nothing outside arch/ names an AArch64 register or syscall number.
 //
 // Unicorn 2.0.1 facts this file relies on (observed on Debian 12's library with
-// its Python binding, see ../shared/notes/unwinding.md for the first):
+// its Python binding; docs/architectures.md, "Unicorn 2.0.1"):
 // - `svc #0` reaches UC_HOOK_INTR with intno 2 (QEMU's EXCP_SWI), PC already
 //   past the svc, ESR_EL1 not filled in. `udf` gives intno 1 (EXCP_UDEF) with PC
 //   at the instruction, `brk` intno 7 (EXCP_BKPT).
@@ -328,9 +328,9 @@ const ArchInfo& aarch64_arch() {
                  .et_dyn_base = 0xaaaaaaaa0000,
                  .lowest_mmap = 0x10000},
       // UCIR: usercorn's name "arm64"; bap-frames: aarch64 78, machine 0
-      // (../shared/notes/formats.md); binary trace: the reference library
+      // (docs/formats/bap-frames.md); binary trace: the reference library
       // (tetrane/rvnbintrace) writes and reads the 'arm1' magic, but neither
-      // its format description (= ../shared/specs/binary-trace-v1.0.md, which
+      // its format description (its trace-format.md, which
       // defines "amd64 version 1" only) nor its code names an aarch64 register,
       // mandatory register or static register, so no description: the writer
       // and the reader refuse with this reason.

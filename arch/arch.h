@@ -69,7 +69,7 @@ struct FormatIds {
   std::string_view bintrace_missing = {};
 };
 
-// How binary trace v1.0 (REVEN's rvnbintrace, ../shared/specs/binary-trace-v1.0.md)
+// How binary trace v1.0 (REVEN's rvnbintrace, github.com/tetrane/rvnbintrace trace-format.md)
 // describes this architecture: the registers it declares, in declaration order
 // (register id = position), where each value comes from, the register operations
 // of the reference writer, and the static registers (CPUID facts).

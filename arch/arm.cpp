@@ -514,7 +514,7 @@ const ArchInfo& arm_arch() {
                  .et_dyn_base = 0x7f555000,
                  .lowest_mmap = 0x10000},
       // UCIR: usercorn's name "arm"; bap-frames: arm 35, machine 0
-      // (../shared/notes/formats.md); binary trace v1.0 defines no arm machine
+      // (docs/formats/bap-frames.md); binary trace v1.0 defines no arm machine
       // (the writer refuses with an error naming the architecture).
       .format_ids = {.ucir_arch = "arm", .bap_architecture = 35, .bap_machine = 0, .bintrace_magic = 0,
                      .bintrace = nullptr},

@@ -683,7 +683,7 @@ constexpr AddressSpaceLayout kLayout{.stack_top = 0x7ffff000,
 // UCIR: usercorn's name "mips" (go/arch/mips/arch.go, whose MIPS is little
 // endian) for both byte orders: the header's code and data byte order fields
 // tell them apart. bap-frames: mips 8, mach mipsisa32 32 for both, as BAP's
-// qemu tracer writes them for TARGET_MIPS (../shared/notes/formats.md); binary
+// qemu tracer writes them for TARGET_MIPS (docs/formats/bap-frames.md); binary
 // trace v1.0 defines no mips machine (the writer refuses, naming the architecture).
 constexpr ArchInfo make_info(bool little_endian) {
   return ArchInfo{

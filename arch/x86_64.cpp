@@ -2,7 +2,7 @@
 // register table with DWARF numbers (System V psABI, figure 3.36), the Linux
 // syscall ABI and numbering, the no-ASLR address-space layout, the ids each
 // trace format uses, and the CPU set-up that Debian's Unicorn 2.0.1 needs before
-// glibc programs run (see ../shared/notes/unicorn-2.0.1.md).
+// glibc programs run (see docs/architectures.md, "Unicorn 2.0.1").
 // Invariant: nothing outside arch/ names an x86 register or syscall number.
 #include <algorithm>
 #include <cctype>

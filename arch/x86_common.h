@@ -1,6 +1,6 @@
 // Role: the x86 knowledge shared by the 64-bit (x86_64.cpp) and 32-bit
 // (i386.cpp) guests: the CPUID the guest sees (Unicorn 2.0.1's, with the fixes
-// of ../shared/notes/unicorn-2.0.1.md), the CPU state Linux gives a process
+// of docs/architectures.md, "Unicorn 2.0.1"), the CPU state Linux gives a process
 // (CR4, FPCW, MXCSR), the fault signals of x86 exceptions, finding the
 // faulting instruction of a block, and the Capstone-based helpers the recorder
 // uses (register access lists, memory access counts, address registers).

@@ -15,7 +15,7 @@
 # What it implements, and no more: PT_LOAD segments of an ET_EXEC image; a stack
 # with argc/argv/envp/auxv (AT_PHDR, AT_PHENT, AT_PHNUM, AT_PAGESZ, AT_ENTRY,
 # AT_RANDOM, ...); the CPU state glibc needs on Unicorn 2.0.1 (CR4=0x600,
-# FPCW=0x37f, MXCSR=0x1f80; see shared/notes/unicorn-2.0.1.md); and the
+# FPCW=0x37f, MXCSR=0x1f80; see docs/architectures.md, "Unicorn 2.0.1"); and the
 # syscalls static busybox sha256sum makes (as `tracecorn run --syscall-log`
 # shows): brk, arch_prctl, set_tid_address, set_robust_list, rseq (ENOSYS),
 # prlimit64, readlink(/proc/self/exe), getrandom, mprotect (ignored), prctl,

@@ -26,6 +26,7 @@ packages=(
   python3-protobuf zstd  # an independent decoder of BAP frames; the zstd CLI
   xxd  # the replay CLI test writes damaged traces back from hex
   bsdutils  # script(1): the progress test runs commands on a pseudo-terminal
+  dpkg-dev file  # cpack -G DEB: dpkg-shlibdeps finds the package's Depends, CPack runs file(1) on what it packs
   # peers that bench/peers_bench.sh times (not needed to build or test)
   python3-unicorn valgrind
 )

@@ -3,9 +3,11 @@
 # missing, builds with g++ (warnings are errors), checks that the library and CLI
 # also build warning-clean with clang 14, runs the whole suite through ctest,
 # then builds it again under AddressSanitizer and UBSan and runs it there
-# (scripts/asan.sh).
+# (scripts/asan.sh). First of all, scripts/check_tree.sh: no stray large file,
+# no path outside the repository.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+bash scripts/check_tree.sh
 bash scripts/setup.sh
 bash scripts/build.sh
 bash scripts/fetch_guest_busybox.sh arm64 build/guest-busybox >/dev/null  # Debian's busybox for the aarch64

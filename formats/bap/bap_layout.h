@@ -1,5 +1,5 @@
-// Role: the container layout of BAP frames traces (../shared/specs/bap-frames.txt,
-// facts in ../shared/notes/formats.md), shared by FramesWriter and FramesReader
+// Role: the container layout of BAP frames traces (github.com/BinaryAnalysisPlatform/bap-frames,
+// libtrace's trace.container.hpp; docs/formats/bap-frames.md), shared by FramesWriter and FramesReader
 // so that they change together. The frames themselves are protobuf messages
 // (frames.proto).
 // Invariants: every number is a little-endian u64; offsets count bytes from the

@@ -1,6 +1,6 @@
 // Role: the on-disk layout of binary trace v1.0 (REVEN's rvnbintrace;
-// ../shared/specs/binary-trace-v1.0.md, settled details in
-// ../shared/notes/formats.md): magics, versions, field sizes and limits shared
+// github.com/tetrane/rvnbintrace trace-format.md, settled details in
+// docs/formats/bintrace.md): magics, versions, field sizes and limits shared
 // by BintraceWriter and BintraceReader so that they change together.
 // Invariants: every integer is little endian; a PHY_SIZE field holds the low
 // PHY_SIZE bytes of its value; each section's u64 size excludes itself.

@@ -1,6 +1,6 @@
 // Role: the on-disk layout of UCIR, usercorn's trace format
-// (../shared/specs/ucir-usercorn-trace-format.md; usercorn's own flavour in
-// ../shared/notes/formats.md): magic, version, op ids and fixed sizes, shared by
+// (github.com/lunixbochs/usercorn go/models/trace/PROTOCOL.md; usercorn's own
+// flavour in docs/formats/ucir.md): magic, version, op ids and fixed sizes, shared by
 // UcirWriter and UcirReader so that they change together.
 // Invariants: every multi-byte number is little endian in the spec flavour
 // (version 0), which is the only one we write; structures are densely packed.

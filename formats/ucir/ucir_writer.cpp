@@ -387,7 +387,7 @@ void UcirWriter::handle(const events::Event& event) {
         return;
       }
       put_u8(frame_, ucir::kOpSyscall);
-      // The spec says u16; usercorn's own writer uses u32 (../shared/notes/formats.md).
+      // The spec says u16; usercorn's own writer uses u32 (docs/formats/ucir.md).
       // An architecture's private calls (arm's set_tls, 0xf0005) as kPrivateSyscall + n.
       const std::uint64_t base = arch_.syscall_abi.private_base;
       const bool is_private = base && call.number >= base && call.number - base < 0x10000u - ucir::kPrivateSyscall;

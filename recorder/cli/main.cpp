@@ -30,8 +30,10 @@
 #include <vector>
 
 #include <CLI/CLI.hpp>
+#include <capstone/capstone.h>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <unicorn/unicorn.h>
 
 #include "formats/bap/bap_writer.h"
 #include "formats/bintrace/bintrace_recover.h"
@@ -665,13 +667,37 @@ void add_run_options(CLI::App* app, RunOptions& run) {
   app->add_option("command", run.command, "PROGRAM [ARGS...] (after --)")->required();
 }
 
+// `tracecorn --version`: tracecorn's version, then the Unicorn and Capstone
+// libraries this process runs with (their run-time major.minor, and the
+// release of the headers it was built against).
+std::string version_text() {
+  unsigned uc_major = 0, uc_minor = 0;
+  uc_version(&uc_major, &uc_minor);
+  int cs_major = 0, cs_minor = 0;
+  cs_version(&cs_major, &cs_minor);
+  return fmt::format("tracecorn {}\nUnicorn {}.{} (built against {}.{}.{})\nCapstone {}.{} (built against {}.{}.{})",
+                     TRACECORN_VERSION, uc_major, uc_minor, UC_VERSION_MAJOR, UC_VERSION_MINOR, UC_VERSION_PATCH,
+                     cs_major, cs_minor, CS_VERSION_MAJOR, CS_VERSION_MINOR, CS_VERSION_EXTRA);
+}
+
+// The example line at the foot of a subcommand's --help.
+std::string example(const char* lines) { return std::string("\nExample:\n") + lines; }
+
 }  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"tracecorn: run and trace Linux programs inside the Unicorn CPU emulator"};
   app.require_subcommand(1);
+  app.set_version_flag("--version", version_text, "Print tracecorn's, Unicorn's and Capstone's versions and exit");
+  app.footer("\nExamples:\n"
+             "  tracecorn record --format ucir -o hello.ucir -- ./hello   # record a program\n"
+             "  tracecorn stat hello.ucir                                 # what it did\n"
+             "  tracecorn COMMAND --help                                  # one command's options\n"
+             "\nExit status: the guest's own (128+signal if it was killed), 124 when a limit stopped it,\n"
+             "125 for tracecorn's errors, 126 when the program cannot run, 127 when it is not found.");
   RunOptions run;
   CLI::App* run_app = app.add_subcommand("run", "Run a program in the emulator, with no trace");
+  run_app->footer(example("  tracecorn run --strace -- /bin/true"));
   add_run_options(run_app, run);
   run_app->add_flag("--strace", run.strace, "Print one line per guest syscall on stderr, as strace does");
   run_app->add_flag("-k", run.strace_stacks, "With --strace: print the call stack under each syscall (strace -k)");
@@ -679,6 +705,7 @@ int main(int argc, char** argv) {
   RunOptions record_run;
   RecordOptions record;
   CLI::App* record_app = app.add_subcommand("record", "Run a program in the emulator and record a trace");
+  record_app->footer(example("  tracecorn record --format ucir --level regs -o ls.ucir -- /bin/ls /"));
   add_run_options(record_app, record_run);
   record_app->add_option("-o,--output", record.output, "Trace file (default: - for stdout)");
   record_app->add_option("--format", record.format, "Trace format: text, ucir (usercorn's binary format), frames (BAP's), bintrace (binary trace v1.0, REVEN's; --level regs or full), or null (count events, write nothing)")
@@ -701,6 +728,7 @@ int main(int argc, char** argv) {
 
   DumpOptions dump;
   CLI::App* dump_app = app.add_subcommand("dump", "Print a trace file (UCIR, BAP frames, binary trace) readably");
+  dump_app->footer(example("  tracecorn dump --kind syscall ls.ucir"));
   dump_app->add_option("file", dump.path, "The trace file (plain or zstd)")->required();
   dump_app->add_option("--kind", dump.kinds,
                        "Print only these kinds: block,insn,read,write,mem,regs,syscall,fault,module,exit,gap");
@@ -711,6 +739,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> replay_program;
   CLI::App* replay_app =
       app.add_subcommand("replay", "Re-run a trace's program with its syscalls answered from the trace, and compare");
+  replay_app->footer(example("  tracecorn replay ls.ucir   # exit status 0: the re-run matches the trace, 1: it diverges"));
   replay_app->add_option("trace", replay_path, "The trace file (UCIR, BAP frames, binary trace)")->required();
   replay_app->add_option("program", replay_program, "PROGRAM [ARGS...] (after --; default: the trace's)");
   std::string replay_rootfs;
@@ -719,9 +748,12 @@ int main(int argc, char** argv) {
 
   std::string stat_path;
   CLI::App* stat_app = app.add_subcommand("stat", "Count a trace's events by kind, its hottest blocks and syscalls");
+  stat_app->footer(example("  tracecorn stat ls.ucir"));
   stat_app->add_option("file", stat_path, "The trace file")->required();
   std::string convert_in, convert_out, convert_format, convert_compress = "none";
   CLI::App* convert_app = app.add_subcommand("convert", "Convert a trace to another format, or export it (drcov, chrome)");
+  convert_app->footer(example("  tracecorn convert ls.ucir ls.frames --format frames\n"
+                              "  tracecorn convert ls.ucir ls.json --format chrome   # for Perfetto"));
   convert_app->add_option("in", convert_in, "The trace file")->required();
   convert_app->add_option("out", convert_out, "The file to write")->required();
   convert_app->add_option("--format", convert_format, "ucir, frames, bintrace, drcov or chrome (trace-event JSON)")
@@ -732,6 +764,7 @@ int main(int argc, char** argv) {
   CLI::App* recover_app =
       app.add_subcommand("recover", "Rebuild a binary trace whose recording was killed, from FILE.head.part and "
                                     "FILE.events.part");
+  recover_app->footer(example("  tracecorn recover killed.bintrace -o whole.bintrace"));
   std::string recover_path, recover_output;
   recover_app->add_option("file", recover_path, "The trace the recording was writing (or its .events.part)")->required();
   recover_app->add_option("-o,--output", recover_output, "Where to write the recovered trace (default: FILE)");

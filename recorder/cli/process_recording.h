@@ -1,7 +1,7 @@
 // Role: glue between the Linux layer and the recorder, for `tracecorn record`:
 // forwards what the emulated kernel reports (syscalls, their effects, modules)
 // to a Recorder. Lives in the CLI because the recorder core may not use the
-// Linux layer (../shared/ARCHITECTURE.md).
+// Linux layer (docs/design.md).
 // Threads: every call comes on the emulation thread, from inside Unicorn's
 // syscall hook; nothing here throws.
 #pragma once

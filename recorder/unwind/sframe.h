@@ -1,5 +1,5 @@
 // Role: the SFrame stack trace format (.sframe), versions 1 and 2
-// (../shared/specs/sframe-v2.txt; v1 as Debian 12's binutils 2.40 emits it).
+// (binutils' "The SFrame format", sourceware.org/binutils/docs/sframe-spec.html; v1 as Debian 12's binutils 2.40 emits it).
 // Finds the function descriptor (FDE) of a pc by binary search when the
 // section says its FDEs are sorted (linear scan otherwise) and the frame row
 // entry (FRE) that holds at the pc, and turns it into an UnwindRow.

@@ -8,7 +8,7 @@
 // at every syscall event, on the emulation thread; tests and benchmarks over a
 // memory image. Not thread safe: one Unwinder per guest process, one thread.
 //
-// Conventions (also in README "Call stacks"):
+// Conventions (also in docs/call-stacks.md):
 // - Frame 0. For a syscall, frame 0 is the address the syscall returns to
 //   (the instruction after the trap): what the kernel reports as the user pc,
 //   and what gdb, perf and strace -k show as frame 0. Its row is looked up at

@@ -10,7 +10,7 @@
 // Runs tracecorn through its command line only (harness.h), on the test thread.
 // The guest is Debian's busybox running an endless shell loop (it never ends by
 // itself: a full disk must stop the recording).
-// What the tools must do with a cut file (README "Traces that survive"):
+// What the tools must do with a cut file (docs/robustness.md):
 // `dump` prints every event up to the last complete record, then both tools
 // exit 125 with "tracecorn: FILE: the file ends early: ... offset ..." (the cut
 // and where the last complete record ends); a cut exactly between two records

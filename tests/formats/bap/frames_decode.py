@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 # Role: an independent decoder of BAP frames traces for the tests: Debian's
 # python3-protobuf on a .proto this script generates from its own field table
-# (the piqi schema as ../shared/notes/formats.md gives it, plus tracecorn's
+# (bap-frames' piqi schema as docs/formats/bap-frames.md gives it, plus tracecorn's
 # fields from 1000, written out here, not taken from formats/bap/frames.proto),
 # compiled with protoc at run time. It also walks the container itself (header,
 # meta frame, u64-size-prefixed frames, the TOC) and checks it: frames end

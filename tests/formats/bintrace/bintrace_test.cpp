@@ -1,6 +1,6 @@
 // Role: binary trace v1.0 unit tests: golden bytes of a small trace, worked out
-// here from the spec (../shared/specs/binary-trace-v1.0.md and the metadata
-// wrapper of ../shared/notes/formats.md), not from the writer; reading it back
+// here from the spec (rvnbintrace's trace-format.md and the metadata
+// wrapper of docs/formats/bintrace.md), not from the writer; reading it back
 // (events and the state at an event); and "Malicious:" files, each refused with
 // the byte offset of the fault and the reason; aarch64, whose 'arm1' magic has
 // no register set anywhere, refused by the writer and the CLI with that reason.

@@ -457,7 +457,7 @@ Bytes snappy_literal_block(const Bytes& plain) {
 }  // namespace
 
 TEST_CASE("UCIR: a usercorn-flavoured file (version 1 big endian, snappy framed, u64 sizes, u32 syscall numbers)") {
-  // Built byte by byte from ../shared/notes/formats.md.
+  // Built byte by byte from docs/formats/ucir.md (usercorn's own writer).
   ByteBuilder keyframe;  // OP_KEYFRAME pid 1, 2 ops: OP_MEM_MAP (u64 size) and OP_REG
   keyframe.u8(2).u64(1).u32(2);
   keyframe.u8(9).u64(0x1000).u64(0x1000).u8(5).u64(0).u64(0).u16(0).u16(0);

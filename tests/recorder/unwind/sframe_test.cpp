@@ -2,7 +2,7 @@
 // FRE of the v1 sections Debian's gas emits (-Wa,--gsframe) against
 // `objdump --sframe`, PLT (PCMASK) lookups against the rows objdump prints,
 // v2 sections built byte by byte here from the layout in
-// ../shared/specs/sframe-v2.txt (AMD64 and AArch64 ABIs, both byte orders,
+// binutils' SFrame format spec (AMD64 and AArch64 ABIs, both byte orders,
 // FRE types ADDR1/2/4, offset sizes 1/2/4, PCINC and PCMASK FDEs, sorted and
 // unsorted FDEs, FDE_FUNC_START_PCREL), and malformed sections.
 #include <doctest/doctest.h>

@@ -299,7 +299,10 @@ Status TraceReader::read_all(events::Sink& sink) {
     }
     if (!*more) break;
   }
-  summary.interrupted = interrupted() || !ended_early().empty();
+  // The interruption note means a recording stopped by SIGINT or SIGTERM and
+  // nothing else: a file that ends early is check_complete()'s error, never a
+  // note that a writer would carry into a converted trace.
+  summary.interrupted = interrupted();
   const std::string error = sink.end(summary);
   if (!error.empty()) return make_error(ErrorCode::kIo, error, path_);
   return ok_status();

@@ -106,7 +106,8 @@ class TraceReader {
   // of OP_NOPs, ucir_layout.h; BAP frames: an exception_frame with
   // tracecorn_interrupted; binary trace: an "interrupted" other event). Known
   // for sure once next() has returned false (the note is the last record).
-  // read_all()'s summary says interrupted for this or a file that ends early.
+  // read_all()'s summary says interrupted for this only (a file that ends early
+  // is check_complete()'s error).
   virtual bool interrupted() const = 0;
   // "" or why the file ended before its natural end: warning() unless the
   // format's warnings are about something else (binary trace: unknown events).

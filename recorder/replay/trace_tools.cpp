@@ -16,6 +16,7 @@
 
 #include "formats/bap/bap_writer.h"
 #include "formats/bintrace/bintrace_writer.h"
+#include "formats/common/pending_output.h"
 #include "formats/ucir/ucir_writer.h"
 
 namespace tracecorn::replay {
@@ -77,30 +78,38 @@ std::string json_string(std::string_view text) {
   return out + '"';
 }
 
+// An exporter's output: written beside `path` and renamed into place by
+// commit() (formats/common/pending_output.h), so that a failed export leaves
+// nothing behind.
 class File {
  public:
   static Expected<File> open(const std::string& path) {
-    std::FILE* f = path == "-" ? stdout : std::fopen(path.c_str(), "wb");
+    auto pending = formats::PendingOutput::create(path);
+    if (!pending) return pending.error();
+    std::FILE* f = path == "-" ? stdout : std::fopen(pending->write_path().c_str(), "wb");
     if (!f) return make_error(ErrorCode::kIo, std::string("cannot open for writing: ") + std::strerror(errno), path);
-    return File(f, path);
+    return File(f, std::move(*pending));
   }
-  File(File&& other) noexcept : file_(other.file_), path_(std::move(other.path_)) { other.file_ = nullptr; }
+  File(File&& other) noexcept : file_(other.file_), output_(std::move(other.output_)) { other.file_ = nullptr; }
   ~File() {
     if (file_ && file_ != stdout) std::fclose(file_);
   }
-  void write(std::string_view text) { std::fwrite(text.data(), 1, text.size(), file_); }
-  void write(const void* data, std::size_t size) { std::fwrite(data, 1, size, file_); }
-  Status close() {
+  void write(std::string_view text) { write(text.data(), text.size()); }
+  void write(const void* data, std::size_t size) {
+    if (size) std::fwrite(data, 1, size, file_);  // an empty vector's data() may be null
+  }
+  // Closes the file and renames it into place.
+  Status commit() {
     const bool failed = std::ferror(file_) || (file_ != stdout ? std::fclose(file_) != 0 : std::fflush(file_) != 0);
     file_ = nullptr;
-    if (failed) return make_error(ErrorCode::kIo, "write failed", path_);
-    return ok_status();
+    if (failed) return make_error(ErrorCode::kIo, "write failed", output_.path());
+    return output_.commit();
   }
 
  private:
-  File(std::FILE* file, std::string path) : file_(file), path_(std::move(path)) {}
+  File(std::FILE* file, formats::PendingOutput output) : file_(file), output_(std::move(output)) {}
   std::FILE* file_;
-  std::string path_;
+  formats::PendingOutput output_;
 };
 
 // The sink in front of a converter's writer: gives it the reader's info with
@@ -334,34 +343,46 @@ Expected<std::vector<std::string>> convert_trace(const std::string& in, const st
   if (!reader) return reader.error();
   if (progress) (*reader)->show_progress("convert");
   const auto& arch = (*reader)->arch();
+  if (format == TraceFormat::kBintrace && !seen[kind_index(EventKind::kRegisters)])
+    return make_error(ErrorCode::kInvalidArgument,
+                      "a binary trace needs per-instruction registers: this trace has none (level " +
+                          level_from_kinds(seen) + ")",
+                      in);
+  // Written beside `out` and renamed into place once the whole trace is in it.
+  auto output = formats::PendingOutput::create(out);
+  if (!output) return output.error();
+  const std::string& write_path = output->write_path();
+  // Errors about the file being written name `out`, not its temporary name.
+  auto naming_out = [&](Error error) {
+    for (std::string* text : {&error.message, &error.source})
+      for (std::size_t at = 0; write_path != out && (at = text->find(write_path, at)) != std::string::npos;
+           at += out.size())
+        text->replace(at, write_path.size(), out);
+    return error;
+  };
   std::unique_ptr<events::Sink> writer;
   switch (format) {
     case TraceFormat::kUcir: {
       formats::UcirWriterOptions options;
       options.compress_zstd = compress;
-      auto opened = formats::UcirWriter::open(out, arch, options);
-      if (!opened) return opened.error();
+      auto opened = formats::UcirWriter::open(write_path, arch, options);
+      if (!opened) return naming_out(opened.error());
       writer = std::move(*opened);
       break;
     }
     case TraceFormat::kFrames: {
       formats::FramesWriterOptions options;
       options.compress_zstd = compress;
-      auto opened = formats::FramesWriter::open(out, arch, std::move(options));
-      if (!opened) return opened.error();
+      auto opened = formats::FramesWriter::open(write_path, arch, std::move(options));
+      if (!opened) return naming_out(opened.error());
       writer = std::move(*opened);
       break;
     }
     case TraceFormat::kBintrace: {
-      if (!seen[kind_index(EventKind::kRegisters)])
-        return make_error(ErrorCode::kInvalidArgument,
-                          "a binary trace needs per-instruction registers: this trace has none (level " +
-                              level_from_kinds(seen) + ")",
-                          in);
       formats::BintraceWriterOptions options;
       options.compress_zstd = compress;
-      auto opened = formats::BintraceWriter::open(out, arch, options);
-      if (!opened) return opened.error();
+      auto opened = formats::BintraceWriter::open(write_path, arch, options);
+      if (!opened) return naming_out(opened.error());
       writer = std::move(*opened);
       break;
     }
@@ -387,8 +408,11 @@ Expected<std::vector<std::string>> convert_trace(const std::string& in, const st
     lost.push_back("the trace has no blocks: the " + std::string(trace_format_name(format)) +
                    " blocks are made up (runs of fall-through instructions)");
   BlockMaker relabel(*writer, level_from_kinds(seen), make_blocks);
-  if (auto status = (*reader)->read_all(relabel); !status) return status.error();
+  const auto status = (*reader)->read_all(relabel);
+  writer.reset();  // closed before it is renamed or removed
+  if (!status) return naming_out(status.error());
   if (auto complete = (*reader)->check_complete(); !complete) return complete.error();
+  if (auto committed = output->commit(); !committed) return committed.error();
   return lost;
 }
 
@@ -448,8 +472,8 @@ Expected<std::uint64_t> export_drcov(const std::string& in, const std::string& o
                             modules[id].start, modules[id].end, modules[id].path));
   file->write(fmt::format("BB Table: {} bbs\n", count));
   file->write(table.data(), table.size());
-  if (auto closed = file->close(); !closed) return closed.error();
   if (auto complete = (*reader)->check_complete(); !complete) return complete.error();
+  if (auto committed = file->commit(); !committed) return committed.error();
   return count;
 }
 
@@ -500,8 +524,8 @@ Expected<std::uint64_t> export_chrome(const std::string& in, const std::string& 
   });
   if (!status) return status.error();
   file->write("\n]}\n");
-  if (auto closed = file->close(); !closed) return closed.error();
   if (auto complete = (*reader)->check_complete(); !complete) return complete.error();
+  if (auto committed = file->commit(); !committed) return committed.error();
   return written;
 }
 

@@ -4,7 +4,11 @@
 // plugins; Chrome trace-event JSON with the syscalls and their stacks, for
 // Perfetto's UI).
 // Who calls it: the CLI and tests, one thread. Errors: the reader's (with the
-// byte offset), or kIo for the output.
+// byte offset), or kIo for the output. Outputs never pass for what they are
+// not: a conversion or export writes beside its output and renames it into
+// place only when the whole trace was read (formats/common/pending_output.h),
+// so one that fails leaves no output (and an older file at that name as it
+// was).
 //
 // drcov (version 2, flavor drcov, as DynamoRIO's drcov writes it):
 //   "DRCOV VERSION: 2\n" "DRCOV FLAVOR: drcov\n"

@@ -4,7 +4,8 @@
 # format says what the target cannot carry and the result replays, the drcov
 # and chrome exports are written; a trace cut short or damaged gives every
 # command (dump, stat, replay, convert to every format and export) a message
-# naming the file and a byte offset, and exit status 125.
+# naming the file and a byte offset, and exit status 125; a failed convert or
+# export leaves no output (nor a temporary file beside it).
 # Run by CTest: cmake -DTRACECORN=... -DSAMPLE=... -DWORK_DIR=... -P this file.
 file(REMOVE_RECURSE ${WORK_DIR})
 file(MAKE_DIRECTORY ${WORK_DIR})
@@ -58,7 +59,8 @@ endif()
 # Damaged (runs of 64 bytes of 0xff near the end, over the events) and
 # truncated (cut at 60%) copies of each file: every command (dump, stat, replay, convert to
 # each format and export) fails with exit status 125 and a message naming the
-# file and a byte offset; never a crash, never a silent success.
+# file and a byte offset, and a failed convert or export leaves no output; never a
+# crash, never a silent success.
 foreach(format ucir frames bintrace)
   file(READ ${WORK_DIR}/trace.${format} hex HEX)
   string(LENGTH "${hex}" hex_length)
@@ -88,7 +90,9 @@ foreach(format ucir frames bintrace)
       elseif(command STREQUAL "replay")
         set(args replay ${bad} -- ${SAMPLE})
       else()
-        set(args convert ${bad} ${WORK_DIR}/${variant}.out.${command} --format ${command})
+        set(out ${WORK_DIR}/${variant}.out.${command})
+        file(REMOVE ${out})
+        set(args convert ${bad} ${out} --format ${command})
       endif()
       execute_process(COMMAND ${TRACECORN} ${args} RESULT_VARIABLE status OUTPUT_QUIET ERROR_VARIABLE err)
       if(NOT status EQUAL 125)
@@ -96,6 +100,14 @@ foreach(format ucir frames bintrace)
       endif()
       check_contains("${err}" "${bad}" "${args}: the message names the file")
       check_matches("${err}" "offset (0x[0-9a-f]+|[0-9]+)" "${args}: the message gives a byte offset")
+      # A failed conversion or export leaves nothing a reader could take for
+      # the converted trace: no output, no temporary file beside it.
+      if(args MATCHES "^convert")
+        file(GLOB left ${out} ${out}.*)
+        if(left)
+          message(FATAL_ERROR "${args} failed but left ${left}")
+        endif()
+      endif()
     endforeach()
   endforeach()
 endforeach()

@@ -14,10 +14,7 @@
 
 #include <fmt/format.h>
 
-#include "formats/bap/bap_writer.h"
-#include "formats/bintrace/bintrace_writer.h"
 #include "formats/common/pending_output.h"
-#include "formats/ucir/ucir_writer.h"
 
 namespace tracecorn::replay {
 namespace {
@@ -342,8 +339,9 @@ Expected<std::vector<std::string>> convert_trace(const std::string& in, const st
   auto reader = TraceReader::open(in);
   if (!reader) return reader.error();
   if (progress) (*reader)->show_progress("convert");
-  const auto& arch = (*reader)->arch();
-  if (format == TraceFormat::kBintrace && !seen[kind_index(EventKind::kRegisters)])
+  // The one writer factory (formats/registry.h) builds the target's writer.
+  const formats::FormatDescriptor& target_format = formats::descriptor(format);
+  if (target_format.needs_registers && !seen[kind_index(EventKind::kRegisters)])
     return make_error(ErrorCode::kInvalidArgument,
                       "a binary trace needs per-instruction registers: this trace has none (level " +
                           level_from_kinds(seen) + ")",
@@ -360,33 +358,12 @@ Expected<std::vector<std::string>> convert_trace(const std::string& in, const st
         text->replace(at, write_path.size(), out);
     return error;
   };
-  std::unique_ptr<events::Sink> writer;
-  switch (format) {
-    case TraceFormat::kUcir: {
-      formats::UcirWriterOptions options;
-      options.compress_zstd = compress;
-      auto opened = formats::UcirWriter::open(write_path, arch, options);
-      if (!opened) return naming_out(opened.error());
-      writer = std::move(*opened);
-      break;
-    }
-    case TraceFormat::kFrames: {
-      formats::FramesWriterOptions options;
-      options.compress_zstd = compress;
-      auto opened = formats::FramesWriter::open(write_path, arch, std::move(options));
-      if (!opened) return naming_out(opened.error());
-      writer = std::move(*opened);
-      break;
-    }
-    case TraceFormat::kBintrace: {
-      formats::BintraceWriterOptions options;
-      options.compress_zstd = compress;
-      auto opened = formats::BintraceWriter::open(write_path, arch, options);
-      if (!opened) return naming_out(opened.error());
-      writer = std::move(*opened);
-      break;
-    }
-  }
+  formats::WriterRequest request;
+  request.path = write_path;
+  request.arch = &(*reader)->arch();
+  request.compress_zstd = compress;
+  auto writer = formats::open_writer(target_format.name, std::move(request));
+  if (!writer) return naming_out(writer.error());
   // What the target loses of what the trace has.
   std::vector<std::string> lost;
   const Capabilities& target = TraceReader::capabilities(format);
@@ -407,9 +384,9 @@ Expected<std::vector<std::string>> convert_trace(const std::string& in, const st
   if (make_blocks)
     lost.push_back("the trace has no blocks: the " + std::string(trace_format_name(format)) +
                    " blocks are made up (runs of fall-through instructions)");
-  BlockMaker relabel(*writer, level_from_kinds(seen), make_blocks);
+  BlockMaker relabel(**writer, level_from_kinds(seen), make_blocks);
   const auto status = (*reader)->read_all(relabel);
-  writer.reset();  // closed before it is renamed or removed
+  writer->reset();  // closed before it is renamed or removed
   if (!status) return naming_out(status.error());
   if (auto complete = (*reader)->check_complete(); !complete) return complete.error();
   if (auto committed = output->commit(); !committed) return committed.error();

@@ -8,7 +8,7 @@
 // not: a conversion or export writes beside its output and renames it into
 // place only when the whole trace was read (formats/common/pending_output.h),
 // so one that fails leaves no output (and an older file at that name as it
-// was).
+// was). Writers come from the format registry's one factory (formats/registry.h).
 //
 // drcov (version 2, flavor drcov, as DynamoRIO's drcov writes it):
 //   "DRCOV VERSION: 2\n" "DRCOV FLAVOR: drcov\n"

@@ -511,7 +511,8 @@ int stat_command(const std::string& path) {
     return kExitToolError;
   }
   (*reader)->show_progress("stat");  // on stderr, only when it is a terminal
-  auto stats = tracecorn::replay::compute_stats(**reader);
+  tracecorn::cli::SymbolNamer namer("");  // blocks named from the modules' files where they are readable here
+  auto stats = tracecorn::replay::compute_stats(**reader, &namer);
   if (!stats) {
     fmt::print(stderr, "tracecorn: {}\n", stats.error().to_string());
     return kExitToolError;
@@ -529,7 +530,10 @@ int stat_command(const std::string& path) {
   std::vector<std::pair<std::uint64_t, std::uint64_t>> hot(stats->block_hits.begin(), stats->block_hits.end());
   std::sort(hot.begin(), hot.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
   fmt::print("hottest blocks ({} distinct):\n", hot.size());
-  for (std::size_t i = 0; i < hot.size() && i < 10; ++i) fmt::print("  {:#x} {}\n", hot[i].first, hot[i].second);
+  for (std::size_t i = 0; i < hot.size() && i < 10; ++i) {
+    const auto name = stats->block_names.find(hot[i].first);
+    fmt::print("  {:#x} {}{}\n", hot[i].first, hot[i].second, name == stats->block_names.end() ? "" : " " + name->second);
+  }
   fmt::print("syscalls:\n");
   for (const auto& [name, calls] : stats->syscalls) fmt::print("  {} {}\n", name, calls);
   if ((*reader)->interrupted()) fmt::print("interrupted: the recording was stopped by SIGINT or SIGTERM and finished\n");

@@ -278,13 +278,17 @@ std::string level_from_kinds(const bool (&seen)[11]) {
   return "blocks";
 }
 
-Expected<TraceStats> compute_stats(TraceReader& reader) {
+Expected<TraceStats> compute_stats(TraceReader& reader, formats::AddressNamer* namer) {
   TraceStats stats;
   struct stat info {};
   if (::stat(reader.path().c_str(), &info) == 0) stats.file_bytes = static_cast<std::uint64_t>(info.st_size);
   BlockTracker blocks;
   std::uint64_t block_instructions = 0;
-  auto on_block = [&](std::uint64_t start, std::uint64_t) { ++stats.block_hits[start]; };
+  if (namer) formats::name_initial_mappings(*namer, reader.info());
+  auto on_block = [&](std::uint64_t start, std::uint64_t) {
+    if (++stats.block_hits[start] > 1 || !namer) return;
+    if (std::string name = namer->name(start); !name.empty()) stats.block_names[start] = std::move(name);
+  };
   auto status = read_each(reader, [&](const events::Event& event) {
     const std::size_t k = kind_index(event.kind);
     ++stats.events;
@@ -316,6 +320,7 @@ Expected<TraceStats> compute_stats(TraceReader& reader) {
         event.payload);
     if (k < 11) stats.bytes[k] += bytes;
     blocks.feed(event, on_block);
+    if (namer) formats::name_event_mappings(*namer, event);  // after the event, as the text writer does
   });
   if (!status) return status.error();
   blocks.close(on_block);

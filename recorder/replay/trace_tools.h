@@ -30,6 +30,7 @@
 #include <string>
 #include <vector>
 
+#include "formats/text/text_writer.h"
 #include "recorder/replay/trace_reader.h"
 
 namespace tracecorn::replay {
@@ -40,6 +41,7 @@ struct TraceStats {
   std::uint64_t count[11] = {};    // by EventKind
   std::uint64_t bytes[11] = {};    // model bytes by EventKind (addresses, values, code, effects; not the file's encoding)
   std::map<std::uint64_t, std::uint64_t> block_hits;  // block start -> times entered
+  std::map<std::uint64_t, std::string> block_names;   // block start -> its name, when compute_stats had a namer
   std::map<std::string, std::uint64_t> syscalls;      // name -> calls
   std::uint64_t file_bytes = 0;
 };
@@ -64,8 +66,10 @@ struct EventFilter {
 // or "N" (empty: all). Fails with kInvalidArgument naming the bad word.
 Expected<EventFilter> parse_event_filter(const std::string& kinds, const std::string& range, const std::string& window);
 
-// Reads `reader` to its end and counts.
-Expected<TraceStats> compute_stats(TraceReader& reader);
+// Reads `reader` to its end and counts. With `namer` (told what the trace maps,
+// formats/text/text_writer.h), each block is named at its first entry
+// ("memcpy+0x1c (/usr/lib/x86_64-linux-gnu/libc.so.6)") when it has a name.
+Expected<TraceStats> compute_stats(TraceReader& reader, formats::AddressNamer* namer = nullptr);
 
 // The level a trace's events correspond to ("blocks"... "full"), from the kinds seen.
 std::string level_from_kinds(const bool (&seen)[11]);

@@ -5,7 +5,8 @@
 # and chrome exports are written; a trace cut short or damaged gives every
 # command (dump, stat, replay, convert to every format and export) a message
 # naming the file and a byte offset, and exit status 125; a failed convert or
-# export leaves no output (nor a temporary file beside it).
+# export leaves no output (nor a temporary file beside it); stat's hottest
+# blocks, dump's blocks and faults are named (symbol+offset (module)).
 # Run by CTest: cmake -DTRACECORN=... -DSAMPLE=... -DWORK_DIR=... -P this file.
 file(REMOVE_RECURSE ${WORK_DIR})
 file(MAKE_DIRECTORY ${WORK_DIR})
@@ -35,6 +36,15 @@ foreach(format ucir frames bintrace)
   endif()
   check_contains("${out}" "  write 2" "stat ${format}")
   check_contains("${out}" "hottest blocks" "stat ${format}")
+  # The hottest blocks are named as call stacks are: symbol+offset (module).
+  check_matches("${out}" "hottest blocks[^\n]*\n  0x[0-9a-f]+ [0-9]+ [A-Za-z_][A-Za-z0-9_.]*\\+0x[0-9a-f]+ \\(${SAMPLE}\\)\n"
+    "stat ${format}: the hottest block named")
+  # So are dump's blocks (the first one is the program's entry).
+  execute_process(COMMAND ${TRACECORN} dump --kind block --events 0-200 ${trace} RESULT_VARIABLE status OUTPUT_VARIABLE out)
+  if(format STREQUAL "ucir")
+    check_matches("${out}" "\n#[0-9]+ block 0x[0-9a-f]+ size [0-9]+ insns [0-9]+ _start\\+0x0 \\(${SAMPLE}\\)\n"
+      "dump ${format}: the entry block named")
+  endif()
   foreach(export drcov chrome)
     execute_process(COMMAND ${TRACECORN} convert ${trace} ${WORK_DIR}/out.${export} --format ${export}
       RESULT_VARIABLE status ERROR_VARIABLE err)
@@ -43,6 +53,14 @@ foreach(format ucir frames bintrace)
     endif()
   endforeach()
 endforeach()
+
+# A fault's pc is named too (BAP frames carry faults): the segfault sample's write through NULL in main.
+get_filename_component(samples_dir ${SAMPLE} DIRECTORY)
+execute_process(COMMAND ${TRACECORN} record --format frames --level blocks -o ${WORK_DIR}/segfault.frames
+  -- ${samples_dir}/segfault RESULT_VARIABLE status OUTPUT_QUIET ERROR_QUIET)
+execute_process(COMMAND ${TRACECORN} dump --kind fault ${WORK_DIR}/segfault.frames RESULT_VARIABLE status OUTPUT_VARIABLE out)
+check_matches("${out}" "\n#[0-9]+ fault pc 0x[0-9a-f]+ [^\n]*SIGSEGV[^\n]*; at main\\+0x[0-9a-f]+ \\(${samples_dir}/segfault\\)\n"
+  "dump of a fault: its pc named")
 
 # UCIR to a binary trace: what is lost is said; the result replays.
 execute_process(COMMAND ${TRACECORN} convert ${WORK_DIR}/trace.ucir ${WORK_DIR}/converted.bt --format bintrace --compress zstd

@@ -17,7 +17,8 @@
 //     meta frame).
 // The formats themselves stay in their folders (formats/<name>/: layout,
 // reader, writer, fuzzer); each folder's <name>_format.cpp holds its
-// descriptor and its FormatReader adapter.
+// descriptor and its FormatReader adapter. The exports (drcov coverage, Chrome
+// trace-event JSON) are formats too, written only.
 // Who calls it: any thread; the registry is immutable (built on first use,
 // thread-safe static initialisation). A FormatReader is used by one thread at a
 // time (not thread safe).
@@ -109,10 +110,16 @@ struct WriterRequest {
   std::vector<std::string> program_args, program_envp;
   // Text: names the addresses of syscall stacks (the CLI's symbolizer).
   std::unique_ptr<AddressNamer> address_namer;
+  // Exports (drcov, chrome): whether the trace read has instruction events,
+  // what names it when it has no program, and where end() puts how many
+  // records it wrote (blocks, trace events).
+  bool source_has_instructions = true;
+  std::string source_name;
+  std::uint64_t* records_written = nullptr;
 };
 
 struct FormatDescriptor {
-  std::string_view name;                 // the --format word: "ucir", "frames", "bintrace", "text", "null"
+  std::string_view name;                 // the --format word: "ucir", "frames", "bintrace", "text", "null", "drcov", "chrome"
   std::optional<TraceFormat> readable;   // set for the formats tracecorn reads back
   // Set for binary formats that can write to standard output, which refuse it
   // when it is a terminal ("UCIR is binary: give -o FILE").
@@ -139,6 +146,8 @@ const FormatDescriptor& frames_format();
 const FormatDescriptor& bintrace_format();
 const FormatDescriptor& text_format();
 const FormatDescriptor& null_format();
+const FormatDescriptor& drcov_format();
+const FormatDescriptor& chrome_format();
 
 // Every format, in a fixed order (readable ones first, by TraceFormat).
 std::span<const FormatDescriptor> all_formats();

@@ -14,6 +14,7 @@
 
 #include <fmt/format.h>
 
+#include "formats/common/block_tracker.h"
 #include "formats/common/pending_output.h"
 
 namespace tracecorn::replay {
@@ -33,81 +34,17 @@ Status read_each(TraceReader& reader, OnEvent on_event) {
   }
 }
 
-// Turns instruction events into blocks (runs of fall-through instructions),
-// or passes block events through: on_block(start, size) once per block entered.
-class BlockTracker {
- public:
-  template <typename OnBlock>
-  void feed(const events::Event& event, OnBlock on_block) {
-    if (event.kind == EventKind::kBlock) {
-      const auto& b = std::get<events::BlockEvent>(event.payload);
-      have_blocks_ = true;
-      on_block(b.address.value, b.size);
-    } else if (event.kind == EventKind::kInstruction && !have_blocks_) {
-      const auto& i = std::get<events::InstructionEvent>(event.payload);
-      if (!open_ || i.address.value != end_) {
-        close(on_block);
-        open_ = true, start_ = i.address.value;
-      }
-      end_ = i.address.value + i.size;
-    } else if (event.kind == EventKind::kSyscall || event.kind == EventKind::kFault) {
-      close(on_block);  // a syscall ends a block
-    }
-  }
-  template <typename OnBlock>
-  void close(OnBlock on_block) {
-    if (open_) on_block(start_, end_ - start_);
-    open_ = false;
-  }
+using formats::BlockTracker;
 
- private:
-  bool have_blocks_ = false, open_ = false;
-  std::uint64_t start_ = 0, end_ = 0;
-};
-
-std::string json_string(std::string_view text) {
-  std::string out = "\"";
-  for (const char c : text) {
-    if (c == '"' || c == '\\') out += '\\', out += c;
-    else if (static_cast<unsigned char>(c) < 0x20) out += fmt::format("\\u{:04x}", static_cast<int>(c));
-    else out += c;
-  }
-  return out + '"';
+// `error` naming `output`'s final name instead of its temporary one.
+Error naming_final(Error error, const formats::PendingOutput& output) {
+  const std::string& from = output.write_path();
+  const std::string& to = output.path();
+  for (std::string* text : {&error.message, &error.source})
+    for (std::size_t at = 0; from != to && (at = text->find(from, at)) != std::string::npos; at += to.size())
+      text->replace(at, from.size(), to);
+  return error;
 }
-
-// An exporter's output: written beside `path` and renamed into place by
-// commit() (formats/common/pending_output.h), so that a failed export leaves
-// nothing behind.
-class File {
- public:
-  static Expected<File> open(const std::string& path) {
-    auto pending = formats::PendingOutput::create(path);
-    if (!pending) return pending.error();
-    std::FILE* f = path == "-" ? stdout : std::fopen(pending->write_path().c_str(), "wb");
-    if (!f) return make_error(ErrorCode::kIo, std::string("cannot open for writing: ") + std::strerror(errno), path);
-    return File(f, std::move(*pending));
-  }
-  File(File&& other) noexcept : file_(other.file_), output_(std::move(other.output_)) { other.file_ = nullptr; }
-  ~File() {
-    if (file_ && file_ != stdout) std::fclose(file_);
-  }
-  void write(std::string_view text) { write(text.data(), text.size()); }
-  void write(const void* data, std::size_t size) {
-    if (size) std::fwrite(data, 1, size, file_);  // an empty vector's data() may be null
-  }
-  // Closes the file and renames it into place.
-  Status commit() {
-    const bool failed = std::ferror(file_) || (file_ != stdout ? std::fclose(file_) != 0 : std::fflush(file_) != 0);
-    file_ = nullptr;
-    if (failed) return make_error(ErrorCode::kIo, "write failed", output_.path());
-    return output_.commit();
-  }
-
- private:
-  File(std::FILE* file, formats::PendingOutput output) : file_(file), output_(std::move(output)) {}
-  std::FILE* file_;
-  formats::PendingOutput output_;
-};
 
 // The sink in front of a converter's writer: gives it the reader's info with
 // the level the events show, and, for a target that needs blocks (UCIR) from a
@@ -356,13 +293,7 @@ Expected<std::vector<std::string>> convert_trace(const std::string& in, const st
   if (!output) return output.error();
   const std::string& write_path = output->write_path();
   // Errors about the file being written name `out`, not its temporary name.
-  auto naming_out = [&](Error error) {
-    for (std::string* text : {&error.message, &error.source})
-      for (std::size_t at = 0; write_path != out && (at = text->find(write_path, at)) != std::string::npos;
-           at += out.size())
-        text->replace(at, write_path.size(), out);
-    return error;
-  };
+  auto naming_out = [&](Error error) { return naming_final(std::move(error), *output); };
   formats::WriterRequest request;
   request.path = write_path;
   request.arch = &(*reader)->arch();
@@ -398,117 +329,43 @@ Expected<std::vector<std::string>> convert_trace(const std::string& in, const st
   return lost;
 }
 
-Expected<std::uint64_t> export_drcov(const std::string& in, const std::string& out, bool progress) {
+namespace {
+
+// Reads the trace at `in` into the writer of the export `format` (the format
+// registry's drcov or chrome) at `out`, written beside it and renamed into
+// place once the whole trace was read. Returns the records the writer wrote.
+Expected<std::uint64_t> export_trace(std::string_view format, const std::string& in, const std::string& out,
+                                     bool progress) {
   auto reader = TraceReader::open(in);
   if (!reader) return reader.error();
-  if (progress) (*reader)->show_progress("drcov");
-  struct Module {
-    std::uint64_t start, end;
-    std::string path;
-  };
-  std::vector<Module> modules;
-  std::set<std::pair<std::uint64_t, std::uint64_t>> blocks;  // start, size
-  BlockTracker tracker;
-  auto on_block = [&](std::uint64_t start, std::uint64_t size) { blocks.insert({start, size}); };
-  auto status = read_each(**reader, [&](const events::Event& event) {
-    if (event.kind == EventKind::kModuleLoad) {
-      const auto& m = std::get<events::ModuleLoadEvent>(event.payload);
-      modules.push_back({m.start.value, m.end.value, std::string(m.path)});
-    }
-    tracker.feed(event, on_block);
-  });
-  if (!status) return status.error();
-  tracker.close(on_block);
-  if (modules.empty()) {
-    // Formats without module events: the initial regions backed by a file, merged per file.
-    for (const auto& region : (*reader)->info().initial_memory) {
-      if (region.file.empty()) continue;
-      if (!modules.empty() && modules.back().path == region.file && modules.back().end == region.start.value)
-        modules.back().end = region.start.value + region.size;
-      else
-        modules.push_back({region.start.value, region.start.value + region.size, region.file});
-    }
-  }
-  auto file = File::open(out);
-  if (!file) return file.error();
-  std::vector<std::uint8_t> table;
-  std::uint64_t count = 0;
-  for (const auto& [start, size] : blocks) {
-    for (std::size_t id = 0; id < modules.size(); ++id) {
-      if (start < modules[id].start || start >= modules[id].end) continue;
-      const std::uint32_t offset = static_cast<std::uint32_t>(start - modules[id].start);
-      const std::uint16_t length = static_cast<std::uint16_t>(std::min<std::uint64_t>(size, 0xffff));
-      const std::uint16_t module = static_cast<std::uint16_t>(id);
-      for (int i = 0; i < 4; ++i) table.push_back(static_cast<std::uint8_t>(offset >> (8 * i)));
-      for (int i = 0; i < 2; ++i) table.push_back(static_cast<std::uint8_t>(length >> (8 * i)));
-      for (int i = 0; i < 2; ++i) table.push_back(static_cast<std::uint8_t>(module >> (8 * i)));
-      ++count;
-      break;
-    }
-  }
-  file->write(fmt::format("DRCOV VERSION: 2\nDRCOV FLAVOR: drcov\nModule Table: version 2, count {}\n"
-                          "Columns: id, base, end, entry, checksum, timestamp, path\n",
-                          modules.size()));
-  for (std::size_t id = 0; id < modules.size(); ++id)
-    file->write(fmt::format(" {}, {:#018x}, {:#018x}, 0x0000000000000000, 0x00000000, 0x00000000, {}\n", id,
-                            modules[id].start, modules[id].end, modules[id].path));
-  file->write(fmt::format("BB Table: {} bbs\n", count));
-  file->write(table.data(), table.size());
+  if (progress) (*reader)->show_progress(std::string(format));
+  auto output = formats::PendingOutput::create(out);
+  if (!output) return output.error();
+  std::uint64_t written = 0;
+  formats::WriterRequest request;
+  request.path = output->write_path();
+  request.arch = &(*reader)->arch();
+  request.source_has_instructions = (*reader)->capabilities().carries(EventKind::kInstruction);
+  request.source_name = in;
+  request.records_written = &written;
+  auto writer = formats::open_writer(format, std::move(request));
+  if (!writer) return naming_final(writer.error(), *output);
+  const auto status = (*reader)->read_all(**writer);
+  writer->reset();  // closed before it is renamed or removed
+  if (!status) return naming_final(status.error(), *output);
   if (auto complete = (*reader)->check_complete(); !complete) return complete.error();
-  if (auto committed = file->commit(); !committed) return committed.error();
-  return count;
+  if (auto committed = output->commit(); !committed) return committed.error();
+  return written;
+}
+
+}  // namespace
+
+Expected<std::uint64_t> export_drcov(const std::string& in, const std::string& out, bool progress) {
+  return export_trace("drcov", in, out, progress);
 }
 
 Expected<std::uint64_t> export_chrome(const std::string& in, const std::string& out, bool progress) {
-  auto reader = TraceReader::open(in);
-  if (!reader) return reader.error();
-  if (progress) (*reader)->show_progress("chrome");
-  auto file = File::open(out);
-  if (!file) return file.error();
-  const std::uint64_t pid = (*reader)->info().process_id ? (*reader)->info().process_id : 1;  // 1 when not recorded
-  std::uint64_t instructions = 0, written = 0;
-  file->write("{\"displayTimeUnit\": \"ns\", \"otherData\": {\"timestamps\": \"instructions executed before the event\"},\n"
-              "\"traceEvents\": [\n");
-  auto emit = [&](const std::string& record) {
-    file->write(written++ ? ",\n" : "");
-    file->write(record);
-  };
-  emit(fmt::format("{{\"name\": \"process_name\", \"ph\": \"M\", \"pid\": {}, \"tid\": {}, \"args\": {{\"name\": {}}}}}",
-                   pid, pid, json_string((*reader)->info().program.empty() ? in : (*reader)->info().program)));
-  auto status = read_each(**reader, [&](const events::Event& event) {
-    std::visit(
-        [&](const auto& p) {
-          using T = std::decay_t<decltype(p)>;
-          if constexpr (std::is_same_v<T, events::InstructionEvent>) {
-            ++instructions;
-          } else if constexpr (std::is_same_v<T, events::BlockEvent>) {
-            if (!(*reader)->capabilities().carries(EventKind::kInstruction) || instructions == 0)
-              instructions += p.instruction_count;
-          } else if constexpr (std::is_same_v<T, events::SyscallEvent>) {
-            std::string stack;
-            for (const auto pc : p.call_stack) stack += fmt::format("{}\"{:#x}\"", stack.empty() ? "" : ", ", pc);
-            emit(fmt::format("{{\"name\": {}, \"cat\": \"syscall\", \"ph\": \"X\", \"ts\": {}, \"dur\": 1, \"pid\": {}, "
-                             "\"tid\": {}, \"args\": {{\"number\": {}, \"args\": [{}], \"result\": {}, \"pc\": \"{:#x}\", "
-                             "\"event\": {}, \"stack\": [{}]}}}}",
-                             json_string(p.name), instructions, pid, pid, p.number, fmt::join(p.args, ", "), p.result,
-                             p.pc.value, (*reader)->index() - 1, stack));
-          } else if constexpr (std::is_same_v<T, events::FaultEvent>) {
-            emit(fmt::format("{{\"name\": {}, \"cat\": \"fault\", \"ph\": \"i\", \"s\": \"p\", \"ts\": {}, \"pid\": {}, "
-                             "\"tid\": {}, \"args\": {{\"pc\": \"{:#x}\", \"address\": \"{:#x}\", \"signal\": {}}}}}",
-                             json_string(p.description), instructions, pid, pid, p.pc.value, p.address.value, p.signal));
-          } else if constexpr (std::is_same_v<T, events::ExitEvent>) {
-            emit(fmt::format("{{\"name\": \"exit\", \"cat\": \"process\", \"ph\": \"i\", \"s\": \"p\", \"ts\": {}, "
-                             "\"pid\": {}, \"tid\": {}, \"args\": {{\"code\": {}, \"by_signal\": {}}}}}",
-                             instructions, pid, pid, p.code, p.by_signal ? "true" : "false"));
-          }
-        },
-        event.payload);
-  });
-  if (!status) return status.error();
-  file->write("\n]}\n");
-  if (auto complete = (*reader)->check_complete(); !complete) return complete.error();
-  if (auto committed = file->commit(); !committed) return committed.error();
-  return written;
+  return export_trace("chrome", in, out, progress);
 }
 
 }  // namespace tracecorn::replay

@@ -10,6 +10,7 @@
 
 #include "formats/bap/bap_layout.h"
 #include "formats/common/byte_stream.h"
+#include "formats/common/read_all.h"
 #include "frames.pb.h"
 
 namespace tracecorn::formats {
@@ -595,26 +596,7 @@ Status FramesReader::seek_frame(std::uint64_t index) {
   }
 }
 
-Status FramesReader::read_all(events::Sink& sink) {
-  sink.begin(info_);
-  events::TraceSummary summary;
-  for (;;) {
-    auto more = next([&](const events::Event& event) {
-      if (event.kind == events::EventKind::kInstruction) ++summary.instructions;
-      if (event.kind == events::EventKind::kGap) summary.lost_events += std::get<events::GapEvent>(event.payload).lost_events;
-      sink.on_event(event);
-    });
-    if (!more) {
-      (void)sink.end(summary);
-      return more.error();
-    }
-    if (!*more) break;
-  }
-  summary.events = next_sequence_;
-  summary.interrupted = interrupted_ || !warning_.empty();
-  if (auto error = sink.end(summary); !error.empty()) return make_error(ErrorCode::kIo, error);
-  return ok_status();
-}
+Status FramesReader::read_all(events::Sink& sink) { return formats::read_all(*this, sink); }
 
 std::uint64_t FramesReader::file_bytes_read() const { return stream_->consumed(); }
 

@@ -115,13 +115,14 @@ class FramesReader {
   // compressed stream), or an error from the frames skipped.
   Status seek_frame(std::uint64_t index);
 
-  // Reads every remaining frame into `sink`: begin(info()), the events, end().
+  // Reads every remaining frame into `sink`: begin(info()), the events, end()
+  // (formats/common/read_all.h, the same for every reader).
   Status read_all(events::Sink& sink);
 
   const std::string& warning() const { return warning_; }
   // Whether a frame read so far is the interruption note (bap_writer.h: the
   // recording was stopped by SIGINT or SIGTERM and finished). A file cut short
-  // (warning()) is not marked; read_all()'s summary says interrupted for either.
+  // (warning()) is not marked, nor is read_all()'s summary.
   bool interrupted() const { return interrupted_; }
   std::uint64_t frames_read() const { return frame_index_; }  // index of the next frame
   std::uint64_t events_read() const { return next_sequence_; }

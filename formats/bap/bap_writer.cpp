@@ -398,6 +398,7 @@ void FramesWriter::begin(const events::TraceInfo& info) {
     if (s.options.meta) {
       meta = *s.options.meta;
     } else {
+      meta.tracer_version = s.options.tracer_version;
       meta.target_path = info.program;
       meta.target_args = info.argv;
       (void)collect_host_meta(meta);  // what cannot be read stays empty: the trace is still useful

@@ -81,6 +81,7 @@ struct FramesWriterOptions {
   int zstd_level = 3;
   std::uint64_t frames_per_toc_entry = 10000;  // m; must be > 0
   std::optional<FramesMeta> meta;              // what the meta frame says (else collected at begin())
+  std::string tracer_version;                  // the collected meta frame's tracer version (without `meta`)
 };
 
 class FramesWriter final : public events::Sink {

@@ -13,6 +13,7 @@
 
 #include "formats/bintrace/bintrace_layout.h"
 #include "formats/common/byte_stream.h"
+#include "formats/common/read_all.h"
 
 namespace tracecorn::formats {
 
@@ -960,26 +961,7 @@ void BintraceReader::produce(const EventCallback& on_event) {
   ++unrecognized_;
 }
 
-Status BintraceReader::read_all(events::Sink& sink) {
-  sink.begin(info_);
-  Status status = ok_status();
-  for (;;) {
-    auto more = next([&](const events::Event& event) { sink.on_event(event); });
-    if (!more) {
-      status = more.error();
-      break;
-    }
-    if (!*more) break;
-  }
-  events::TraceSummary summary;
-  summary.events = next_sequence_;
-  summary.instructions = instructions_read_;
-  summary.interrupted = interrupted_;
-  const std::string error = sink.end(summary);
-  if (!status) return status;
-  if (!error.empty()) return make_error(ErrorCode::kIo, error);
-  return ok_status();
-}
+Status BintraceReader::read_all(events::Sink& sink) { return formats::read_all(*this, sink); }
 
 Status BintraceReader::skip_to(std::uint64_t index) {
   if (index < events_read_)

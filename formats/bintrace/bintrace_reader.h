@@ -91,7 +91,8 @@ class BintraceReader {
   // event was read, false after the last one, or an Error (after which further
   // calls return false).
   Expected<bool> next(const EventCallback& on_event);
-  // Reads every remaining event into `sink`: begin(info()), the events, end().
+  // Reads every remaining event into `sink`: begin(info()), the events, end()
+  // (formats/common/read_all.h, the same for every reader).
   Status read_all(events::Sink& sink);
   // Reads events without producing model events until `index` events have been
   // read (the state is then the state after event index - 1; 0 = the initial

@@ -61,19 +61,7 @@ TextWriter::~TextWriter() {
 }
 
 void TextWriter::begin(const events::TraceInfo& info) {
-  // Files mapped from their start in the initial state (a program, its
-  // interpreter), each over the run of adjacent regions backed by it.
-  if (namer_) {
-    const auto& regions = info.initial_memory;
-    for (std::size_t i = 0; i < regions.size(); ++i) {
-      if (regions[i].file.empty() || regions[i].file_offset != 0) continue;
-      std::uint64_t end = regions[i].start.value + regions[i].size;
-      for (std::size_t j = i + 1;
-           j < regions.size() && regions[j].file == regions[i].file && regions[j].start.value == end; ++j)
-        end = regions[j].start.value + regions[j].size;
-      namer_->file_mapped(regions[i].start.value, end, regions[i].file);
-    }
-  }
+  if (namer_) name_initial_mappings(*namer_, info);
   try {
     fmt::print(file_, "# tracecorn text trace: arch {}, level {}, program {}\n", info.arch_name, info.level,
                info.program);
@@ -132,8 +120,8 @@ void TextWriter::print_event(const events::Event& event) {
   switch (event.kind) {
     case EventKind::kBlock: {
       const auto& block = std::get<events::BlockEvent>(event.payload);
-      fmt::print(file_, "#{} block {:#x} size {} insns {}\n", seq, block.address.value, block.size,
-                 block.instruction_count);
+      fmt::print(file_, "#{} block {:#x} size {} insns {}{}\n", seq, block.address.value, block.size,
+                 block.instruction_count, name_suffix(block.address.value));
       break;
     }
     case EventKind::kInstruction: {
@@ -186,8 +174,8 @@ void TextWriter::print_event(const events::Event& event) {
     }
     case EventKind::kFault: {
       const auto& fault = std::get<events::FaultEvent>(event.payload);
-      fmt::print(file_, "#{} fault pc {:#x} address {:#x} signal {}: {}\n", seq, fault.pc.value, fault.address.value,
-                 fault.signal, fault.description);
+      fmt::print(file_, "#{} fault pc {:#x} address {:#x} signal {}: {}{}\n", seq, fault.pc.value, fault.address.value,
+                 fault.signal, fault.description, name_suffix(fault.pc.value, "; at "));
       break;
     }
     case EventKind::kModuleLoad: {
@@ -214,13 +202,36 @@ void TextWriter::print_event(const events::Event& event) {
 }
 
 void TextWriter::follow_mappings(const events::Event& event) {
-  if (!namer_) return;
-  if (event.kind == EventKind::kModuleLoad) namer_->module_loaded(std::get<events::ModuleLoadEvent>(event.payload));
+  if (namer_) name_event_mappings(*namer_, event);
+}
+
+std::string TextWriter::name_suffix(std::uint64_t address, std::string_view before) {
+  if (!namer_) return "";
+  std::string name = namer_->name(address);
+  return name.empty() ? name : std::string(before) + name;
+}
+
+void name_initial_mappings(AddressNamer& namer, const events::TraceInfo& info) {
+  // Files mapped from their start in the initial state (a program, its
+  // interpreter), each over the run of adjacent regions backed by it.
+  const auto& regions = info.initial_memory;
+  for (std::size_t i = 0; i < regions.size(); ++i) {
+    if (regions[i].file.empty() || regions[i].file_offset != 0) continue;
+    std::uint64_t end = regions[i].start.value + regions[i].size;
+    for (std::size_t j = i + 1; j < regions.size() && regions[j].file == regions[i].file && regions[j].start.value == end;
+         ++j)
+      end = regions[j].start.value + regions[j].size;
+    namer.file_mapped(regions[i].start.value, end, regions[i].file);
+  }
+}
+
+void name_event_mappings(AddressNamer& namer, const events::Event& event) {
+  if (event.kind == EventKind::kModuleLoad) namer.module_loaded(std::get<events::ModuleLoadEvent>(event.payload));
   if (event.kind != EventKind::kSyscall) return;
   for (const auto& change : std::get<events::SyscallEvent>(event.payload).mapping_changes) {
-    if (change.kind == events::MappingChangeKind::kUnmap) namer_->unmapped(change.start.value, change.length);
+    if (change.kind == events::MappingChangeKind::kUnmap) namer.unmapped(change.start.value, change.length);
     if (change.kind == events::MappingChangeKind::kMap && !change.file.empty() && change.file_offset == 0)
-      namer_->file_mapped(change.start.value, change.start.value + change.length, change.file);
+      namer.file_mapped(change.start.value, change.start.value + change.length, change.file);
   }
 }
 

@@ -40,6 +40,14 @@ class AddressNamer {
   virtual std::string name(std::uint64_t address) = 0;
 };
 
+// Tells `namer` what a trace maps, in the trace's order: the files mapped from
+// their first byte in the initial state (each over its run of adjacent regions),
+// then, per event, a module load or a syscall's mapping changes (after the
+// syscall: its stack was taken before the kernel ran). Used by every reader of a
+// trace that names addresses (the text writer, `tracecorn stat`).
+void name_initial_mappings(AddressNamer& namer, const events::TraceInfo& info);
+void name_event_mappings(AddressNamer& namer, const events::Event& event);
+
 class TextWriter final : public events::Sink {
  public:
   // Writes to `path` ("-" for stdout).
@@ -49,8 +57,11 @@ class TextWriter final : public events::Sink {
   TextWriter& operator=(const TextWriter&) = delete;
 
   // With a namer, each syscall's stack is printed one frame a line, named
-  // ("    at 0x7ffff7e9e887 write+0x17 (/usr/lib/.../libc.so.6)"); without, on
-  // one line of addresses ("    stack 0x... 0x..."). Call before begin().
+  // ("    at 0x7ffff7e9e887 write+0x17 (/usr/lib/.../libc.so.6)"), and block
+  // and fault lines end with the name of their address ("#7 block 0x401000
+  // size 12 insns 3 main+0x10 (/tmp/a.out)", "...: SIGSEGV; at main+0x14
+  // (/tmp/a.out)") when it has one; without, the stack is one line of
+  // addresses ("    stack 0x... 0x...") and nothing is named. Call before begin().
   void set_address_namer(std::unique_ptr<AddressNamer> namer) { namer_ = std::move(namer); }
   // Prints only the events `filter` accepts (`tracecorn dump --kind/--range/--events`);
   // the others still tell the address namer about modules and mappings. Call before begin().
@@ -66,6 +77,8 @@ class TextWriter final : public events::Sink {
   void print_event(const events::Event& event);
   // Tells the namer about a module load or a syscall's mapping changes.
   void follow_mappings(const events::Event& event);
+  // " NAME" for `address` when the namer knows it, else "".
+  std::string name_suffix(std::uint64_t address, std::string_view before = " ");
   std::string disassemble(const events::InstructionEvent& instruction);
   std::string register_list(std::span<const events::RegisterValue> values) const;
 

@@ -15,6 +15,7 @@
 #include <zstd.h>
 
 #include "formats/common/byte_stream.h"
+#include "formats/common/read_all.h"
 #include "formats/ucir/ucir_layout.h"
 
 namespace tracecorn::formats {
@@ -798,31 +799,7 @@ void UcirReader::produce(const std::vector<Op>& ops, const EventCallback& on_eve
   flush(false);
 }
 
-Status UcirReader::read_all(events::Sink& sink) {
-  sink.begin(info_);
-  events::TraceSummary summary;
-  // Instructions: counted from the instruction events, or from the blocks when
-  // the file has none (blocks level), as the recorder counts them.
-  std::uint64_t from_instructions = 0, from_blocks = 0;
-  for (;;) {
-    auto more = next([&](const events::Event& event) {
-      if (event.kind == events::EventKind::kInstruction) ++from_instructions;
-      if (event.kind == events::EventKind::kBlock)
-        from_blocks += std::get<events::BlockEvent>(event.payload).instruction_count;
-      summary.instructions = from_instructions ? from_instructions : from_blocks;
-      sink.on_event(event);
-    });
-    if (!more) {
-      (void)sink.end(summary);
-      return more.error();
-    }
-    if (!*more) break;
-  }
-  summary.events = next_sequence_;
-  summary.interrupted = interrupted_ || !warning_.empty();
-  if (auto error = sink.end(summary); !error.empty()) return make_error(ErrorCode::kIo, error);
-  return ok_status();
-}
+Status UcirReader::read_all(events::Sink& sink) { return formats::read_all(*this, sink); }
 
 std::uint64_t UcirReader::file_bytes_read() const { return stream_->consumed(); }
 

@@ -103,16 +103,17 @@ class UcirReader {
   // offset. After an error, further calls return false.
   Expected<bool> next(const EventCallback& on_event);
 
-  // Reads every remaining frame into `sink`: begin(info()), the events, end().
-  // Returns an error from the file or the sink's end() error (as kIo).
+  // Reads every remaining frame into `sink`: begin(info()), the events, end()
+  // (formats/common/read_all.h, the same for every reader). Returns an error
+  // from the file or the sink's end() error (as kIo).
   Status read_all(events::Sink& sink);
 
   // "" or why the trace ended before its natural end (where, and what was missing).
   const std::string& warning() const { return warning_; }
   // Whether the frames read so far end with the interruption note
   // (ucir_layout.h: the recording was stopped by SIGINT or SIGTERM and
-  // finished). A file cut short (warning()) is not marked; read_all()'s
-  // summary says interrupted for either.
+  // finished). A file cut short (warning()) is not marked, nor is read_all()'s
+  // summary.
   bool interrupted() const { return interrupted_; }
   std::uint64_t events_read() const { return next_sequence_; }
   // Bytes of the file read so far (compressed bytes for a zstd file), for progress displays.

@@ -35,12 +35,9 @@
 #include <fmt/ranges.h>
 #include <unicorn/unicorn.h>
 
-#include "formats/bap/bap_writer.h"
 #include "formats/bintrace/bintrace_recover.h"
-#include "formats/bintrace/bintrace_writer.h"
-#include "formats/null/null_sink.h"
+#include "formats/registry.h"
 #include "formats/text/text_writer.h"
-#include "formats/ucir/ucir_writer.h"
 #include "recorder/cli/process_recording.h"
 #include "recorder/cli/stack_display.h"
 #include "recorder/core/guest_stacks.h"
@@ -301,63 +298,24 @@ int run_command(const RunOptions& options, const RecordOptions* record) {
     if (record->format == "frames" && (record->only_main || !record->range.empty() || !record->start_at.empty()))
       throw CLI::ValidationError("--format frames",
                                  "cannot be combined with --only-main, --range or --start-at (register values would be stale)");
-    if (record->format == "null") {
-      sink = std::make_unique<tracecorn::formats::NullSink>();
-    } else if (record->format == "ucir") {
-      if (record->output == "-" && isatty(STDOUT_FILENO)) {
-        fmt::print(stderr, "tracecorn: UCIR is binary: give -o FILE\n");
-        return kExitToolError;
-      }
-      tracecorn::formats::UcirWriterOptions ucir_options;
-      ucir_options.compress_zstd = record->compress == "zstd";
-      ucir_options.strict = record->ucir_strict;
-      auto writer = tracecorn::formats::UcirWriter::open(record->output, (*process)->arch(), ucir_options);
-      if (!writer) {
-        fmt::print(stderr, "tracecorn: {}\n", writer.error().to_string());
-        return kExitToolError;
-      }
-      sink = std::move(*writer);
-    } else if (record->format == "bintrace") {
-      if (record->output == "-" && isatty(STDOUT_FILENO)) {
-        fmt::print(stderr, "tracecorn: a binary trace is binary: give -o FILE\n");
-        return kExitToolError;
-      }
-      tracecorn::formats::BintraceWriterOptions bintrace_options;
-      bintrace_options.compress_zstd = record->compress == "zstd";
-      bintrace_options.tool_version = TRACECORN_VERSION;
-      auto writer = tracecorn::formats::BintraceWriter::open(record->output, (*process)->arch(), bintrace_options);
-      if (!writer) {
-        fmt::print(stderr, "tracecorn: {}\n", writer.error().to_string());
-        return kExitToolError;
-      }
-      sink = std::move(*writer);
-    } else if (record->format == "frames") {
-      tracecorn::formats::FramesWriterOptions frames_options;
-      frames_options.compress_zstd = record->compress == "zstd";
-      tracecorn::formats::FramesMeta meta;
-      meta.tracer_args = record->tracer_args;
-      for (char** entry = environ; *entry; ++entry) meta.tracer_envp.emplace_back(*entry);
-      meta.tracer_version = "0.1.0";
-      meta.target_path = config.program;
-      meta.target_args = config.argv;
-      meta.target_envp = config.envp;
-      (void)tracecorn::formats::collect_host_meta(meta);  // the program was opened above: this does not fail
-      frames_options.meta = std::move(meta);
-      auto writer = tracecorn::formats::FramesWriter::open(record->output, (*process)->arch(), std::move(frames_options));
-      if (!writer) {
-        fmt::print(stderr, "tracecorn: {}\n", writer.error().to_string());
-        return kExitToolError;
-      }
-      sink = std::move(*writer);
-    } else {
-      auto writer = tracecorn::formats::TextWriter::open(record->output, (*process)->arch());
-      if (!writer) {
-        fmt::print(stderr, "tracecorn: {}\n", writer.error().to_string());
-        return kExitToolError;
-      }
-      (*writer)->set_address_namer(std::make_unique<tracecorn::cli::SymbolNamer>(options.rootfs));
-      sink = std::move(*writer);
+    // The one writer factory (formats/registry.h) builds every format's writer.
+    tracecorn::formats::WriterRequest request;
+    request.path = record->output;
+    request.arch = &(*process)->arch();
+    request.compress_zstd = record->compress == "zstd";
+    request.ucir_strict = record->ucir_strict;
+    request.tracer_args = record->tracer_args;
+    for (char** entry = environ; *entry; ++entry) request.tracer_envp.emplace_back(*entry);
+    request.program = config.program;
+    request.program_args = config.argv;
+    request.program_envp = config.envp;
+    request.address_namer = std::make_unique<tracecorn::cli::SymbolNamer>(options.rootfs);  // for text's stacks
+    auto writer = tracecorn::formats::open_writer(record->format, std::move(request));
+    if (!writer) {
+      fmt::print(stderr, "tracecorn: {}\n", writer.error().to_string());
+      return kExitToolError;
     }
+    sink = std::move(*writer);
     core::RecorderOptions recorder_options;
     recorder_options.level = *core::parse_trace_level(record->level);
     // The Linux layer changes registers only through syscalls (which the
@@ -555,7 +513,8 @@ int stat_command(const std::string& path) {
     return kExitToolError;
   }
   (*reader)->show_progress("stat");  // on stderr, only when it is a terminal
-  auto stats = tracecorn::replay::compute_stats(**reader);
+  tracecorn::cli::SymbolNamer namer("");  // blocks named from the modules' files where they are readable here
+  auto stats = tracecorn::replay::compute_stats(**reader, &namer);
   if (!stats) {
     fmt::print(stderr, "tracecorn: {}\n", stats.error().to_string());
     return kExitToolError;
@@ -573,7 +532,10 @@ int stat_command(const std::string& path) {
   std::vector<std::pair<std::uint64_t, std::uint64_t>> hot(stats->block_hits.begin(), stats->block_hits.end());
   std::sort(hot.begin(), hot.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
   fmt::print("hottest blocks ({} distinct):\n", hot.size());
-  for (std::size_t i = 0; i < hot.size() && i < 10; ++i) fmt::print("  {:#x} {}\n", hot[i].first, hot[i].second);
+  for (std::size_t i = 0; i < hot.size() && i < 10; ++i) {
+    const auto name = stats->block_names.find(hot[i].first);
+    fmt::print("  {:#x} {}{}\n", hot[i].first, hot[i].second, name == stats->block_names.end() ? "" : " " + name->second);
+  }
   fmt::print("syscalls:\n");
   for (const auto& [name, calls] : stats->syscalls) fmt::print("  {} {}\n", name, calls);
   if ((*reader)->interrupted()) fmt::print("interrupted: the recording was stopped by SIGINT or SIGTERM and finished\n");

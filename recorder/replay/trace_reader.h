@@ -1,7 +1,11 @@
 // Role: one reader API over every trace format tracecorn reads: UCIR (the
 // spec's flavour and usercorn's own), BAP frames and binary trace v1.0, each
 // plain or zstd. The format is chosen by the file's content (its first bytes,
-// decompressed when the file is a zstd stream), never by its name. Events come
+// decompressed when the file is a zstd stream), never by its name, through the
+// format registry (formats/registry.h), which holds each format's detection,
+// capabilities and reader adapter; this class adds what every reader of a trace
+// needs on top: event indices, the progress line, check_complete() and
+// read_all(). Events come
 // out in order in the common event model (recorder/events/event.h), exactly as
 // the format's own reader produces them; capabilities() says what the format
 // cannot carry, so that a consumer never mistakes a missing value for a zero.
@@ -23,29 +27,17 @@
 #include <vector>
 
 #include "arch/arch.h"
+#include "formats/registry.h"
 #include "recorder/events/event.h"
 #include "recorder/replay/progress.h"
 #include "recorder/support/expected.h"
 
 namespace tracecorn::replay {
 
-enum class TraceFormat : std::uint8_t { kUcir, kFrames, kBintrace };
+// The formats and what they carry live in the format registry (formats/registry.h).
+using formats::Capabilities;
+using formats::TraceFormat;
 std::string_view trace_format_name(TraceFormat format);  // "ucir", "frames", "bintrace"
-
-// What a format can and cannot carry (per format; the level a trace was
-// recorded at narrows it further: see TraceIndex::kinds_seen()).
-struct Capabilities {
-  bool kinds[11] = {};                  // indexed by EventKind: whether events of that kind can appear
-  bool initial_memory = false;          // the trace opens with every mapped byte (UCIR keyframe, bintrace)
-  bool initial_registers = false;       // the trace opens with every register
-  bool memory_read_values = false;      // read values are recorded (UCIR's are rebuilt from its memory image: false)
-  bool exit_code = false;               // exit events carry the status
-  bool syscall_effects = false;         // syscalls carry their memory, mapping and register effects
-  bool syscall_pc = false;              // syscalls carry the trapping pc (UCIR: from the next OP_STEP)
-  bool fault_events = false;
-  std::vector<std::string> cannot_carry;  // one line each, for users ("blocks", "memory reads"...)
-  bool carries(events::EventKind kind) const { return kinds[static_cast<std::size_t>(kind)]; }
-};
 
 class TraceReader {
  public:
@@ -60,29 +52,31 @@ class TraceReader {
   // What `format` can carry.
   static const Capabilities& capabilities(TraceFormat format);
 
-  virtual ~TraceReader() = default;
+  TraceReader(TraceFormat format, std::string path, std::unique_ptr<formats::FormatReader> reader)
+      : format_(format), path_(std::move(path)), reader_(std::move(reader)) {}
+  ~TraceReader();
   TraceReader(const TraceReader&) = delete;
   TraceReader& operator=(const TraceReader&) = delete;
 
   TraceFormat format() const { return format_; }
   const Capabilities& capabilities() const { return capabilities(format_); }
   const std::string& path() const { return path_; }
-  virtual const arch::ArchInfo& arch() const = 0;
+  const arch::ArchInfo& arch() const { return reader_->arch(); }
   // Whether the trace may be of `candidate`: it is arch(), or the file cannot
   // tell the two apart (BAP frames: mips and mipsel share frame_architecture 8
   // and frame_machine 32, and the header has no byte order; see
   // FramesReader::resolve_arch). When it may, the trace is read as `candidate`
   // from now on (arch(), and the byte order of memory values); the replayer
   // calls it with the program's architecture before it reads any event.
-  virtual bool resolve_arch(const arch::ArchInfo& candidate) { return candidate.name == arch().name; }
+  bool resolve_arch(const arch::ArchInfo& candidate) { return reader_->resolve_arch(candidate); }
   // Arch, program, argv and level where the format says them, and the initial
   // state it carries (see capabilities()).
-  virtual const events::TraceInfo& info() const = 0;
+  const events::TraceInfo& info() const { return reader_->info(); }
   // The guest's environment when the format records it (BAP frames' meta
   // frame), else empty.
-  virtual std::vector<std::string> environment() const { return {}; }
+  std::vector<std::string> environment() const { return reader_->environment(); }
   // One line about the file (version, flavour, compression), for dump and stat.
-  virtual std::string describe() const = 0;
+  std::string describe() const { return reader_->describe(); }
 
   // Reads the next record of the file (one UCIR frame, one BAP frame, one
   // bintrace event) and calls `on_event` for each of its events (valid during
@@ -95,7 +89,7 @@ class TraceReader {
   // Events produced so far (the index of the next event).
   std::uint64_t index() const { return produced_; }
   // "" or why the file ended before its natural end.
-  virtual std::string warning() const = 0;
+  std::string warning() const { return reader_->warning(); }
   // After the end: kBadFormat naming the file and where it ended, when it ended
   // before its natural end (warning() is set: a killed recording, a truncated
   // copy); ok otherwise. Every tool fails with it (after dump has printed
@@ -106,24 +100,22 @@ class TraceReader {
   // of OP_NOPs, ucir_layout.h; BAP frames: an exception_frame with
   // tracecorn_interrupted; binary trace: an "interrupted" other event). Known
   // for sure once next() has returned false (the note is the last record).
-  // read_all()'s summary says interrupted for this or a file that ends early.
-  virtual bool interrupted() const = 0;
+  // read_all()'s summary says interrupted for this only (a file that ends early
+  // is check_complete()'s error).
+  bool interrupted() const { return reader_->interrupted(); }
   // "" or why the file ended before its natural end: warning() unless the
   // format's warnings are about something else (binary trace: unknown events).
-  virtual std::string ended_early() const { return warning(); }
+  std::string ended_early() const { return reader_->ended_early(); }
   // Bytes of the file read so far (compressed bytes for a zstd file).
-  virtual std::uint64_t bytes_read() const = 0;
+  std::uint64_t bytes_read() const { return reader_->bytes_read(); }
   // From now on, next() shows a progress line labelled `what` on stderr when
   // stderr is a terminal (progress.h), erased when the file ends or the reader goes.
   void show_progress(std::string what);
 
- protected:
-  TraceReader(TraceFormat format, std::string path) : format_(format), path_(std::move(path)) {}
-  virtual Expected<bool> next_record(const EventCallback& on_event) = 0;
-
  private:
   TraceFormat format_;
   std::string path_;
+  std::unique_ptr<formats::FormatReader> reader_;
   std::uint64_t produced_ = 0;
   std::unique_ptr<Progress> progress_;
 };

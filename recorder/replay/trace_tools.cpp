@@ -14,9 +14,8 @@
 
 #include <fmt/format.h>
 
-#include "formats/bap/bap_writer.h"
-#include "formats/bintrace/bintrace_writer.h"
-#include "formats/ucir/ucir_writer.h"
+#include "formats/common/block_tracker.h"
+#include "formats/common/pending_output.h"
 
 namespace tracecorn::replay {
 namespace {
@@ -35,73 +34,17 @@ Status read_each(TraceReader& reader, OnEvent on_event) {
   }
 }
 
-// Turns instruction events into blocks (runs of fall-through instructions),
-// or passes block events through: on_block(start, size) once per block entered.
-class BlockTracker {
- public:
-  template <typename OnBlock>
-  void feed(const events::Event& event, OnBlock on_block) {
-    if (event.kind == EventKind::kBlock) {
-      const auto& b = std::get<events::BlockEvent>(event.payload);
-      have_blocks_ = true;
-      on_block(b.address.value, b.size);
-    } else if (event.kind == EventKind::kInstruction && !have_blocks_) {
-      const auto& i = std::get<events::InstructionEvent>(event.payload);
-      if (!open_ || i.address.value != end_) {
-        close(on_block);
-        open_ = true, start_ = i.address.value;
-      }
-      end_ = i.address.value + i.size;
-    } else if (event.kind == EventKind::kSyscall || event.kind == EventKind::kFault) {
-      close(on_block);  // a syscall ends a block
-    }
-  }
-  template <typename OnBlock>
-  void close(OnBlock on_block) {
-    if (open_) on_block(start_, end_ - start_);
-    open_ = false;
-  }
+using formats::BlockTracker;
 
- private:
-  bool have_blocks_ = false, open_ = false;
-  std::uint64_t start_ = 0, end_ = 0;
-};
-
-std::string json_string(std::string_view text) {
-  std::string out = "\"";
-  for (const char c : text) {
-    if (c == '"' || c == '\\') out += '\\', out += c;
-    else if (static_cast<unsigned char>(c) < 0x20) out += fmt::format("\\u{:04x}", static_cast<int>(c));
-    else out += c;
-  }
-  return out + '"';
+// `error` naming `output`'s final name instead of its temporary one.
+Error naming_final(Error error, const formats::PendingOutput& output) {
+  const std::string& from = output.write_path();
+  const std::string& to = output.path();
+  for (std::string* text : {&error.message, &error.source})
+    for (std::size_t at = 0; from != to && (at = text->find(from, at)) != std::string::npos; at += to.size())
+      text->replace(at, from.size(), to);
+  return error;
 }
-
-class File {
- public:
-  static Expected<File> open(const std::string& path) {
-    std::FILE* f = path == "-" ? stdout : std::fopen(path.c_str(), "wb");
-    if (!f) return make_error(ErrorCode::kIo, std::string("cannot open for writing: ") + std::strerror(errno), path);
-    return File(f, path);
-  }
-  File(File&& other) noexcept : file_(other.file_), path_(std::move(other.path_)) { other.file_ = nullptr; }
-  ~File() {
-    if (file_ && file_ != stdout) std::fclose(file_);
-  }
-  void write(std::string_view text) { std::fwrite(text.data(), 1, text.size(), file_); }
-  void write(const void* data, std::size_t size) { std::fwrite(data, 1, size, file_); }
-  Status close() {
-    const bool failed = std::ferror(file_) || (file_ != stdout ? std::fclose(file_) != 0 : std::fflush(file_) != 0);
-    file_ = nullptr;
-    if (failed) return make_error(ErrorCode::kIo, "write failed", path_);
-    return ok_status();
-  }
-
- private:
-  File(std::FILE* file, std::string path) : file_(file), path_(std::move(path)) {}
-  std::FILE* file_;
-  std::string path_;
-};
 
 // The sink in front of a converter's writer: gives it the reader's info with
 // the level the events show, and, for a target that needs blocks (UCIR) from a
@@ -272,13 +215,17 @@ std::string level_from_kinds(const bool (&seen)[11]) {
   return "blocks";
 }
 
-Expected<TraceStats> compute_stats(TraceReader& reader) {
+Expected<TraceStats> compute_stats(TraceReader& reader, formats::AddressNamer* namer) {
   TraceStats stats;
   struct stat info {};
   if (::stat(reader.path().c_str(), &info) == 0) stats.file_bytes = static_cast<std::uint64_t>(info.st_size);
   BlockTracker blocks;
   std::uint64_t block_instructions = 0;
-  auto on_block = [&](std::uint64_t start, std::uint64_t) { ++stats.block_hits[start]; };
+  if (namer) formats::name_initial_mappings(*namer, reader.info());
+  auto on_block = [&](std::uint64_t start, std::uint64_t) {
+    if (++stats.block_hits[start] > 1 || !namer) return;
+    if (std::string name = namer->name(start); !name.empty()) stats.block_names[start] = std::move(name);
+  };
   auto status = read_each(reader, [&](const events::Event& event) {
     const std::size_t k = kind_index(event.kind);
     ++stats.events;
@@ -310,6 +257,7 @@ Expected<TraceStats> compute_stats(TraceReader& reader) {
         event.payload);
     if (k < 11) stats.bytes[k] += bytes;
     blocks.feed(event, on_block);
+    if (namer) formats::name_event_mappings(*namer, event);  // after the event, as the text writer does
   });
   if (!status) return status.error();
   blocks.close(on_block);
@@ -333,39 +281,25 @@ Expected<std::vector<std::string>> convert_trace(const std::string& in, const st
   auto reader = TraceReader::open(in);
   if (!reader) return reader.error();
   if (progress) (*reader)->show_progress("convert");
-  const auto& arch = (*reader)->arch();
-  std::unique_ptr<events::Sink> writer;
-  switch (format) {
-    case TraceFormat::kUcir: {
-      formats::UcirWriterOptions options;
-      options.compress_zstd = compress;
-      auto opened = formats::UcirWriter::open(out, arch, options);
-      if (!opened) return opened.error();
-      writer = std::move(*opened);
-      break;
-    }
-    case TraceFormat::kFrames: {
-      formats::FramesWriterOptions options;
-      options.compress_zstd = compress;
-      auto opened = formats::FramesWriter::open(out, arch, std::move(options));
-      if (!opened) return opened.error();
-      writer = std::move(*opened);
-      break;
-    }
-    case TraceFormat::kBintrace: {
-      if (!seen[kind_index(EventKind::kRegisters)])
-        return make_error(ErrorCode::kInvalidArgument,
-                          "a binary trace needs per-instruction registers: this trace has none (level " +
-                              level_from_kinds(seen) + ")",
-                          in);
-      formats::BintraceWriterOptions options;
-      options.compress_zstd = compress;
-      auto opened = formats::BintraceWriter::open(out, arch, options);
-      if (!opened) return opened.error();
-      writer = std::move(*opened);
-      break;
-    }
-  }
+  // The one writer factory (formats/registry.h) builds the target's writer.
+  const formats::FormatDescriptor& target_format = formats::descriptor(format);
+  if (target_format.needs_registers && !seen[kind_index(EventKind::kRegisters)])
+    return make_error(ErrorCode::kInvalidArgument,
+                      "a binary trace needs per-instruction registers: this trace has none (level " +
+                          level_from_kinds(seen) + ")",
+                      in);
+  // Written beside `out` and renamed into place once the whole trace is in it.
+  auto output = formats::PendingOutput::create(out);
+  if (!output) return output.error();
+  const std::string& write_path = output->write_path();
+  // Errors about the file being written name `out`, not its temporary name.
+  auto naming_out = [&](Error error) { return naming_final(std::move(error), *output); };
+  formats::WriterRequest request;
+  request.path = write_path;
+  request.arch = &(*reader)->arch();
+  request.compress_zstd = compress;
+  auto writer = formats::open_writer(target_format.name, std::move(request));
+  if (!writer) return naming_out(writer.error());
   // What the target loses of what the trace has.
   std::vector<std::string> lost;
   const Capabilities& target = TraceReader::capabilities(format);
@@ -386,123 +320,52 @@ Expected<std::vector<std::string>> convert_trace(const std::string& in, const st
   if (make_blocks)
     lost.push_back("the trace has no blocks: the " + std::string(trace_format_name(format)) +
                    " blocks are made up (runs of fall-through instructions)");
-  BlockMaker relabel(*writer, level_from_kinds(seen), make_blocks);
-  if (auto status = (*reader)->read_all(relabel); !status) return status.error();
+  BlockMaker relabel(**writer, level_from_kinds(seen), make_blocks);
+  const auto status = (*reader)->read_all(relabel);
+  writer->reset();  // closed before it is renamed or removed
+  if (!status) return naming_out(status.error());
   if (auto complete = (*reader)->check_complete(); !complete) return complete.error();
+  if (auto committed = output->commit(); !committed) return committed.error();
   return lost;
 }
 
-Expected<std::uint64_t> export_drcov(const std::string& in, const std::string& out, bool progress) {
+namespace {
+
+// Reads the trace at `in` into the writer of the export `format` (the format
+// registry's drcov or chrome) at `out`, written beside it and renamed into
+// place once the whole trace was read. Returns the records the writer wrote.
+Expected<std::uint64_t> export_trace(std::string_view format, const std::string& in, const std::string& out,
+                                     bool progress) {
   auto reader = TraceReader::open(in);
   if (!reader) return reader.error();
-  if (progress) (*reader)->show_progress("drcov");
-  struct Module {
-    std::uint64_t start, end;
-    std::string path;
-  };
-  std::vector<Module> modules;
-  std::set<std::pair<std::uint64_t, std::uint64_t>> blocks;  // start, size
-  BlockTracker tracker;
-  auto on_block = [&](std::uint64_t start, std::uint64_t size) { blocks.insert({start, size}); };
-  auto status = read_each(**reader, [&](const events::Event& event) {
-    if (event.kind == EventKind::kModuleLoad) {
-      const auto& m = std::get<events::ModuleLoadEvent>(event.payload);
-      modules.push_back({m.start.value, m.end.value, std::string(m.path)});
-    }
-    tracker.feed(event, on_block);
-  });
-  if (!status) return status.error();
-  tracker.close(on_block);
-  if (modules.empty()) {
-    // Formats without module events: the initial regions backed by a file, merged per file.
-    for (const auto& region : (*reader)->info().initial_memory) {
-      if (region.file.empty()) continue;
-      if (!modules.empty() && modules.back().path == region.file && modules.back().end == region.start.value)
-        modules.back().end = region.start.value + region.size;
-      else
-        modules.push_back({region.start.value, region.start.value + region.size, region.file});
-    }
-  }
-  auto file = File::open(out);
-  if (!file) return file.error();
-  std::vector<std::uint8_t> table;
-  std::uint64_t count = 0;
-  for (const auto& [start, size] : blocks) {
-    for (std::size_t id = 0; id < modules.size(); ++id) {
-      if (start < modules[id].start || start >= modules[id].end) continue;
-      const std::uint32_t offset = static_cast<std::uint32_t>(start - modules[id].start);
-      const std::uint16_t length = static_cast<std::uint16_t>(std::min<std::uint64_t>(size, 0xffff));
-      const std::uint16_t module = static_cast<std::uint16_t>(id);
-      for (int i = 0; i < 4; ++i) table.push_back(static_cast<std::uint8_t>(offset >> (8 * i)));
-      for (int i = 0; i < 2; ++i) table.push_back(static_cast<std::uint8_t>(length >> (8 * i)));
-      for (int i = 0; i < 2; ++i) table.push_back(static_cast<std::uint8_t>(module >> (8 * i)));
-      ++count;
-      break;
-    }
-  }
-  file->write(fmt::format("DRCOV VERSION: 2\nDRCOV FLAVOR: drcov\nModule Table: version 2, count {}\n"
-                          "Columns: id, base, end, entry, checksum, timestamp, path\n",
-                          modules.size()));
-  for (std::size_t id = 0; id < modules.size(); ++id)
-    file->write(fmt::format(" {}, {:#018x}, {:#018x}, 0x0000000000000000, 0x00000000, 0x00000000, {}\n", id,
-                            modules[id].start, modules[id].end, modules[id].path));
-  file->write(fmt::format("BB Table: {} bbs\n", count));
-  file->write(table.data(), table.size());
-  if (auto closed = file->close(); !closed) return closed.error();
+  if (progress) (*reader)->show_progress(std::string(format));
+  auto output = formats::PendingOutput::create(out);
+  if (!output) return output.error();
+  std::uint64_t written = 0;
+  formats::WriterRequest request;
+  request.path = output->write_path();
+  request.arch = &(*reader)->arch();
+  request.source_has_instructions = (*reader)->capabilities().carries(EventKind::kInstruction);
+  request.source_name = in;
+  request.records_written = &written;
+  auto writer = formats::open_writer(format, std::move(request));
+  if (!writer) return naming_final(writer.error(), *output);
+  const auto status = (*reader)->read_all(**writer);
+  writer->reset();  // closed before it is renamed or removed
+  if (!status) return naming_final(status.error(), *output);
   if (auto complete = (*reader)->check_complete(); !complete) return complete.error();
-  return count;
+  if (auto committed = output->commit(); !committed) return committed.error();
+  return written;
+}
+
+}  // namespace
+
+Expected<std::uint64_t> export_drcov(const std::string& in, const std::string& out, bool progress) {
+  return export_trace("drcov", in, out, progress);
 }
 
 Expected<std::uint64_t> export_chrome(const std::string& in, const std::string& out, bool progress) {
-  auto reader = TraceReader::open(in);
-  if (!reader) return reader.error();
-  if (progress) (*reader)->show_progress("chrome");
-  auto file = File::open(out);
-  if (!file) return file.error();
-  const std::uint64_t pid = (*reader)->info().process_id ? (*reader)->info().process_id : 1;  // 1 when not recorded
-  std::uint64_t instructions = 0, written = 0;
-  file->write("{\"displayTimeUnit\": \"ns\", \"otherData\": {\"timestamps\": \"instructions executed before the event\"},\n"
-              "\"traceEvents\": [\n");
-  auto emit = [&](const std::string& record) {
-    file->write(written++ ? ",\n" : "");
-    file->write(record);
-  };
-  emit(fmt::format("{{\"name\": \"process_name\", \"ph\": \"M\", \"pid\": {}, \"tid\": {}, \"args\": {{\"name\": {}}}}}",
-                   pid, pid, json_string((*reader)->info().program.empty() ? in : (*reader)->info().program)));
-  auto status = read_each(**reader, [&](const events::Event& event) {
-    std::visit(
-        [&](const auto& p) {
-          using T = std::decay_t<decltype(p)>;
-          if constexpr (std::is_same_v<T, events::InstructionEvent>) {
-            ++instructions;
-          } else if constexpr (std::is_same_v<T, events::BlockEvent>) {
-            if (!(*reader)->capabilities().carries(EventKind::kInstruction) || instructions == 0)
-              instructions += p.instruction_count;
-          } else if constexpr (std::is_same_v<T, events::SyscallEvent>) {
-            std::string stack;
-            for (const auto pc : p.call_stack) stack += fmt::format("{}\"{:#x}\"", stack.empty() ? "" : ", ", pc);
-            emit(fmt::format("{{\"name\": {}, \"cat\": \"syscall\", \"ph\": \"X\", \"ts\": {}, \"dur\": 1, \"pid\": {}, "
-                             "\"tid\": {}, \"args\": {{\"number\": {}, \"args\": [{}], \"result\": {}, \"pc\": \"{:#x}\", "
-                             "\"event\": {}, \"stack\": [{}]}}}}",
-                             json_string(p.name), instructions, pid, pid, p.number, fmt::join(p.args, ", "), p.result,
-                             p.pc.value, (*reader)->index() - 1, stack));
-          } else if constexpr (std::is_same_v<T, events::FaultEvent>) {
-            emit(fmt::format("{{\"name\": {}, \"cat\": \"fault\", \"ph\": \"i\", \"s\": \"p\", \"ts\": {}, \"pid\": {}, "
-                             "\"tid\": {}, \"args\": {{\"pc\": \"{:#x}\", \"address\": \"{:#x}\", \"signal\": {}}}}}",
-                             json_string(p.description), instructions, pid, pid, p.pc.value, p.address.value, p.signal));
-          } else if constexpr (std::is_same_v<T, events::ExitEvent>) {
-            emit(fmt::format("{{\"name\": \"exit\", \"cat\": \"process\", \"ph\": \"i\", \"s\": \"p\", \"ts\": {}, "
-                             "\"pid\": {}, \"tid\": {}, \"args\": {{\"code\": {}, \"by_signal\": {}}}}}",
-                             instructions, pid, pid, p.code, p.by_signal ? "true" : "false"));
-          }
-        },
-        event.payload);
-  });
-  if (!status) return status.error();
-  file->write("\n]}\n");
-  if (auto closed = file->close(); !closed) return closed.error();
-  if (auto complete = (*reader)->check_complete(); !complete) return complete.error();
-  return written;
+  return export_trace("chrome", in, out, progress);
 }
 
 }  // namespace tracecorn::replay

@@ -1,23 +1,15 @@
 // Role: the trace tools behind `tracecorn stat`, `convert` and `export`, over
 // any format through TraceReader: statistics, conversion into another format's
-// writer, and exporters (drcov coverage for Lighthouse and other disassembler
-// plugins; Chrome trace-event JSON with the syscalls and their stacks, for
-// Perfetto's UI).
+// writer, and the exports (drcov coverage for Lighthouse and other disassembler
+// plugins, formats/drcov/drcov_writer.h; Chrome trace-event JSON with the
+// syscalls and their stacks, for Perfetto's UI, formats/chrome/chrome_writer.h),
+// which are write-only formats of the registry.
 // Who calls it: the CLI and tests, one thread. Errors: the reader's (with the
-// byte offset), or kIo for the output.
-//
-// drcov (version 2, flavor drcov, as DynamoRIO's drcov writes it):
-//   "DRCOV VERSION: 2\n" "DRCOV FLAVOR: drcov\n"
-//   "Module Table: version 2, count N\n"
-//   "Columns: id, base, end, entry, checksum, timestamp, path\n"
-//   N lines " id, 0xBASE, 0xEND, 0x0000000000000000, 0x00000000, 0x00000000, PATH\n"
-//   "BB Table: M bbs\n"
-//   M binary records (8 bytes, little endian): u32 start (offset from the
-//   module's base), u16 size, u16 module id
-// Blocks are the trace's blocks, or, in a format without blocks, runs of
-// consecutive instructions (a new one starts wherever execution did not fall
-// through); each block once; blocks outside every module are left out.
-// Modules: the module load events, else the initial regions backed by a file.
+// byte offset), or kIo for the output. Outputs never pass for what they are
+// not: a conversion or export writes beside its output and renames it into
+// place only when the whole trace was read (formats/common/pending_output.h),
+// so one that fails leaves no output (and an older file at that name as it
+// was). Writers come from the format registry's one factory (formats/registry.h).
 #pragma once
 
 #include <cstdint>
@@ -26,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "formats/text/text_writer.h"
 #include "recorder/replay/trace_reader.h"
 
 namespace tracecorn::replay {
@@ -36,6 +29,7 @@ struct TraceStats {
   std::uint64_t count[11] = {};    // by EventKind
   std::uint64_t bytes[11] = {};    // model bytes by EventKind (addresses, values, code, effects; not the file's encoding)
   std::map<std::uint64_t, std::uint64_t> block_hits;  // block start -> times entered
+  std::map<std::uint64_t, std::string> block_names;   // block start -> its name, when compute_stats had a namer
   std::map<std::string, std::uint64_t> syscalls;      // name -> calls
   std::uint64_t file_bytes = 0;
 };
@@ -60,8 +54,10 @@ struct EventFilter {
 // or "N" (empty: all). Fails with kInvalidArgument naming the bad word.
 Expected<EventFilter> parse_event_filter(const std::string& kinds, const std::string& range, const std::string& window);
 
-// Reads `reader` to its end and counts.
-Expected<TraceStats> compute_stats(TraceReader& reader);
+// Reads `reader` to its end and counts. With `namer` (told what the trace maps,
+// formats/text/text_writer.h), each block is named at its first entry
+// ("memcpy+0x1c (/usr/lib/x86_64-linux-gnu/libc.so.6)") when it has a name.
+Expected<TraceStats> compute_stats(TraceReader& reader, formats::AddressNamer* namer = nullptr);
 
 // The level a trace's events correspond to ("blocks"... "full"), from the kinds seen.
 std::string level_from_kinds(const bool (&seen)[11]);

@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -354,9 +355,60 @@ TEST_CASE("Malicious: a zstd UCIR file cut at every offset never crashes the rea
          error.find("zstd stream ends early") != std::string::npos));
 }
 
+// What reading damaged bytes gave: the error (if any), how many events came
+// before it, and whether the reader finished by itself (not stopped by the guard).
+struct Outcome {
+  std::optional<Error> error;
+  std::size_t events = 0;
+  bool finished = false;
+  bool operator==(const Outcome& other) const {
+    return events == other.events && finished == other.finished &&
+           error.has_value() == other.error.has_value() && (!error || error->to_string() == other.error->to_string());
+  }
+};
+
+Outcome read_outcome(const Bytes& bytes) {
+  Outcome outcome;
+  auto reader = formats::UcirReader::from_bytes(bytes, "damaged.ucir");
+  if (!reader) {
+    outcome.error = reader.error();
+    outcome.finished = true;
+    return outcome;
+  }
+  for (int guard = 0; guard < 100000; ++guard) {
+    auto more = (*reader)->next([&](const events::Event&) { ++outcome.events; });
+    if (!more) outcome.error = more.error();
+    if (!more || !*more) {
+      outcome.finished = true;
+      break;
+    }
+  }
+  return outcome;
+}
+
+// Each damaged read ends by itself, the same way twice, in events (no more than
+// one per byte) or an error that names the file, says what is wrong and, when it
+// gives an offset, one inside the bytes read. Counts the errors and clean reads.
+void check_damaged(const Bytes& bytes, int* errors, int* clean) {
+  const Outcome outcome = read_outcome(bytes);
+  CHECK(outcome.finished);
+  CHECK(outcome.events <= bytes.size());
+  CHECK(read_outcome(bytes) == outcome);
+  if (!outcome.error) {
+    ++*clean;
+    return;
+  }
+  ++*errors;
+  CAPTURE(outcome.error->to_string());
+  CHECK(outcome.error->source == "damaged.ucir");
+  CHECK_FALSE(outcome.error->message.empty());
+  if (outcome.error->offset) CHECK(*outcome.error->offset <= bytes.size());
+}
+
 TEST_CASE("Malicious: random bit flips give an error or events, never a crash") {
   const Bytes original = expected_tiny_trace();
   std::mt19937 random(12345);
+  int errors = 0, clean = 0;
   for (int round = 0; round < 5000; ++round) {
     Bytes bytes = original;
     const int flips = 1 + round % 4;
@@ -364,15 +416,23 @@ TEST_CASE("Malicious: random bit flips give an error or events, never a crash") 
       const std::size_t at = random() % bytes.size();
       bytes[at] = static_cast<std::uint8_t>(bytes[at] ^ (1u << (random() % 8)));
     }
-    (void)read_everything(bytes);
+    CAPTURE(round);
+    check_damaged(bytes, &errors, &clean);
   }
-  // And random bytes after a valid header.
+  // Both outcomes occur: the flips reach past the header into the frames.
+  CHECK(errors > 500);
+  CHECK(clean > 500);
+  // And random bytes after a valid header: an error, or ops read as events.
+  errors = clean = 0;
   for (int round = 0; round < 2000; ++round) {
     Bytes bytes(original.begin(), original.begin() + ucir::kHeaderBytes);
     const std::size_t extra = random() % 200;
     for (std::size_t i = 0; i < extra; ++i) bytes.push_back(static_cast<std::uint8_t>(random() % 16));
-    (void)read_everything(bytes);
+    CAPTURE(round);
+    check_damaged(bytes, &errors, &clean);
   }
+  CHECK(errors > 200);
+  CHECK(clean > 0);
 }
 
 TEST_CASE("Malicious: an unknown op, a frame inside a syscall, an overrunning op_count and a huge memory op are named with their offset") {

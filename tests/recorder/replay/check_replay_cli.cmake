@@ -4,7 +4,9 @@
 # format says what the target cannot carry and the result replays, the drcov
 # and chrome exports are written; a trace cut short or damaged gives every
 # command (dump, stat, replay, convert to every format and export) a message
-# naming the file and a byte offset, and exit status 125.
+# naming the file and a byte offset, and exit status 125; a failed convert or
+# export leaves no output (nor a temporary file beside it); stat's hottest
+# blocks, dump's blocks and faults are named (symbol+offset (module)).
 # Run by CTest: cmake -DTRACECORN=... -DSAMPLE=... -DWORK_DIR=... -P this file.
 file(REMOVE_RECURSE ${WORK_DIR})
 file(MAKE_DIRECTORY ${WORK_DIR})
@@ -34,6 +36,15 @@ foreach(format ucir frames bintrace)
   endif()
   check_contains("${out}" "  write 2" "stat ${format}")
   check_contains("${out}" "hottest blocks" "stat ${format}")
+  # The hottest blocks are named as call stacks are: symbol+offset (module).
+  check_matches("${out}" "hottest blocks[^\n]*\n  0x[0-9a-f]+ [0-9]+ [A-Za-z_][A-Za-z0-9_.]*\\+0x[0-9a-f]+ \\(${SAMPLE}\\)\n"
+    "stat ${format}: the hottest block named")
+  # So are dump's blocks (the first one is the program's entry).
+  execute_process(COMMAND ${TRACECORN} dump --kind block --events 0-200 ${trace} RESULT_VARIABLE status OUTPUT_VARIABLE out)
+  if(format STREQUAL "ucir")
+    check_matches("${out}" "\n#[0-9]+ block 0x[0-9a-f]+ size [0-9]+ insns [0-9]+ _start\\+0x0 \\(${SAMPLE}\\)\n"
+      "dump ${format}: the entry block named")
+  endif()
   foreach(export drcov chrome)
     execute_process(COMMAND ${TRACECORN} convert ${trace} ${WORK_DIR}/out.${export} --format ${export}
       RESULT_VARIABLE status ERROR_VARIABLE err)
@@ -42,6 +53,14 @@ foreach(format ucir frames bintrace)
     endif()
   endforeach()
 endforeach()
+
+# A fault's pc is named too (BAP frames carry faults): the segfault sample's write through NULL in main.
+get_filename_component(samples_dir ${SAMPLE} DIRECTORY)
+execute_process(COMMAND ${TRACECORN} record --format frames --level blocks -o ${WORK_DIR}/segfault.frames
+  -- ${samples_dir}/segfault RESULT_VARIABLE status OUTPUT_QUIET ERROR_QUIET)
+execute_process(COMMAND ${TRACECORN} dump --kind fault ${WORK_DIR}/segfault.frames RESULT_VARIABLE status OUTPUT_VARIABLE out)
+check_matches("${out}" "\n#[0-9]+ fault pc 0x[0-9a-f]+ [^\n]*SIGSEGV[^\n]*; at main\\+0x[0-9a-f]+ \\(${samples_dir}/segfault\\)\n"
+  "dump of a fault: its pc named")
 
 # UCIR to a binary trace: what is lost is said; the result replays.
 execute_process(COMMAND ${TRACECORN} convert ${WORK_DIR}/trace.ucir ${WORK_DIR}/converted.bt --format bintrace --compress zstd
@@ -58,7 +77,8 @@ endif()
 # Damaged (runs of 64 bytes of 0xff near the end, over the events) and
 # truncated (cut at 60%) copies of each file: every command (dump, stat, replay, convert to
 # each format and export) fails with exit status 125 and a message naming the
-# file and a byte offset; never a crash, never a silent success.
+# file and a byte offset, and a failed convert or export leaves no output; never a
+# crash, never a silent success.
 foreach(format ucir frames bintrace)
   file(READ ${WORK_DIR}/trace.${format} hex HEX)
   string(LENGTH "${hex}" hex_length)
@@ -88,7 +108,9 @@ foreach(format ucir frames bintrace)
       elseif(command STREQUAL "replay")
         set(args replay ${bad} -- ${SAMPLE})
       else()
-        set(args convert ${bad} ${WORK_DIR}/${variant}.out.${command} --format ${command})
+        set(out ${WORK_DIR}/${variant}.out.${command})
+        file(REMOVE ${out})
+        set(args convert ${bad} ${out} --format ${command})
       endif()
       execute_process(COMMAND ${TRACECORN} ${args} RESULT_VARIABLE status OUTPUT_QUIET ERROR_VARIABLE err)
       if(NOT status EQUAL 125)
@@ -96,6 +118,14 @@ foreach(format ucir frames bintrace)
       endif()
       check_contains("${err}" "${bad}" "${args}: the message names the file")
       check_matches("${err}" "offset (0x[0-9a-f]+|[0-9]+)" "${args}: the message gives a byte offset")
+      # A failed conversion or export leaves nothing a reader could take for
+      # the converted trace: no output, no temporary file beside it.
+      if(args MATCHES "^convert")
+        file(GLOB left ${out} ${out}.*)
+        if(left)
+          message(FATAL_ERROR "${args} failed but left ${left}")
+        endif()
+      endif()
     endforeach()
   endforeach()
 endforeach()

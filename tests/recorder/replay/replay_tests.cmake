@@ -25,3 +25,10 @@ add_test(NAME dump_filters COMMAND /usr/bin/python3 ${CMAKE_CURRENT_SOURCE_DIR}/
 # The progress line: on a pseudo-terminal (util-linux's script), never in pipes.
 add_test(NAME trace_progress COMMAND /usr/bin/python3 ${CMAKE_CURRENT_SOURCE_DIR}/recorder/replay/check_progress.py
   $<TARGET_FILE:tracecorn> ${CMAKE_BINARY_DIR}/samples/guest/static/hello ${CMAKE_CURRENT_BINARY_DIR}/trace_progress)
+# The mutated-trace campaign: seeded mutations of a sample's trace in every format through dump,
+# stat, replay, convert and the exports; no crash, no sanitizer report (scripts/asan.sh runs it
+# too), a message naming the file, no output left by a failed convert or export.
+add_test(NAME mutated_traces COMMAND /usr/bin/python3 ${CMAKE_CURRENT_SOURCE_DIR}/recorder/replay/check_mutated_traces.py
+  $<TARGET_FILE:tracecorn> ${CMAKE_BINARY_DIR}/samples/guest/static/hello ${CMAKE_CURRENT_BINARY_DIR}/mutated_traces)
+set_tests_properties(mutated_traces PROPERTIES
+  ENVIRONMENT "TRACECORN_TEST_TIMEOUT_SCALE=$<IF:$<BOOL:${TRACECORN_TEST_TIMEOUT_SCALE}>,${TRACECORN_TEST_TIMEOUT_SCALE},1>")

@@ -267,3 +267,155 @@ TEST_CASE("Malicious: damaged traces through every tool give errors with byte of
     std::filesystem::remove(damaged);
   }
 }
+
+namespace {
+
+// The files beside `path` whose names start with its name: the output itself
+// and any temporary file a tool wrote beside it.
+std::set<std::string> files_named_like(const std::string& path) {
+  const std::filesystem::path target(path);
+  const std::string name = target.filename().string();
+  std::set<std::string> found;
+  for (const auto& entry : std::filesystem::directory_iterator(target.parent_path()))
+    if (entry.path().filename().string().rfind(name, 0) == 0) found.insert(entry.path().string());
+  return found;
+}
+
+std::string slurp_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), {}};
+}
+
+// Runs `tool` ("ucir", "frames", "bintrace", "drcov" or "chrome") from `in` to `out`.
+Status run_tool(const std::string& tool, const std::string& in, const std::string& out) {
+  Status status = ok_status();
+  auto keep = [&](const auto& result) {
+    if (!result) status = result.error();
+  };
+  if (tool == "drcov") keep(replay::export_drcov(in, out));
+  else if (tool == "chrome") keep(replay::export_chrome(in, out));
+  else if (tool == "ucir") keep(replay::convert_trace(in, out, TraceFormat::kUcir, false));
+  else if (tool == "frames") keep(replay::convert_trace(in, out, TraceFormat::kFrames, true));
+  else keep(replay::convert_trace(in, out, TraceFormat::kBintrace, false));
+  return status;
+}
+
+// Keeps what read_all() gives a sink at its end.
+struct SummarySink final : events::Sink {
+  void begin(const events::TraceInfo&) override {}
+  void on_event(const events::Event&) override {}
+  std::string end(const events::TraceSummary& given) override {
+    summary = given;
+    ended = true;
+    return "";
+  }
+  events::TraceSummary summary;
+  bool ended = false;
+};
+
+}  // namespace
+
+TEST_CASE("Trace tools: a conversion or export that fails leaves no output, no temporary file, and an older file as it was") {
+  auto r = record_hello();
+  const std::vector<std::string> tools = {"ucir", "frames", "bintrace", "drcov", "chrome"};
+  for (const auto& path : {r.ucir, r.frames, r.bintrace}) {
+    CAPTURE(path);
+    // Cut in its middle: every reader reads the first half, then fails.
+    const std::string whole = slurp_text(path);
+    const std::string damaged = test::replay_temp_path("half");
+    std::ofstream(damaged, std::ios::binary).write(whole.data(), static_cast<std::streamsize>(whole.size() / 2));
+    for (const auto& tool : tools) {
+      CAPTURE(tool);
+      const std::string out = test::replay_temp_path("failed-" + tool);
+      std::filesystem::remove(out);
+      const Status status = run_tool(tool, damaged, out);
+      REQUIRE_FALSE(status.has_value());
+      CHECK_MESSAGE(status.error().to_string().find(damaged) != std::string::npos, status.error().to_string());
+      CHECK(files_named_like(out).empty());
+      // A file already at `out` stays as it was.
+      std::ofstream(out, std::ios::binary) << "an older file";
+      CHECK_FALSE(run_tool(tool, damaged, out).has_value());
+      CHECK(slurp_text(out) == "an older file");
+      CHECK(files_named_like(out) == std::set<std::string>{out});
+      std::filesystem::remove(out);
+    }
+    std::filesystem::remove(damaged);
+  }
+  // One that succeeds leaves exactly its output, in place of the older file.
+  for (const auto& tool : tools) {
+    CAPTURE(tool);
+    const std::string out = test::replay_temp_path("done-" + tool);
+    std::ofstream(out, std::ios::binary) << "an older file";
+    const Status status = run_tool(tool, r.ucir, out);
+    REQUIRE_MESSAGE(status.has_value(), status.error().to_string());
+    CHECK(files_named_like(out) == std::set<std::string>{out});
+    CHECK(slurp_text(out) != "an older file");
+    if (tool != "drcov" && tool != "chrome") CHECK(TraceReader::open(out).has_value());
+    std::filesystem::remove(out);
+  }
+}
+
+TEST_CASE("Trace tools: a trace that ends early is not called interrupted; only an interrupted recording is") {
+  auto r = record_hello();
+  for (const auto& path : {r.ucir, r.frames}) {
+    CAPTURE(path);
+    const std::string whole = slurp_text(path);
+    const std::string damaged = test::replay_temp_path("ends-early");
+    std::ofstream(damaged, std::ios::binary).write(whole.data(), static_cast<std::streamsize>(whole.size() / 2));
+    auto reader = TraceReader::open(damaged);
+    REQUIRE_MESSAGE(reader.has_value(), reader.error().to_string());
+    SummarySink sink;
+    const Status status = (*reader)->read_all(sink);
+    REQUIRE_MESSAGE(status.has_value(), status.error().to_string());  // read up to the cut, with a warning
+    CHECK(sink.ended);
+    CHECK_FALSE((*reader)->ended_early().empty());
+    CHECK_FALSE(sink.summary.interrupted);
+    CHECK_FALSE((*reader)->check_complete().has_value());
+    std::filesystem::remove(damaged);
+  }
+  // A whole recording reads as not interrupted, and so does its conversion.
+  const std::string out = test::replay_temp_path("not-interrupted.ucir");
+  REQUIRE(replay::convert_trace(r.frames, out, TraceFormat::kUcir, false).has_value());
+  for (const auto& path : {r.ucir, out}) {
+    auto reader = TraceReader::open(path);
+    REQUIRE(reader.has_value());
+    SummarySink sink;
+    REQUIRE((*reader)->read_all(sink).has_value());
+    CHECK_FALSE(sink.summary.interrupted);
+    CHECK_FALSE((*reader)->interrupted());
+  }
+  std::filesystem::remove(out);
+}
+
+TEST_CASE("Trace tools: drcov of a trace with no block writes an empty BB table") {
+  // A UCIR trace of one file-backed region and no event at all.
+  const auto& arch = arch::x86_64_arch();
+  events::TraceInfo info;
+  info.arch_name = arch.name;
+  info.level = "blocks";
+  info.has_initial_state = true;
+  events::InitialRegion region;
+  region.start = events::GuestAddress{0x400000};
+  region.size = 0x1000;
+  region.prot = 5;
+  region.bytes.assign(0x1000, 0);
+  region.name = "code";
+  region.file = "/bin/empty";
+  info.initial_memory.push_back(region);
+  const std::string trace = test::replay_temp_path("no-blocks.ucir");
+  {
+    auto writer = test::open_writer(TraceFormat::kUcir, trace, arch, false);
+    writer->begin(info);
+    REQUIRE(writer->end({}).empty());
+  }
+  const std::string out = test::replay_temp_path("no-blocks.drcov");
+  auto written = replay::export_drcov(trace, out);
+  REQUIRE_MESSAGE(written.has_value(), written.error().to_string());
+  CHECK(*written == 0);
+  const std::string text = slurp_text(out);
+  CHECK(text.find("Module Table: version 2, count 1\n") != std::string::npos);
+  CHECK(text.size() >= 16);
+  CHECK(text.substr(text.size() - 16) == "BB Table: 0 bbs\n");
+  std::filesystem::remove(trace);
+  std::filesystem::remove(out);
+}

@@ -235,6 +235,9 @@ class GuestCpu {
   // The pc the guest resumes at when the current syscall returns (the
   // instruction after the trap). Valid inside the syscall callback only.
   virtual std::uint64_t syscall_return_pc() const { return trap_pc(); }
+  // Where a restarted syscall resumes (SA_RESTART): its trap instruction, as
+  // resume_at() takes it (arm: bit 0 set in Thumb state).
+  virtual std::uint64_t syscall_restart_pc() const { return trap_pc(); }
   // Lays out the frame for `request` from the registers now (the interrupted
   // code's state, its pc given as request.resume_pc). Never fails.
   virtual SignalFrame build_signal_frame(const SignalFrameRequest& request) const {

@@ -32,6 +32,7 @@
 #include "arch/block_scan.h"
 #include "arch/syscall_table.h"
 #include "arch/interrupt_trap_cpu.h"
+#include "arch/signal_frames.h"
 
 namespace tracecorn::arch {
 namespace {
@@ -180,6 +181,21 @@ class ArmGuestCpu final : public InterruptTrapCpu {
   }
   std::uint64_t hwcap() const override { return kHwcap; }
 
+  bool has_signal_frames() const override { return true; }
+  std::uint64_t syscall_return_pc() const override { return pc(); }
+  std::uint64_t syscall_restart_pc() const override {
+    std::uint64_t cpsr = 0;
+    uc_reg_read(engine_, UC_ARM_REG_CPSR, &cpsr);
+    return trap_pc() | ((cpsr & kCpsrThumb) ? 1 : 0);
+  }
+  SignalFrame build_signal_frame(const SignalFrameRequest& request) const override {
+    return arm_build_signal_frame(engine_, request);
+  }
+  void enter_signal_handler(const SignalFrameRequest& request, const SignalFrame& frame) override {
+    arm_enter_signal_handler(engine_, request, frame);
+  }
+  std::optional<SignalReturn> return_from_signal(bool rt) override { return arm_return_from_signal(engine_, rt); }
+
   // Unicorn 2.0.1 leaves the pc at the faulting block's start after a memory
   // fault. The block is decoded in the state CPSR.T gives, and the first
   // instruction whose memory operand, evaluated with the current registers
@@ -254,6 +270,12 @@ class ArmGuestCpu final : public InterruptTrapCpu {
 
   csh capstone_[2] = {0, 0};  // ARM state, Thumb state; detail on
 };
+
+// For handlers without SA_RESTORER (glibc always gives one): the sigpage's
+// ARM code, mov r7, #119 (__NR_sigreturn); svc #0 at +0 and mov r7, #173
+// (__NR_rt_sigreturn); svc #0 at +8.
+constexpr std::uint8_t kSigreturnTrampoline[] = {0x77, 0x70, 0xa0, 0xe3, 0x00, 0x00, 0x00, 0xef,
+                                                 0xad, 0x70, 0xa0, 0xe3, 0x00, 0x00, 0x00, 0xef};
 
 Expected<std::unique_ptr<GuestCpu>> make_arm_guest_cpu(uc_engine* engine) {
   auto cpu = std::make_unique<ArmGuestCpu>(engine);
@@ -503,6 +525,7 @@ const ArchInfo& arm_arch() {
                       .trap_length = 4,
                       .private_base = kArmNrBase},
       .aligned_argument_pairs = true,
+      .signal_abi = {.sigreturn_trampoline = kSigreturnTrampoline},
       .open_flags = kOpenFlags,
       .encode_stat = &arm_encode_stat,
       // Linux arm with CONFIG_VMSPLIT_3G, randomisation off: TASK_SIZE =

@@ -29,6 +29,7 @@
 #include <unicorn/x86.h>
 
 #include "arch/arch.h"
+#include "arch/signal_frames.h"
 #include "arch/syscall_table.h"
 #include "arch/x86_common.h"
 
@@ -241,6 +242,16 @@ class I386GuestCpu final : public X86GuestCpuBase {
   // int 0x80 changes no register besides the result.
   void apply_kernel_exit_effects() override {}
 
+  bool has_signal_frames() const override { return true; }
+  std::uint64_t syscall_return_pc() const override { return eip(); }
+  SignalFrame build_signal_frame(const SignalFrameRequest& request) const override {
+    return i386_build_signal_frame(engine_, request);
+  }
+  void enter_signal_handler(const SignalFrameRequest& request, const SignalFrame& frame) override {
+    i386_enter_signal_handler(engine_, request, frame);
+  }
+  std::optional<SignalReturn> return_from_signal(bool rt) override { return i386_return_from_signal(engine_, rt); }
+
   int signal_for_interrupt(std::uint32_t interrupt_number) const override {
     return interrupt_number == kIntSyscall ? 0 : X86GuestCpuBase::signal_for_interrupt(interrupt_number);
   }
@@ -312,6 +323,12 @@ class I386GuestCpu final : public X86GuestCpuBase {
   std::array<std::uint64_t, kGdtEntries> gdt_{};  // what the GDT page holds
 };
 
+// For handlers without SA_RESTORER (glibc always gives one): the vDSO's
+// __kernel_sigreturn (popl %eax; movl $119, %eax; int $0x80) at +0 and
+// __kernel_rt_sigreturn (movl $173, %eax; int $0x80) at +8.
+constexpr std::uint8_t kSigreturnTrampoline[] = {0x58, 0xb8, 119, 0, 0, 0, 0xcd, 0x80,
+                                                 0xb8, 173, 0, 0, 0, 0xcd, 0x80, 0x90};
+
 Expected<std::unique_ptr<GuestCpu>> make_i386_guest_cpu(uc_engine* engine) {
   auto cpu = std::make_unique<I386GuestCpu>(engine);
   if (auto status = cpu->init(); !status) return status.error();
@@ -376,6 +393,7 @@ const ArchInfo& i386_arch() {
                       .trap_instruction = "int 0x80",
                       .trap_length = kIntLength},
       .aligned_argument_pairs = false,
+      .signal_abi = {.sigreturn_trampoline = kSigreturnTrampoline},
       .open_flags = {},  // i386 uses asm-generic/fcntl.h's values, as x86-64
       .encode_stat = &i386_encode_stat,
       // A 32-bit process under 64-bit Linux, randomisation off: TASK_SIZE =

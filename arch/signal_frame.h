@@ -37,6 +37,10 @@ struct SignalFrameRequest {
   // trampoline page tracecorn maps (the kernel's vDSO sigreturn on aarch64,
   // riscv64 and mips).
   std::uint64_t return_address = 0;
+  // return_address is tracecorn's trampoline page (ArchInfo::signal_abi.
+  // sigreturn_trampoline), not sa_restorer: an architecture with two
+  // sequences there (sigreturn, rt_sigreturn) picks its offset.
+  bool return_to_trampoline = false;
   std::uint64_t saved_mask = 0;   // the blocked set sigreturn restores (guest numbering, signals 1-64)
   std::uint64_t stack_top = 0;    // the frame goes below this: the interrupted sp, or the alternate stack's top
   bool on_alternate_stack = false;  // stack_top is the alternate stack's top (no red zone below it)

@@ -1,7 +1,7 @@
 // Role: the signal frame layouts of each architecture, behind the GuestCpu
 // calls of arch/arch.h (build_signal_frame, enter_signal_handler,
 // return_from_signal): one implementation file per layout
-// (x86_64_signal.cpp, aarch64_signal.cpp, riscv64_signal.cpp). Internal to
+// (x86_64_signal.cpp, i386_signal.cpp, aarch64_signal.cpp, riscv64_signal.cpp, ...). Internal to
 // arch/: the GuestCpu classes call these with their engine.
 // Threads: the emulation thread, inside Unicorn's hooks or between runs.
 // Invariants: build_* reads registers only; restore_* reads the frame from
@@ -36,5 +36,18 @@ std::optional<SignalReturn> aarch64_return_from_signal(uc_engine* engine);
 SignalFrame riscv64_build_signal_frame(uc_engine* engine, const SignalFrameRequest& request);
 void riscv64_enter_signal_handler(uc_engine* engine, const SignalFrameRequest& request, const SignalFrame& frame);
 std::optional<SignalReturn> riscv64_return_from_signal(uc_engine* engine);
+
+// i386: struct sigframe_ia32 (handlers without SA_SIGINFO, sigreturn) and
+// struct rt_sigframe_ia32 of arch/x86/kernel/signal_32.c, with the FPU state
+// (legacy header and FXSAVE image) above the frame.
+SignalFrame i386_build_signal_frame(uc_engine* engine, const SignalFrameRequest& request);
+void i386_enter_signal_handler(uc_engine* engine, const SignalFrameRequest& request, const SignalFrame& frame);
+std::optional<SignalReturn> i386_return_from_signal(uc_engine* engine, bool rt);
+
+// arm (EABI, VFP): struct sigframe (sigreturn) and struct rt_sigframe of
+// arch/arm/kernel/signal.c, ARM and Thumb handlers.
+SignalFrame arm_build_signal_frame(uc_engine* engine, const SignalFrameRequest& request);
+void arm_enter_signal_handler(uc_engine* engine, const SignalFrameRequest& request, const SignalFrame& frame);
+std::optional<SignalReturn> arm_return_from_signal(uc_engine* engine, bool rt);
 
 }  // namespace tracecorn::arch

@@ -312,13 +312,23 @@ std::optional<std::uint64_t> LinuxProcess::restart_after_signal(const RunOutcome
       for (const auto& [start, vma] : kernel_->memory().vmas())
         if (vma.prot & PROT_EXEC) uc_ctl_remove_cache(engine_, vma.start, vma.end);
     }
-    return outcome.pc;
+    return resumable_pc(outcome.pc);
   }
   if (outcome.kind == RunOutcome::Kind::kSignaled && outcome.is_fault && !kernel_->termination().ended) {
     const int code = hooks_->fault.seen ? hooks_->fault.code : (outcome.signal == SIGSEGV ? 0x80 : 1);
     return kernel_->deliver_fault(outcome.signal, code, outcome.fault_address, outcome.pc);
   }
   return std::nullopt;
+}
+
+std::uint64_t LinuxProcess::resumable_pc(std::uint64_t pc) const {
+  // Unicorn's pc does not say the instruction set; a run started at an even
+  // address on arm runs ARM code, so a Thumb pc gets its bit 0 back.
+  const arch::AlternateInstructionSet* alternate = arch_->alternate_isa;
+  if (!alternate || !alternate->address_bit0) return pc;
+  std::uint64_t mode = 0;
+  uc_reg_read(engine_, alternate->uc_register, &mode);
+  return (mode & alternate->mask) ? pc | 1 : pc;
 }
 
 RunOutcome LinuxProcess::outcome_of(uc_err err, std::chrono::steady_clock::duration elapsed) const {

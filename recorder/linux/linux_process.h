@@ -172,6 +172,9 @@ class LinuxProcess {
   // Where to run next when a signal's delivery continues the guest (a fault
   // or a timer's stop taken by a handler); nullopt when the run is over.
   std::optional<std::uint64_t> restart_after_signal(const RunOutcome& outcome, uc_err err);
+  // `pc` as uc_emu_start must be given it to go on in the current
+  // instruction set (arm Thumb: bit 0 set).
+  std::uint64_t resumable_pc(std::uint64_t pc) const;
   uc_engine* engine_ = nullptr;
   const arch::ArchInfo* arch_ = nullptr;
   ProcessConfig config_;

@@ -463,8 +463,8 @@ bool Kernel::enter_handler(int signal, const SignalAction& action, const SignalO
   request.guest_signal = arch::signal_to_guest(arch_, signal);
   request.handler = action.handler;
   request.guest_flags = action.flags;
-  request.return_address = arch_.signal_abi.has_sa_restorer && (action.flags & kSaRestorer) ? action.restorer
-                                                                                            : sigreturn_trampoline();
+  request.return_to_trampoline = !(arch_.signal_abi.has_sa_restorer && (action.flags & kSaRestorer));
+  request.return_address = request.return_to_trampoline ? sigreturn_trampoline() : action.restorer;
   request.saved_mask = arch::signal_set_to_guest(arch_, signals_.mask_after_handler.value_or(signals_.blocked));
   signals_.mask_after_handler.reset();
   std::uint64_t sp = 0;

@@ -22,9 +22,9 @@
 // compiler's <asm/sigcontext.h> and glibc's ucontext_t (uc_mcontext 20,
 // uc_sigmask 108).
 #include <array>
-#include <cstring>
 
 #include "arch/signal_frames.h"
+#include "arch/x86_fxsave.h"
 
 namespace tracecorn::arch {
 namespace {
@@ -32,9 +32,8 @@ namespace {
 constexpr std::size_t kOldSigcontext = 8, kOldExtramask = 720, kOldRetcode = 724, kOldFrameBytes = 732;
 constexpr std::size_t kRtInfo = 16, kRtUcontext = 144, kRtSigcontext = kRtUcontext + 20, kRtSigmask = kRtUcontext + 108,
                       kRtRetcode = 260, kRtFrameBytes = 268;
-constexpr std::size_t kSigcontextBytes = 88, kLegacyFpuBytes = 112, kFxsaveBytes = 512;
+constexpr std::size_t kSigcontextBytes = 88, kLegacyFpuBytes = 112;
 constexpr std::uint64_t kSaSiginfo = 4;
-constexpr std::uint64_t kFixEflags = 0x40000 | 0x800 | 0x400 | 0x100 | 0x80 | 0x40 | 0x10 | 0x4 | 0x1 | 0x10000;
 
 // The general registers in sigcontext_32 order (4 bytes each from offset 16).
 constexpr std::array<int, 8> kGeneralRegisters = {UC_X86_REG_EDI, UC_X86_REG_ESI, UC_X86_REG_EBP, UC_X86_REG_ESP,
@@ -67,50 +66,6 @@ void put_sigcontext(uc_engine* engine, FrameWriter& writer, std::size_t at, cons
   writer.put(at + 84, 4, request.fault_address);            // cr2
 }
 
-void put_fxsave(uc_engine* engine, std::span<std::uint8_t> out) {
-  FrameWriter writer(out, true);
-  writer.put(0, 2, read_register(engine, UC_X86_REG_FPCW));
-  writer.put(2, 2, read_register(engine, UC_X86_REG_FPSW));
-  const std::uint32_t tags = read_register(engine, UC_X86_REG_FPTAG);
-  std::uint32_t abridged = 0;
-  for (int i = 0; i < 8; ++i)
-    if (((tags >> (2 * i)) & 3) != 3) abridged |= 1u << i;
-  writer.put(4, 1, abridged);
-  writer.put(24, 4, read_register(engine, UC_X86_REG_MXCSR));
-  writer.put(28, 4, 0xffff);
-  for (int i = 0; i < 8; ++i) {
-    std::uint8_t value[16] = {};
-    uc_reg_read(engine, UC_X86_REG_ST0 + i, value);
-    writer.put_bytes(32 + 16 * static_cast<std::size_t>(i), std::span(value, 10));
-  }
-  for (int i = 0; i < 8; ++i) {
-    std::uint8_t value[16] = {};
-    uc_reg_read(engine, UC_X86_REG_XMM0 + i, value);
-    writer.put_bytes(160 + 16 * static_cast<std::size_t>(i), value);
-  }
-}
-
-void restore_fxsave(uc_engine* engine, std::span<const std::uint8_t> image) {
-  const FrameReader reader(image, true);
-  write_register(engine, UC_X86_REG_FPCW, static_cast<std::uint32_t>(reader.get(0, 2)));
-  write_register(engine, UC_X86_REG_FPSW, static_cast<std::uint32_t>(reader.get(2, 2)));
-  std::uint32_t tags = 0;
-  for (int i = 0; i < 8; ++i)
-    if (!(reader.get(4, 1) & (1u << i))) tags |= 3u << (2 * i);
-  write_register(engine, UC_X86_REG_FPTAG, tags);
-  write_register(engine, UC_X86_REG_MXCSR, static_cast<std::uint32_t>(reader.get(24, 4) & 0xffff));
-  for (int i = 0; i < 8; ++i) {
-    std::uint8_t st[16] = {};
-    std::memcpy(st, reader.bytes(32 + 16 * static_cast<std::size_t>(i), 10).data(), 10);
-    uc_reg_write(engine, UC_X86_REG_ST0 + i, st);
-  }
-  for (int i = 0; i < 8; ++i) {
-    std::uint8_t xmm[16] = {};
-    std::memcpy(xmm, reader.bytes(160 + 16 * static_cast<std::size_t>(i), 16).data(), 16);
-    uc_reg_write(engine, UC_X86_REG_XMM0 + i, xmm);
-  }
-}
-
 // Restores the registers of the sigcontext_32 at `sigcontext` (guest memory);
 // returns the pc and oldmask, or nullopt when it cannot be read.
 std::optional<std::pair<std::uint32_t, std::uint32_t>> restore_sigcontext(uc_engine* engine, std::uint64_t sigcontext) {
@@ -126,7 +81,7 @@ std::optional<std::pair<std::uint32_t, std::uint32_t>> restore_sigcontext(uc_eng
   const std::uint32_t eflags = read_register(engine, UC_X86_REG_EFLAGS);
   write_register(engine, UC_X86_REG_EFLAGS,
                  static_cast<std::uint32_t>((eflags & ~kFixEflags) | (reader.get(64, 4) & kFixEflags)));
-  if (fpstate) restore_fxsave(engine, fxsave);
+  if (fpstate) restore_fxsave(engine, fxsave, 8);
   return std::pair(static_cast<std::uint32_t>(reader.get(56, 4)), static_cast<std::uint32_t>(reader.get(80, 4)));
 }
 
@@ -166,7 +121,7 @@ SignalFrame i386_build_signal_frame(uc_engine* engine, const SignalFrameRequest&
     const std::uint8_t retcode[] = {0x58, 0xb8, 119, 0, 0, 0, 0xcd, 0x80};
     writer.put_bytes(kOldRetcode, retcode);
   }
-  put_fxsave(engine, std::span(result.bytes).subspan(fxsave - frame, kFxsaveBytes));
+  write_fxsave(engine, std::span(result.bytes).subspan(fxsave - frame, kFxsaveBytes), 8);
   return result;
 }
 

@@ -16,19 +16,16 @@
 // Checked against <asm/sigcontext.h> and glibc's ucontext_t offsets
 // (uc_mcontext 40, uc_sigmask 296, fpregs 224).
 #include <array>
-#include <cstring>
 
 #include "arch/signal_frames.h"
+#include "arch/x86_fxsave.h"
 
 namespace tracecorn::arch {
 namespace {
 
 constexpr std::size_t kUcontext = 8, kSigcontext = kUcontext + 40, kSigmask = kUcontext + 296, kSiginfo = 312;
 constexpr std::size_t kFrameBytes = kSiginfo + kSiginfoBytes;  // sizeof(struct rt_sigframe): 440
-constexpr std::size_t kFxsaveBytes = 512;
 constexpr std::uint64_t kRedZone = 128;
-// The flags a signal handler may change through its frame (FIX_EFLAGS).
-constexpr std::uint64_t kFixEflags = 0x40000 | 0x800 | 0x400 | 0x100 | 0x80 | 0x40 | 0x10 | 0x4 | 0x1 | 0x10000;
 
 // The general registers in sigcontext order, 8 bytes each from kSigcontext.
 constexpr std::array<int, 18> kSigcontextRegisters = {
@@ -41,55 +38,6 @@ std::uint64_t read_register(uc_engine* engine, int id) {
   std::uint64_t value = 0;
   uc_reg_read(engine, id, &value);
   return value;
-}
-
-// The FXSAVE image of the x87/SSE state (Intel SDM vol. 1, table 10-2).
-void write_fxsave(uc_engine* engine, std::span<std::uint8_t> out) {
-  FrameWriter writer(out, true);
-  writer.put(0, 2, read_register(engine, UC_X86_REG_FPCW));
-  writer.put(2, 2, read_register(engine, UC_X86_REG_FPSW));
-  const std::uint64_t tags = read_register(engine, UC_X86_REG_FPTAG);
-  std::uint64_t abridged = 0;  // one bit per register: 1 = not empty (tag != 3)
-  for (int i = 0; i < 8; ++i)
-    if (((tags >> (2 * i)) & 3) != 3) abridged |= 1u << i;
-  writer.put(4, 1, abridged);
-  writer.put(24, 4, read_register(engine, UC_X86_REG_MXCSR));
-  writer.put(28, 4, 0xffff);  // MXCSR_MASK
-  for (int i = 0; i < 8; ++i) {
-    std::uint8_t value[16] = {};
-    uc_reg_read(engine, UC_X86_REG_ST0 + i, value);
-    writer.put_bytes(32 + 16 * static_cast<std::size_t>(i), std::span(value, 10));
-  }
-  for (int i = 0; i < 16; ++i) {
-    std::uint8_t value[16] = {};
-    uc_reg_read(engine, UC_X86_REG_XMM0 + i, value);
-    writer.put_bytes(160 + 16 * static_cast<std::size_t>(i), value);
-  }
-}
-
-void restore_fxsave(uc_engine* engine, std::span<const std::uint8_t> image) {
-  const FrameReader reader(image, true);
-  std::uint64_t value = reader.get(0, 2);
-  uc_reg_write(engine, UC_X86_REG_FPCW, &value);
-  value = reader.get(2, 2);
-  uc_reg_write(engine, UC_X86_REG_FPSW, &value);
-  const std::uint64_t abridged = reader.get(4, 1);
-  std::uint64_t tags = 0;
-  for (int i = 0; i < 8; ++i)
-    if (!(abridged & (1u << i))) tags |= 3u << (2 * i);
-  uc_reg_write(engine, UC_X86_REG_FPTAG, &tags);
-  value = reader.get(24, 4) & 0xffff;
-  uc_reg_write(engine, UC_X86_REG_MXCSR, &value);
-  for (int i = 0; i < 8; ++i) {
-    std::uint8_t st[16] = {};
-    std::memcpy(st, reader.bytes(32 + 16 * static_cast<std::size_t>(i), 10).data(), 10);
-    uc_reg_write(engine, UC_X86_REG_ST0 + i, st);
-  }
-  for (int i = 0; i < 16; ++i) {
-    std::uint8_t xmm[16] = {};
-    std::memcpy(xmm, reader.bytes(160 + 16 * static_cast<std::size_t>(i), 16).data(), 16);
-    uc_reg_write(engine, UC_X86_REG_XMM0 + i, xmm);
-  }
 }
 
 int trap_number(int guest_signal) {
@@ -129,7 +77,7 @@ SignalFrame x86_64_build_signal_frame(uc_engine* engine, const SignalFrameReques
   writer.put(kSigcontext + 184, 8, fpstate);
   writer.put(kSigmask, 8, request.saved_mask);
   writer.put_bytes(kSiginfo, request.siginfo);
-  write_fxsave(engine, std::span(result.bytes).subspan(fpstate - frame, kFxsaveBytes));
+  write_fxsave(engine, std::span(result.bytes).subspan(fpstate - frame, kFxsaveBytes), 16);
   return result;
 }
 
@@ -160,7 +108,7 @@ std::optional<SignalReturn> x86_64_return_from_signal(uc_engine* engine) {
       value = (read_register(engine, UC_X86_REG_EFLAGS) & ~kFixEflags) | (value & kFixEflags);
     uc_reg_write(engine, kSigcontextRegisters[slot], &value);
   }
-  if (fpstate) restore_fxsave(engine, fxsave);
+  if (fpstate) restore_fxsave(engine, fxsave, 16);
   SignalReturn result;
   result.pc = reader.get(sigcontext + 8 * kRipSlot, 8);
   result.saved_mask = reader.get(kSigmask - kUcontext, 8);

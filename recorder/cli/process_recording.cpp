@@ -22,6 +22,8 @@ void ProcessRecording::on_syscall(std::uint64_t pc, std::uint64_t number, arch::
   recorder_.syscall_exit(pc, number, args, result);
 }
 
+void ProcessRecording::on_registers_changed() noexcept { recorder_.registers_changed(); }
+
 void ProcessRecording::on_module_loaded(std::uint64_t start, std::uint64_t end, std::uint64_t load_bias,
                                         std::string_view path) noexcept {
   recorder_.module_loaded(start, end, load_bias, path);

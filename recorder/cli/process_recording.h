@@ -18,6 +18,7 @@ class ProcessRecording final : public linux_layer::ProcessObserver {
   void on_syscall_enter(std::uint64_t pc, std::uint64_t number) noexcept override;
   void on_memory_written(std::uint64_t address, std::span<const std::uint8_t> bytes) noexcept override;
   void on_mapping_changed(const events::MappingEffect& change) noexcept override;
+  void on_registers_changed() noexcept override;
   void on_syscall(std::uint64_t pc, std::uint64_t number, arch::SyscallId id, const std::uint64_t (&args)[6],
                   std::int64_t result) noexcept override;
   void on_module_loaded(std::uint64_t start, std::uint64_t end, std::uint64_t load_bias,

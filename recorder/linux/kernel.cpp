@@ -54,6 +54,7 @@ void Kernel::on_trap() noexcept {
         uc_reg_write(engine_, abi.return_reg, &value);
         cpu_.apply_kernel_exit_effects();
       }
+      if (restart && observer_) observer_->on_registers_changed();
       deliver_at_syscall_exit(restart ? std::optional<std::uint64_t>(cpu_.syscall_restart_pc()) : std::nullopt);
     }
     if (config_.syscall_log) log_syscall(id, number, args, result);

@@ -87,6 +87,11 @@ class ProcessObserver {
   // After the kernel side ran; `result` is what the guest gets back.
   virtual void on_syscall(std::uint64_t pc, std::uint64_t number, arch::SyscallId id,
                           const std::uint64_t (&args)[6], std::int64_t result) noexcept = 0;
+  // The kernel wrote registers besides a syscall's result: a signal handler
+  // was entered, a sigreturn restored a frame, a syscall will restart. A
+  // recorder that keeps its own copy of the registers reads them again.
+  // Called inside the syscall hook, or between runs (a fault's handler).
+  virtual void on_registers_changed() noexcept {}
   // An ELF image was mapped: the program and its interpreter at start, then every
   // ELF file the guest maps from offset 0 (ld.so loading a library).
   virtual void on_module_loaded(std::uint64_t start, std::uint64_t end, std::uint64_t load_bias,

@@ -487,6 +487,7 @@ bool Kernel::enter_handler(int signal, const SignalAction& action, const SignalO
     return false;
   }
   cpu_.enter_signal_handler(request, frame);
+  if (observer_) observer_->on_registers_changed();
   signals_.blocked |= action.mask;
   if (!(action.flags & kSaNoDefer)) signals_.blocked |= signal_bit(signal);
   signals_.blocked &= ~kUnblockable;
@@ -507,6 +508,7 @@ std::int64_t Kernel::do_sigreturn(bool rt) {
     else if (stack.size >= arch_.signal_abi.min_signal_stack) signals_.altstack = {stack.sp, 0, stack.size};
   }
   sigreturn_pc_ = restored->pc;
+  if (observer_) observer_->on_registers_changed();
   return 0;
 }
 

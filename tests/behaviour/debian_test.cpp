@@ -1,5 +1,6 @@
 // Role: Debian's own dynamically linked coreutils (/bin/true, /bin/echo,
-// /usr/bin/sha256sum, /bin/ls, /usr/bin/sort) as guests: they exercise the
+// /usr/bin/sha256sum, /bin/ls, /usr/bin/sort), python3 and perl as guests
+// (the last two with a timer's signal caught by a handler): they exercise the
 // dynamic loader, libc's startup and a real program's syscalls; each is run
 // natively and under tracecorn with the same argv, environment and stdin.
 //
@@ -87,6 +88,21 @@ TEST_CASE("Debian: /usr/bin/sort") {
   TRACECORN_CHECK_SAME_BEHAVIOUR(program({"/usr/bin/sort", "-n", dir / "text"}));
   TRACECORN_CHECK_SAME_BEHAVIOUR(program({"/usr/bin/sort", "-r", "-u", dir / "text"}));
   TRACECORN_CHECK_SAME_BEHAVIOUR(program({"/usr/bin/sort", "-t", ",", "-k", "2,2n"}, "x,3\ny,1\nz,2\n"));
+}
+
+
+TEST_CASE("Debian: python3 and perl catch their timer's SIGALRM in a handler") {
+  // A busy loop with no syscall: the signal comes at a block boundary; the
+  // handler prints and exits with its own status.
+  require_tools("/usr/bin/python3");
+  require_tools("/usr/bin/perl");
+  TRACECORN_CHECK_SAME_BEHAVIOUR(program(
+      {"/usr/bin/python3", "-S", "-c",
+       "import signal\n"
+       "def on_alarm(number, frame):\n    print('alarm', number)\n    raise SystemExit(3)\n"
+       "signal.signal(signal.SIGALRM, on_alarm)\nsignal.setitimer(signal.ITIMER_REAL, 0.2)\nwhile True: pass\n"}));
+  TRACECORN_CHECK_SAME_BEHAVIOUR(program(
+      {"/usr/bin/perl", "-e", "$SIG{ALRM} = sub { print \"alarm\\n\"; exit 4 }; alarm 1; 1 while 1;"}));
 }
 
 }  // namespace tracecorn::behaviour

@@ -210,6 +210,37 @@ TEST_CASE("Survive: SIGINT and SIGTERM finish every format, plain and zstd, and 
   }
 }
 
+TEST_CASE("Survive: SIGTERM ends a recording whose guest waits in a read or a sleep") {
+  // The guest blocks in the host (a read of a FIFO whose writer stays, a
+  // 100 s nanosleep); `timeout -s TERM 2` must end the recording at once,
+  // finished and marked interrupted, not when the wait would have ended.
+  TempDir dir("survive-blocked");
+  const std::vector<std::vector<std::string>> guests = {{paths().busybox, "sh", "-c", "read line"},
+                                                        {paths().busybox, "sleep", "100"}};
+  for (const auto& guest : guests) {
+    const std::string output = dir / "blocked.ucir";
+    CAPTURE(guest[1]);
+    std::vector<std::string> argv = {dir.path(), paths().tracecorn, "record", "--format", "ucir", "-o", output, "--"};
+    argv.insert(argv.end(), guest.begin(), guest.end());
+    const ProcessResult result = shell(
+        "d=$1; shift; rm -f \"$d/fifo\"; mkfifo \"$d/fifo\"; exec 3<>\"$d/fifo\"; start=$(date +%s); "
+        "timeout -s TERM 2 \"$@\" <\"$d/fifo\"; status=$?; echo \"status $status seconds $(( $(date +%s) - start ))\"",
+        argv, 60000);
+    CAPTURE(result.err);
+    const std::smatch found = [&] {
+      std::smatch match;
+      std::regex_search(result.out, match, std::regex("status (\\d+) seconds (\\d+)"));
+      return match;
+    }();
+    REQUIRE_MESSAGE(found.size() == 3, result.out);
+    CHECK(found[1] == "124");
+    CHECK(std::stoi(found[2]) <= 6);
+    const ProcessResult stat = read_stat(output);
+    CHECK(stat.status == 0);
+    CHECK_MESSAGE(stat.out.find(kStatInterrupted) != std::string::npos, stat.out);
+  }
+}
+
 TEST_CASE("Survive: a recording that ends by itself is not marked interrupted, in any format") {
   TempDir dir("survive-whole");
   for (const Config& config : all_configs()) {

@@ -9,7 +9,8 @@
 // a3 = 0, or a3 = 1 and v0 = the positive MIPS errno), the numbering
 // (<asm/unistd_o32.h>), TLS through set_thread_area into CP0 UserLocal (what
 // `rdhwr $3, $29` reads), mips' own `struct stat64`, open flags and errno
-// values, the 2G/2G no-ASLR layout and the format ids.
+// values, the 2G/2G no-ASLR layout, the format ids and the sigreturn
+// trampoline (the signal frames themselves: arch/mips_signal.cpp).
 // Who calls it: the registry hands the ArchInfos out; the GuestCpu runs on the
 // emulation thread inside Unicorn's hooks.
 // Invariant: nothing outside arch/ names a MIPS register, syscall or errno number.
@@ -34,6 +35,7 @@
 
 #include "arch/arch.h"
 #include "arch/interrupt_trap_cpu.h"
+#include "arch/signal_frames.h"
 #include "arch/syscall_table.h"
 
 namespace tracecorn::arch {
@@ -241,6 +243,21 @@ class MipsGuestCpu final : public InterruptTrapCpu {
 
   // PC is past the 4-byte `syscall` (never in a delay slot: that is reserved).
   std::uint64_t trap_pc() const override { return pc() - 4; }
+
+  // Signal frames (arch/mips_signal.cpp). A syscall returns to the
+  // instruction after `syscall`: Unicorn's pc already.
+  bool has_signal_frames() const override { return true; }
+  std::uint64_t syscall_return_pc() const override { return pc(); }
+  SignalFrame build_signal_frame(const SignalFrameRequest& request) const override {
+    return mips_build_signal_frame(engine_, little_endian_, request);
+  }
+  void enter_signal_handler(const SignalFrameRequest& request, const SignalFrame& frame) override {
+    mips_enter_signal_handler(engine_, request, frame);
+  }
+  std::optional<SignalReturn> return_from_signal(bool rt) override {
+    return mips_return_from_signal(engine_, little_endian_, rt);
+  }
+
   // Linux gives a MIPS32r2 74K no AT_HWCAP bit (R6, MSA, CRC32... are absent).
   std::uint64_t hwcap() const override { return 0; }
 
@@ -294,13 +311,24 @@ class MipsGuestCpu final : public InterruptTrapCpu {
   // is not looked at here), reserved and coprocessor-unusable instructions
   // SIGILL, integer overflow and FP exceptions SIGFPE.
   int fault_signal(std::uint32_t number) const override {
+    trap_address_.reset();
     switch (number) {
       case kExcpAdel: case kExcpAdes: case kExcpIbe: case kExcpDbe: return SIGBUS;
       case kExcpBreak: case kExcpTrap: return trap_signal(number == kExcpBreak);
       case kExcpOverflow: case kExcpFpe: return SIGFPE;
       case kExcpTlbl: case kExcpTlbs: return SIGSEGV;
-      case kExcpCpu: case kExcpRi: default: return SIGILL;
+      case kExcpCpu: case kExcpRi: locate_block_end(); return SIGILL;
+      default: return SIGILL;
     }
+  }
+
+  // A reserved or coprocessor-unusable instruction has the same problem as
+  // break (see below: Unicorn reports the last syscall's return address),
+  // and QEMU's translator ends the block with it: it is the running block's
+  // last instruction. A signal handler that moves the ucontext's pc past it
+  // (samples/guest/signal_faults.c) needs that address.
+  void locate_block_end() const {
+    if (block_size_ >= 4) trap_address_ = block_address_ + ((block_size_ & ~std::uint32_t{3}) - 4);
   }
 
   // Unicorn 2.0.1 gives no address with a break or trap exception: its
@@ -670,6 +698,16 @@ void mips_address_registers(const cs_insn& insn, std::vector<std::uint16_t>& bas
 
 constexpr std::uint16_t kEmMips = 8;
 
+// Linux's signal return code (arch/mips/vdso/sigreturn.S, the signal page
+// before it): `li v0, 4119 (__NR_sigreturn); syscall` for struct sigframe,
+// then `li v0, 4193 (__NR_rt_sigreturn); syscall` for struct rt_sigframe, in
+// each byte order. mips' struct sigaction has no sa_restorer, so every
+// handler returns here (arch/mips_signal.cpp picks the pair).
+constexpr std::uint8_t kSigreturnTrampolineBig[] = {0x24, 0x02, 0x10, 0x17, 0x00, 0x00, 0x00, 0x0c,
+                                                    0x24, 0x02, 0x10, 0x61, 0x00, 0x00, 0x00, 0x0c};
+constexpr std::uint8_t kSigreturnTrampolineLittle[] = {0x17, 0x10, 0x02, 0x24, 0x0c, 0x00, 0x00, 0x00,
+                                                       0x61, 0x10, 0x02, 0x24, 0x0c, 0x00, 0x00, 0x00};
+
 // Linux mips, 32-bit process, randomisation off: TASK_SIZE = 0x80000000 (2 GiB
 // user space, kseg0 above it) = STACK_TOP (minus the VDSO's page, which the
 // kernel maps above the stack: 0x7ffff000); mmap_base = STACK_TOP - 128 MiB
@@ -715,8 +753,19 @@ constexpr ArchInfo make_info(bool little_endian) {
                       .thread_area_is_pointer = true},
       .aligned_argument_pairs = true,
       // arch/mips/include/uapi/asm/signal.h: _NSIG 128, SIG_BLOCK 1, struct
-      // sigaction { unsigned int sa_flags; handler; sigset_t sa_mask; }.
-      .signal_abi = {.sigset_bytes = 16, .sig_block = 1, .sigaction_flags_first = true, .numbers = kSignalNumbers},
+      // sigaction { unsigned int sa_flags; handler; sigset_t sa_mask; } (no
+      // sa_restorer), SA_SIGINFO 8; siginfo_t is { signo, code, errno };
+      // stack_t is { ss_sp, ss_size, ss_flags }.
+      .signal_abi = {.sigset_bytes = 16,
+                     .sig_block = 1,
+                     .sigaction_flags_first = true,
+                     .numbers = kSignalNumbers,
+                     .has_sa_restorer = false,
+                     .sa_siginfo = 8,
+                     .siginfo_code_before_errno = true,
+                     .sigreturn_trampoline = little_endian ? std::span<const std::uint8_t>(kSigreturnTrampolineLittle)
+                                                           : std::span<const std::uint8_t>(kSigreturnTrampolineBig),
+                     .stack_size_before_flags = true},
       .open_flags = kOpenFlags,
       .mmap_flags = kMmapFlags,
       .ioctl_requests = kIoctlRequests,

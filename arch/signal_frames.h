@@ -1,7 +1,8 @@
 // Role: the signal frame layouts of each architecture, behind the GuestCpu
 // calls of arch/arch.h (build_signal_frame, enter_signal_handler,
 // return_from_signal): one implementation file per layout
-// (x86_64_signal.cpp, i386_signal.cpp, aarch64_signal.cpp, riscv64_signal.cpp, ...). Internal to
+// (x86_64_signal.cpp, i386_signal.cpp, aarch64_signal.cpp, riscv64_signal.cpp,
+// arm_signal.cpp, mips_signal.cpp). Internal to
 // arch/: the GuestCpu classes call these with their engine.
 // Threads: the emulation thread, inside Unicorn's hooks or between runs.
 // Invariants: build_* reads registers only; restore_* reads the frame from
@@ -49,5 +50,14 @@ std::optional<SignalReturn> i386_return_from_signal(uc_engine* engine, bool rt);
 SignalFrame arm_build_signal_frame(uc_engine* engine, const SignalFrameRequest& request);
 void arm_enter_signal_handler(uc_engine* engine, const SignalFrameRequest& request, const SignalFrame& frame);
 std::optional<SignalReturn> arm_return_from_signal(uc_engine* engine, bool rt);
+
+// mips and mipsel (o32): struct sigframe (sf_ass, sf_pad, sigcontext, mask)
+// for handlers without SA_SIGINFO, struct rt_sigframe (rs_ass, rs_pad,
+// siginfo, ucontext with the sigcontext) for those with it, in the guest's
+// byte order (`little_endian`); the handler returns through the trampoline
+// page's sigreturn (+0) or rt_sigreturn (+8) pair.
+SignalFrame mips_build_signal_frame(uc_engine* engine, bool little_endian, const SignalFrameRequest& request);
+void mips_enter_signal_handler(uc_engine* engine, const SignalFrameRequest& request, const SignalFrame& frame);
+std::optional<SignalReturn> mips_return_from_signal(uc_engine* engine, bool little_endian, bool rt);
 
 }  // namespace tracecorn::arch

@@ -8,7 +8,7 @@
 // architecture (x86's own traps: signal_x86_traps.c).
 // Invariants: deterministic output only (addresses are compared, never printed).
 // Directives (see samples/README.md):
-// archs: x86_64 i386 arm aarch64 riscv64
+// archs: x86_64 i386 arm aarch64 riscv64 mips mipsel
 // exit: 0
 #define _GNU_SOURCE
 #include <setjmp.h>
@@ -68,6 +68,8 @@ static void on_ill(int signal, siginfo_t* info, void* context) {
   uc->uc_mcontext.pc += 4;  // udf
 #elif defined(__riscv)
   uc->uc_mcontext.__gregs[REG_PC] += 4;  // an all-zero word
+#elif defined(__mips__)
+  uc->uc_mcontext.pc += 4;  // opcode 0x3b
 #endif
 }
 
@@ -122,6 +124,10 @@ int main(void) {
   __asm__ volatile(".inst 0x00000000");
 #elif defined(__riscv)
   __asm__ volatile(".word 0");
+#elif defined(__mips__)
+  // Opcode 0x3b: reserved before MIPS R6 (a Reserved Instruction exception;
+  // Linux emulates none of it), so SIGILL with the pc at the word.
+  __asm__ volatile(".word 0xec000000");
 #endif
   printf("illegal instruction: handler ran %d times and moved the pc past it\n", ill_count);
 

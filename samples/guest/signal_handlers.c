@@ -8,7 +8,7 @@
 // Invariants: deterministic output only (si_pid is compared with getpid(),
 // never printed).
 // Directives (see samples/README.md):
-// archs: x86_64 i386 arm aarch64 riscv64
+// archs: x86_64 i386 arm aarch64 riscv64 mips mipsel
 // exit: 0
 #include <signal.h>
 #include <stdio.h>

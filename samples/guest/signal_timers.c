@@ -8,7 +8,7 @@
 // default action (exit status 128 + 14).
 // Invariants: deterministic output only: counts and facts, never times.
 // Directives (see samples/README.md):
-// archs: x86_64 i386 arm aarch64 riscv64
+// archs: x86_64 i386 arm aarch64 riscv64 mips mipsel
 // exit: 142
 #include <errno.h>
 #include <signal.h>

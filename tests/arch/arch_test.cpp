@@ -663,6 +663,10 @@ TEST_CASE("Arch mips: break and trap instructions give Linux's signal for their 
       {"teq $5, $0, 5\n addiu $6, $6, 1\n teq $4, $0, 7", SIGFPE, 2},
       {"tne $4, $0, 7\n nop\n teq $4, $0, 3", SIGTRAP, 2},
       {"addiu $6, $6, 1\n addiu $6, $6, 1\n break 7", SIGFPE, 2},
+      // A reserved instruction (opcode 0x3b before R6) ends its block: SIGILL
+      // at the block's last instruction (Unicorn reports no pc for it either).
+      {".word 0xec000000", SIGILL, 0},
+      {"addiu $6, $6, 1\n addiu $6, $6, 1\n .word 0xec000000", SIGILL, 2},
   };
   for (const ArchInfo* arch : {&mips_arch(), &mipsel_arch()}) {
     for (const auto& c : cases) {
@@ -713,6 +717,107 @@ TEST_CASE("Arch mips: break and trap instructions give Linux's signal for their 
     }
   }
   std::filesystem::remove_all(dir);
+}
+
+// The o32 signal frames of arch/mips_signal.cpp in both byte orders: where
+// the registers, the mask, siginfo and uc_stack go (offsets as the cross
+// compilers' headers give them: sigcontext at 24 in struct sigframe, rs_uc at
+// 152 in struct rt_sigframe, sc_pc 8, sc_regs 16, sc_mdhi 552, sc_mdlo 560,
+// the mask 592 after the sigcontext), the handler's registers, and sigreturn
+// reading an edited frame back.
+TEST_CASE("Arch mips: sigframe and rt_sigframe are Linux's o32 layouts in the guest's byte order") {
+  for (const ArchInfo* arch : {&mips_arch(), &mipsel_arch()}) {
+    for (const bool rt : {false, true}) {
+      CAPTURE(arch->name);
+      CAPTURE(rt);
+      REQUIRE(arch->signal_abi.sigreturn_trampoline.size() == 16);
+      CHECK_FALSE(arch->signal_abi.has_sa_restorer);
+      CHECK(arch->signal_abi.sa_siginfo == 8);
+      uc_engine* engine = nullptr;
+      REQUIRE(uc_open(arch->unicorn_arch, arch->unicorn_mode, &engine) == UC_ERR_OK);
+      {
+        auto cpu = arch->make_guest_cpu(engine);
+        REQUIRE(cpu.has_value());
+        GuestCpu& guest = **cpu;
+        CHECK(guest.has_signal_frames());
+        for (int i = 1; i < 32; ++i) {
+          std::uint64_t value = 0x1000u + static_cast<unsigned>(i);
+          uc_reg_write(engine, UC_MIPS_REG_0 + i, &value);
+        }
+        std::uint64_t hi = 0xaaaa5555, lo = 0x5555aaaa;
+        uc_reg_write(engine, UC_MIPS_REG_HI, &hi);
+        uc_reg_write(engine, UC_MIPS_REG_LO, &lo);
+        SignalFrameRequest request;
+        request.guest_signal = 16;
+        request.handler = 0x400100;
+        request.guest_flags = rt ? 8 : 0;
+        request.return_address = 0x7fff0000;
+        request.saved_mask = 0x0000000300008001ull;
+        request.stack_top = 0x7ff00000;
+        request.saved_altstack = {0x500000, 2, 0x10000};
+        request.siginfo[0] = 0x5a;
+        request.resume_pc = 0x400200;
+        const SignalFrame frame = guest.build_signal_frame(request);
+        const std::size_t size = rt ? 784 : 632, sc = rt ? 152 + 24 : 24, mask = sc + 592;
+        REQUIRE(frame.bytes.size() == size);
+        CHECK(frame.address == ((0x7ff00000 - 32 - size) & ~std::uint64_t{7}));
+        const FrameReader reader(frame.bytes, arch->little_endian);
+        CHECK(reader.get(sc + 8, 8) == 0x400200);                   // sc_pc
+        CHECK(reader.get(sc + 16, 8) == 0);                         // sc_regs[0]
+        CHECK(reader.get(sc + 16 + 8 * 29, 8) == 0x1000u + 29);     // sp
+        CHECK(reader.get(sc + 16 + 8 * 31, 8) == 0x1000u + 31);     // ra
+        CHECK(reader.get(sc + 552, 8) == hi);
+        CHECK(reader.get(sc + 560, 8) == lo);
+        CHECK(reader.get(sc + 540, 4) == 1);                        // sc_used_math, as qemu-user writes it
+        CHECK(reader.get(mask, 4) == 0x8001);
+        CHECK(reader.get(mask + 4, 4) == 3);
+        CHECK(reader.get(mask + 8, 8) == 0);
+        if (rt) {
+          CHECK(frame.bytes[24] == 0x5a);                           // rs_info
+          CHECK(reader.get(152 + 8, 4) == 0x500000);                // uc_stack: ss_sp, ss_size, ss_flags
+          CHECK(reader.get(152 + 12, 4) == 0x10000);
+          CHECK(reader.get(152 + 16, 4) == 2);
+        }
+        // Big endian: the 32-bit value sits in the 64-bit slot's second word.
+        CHECK(frame.bytes[sc + 8 + (arch->little_endian ? 2 : 5)] == 0x40);
+
+        guest.enter_signal_handler(request, frame);
+        auto reg = [&](int id) {
+          std::uint64_t value = 0;
+          uc_reg_read(engine, id, &value);
+          return value;
+        };
+        CHECK(reg(UC_MIPS_REG_A0) == 16);
+        CHECK(reg(UC_MIPS_REG_A1) == (rt ? frame.address + 24 : 0));
+        CHECK(reg(UC_MIPS_REG_A2) == frame.address + (rt ? 152 : 24));
+        CHECK(reg(UC_MIPS_REG_SP) == frame.address);
+        CHECK(reg(UC_MIPS_REG_RA) == 0x7fff0000u + (rt ? 8 : 0));  // rt_sigreturn's pair, or sigreturn's
+        CHECK(reg(UC_MIPS_REG_T9) == 0x400100);
+
+        // The handler edits the frame; sigreturn reads it back from sp.
+        std::vector<std::uint8_t> edited = frame.bytes;
+        FrameWriter writer(edited, arch->little_endian);
+        writer.put(sc + 8, 8, 0x400300);
+        writer.put(sc + 16 + 8 * 16, 8, 0x12345678);
+        writer.put(mask, 4, 0x4);
+        REQUIRE(uc_mem_map(engine, frame.address & ~std::uint64_t{0xfff}, 0x2000, UC_PROT_ALL) == UC_ERR_OK);
+        REQUIRE(uc_mem_write(engine, frame.address, edited.data(), edited.size()) == UC_ERR_OK);
+        const std::optional<SignalReturn> back = guest.return_from_signal(rt);
+        REQUIRE(back.has_value());
+        CHECK(back->pc == 0x400300);
+        CHECK(back->saved_mask == 0x0000000300000004ull);
+        CHECK(back->has_altstack == rt);
+        if (rt) CHECK((back->altstack.sp == 0x500000 && back->altstack.size == 0x10000 && back->altstack.flags == 2));
+        CHECK(reg(UC_MIPS_REG_16) == 0x12345678);
+        CHECK(reg(UC_MIPS_REG_SP) == 0x1000u + 29);
+        CHECK(reg(UC_MIPS_REG_HI) == hi);
+      }
+      uc_close(engine);
+    }
+  }
+  // The trampoline: li v0, 4119; syscall; li v0, 4193; syscall.
+  CHECK(mips_arch().signal_abi.sigreturn_trampoline[3] == 0x17);
+  CHECK(mipsel_arch().signal_abi.sigreturn_trampoline[8] == 0x61);
 }
 
 TEST_CASE("Arch mips: DWARF numbers of the saved registers are the ones GCC's CFI gives them") {

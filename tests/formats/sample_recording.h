@@ -15,7 +15,16 @@
 
 namespace tracecorn::test {
 
-// "dynamic/hello" and every sample under static/, sorted.
+// Whether sample `name` (a path ending in the sample's name) takes signals
+// in handlers (samples/guest/signal_{handlers,timers,faults,x86_traps}.c):
+// the formats have no signal event yet (issue 18), so a trace of the handler's
+// entry and return shows pc jumps and registers nothing explains, and frames
+// written after a fault or at a block boundary are not in it. The round trips
+// and the replay of every sample leave these out; the behaviour tests run them.
+bool takes_signals_in_handlers(const std::string& name);
+
+// "dynamic/hello" and every sample under static/, sorted, except those that
+// take signals in handlers.
 std::vector<std::string> all_samples(const std::string& samples_dir);
 
 struct SampleRun {

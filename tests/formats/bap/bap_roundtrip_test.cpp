@@ -277,10 +277,7 @@ std::uint64_t little_endian(const std::string& hex_bytes) {
 }  // namespace
 
 TEST_CASE("BAP frames: recording, writing and reading back gives the same events (every sample, full level)") {
-  std::vector<std::string> samples = {"dynamic/hello"};
-  for (const auto& entry : std::filesystem::directory_iterator(kSamples + "/static"))
-    samples.push_back("static/" + entry.path().filename().string());
-  std::sort(samples.begin(), samples.end());
+  const std::vector<std::string> samples = test::all_samples(kSamples);
   REQUIRE(samples.size() >= 16);
   const std::string path = temp_path("all.frames");
   for (const std::string& sample : samples) {

@@ -53,9 +53,7 @@ SignalFrame aarch64_build_signal_frame(uc_engine* engine, const SignalFrameReque
   result.bytes.assign(kFrameBytes + 16, 0);
   FrameWriter writer(result.bytes, true);
   writer.put_bytes(0, request.siginfo);
-  writer.put(kUcontext + 16, 8, request.saved_altstack.sp);
-  writer.put(kUcontext + 24, 4, request.saved_altstack.flags);
-  writer.put(kUcontext + 32, 8, request.saved_altstack.size);
+  put_ucontext_stack64(writer, kUcontext, request.saved_altstack);
   writer.put(kUcontext + 40, 8, request.saved_mask);
   writer.put(kSigcontext, 8, request.fault_address);
   for (std::size_t i = 0; i < 31; ++i) writer.put(kRegs + 8 * i, 8, read_register(engine, x_register(i)));
@@ -124,8 +122,7 @@ std::optional<SignalReturn> aarch64_return_from_signal(uc_engine* engine) {
   SignalReturn result;
   result.pc = reader.get(kPc, 8);
   result.saved_mask = reader.get(kUcontext + 40, 8);
-  result.altstack = {reader.get(kUcontext + 16, 8), static_cast<std::uint32_t>(reader.get(kUcontext + 24, 4)),
-                     reader.get(kUcontext + 32, 8)};
+  result.altstack = get_ucontext_stack64(reader, kUcontext);
   result.has_altstack = true;
   return result;
 }

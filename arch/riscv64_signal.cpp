@@ -40,9 +40,7 @@ SignalFrame riscv64_build_signal_frame(uc_engine* engine, const SignalFrameReque
   result.bytes.assign(kFrameBytes, 0);
   FrameWriter writer(result.bytes, true);
   writer.put_bytes(0, request.siginfo);
-  writer.put(kUcontext + 16, 8, request.saved_altstack.sp);
-  writer.put(kUcontext + 24, 4, request.saved_altstack.flags);
-  writer.put(kUcontext + 32, 8, request.saved_altstack.size);
+  put_ucontext_stack64(writer, kUcontext, request.saved_altstack);
   writer.put(kUcontext + 40, 8, request.saved_mask);
   writer.put(kRegs, 8, request.resume_pc);
   for (int i = 1; i < 32; ++i)
@@ -78,8 +76,7 @@ std::optional<SignalReturn> riscv64_return_from_signal(uc_engine* engine) {
   SignalReturn result;
   result.pc = reader.get(kRegs, 8);
   result.saved_mask = reader.get(kUcontext + 40, 8);
-  result.altstack = {reader.get(kUcontext + 16, 8), static_cast<std::uint32_t>(reader.get(kUcontext + 24, 4)),
-                     reader.get(kUcontext + 32, 8)};
+  result.altstack = get_ucontext_stack64(reader, kUcontext);
   result.has_altstack = true;
   return result;
 }

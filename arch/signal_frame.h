@@ -51,8 +51,8 @@ struct SignalFrameRequest {
 };
 
 // The frame laid out below SignalFrameRequest::stack_top: its bytes go to
-// guest memory at `address` (the handler's stack pointer is `address` plus
-// `sp_offset`, the architecture's convention).
+// guest memory at `address`, where the handler's stack pointer points (the
+// FPU state some architectures keep above the frame is part of the bytes).
 struct SignalFrame {
   std::uint64_t address = 0;
   std::vector<std::uint8_t> bytes;
@@ -112,5 +112,17 @@ class FrameReader {
   std::span<const std::uint8_t> bytes_;
   bool little_endian_;
 };
+
+// uc_stack of a 64-bit ucontext (x86-64, aarch64, riscv64): ss_sp, ss_flags
+// and ss_size at +16, +24 and +32 of the ucontext at `ucontext`.
+inline void put_ucontext_stack64(FrameWriter& writer, std::size_t ucontext, const SignalStack& stack) {
+  writer.put(ucontext + 16, 8, stack.sp);
+  writer.put(ucontext + 24, 4, stack.flags);
+  writer.put(ucontext + 32, 8, stack.size);
+}
+inline SignalStack get_ucontext_stack64(const FrameReader& reader, std::size_t ucontext) {
+  return {reader.get(ucontext + 16, 8), static_cast<std::uint32_t>(reader.get(ucontext + 24, 4)),
+          reader.get(ucontext + 32, 8)};
+}
 
 }  // namespace tracecorn::arch

@@ -63,9 +63,7 @@ SignalFrame x86_64_build_signal_frame(uc_engine* engine, const SignalFrameReques
   FrameWriter writer(result.bytes, true);
   writer.put(0, 8, request.return_address);
   writer.put(kUcontext, 8, 2 | 4);  // UC_SIGCONTEXT_SS | UC_STRICT_RESTORE_SS
-  writer.put(kUcontext + 16, 8, request.saved_altstack.sp);
-  writer.put(kUcontext + 24, 4, request.saved_altstack.flags);
-  writer.put(kUcontext + 32, 8, request.saved_altstack.size);
+  put_ucontext_stack64(writer, kUcontext, request.saved_altstack);
   for (std::size_t slot = 0; slot < kSigcontextRegisters.size(); ++slot)
     writer.put(kSigcontext + 8 * slot, 8, read_register(engine, kSigcontextRegisters[slot]));
   writer.put(kSigcontext + 8 * kRipSlot, 8, request.resume_pc);
@@ -112,7 +110,7 @@ std::optional<SignalReturn> x86_64_return_from_signal(uc_engine* engine) {
   SignalReturn result;
   result.pc = reader.get(sigcontext + 8 * kRipSlot, 8);
   result.saved_mask = reader.get(kSigmask - kUcontext, 8);
-  result.altstack = {reader.get(16, 8), static_cast<std::uint32_t>(reader.get(24, 4)), reader.get(32, 8)};
+  result.altstack = get_ucontext_stack64(reader, 0);
   result.has_altstack = true;
   return result;
 }

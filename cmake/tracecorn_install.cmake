@@ -27,6 +27,7 @@ set(TRACECORN_PUBLIC_HEADERS
   arch/arch.h
   arch/linux_syscall_ids.h
   arch/prologue.h
+  arch/signal_frame.h
   recorder/core/recorder.h
   recorder/core/trace_level.h
   recorder/core/stack_provider.h

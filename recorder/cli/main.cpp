@@ -143,8 +143,7 @@ class InterruptWatcher {
     pthread_sigmask(SIG_BLOCK, &signals_, &previous_);
   }
   ~InterruptWatcher() {
-    done_ = true;
-    if (thread_.joinable()) thread_.join();
+    stop_watching();
     pthread_sigmask(SIG_SETMASK, &previous_, nullptr);
   }
   InterruptWatcher(const InterruptWatcher&) = delete;
@@ -164,6 +163,12 @@ class InterruptWatcher {
         if (received_ != 0) process.request_stop();
       }
     });
+  }
+  // Ends the watching thread (before the process it stops goes away); the
+  // signals stay blocked until the watcher is destroyed. received() stays valid.
+  void stop_watching() {
+    done_ = true;
+    if (thread_.joinable()) thread_.join();
   }
   int received() const { return received_; }
 
@@ -362,6 +367,7 @@ int run_command(const RunOptions& options, const RecordOptions* record) {
 
   interrupts.watch(**process);
   linux::RunOutcome outcome = (*process)->run();
+  interrupts.stop_watching();  // it must not reach the process after this function ends
   // A stop by the watcher looks like any other early return of uc_emu_start.
   const bool interrupted = interrupts.received() != 0 && outcome.kind != linux::RunOutcome::Kind::kExited;
   if (interrupted) {

@@ -412,13 +412,15 @@ class Comparator final : public events::Sink {
 };
 
 // Whether a syscall must run inside the emulator (it changes the emulated
-// machine or ends or signals the process) rather than be answered.
+// machine or ends or signals the process, or returns from a signal handler)
+// rather than be answered.
 bool must_run(SyscallId id) {
   switch (id) {
     case SyscallId::brk: case SyscallId::mmap: case SyscallId::mmap2: case SyscallId::munmap: case SyscallId::mprotect:
     case SyscallId::mremap: case SyscallId::madvise: case SyscallId::arch_prctl: case SyscallId::exit:
     case SyscallId::exit_group: case SyscallId::kill: case SyscallId::tgkill: case SyscallId::tkill:
     case SyscallId::rt_sigaction: case SyscallId::rt_sigprocmask:
+    case SyscallId::rt_sigreturn: case SyscallId::sigreturn: case SyscallId::sigaltstack:
     case SyscallId::set_thread_area: case SyscallId::set_tls: case SyscallId::old_mmap:
       return true;
     default:

@@ -24,16 +24,7 @@ Expected<std::unique_ptr<events::Sink>> open_null_writer(WriterRequest&) {
 }  // namespace
 
 const FormatDescriptor& null_format() {
-  static const FormatDescriptor format{.name = "null",
-                                       .readable = std::nullopt,
-                                       .binary_name = "",
-                                       .compressible = false,
-                                       .needs_registers = false,
-                                       .detect = nullptr,
-                                       .capabilities = nullptr,
-                                       .open_reader = nullptr,
-                                       .open_writer = &open_null_writer,
-                                       .explain_missing = nullptr};
+  static const FormatDescriptor format{.name = "null", .open_writer = &open_null_writer};
   return format;
 }
 

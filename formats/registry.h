@@ -120,10 +120,10 @@ struct WriterRequest {
 
 struct FormatDescriptor {
   std::string_view name;                 // the --format word: "ucir", "frames", "bintrace", "text", "null", "drcov", "chrome"
-  std::optional<TraceFormat> readable;   // set for the formats tracecorn reads back
+  std::optional<TraceFormat> readable = std::nullopt;  // set for the formats tracecorn reads back
   // Set for binary formats that can write to standard output, which refuse it
   // when it is a terminal ("UCIR is binary: give -o FILE").
-  std::string_view binary_name;
+  std::string_view binary_name = {};
   bool compressible = false;             // --compress zstd
   bool needs_registers = false;          // needs per-instruction registers (levels regs and full)
   // Whether the format's first bytes (decompressed) are `head`; null when not read back.

@@ -20,16 +20,7 @@ Expected<std::unique_ptr<events::Sink>> open_writer(WriterRequest& request) {
 }  // namespace
 
 const FormatDescriptor& chrome_format() {
-  static const FormatDescriptor format{.name = "chrome",
-                                       .readable = std::nullopt,
-                                       .binary_name = "",
-                                       .compressible = false,
-                                       .needs_registers = false,
-                                       .detect = nullptr,
-                                       .capabilities = nullptr,
-                                       .open_reader = nullptr,
-                                       .open_writer = &open_writer,
-                                       .explain_missing = nullptr};
+  static const FormatDescriptor format{.name = "chrome", .open_writer = &open_writer};
   return format;
 }
 

@@ -15,16 +15,7 @@ Expected<std::unique_ptr<events::Sink>> open_writer(WriterRequest& request) {
 }  // namespace
 
 const FormatDescriptor& drcov_format() {
-  static const FormatDescriptor format{.name = "drcov",
-                                       .readable = std::nullopt,
-                                       .binary_name = "",
-                                       .compressible = false,
-                                       .needs_registers = false,
-                                       .detect = nullptr,
-                                       .capabilities = nullptr,
-                                       .open_reader = nullptr,
-                                       .open_writer = &open_writer,
-                                       .explain_missing = nullptr};
+  static const FormatDescriptor format{.name = "drcov", .open_writer = &open_writer};
   return format;
 }
 

@@ -17,16 +17,7 @@ Expected<std::unique_ptr<events::Sink>> open_writer(WriterRequest& request) {
 }  // namespace
 
 const FormatDescriptor& text_format() {
-  static const FormatDescriptor format{.name = "text",
-                                       .readable = std::nullopt,
-                                       .binary_name = "",
-                                       .compressible = false,
-                                       .needs_registers = false,
-                                       .detect = nullptr,
-                                       .capabilities = nullptr,
-                                       .open_reader = nullptr,
-                                       .open_writer = &open_writer,
-                                       .explain_missing = nullptr};
+  static const FormatDescriptor format{.name = "text", .open_writer = &open_writer};
   return format;
 }
 

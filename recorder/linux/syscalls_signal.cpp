@@ -362,7 +362,7 @@ std::optional<std::int64_t> Kernel::signal_syscall(SyscallId id, const SyscallAr
     case SyscallId::kill:
       if (static_cast<std::int64_t>(a[0]) == own_pid || a[0] == 0 || static_cast<std::int64_t>(a[0]) == -own_pid)
         return do_kill_self(static_cast<int>(a[1]), kSiUser);
-      if (static_cast<std::int64_t>(a[0]) == -1) return do_kill_self(static_cast<int>(a[1]), kSiUser);
+      // Any other process, -1 included (Linux leaves the caller out of it): not the guest's to signal.
       return -EPERM;
     case SyscallId::tgkill:
       if (static_cast<std::int64_t>(a[0]) != own_pid || static_cast<std::int64_t>(a[1]) != own_pid) return -ESRCH;

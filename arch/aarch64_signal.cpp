@@ -37,12 +37,6 @@ int x_register(std::size_t index) {
   return UC_ARM64_REG_X0 + static_cast<int>(index);
 }
 
-std::uint64_t read_register(uc_engine* engine, int id) {
-  std::uint64_t value = 0;
-  uc_reg_read(engine, id, &value);
-  return value;
-}
-
 }  // namespace
 
 SignalFrame aarch64_build_signal_frame(uc_engine* engine, const SignalFrameRequest& request) {
@@ -56,22 +50,22 @@ SignalFrame aarch64_build_signal_frame(uc_engine* engine, const SignalFrameReque
   put_ucontext_stack64(writer, kUcontext, request.saved_altstack);
   writer.put(kUcontext + 40, 8, request.saved_mask);
   writer.put(kSigcontext, 8, request.fault_address);
-  for (std::size_t i = 0; i < 31; ++i) writer.put(kRegs + 8 * i, 8, read_register(engine, x_register(i)));
-  writer.put(kSp, 8, read_register(engine, UC_ARM64_REG_SP));
+  for (std::size_t i = 0; i < 31; ++i) writer.put(kRegs + 8 * i, 8, register_value(engine, x_register(i)));
+  writer.put(kSp, 8, register_value(engine, UC_ARM64_REG_SP));
   writer.put(kPc, 8, request.resume_pc);
-  writer.put(kPstate, 8, read_register(engine, UC_ARM64_REG_NZCV) & 0xf0000000);
+  writer.put(kPstate, 8, register_value(engine, UC_ARM64_REG_NZCV) & 0xf0000000);
   writer.put(kReserved, 4, kFpsimdMagic);
   writer.put(kReserved + 4, 4, kFpsimdBytes);
-  writer.put(kReserved + 8, 4, read_register(engine, UC_ARM64_REG_FPSR));
-  writer.put(kReserved + 12, 4, read_register(engine, UC_ARM64_REG_FPCR));
+  writer.put(kReserved + 8, 4, register_value(engine, UC_ARM64_REG_FPSR));
+  writer.put(kReserved + 12, 4, register_value(engine, UC_ARM64_REG_FPCR));
   for (int i = 0; i < 32; ++i) {
     std::uint8_t value[16] = {};
     uc_reg_read(engine, UC_ARM64_REG_V0 + i, value);
     writer.put_bytes(kReserved + 16 + 16 * static_cast<std::size_t>(i), value);
   }
   // The terminator record after fpsimd_context is already zero.
-  writer.put(kFrameBytes, 8, read_register(engine, UC_ARM64_REG_X29));
-  writer.put(kFrameBytes + 8, 8, read_register(engine, UC_ARM64_REG_X30));
+  writer.put(kFrameBytes, 8, register_value(engine, UC_ARM64_REG_X29));
+  writer.put(kFrameBytes + 8, 8, register_value(engine, UC_ARM64_REG_X30));
   return result;
 }
 
@@ -94,7 +88,7 @@ void aarch64_enter_signal_handler(uc_engine* engine, const SignalFrameRequest& r
 
 std::optional<SignalReturn> aarch64_return_from_signal(uc_engine* engine) {
   // The handler returned to the trampoline with sp back at the frame.
-  const std::uint64_t frame = read_register(engine, UC_ARM64_REG_SP);
+  const std::uint64_t frame = register_value(engine, UC_ARM64_REG_SP);
   if (frame % 16) return std::nullopt;  // Linux refuses a misaligned frame
   std::array<std::uint8_t, kReserved + kFpsimdBytes> bytes{};
   if (uc_mem_read(engine, frame, bytes.data(), bytes.size()) != UC_ERR_OK) return std::nullopt;

@@ -25,12 +25,6 @@ namespace {
 constexpr std::size_t kUcontext = 128, kRegs = kUcontext + 176, kFpregs = kUcontext + 432;
 constexpr std::size_t kFrameBytes = kUcontext + 960;  // sizeof(struct rt_sigframe): 1088
 
-std::uint64_t read_register(uc_engine* engine, int id) {
-  std::uint64_t value = 0;
-  uc_reg_read(engine, id, &value);
-  return value;
-}
-
 }  // namespace
 
 SignalFrame riscv64_build_signal_frame(uc_engine* engine, const SignalFrameRequest& request) {
@@ -44,10 +38,10 @@ SignalFrame riscv64_build_signal_frame(uc_engine* engine, const SignalFrameReque
   writer.put(kUcontext + 40, 8, request.saved_mask);
   writer.put(kRegs, 8, request.resume_pc);
   for (int i = 1; i < 32; ++i)
-    writer.put(kRegs + 8 * static_cast<std::size_t>(i), 8, read_register(engine, UC_RISCV_REG_X0 + i));
+    writer.put(kRegs + 8 * static_cast<std::size_t>(i), 8, register_value(engine, UC_RISCV_REG_X0 + i));
   for (int i = 0; i < 32; ++i)
-    writer.put(kFpregs + 8 * static_cast<std::size_t>(i), 8, read_register(engine, UC_RISCV_REG_F0 + i));
-  writer.put(kFpregs + 256, 4, read_register(engine, UC_RISCV_REG_FCSR));
+    writer.put(kFpregs + 8 * static_cast<std::size_t>(i), 8, register_value(engine, UC_RISCV_REG_F0 + i));
+  writer.put(kFpregs + 256, 4, register_value(engine, UC_RISCV_REG_FCSR));
   return result;
 }
 
@@ -59,7 +53,7 @@ void riscv64_enter_signal_handler(uc_engine* engine, const SignalFrameRequest& r
 }
 
 std::optional<SignalReturn> riscv64_return_from_signal(uc_engine* engine) {
-  const std::uint64_t frame = read_register(engine, UC_RISCV_REG_SP);
+  const std::uint64_t frame = register_value(engine, UC_RISCV_REG_SP);
   std::array<std::uint8_t, kFrameBytes> bytes{};
   if (uc_mem_read(engine, frame, bytes.data(), bytes.size()) != UC_ERR_OK) return std::nullopt;
   const FrameReader reader(bytes, true);

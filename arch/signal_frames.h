@@ -10,6 +10,7 @@
 // frame could be read.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 
 #include <unicorn/unicorn.h>
@@ -17,6 +18,13 @@
 #include "arch/signal_frame.h"
 
 namespace tracecorn::arch {
+
+// A register's value as Unicorn reads it (zero-extended; 0 when Unicorn refuses).
+inline std::uint64_t register_value(uc_engine* engine, int id) {
+  std::uint64_t value = 0;
+  uc_reg_read(engine, id, &value);
+  return value;
+}
 
 // x86-64: struct rt_sigframe of arch/x86/include/asm/sigframe.h (pretcode,
 // ucontext with the 64-bit sigcontext, siginfo) plus the FXSAVE image, as

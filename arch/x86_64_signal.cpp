@@ -34,12 +34,6 @@ constexpr std::array<int, 18> kSigcontextRegisters = {
     UC_X86_REG_RDX, UC_X86_REG_RAX, UC_X86_REG_RCX, UC_X86_REG_RSP, UC_X86_REG_RIP, UC_X86_REG_EFLAGS};
 constexpr std::size_t kRipSlot = 16, kEflagsSlot = 17;
 
-std::uint64_t read_register(uc_engine* engine, int id) {
-  std::uint64_t value = 0;
-  uc_reg_read(engine, id, &value);
-  return value;
-}
-
 int trap_number(int guest_signal) {
   switch (guest_signal) {
     case 11: return 14;  // SIGSEGV: page fault
@@ -65,7 +59,7 @@ SignalFrame x86_64_build_signal_frame(uc_engine* engine, const SignalFrameReques
   writer.put(kUcontext, 8, 2 | 4);  // UC_SIGCONTEXT_SS | UC_STRICT_RESTORE_SS
   put_ucontext_stack64(writer, kUcontext, request.saved_altstack);
   for (std::size_t slot = 0; slot < kSigcontextRegisters.size(); ++slot)
-    writer.put(kSigcontext + 8 * slot, 8, read_register(engine, kSigcontextRegisters[slot]));
+    writer.put(kSigcontext + 8 * slot, 8, register_value(engine, kSigcontextRegisters[slot]));
   writer.put(kSigcontext + 8 * kRipSlot, 8, request.resume_pc);
   writer.put(kSigcontext + 144, 2, 0x33);  // cs: Linux's __USER_CS
   writer.put(kSigcontext + 150, 2, 0x2b);  // ss: __USER_DS
@@ -85,13 +79,13 @@ void x86_64_enter_signal_handler(uc_engine* engine, const SignalFrameRequest& re
   const int ids[] = {UC_X86_REG_RDI, UC_X86_REG_RSI, UC_X86_REG_RDX, UC_X86_REG_RAX, UC_X86_REG_RSP};
   for (std::size_t i = 0; i < std::size(ids); ++i) uc_reg_write(engine, ids[i], &values[i]);
   // The handler starts with DF, TF and RF clear (arch/x86/kernel/signal.c).
-  std::uint64_t eflags = read_register(engine, UC_X86_REG_EFLAGS) & ~std::uint64_t{0x400 | 0x100 | 0x10000};
+  std::uint64_t eflags = register_value(engine, UC_X86_REG_EFLAGS) & ~std::uint64_t{0x400 | 0x100 | 0x10000};
   uc_reg_write(engine, UC_X86_REG_EFLAGS, &eflags);
 }
 
 std::optional<SignalReturn> x86_64_return_from_signal(uc_engine* engine) {
   // The handler's `ret` popped pretcode: the ucontext is at rsp.
-  const std::uint64_t ucontext = read_register(engine, UC_X86_REG_RSP);
+  const std::uint64_t ucontext = register_value(engine, UC_X86_REG_RSP);
   std::array<std::uint8_t, kSigmask - kUcontext + 8> bytes{};
   if (uc_mem_read(engine, ucontext, bytes.data(), bytes.size()) != UC_ERR_OK) return std::nullopt;
   const FrameReader reader(bytes, true);
@@ -103,7 +97,7 @@ std::optional<SignalReturn> x86_64_return_from_signal(uc_engine* engine) {
     if (slot == kRipSlot) continue;
     std::uint64_t value = reader.get(sigcontext + 8 * slot, 8);
     if (slot == kEflagsSlot)
-      value = (read_register(engine, UC_X86_REG_EFLAGS) & ~kFixEflags) | (value & kFixEflags);
+      value = (register_value(engine, UC_X86_REG_EFLAGS) & ~kFixEflags) | (value & kFixEflags);
     uc_reg_write(engine, kSigcontextRegisters[slot], &value);
   }
   if (fpstate) restore_fxsave(engine, fxsave, 16);

@@ -3,29 +3,19 @@
 
 #include <cstring>
 
-#include "arch/signal_frame.h"
+#include "arch/signal_frames.h"
 
 namespace tracecorn::arch {
-namespace {
-
-std::uint64_t read_register(uc_engine* engine, int id) {
-  std::uint64_t value = 0;
-  uc_reg_read(engine, id, &value);
-  return value;
-}
-
-}  // namespace
-
 void write_fxsave(uc_engine* engine, std::span<std::uint8_t> out, int xmm_registers) {
   FrameWriter writer(out, true);
-  writer.put(0, 2, read_register(engine, UC_X86_REG_FPCW));
-  writer.put(2, 2, read_register(engine, UC_X86_REG_FPSW));
-  const std::uint64_t tags = read_register(engine, UC_X86_REG_FPTAG);
+  writer.put(0, 2, register_value(engine, UC_X86_REG_FPCW));
+  writer.put(2, 2, register_value(engine, UC_X86_REG_FPSW));
+  const std::uint64_t tags = register_value(engine, UC_X86_REG_FPTAG);
   std::uint64_t abridged = 0;  // one bit per register: 1 = not empty (tag != 3)
   for (int i = 0; i < 8; ++i)
     if (((tags >> (2 * i)) & 3) != 3) abridged |= 1u << i;
   writer.put(4, 1, abridged);
-  writer.put(24, 4, read_register(engine, UC_X86_REG_MXCSR));
+  writer.put(24, 4, register_value(engine, UC_X86_REG_MXCSR));
   writer.put(28, 4, 0xffff);  // MXCSR_MASK
   for (int i = 0; i < 8; ++i) {
     std::uint8_t value[16] = {};

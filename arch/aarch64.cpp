@@ -294,12 +294,21 @@ constexpr std::uint16_t kEmAarch64 = 183;
 }  // namespace
 
 const ArchInfo& aarch64_arch() {
-  static const ArchInfo kInfo{
-      .name = "aarch64",
+  // Unicorn's and Capstone's view of it (arch/arch_engine.h).
+  static constexpr ArchEngine kEngine{
       .unicorn_arch = UC_ARCH_ARM64,
       .unicorn_mode = UC_MODE_ARM,
       .capstone_arch = CS_ARCH_ARM64,
       .capstone_mode = CS_MODE_ARM,
+      .make_guest_cpu = &make_aarch64_guest_cpu,
+      .register_index_for_capstone = &aarch64_register_index_for_capstone,
+      .add_unlisted_writes = &aarch64_add_unlisted_writes,
+      .count_memory_accesses = &aarch64_count_memory_accesses,
+      .address_registers = &aarch64_address_registers,
+  };
+  static const SignalTrampoline kTrampolines[] = {{kSigreturnTrampoline, aarch64_signal_saved_registers()}};
+  static const ArchInfo kInfo{
+      .name = "aarch64",
       .elf_machine = kEmAarch64,
       .elf_64bit = true,
       .little_endian = true,
@@ -314,8 +323,11 @@ const ArchInfo& aarch64_arch() {
                                    UC_ARM64_REG_X4, UC_ARM64_REG_X5},
                       .return_reg = UC_ARM64_REG_X0,
                       .trap_instruction = "svc #0",
-                      .trap_length = 4},
-      .signal_abi = {.sigreturn_trampoline = kSigreturnTrampoline, .min_signal_stack = 5120},
+                      .trap_length = 4,
+                      .clone_tls_before_child_tid = true},
+      .signal_abi = {.sigreturn_trampoline = kSigreturnTrampoline,
+                     .min_signal_stack = 5120,
+                     .trampolines = kTrampolines},
       .open_flags = kOpenFlags,
       .encode_stat = &generic_encode_stat,
       // Linux arm64 with 4 KiB pages and 48-bit VA (Debian's kernel), randomisation
@@ -340,11 +352,7 @@ const ArchInfo& aarch64_arch() {
                                          "describes only amd64 ('x641'); the reference rvnbintrace knows the "
                                          "'arm1' magic but names no register for it"},
       .syscall_id = &generic_syscall_id,
-      .make_guest_cpu = &make_aarch64_guest_cpu,
-      .register_index_for_capstone = &aarch64_register_index_for_capstone,
-      .add_unlisted_writes = &aarch64_add_unlisted_writes,
-      .count_memory_accesses = &aarch64_count_memory_accesses,
-      .address_registers = &aarch64_address_registers,
+      .engine = &kEngine,
   };
   return kInfo;
 }

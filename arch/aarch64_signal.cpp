@@ -31,7 +31,7 @@ constexpr std::size_t kFrameBytes = kUcontext + 4560;  // sizeof(struct rt_sigfr
 constexpr std::uint32_t kFpsimdMagic = 0x46508001, kFpsimdBytes = 528;
 constexpr std::uint64_t kSaSiginfo = 4;
 
-int x_register(std::size_t index) {
+constexpr int x_register(std::size_t index) {
   if (index == 29) return UC_ARM64_REG_X29;
   if (index == 30) return UC_ARM64_REG_X30;
   return UC_ARM64_REG_X0 + static_cast<int>(index);
@@ -119,6 +119,18 @@ std::optional<SignalReturn> aarch64_return_from_signal(uc_engine* engine) {
   result.altstack = get_ucontext_stack64(reader, kUcontext);
   result.has_altstack = true;
   return result;
+}
+
+std::span<const SavedRegisterSlot> aarch64_signal_saved_registers() {
+  // The handler returns to the trampoline with sp at the frame.
+  static constexpr auto kSlots = [] {
+    std::array<SavedRegisterSlot, 33> slots{};
+    for (std::size_t i = 0; i < 31; ++i) slots[i] = {x_register(i), static_cast<std::int32_t>(kRegs + 8 * i)};
+    slots[31] = {UC_ARM64_REG_SP, static_cast<std::int32_t>(kSp)};
+    slots[32] = {UC_ARM64_REG_PC, static_cast<std::int32_t>(kPc)};
+    return slots;
+  }();
+  return kSlots;
 }
 
 }  // namespace tracecorn::arch

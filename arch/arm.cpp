@@ -63,7 +63,7 @@ constexpr RegisterInfo kRegisters[] = {
 // tests/arch/arch_test.cpp. Left out on purpose (ENOSYS, so glibc uses the
 // 64-bit call it tries first): the calls whose structs have word-sized or
 // 32-bit time fields that no converter handles yet (old stat/fstat/lstat,
-// statfs, getdents, times, sysinfo, getrusage, wait4, setrlimit, itimers,
+// statfs, getdents, times, sysinfo, getrusage, setrlimit, itimers,
 // utimes, select/pselect6/ppoll,
 // sigaltstack, sendfile, sendmsg/recvmsg).
 constexpr SyscallNumber kSyscallNumbers[] = {
@@ -120,7 +120,7 @@ constexpr SyscallNumber kSyscallNumbers[] = {
     {329, SyscallId::renameat}, {330, SyscallId::linkat}, {331, SyscallId::symlinkat},
     {332, SyscallId::readlinkat}, {333, SyscallId::fchmodat}, {334, SyscallId::faccessat},
     {338, SyscallId::set_robust_list}, {339, SyscallId::get_robust_list}, {352, SyscallId::fallocate},
-    {356, SyscallId::eventfd2}, {357, SyscallId::epoll_create1}, {358, SyscallId::dup3},
+    {178, SyscallId::rt_sigqueueinfo}, {363, SyscallId::rt_tgsigqueueinfo}, {349, SyscallId::signalfd}, {355, SyscallId::signalfd4}, {356, SyscallId::eventfd2}, {357, SyscallId::epoll_create1}, {358, SyscallId::dup3},
     {359, SyscallId::pipe2}, {361, SyscallId::preadv}, {362, SyscallId::pwritev},
     {369, SyscallId::prlimit64}, {382, SyscallId::renameat2}, {384, SyscallId::getrandom},
     {385, SyscallId::memfd_create}, {389, SyscallId::membarrier}, {391, SyscallId::copy_file_range},
@@ -128,6 +128,14 @@ constexpr SyscallNumber kSyscallNumbers[] = {
     {406, SyscallId::clock_getres_time64}, {407, SyscallId::clock_nanosleep_time64}, {422, SyscallId::futex_time64},
     {436, SyscallId::close_range}, {437, SyscallId::openat2}, {439, SyscallId::faccessat2},
     {435, SyscallId::clone3}, {387, SyscallId::execveat},
+    {114, SyscallId::wait4}, {280, SyscallId::waitid}, {434, SyscallId::pidfd_open},
+    {96, SyscallId::getpriority}, {97, SyscallId::setpriority}, {208, SyscallId::setresuid32}, {210, SyscallId::setresgid32},
+    {250, SyscallId::epoll_create}, {251, SyscallId::epoll_ctl}, {252, SyscallId::epoll_wait}, {346, SyscallId::epoll_pwait},
+    {350, SyscallId::timerfd_create}, {351, SyscallId::eventfd}, {353, SyscallId::timerfd_settime}, {354, SyscallId::timerfd_gettime},
+    {410, SyscallId::timerfd_gettime64}, {411, SyscallId::timerfd_settime64},
+    {257, SyscallId::timer_create}, {258, SyscallId::timer_settime}, {259, SyscallId::timer_gettime},
+    {260, SyscallId::timer_getoverrun}, {261, SyscallId::timer_delete}, {408, SyscallId::timer_gettime64},
+    {409, SyscallId::timer_settime64},
 };
 
 constexpr SyscallTable kSyscallTable{kSyscallNumbers};
@@ -489,8 +497,7 @@ void arm_address_registers(const cs_insn& insn, std::vector<std::uint16_t>& base
 }
 
 // Thumb state is CPSR.T (bit 5); Unicorn reports block addresses without bit 0.
-constexpr AlternateInstructionSet kThumb{.capstone_mode = CS_MODE_THUMB,
-                                         .uc_register = UC_ARM_REG_CPSR,
+constexpr AlternateInstructionSet kThumb{.uc_register = UC_ARM_REG_CPSR,
                                          .mask = kCpsrThumb,
                                          .names = {"ARM", "Thumb"},
                                          .trap_length = 2,  // svc #0 in Thumb (T1 encoding)
@@ -500,13 +507,55 @@ constexpr std::uint16_t kEmArm = 40;
 
 }  // namespace
 
+// Linux's arm vectors page (0xffff0000): the kuser helpers at its top, as
+// arch/arm/kernel/entry-armv.S assembles them for ARMv7 (SMP: dmb ish), in ARM
+// code, little endian; a helper returns with bx lr, so ARM and Thumb callers
+// both work. Assembled with arm-linux-gnueabihf-as; checked by the Go sample,
+// whose runtime calls cmpxchg and the barrier.
+constexpr std::uint8_t kKuserHelpers[] = {
+    0xf0, 0x00, 0x2d, 0xe9, 0xd0, 0x40, 0xc0, 0xe1, 0xd0, 0x60, 0xc1, 0xe1, 0x5b, 0xf0, 0x7f, 0xf5,  // 0xf60 __kuser_cmpxchg64: push {r4-r7}; ldrd r4, r5, [r0]; ldrd r6, r7, [r1]; dmb ish
+    0x9f, 0x0f, 0xb2, 0xe1, 0x04, 0x30, 0x30, 0xe0, 0x05, 0x30, 0x31, 0x00, 0x96, 0x3f, 0xa2, 0x01,  // 1: ldrexd r0, r1, [r2]; eors r3, r0, r4; eorseq r3, r1, r5; strexdeq r3, r6, r7, [r2]
+    0x01, 0x00, 0x33, 0x03, 0xf9, 0xff, 0xff, 0x0a, 0x5b, 0xf0, 0x7f, 0xf5, 0x00, 0x00, 0x73, 0xe2,  // teqeq r3, #1; beq 1b; dmb ish; rsbs r0, r3, #0
+    0xf0, 0x00, 0xbd, 0xe8, 0x1e, 0xff, 0x2f, 0xe1, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,  // pop {r4-r7}; bx lr
+    0x5b, 0xf0, 0x7f, 0xf5, 0x1e, 0xff, 0x2f, 0xe1, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,  // 0xfa0 __kuser_memory_barrier: dmb ish; bx lr
+    0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+    0x5b, 0xf0, 0x7f, 0xf5, 0x9f, 0x3f, 0x92, 0xe1, 0x00, 0x30, 0x53, 0xe0, 0x91, 0x3f, 0x82, 0x01,  // 0xfc0 __kuser_cmpxchg: dmb ish; 1: ldrex r3, [r2]; subs r3, r3, r0; strexeq r3, r1, [r2]
+    0x01, 0x00, 0x33, 0x03, 0xfa, 0xff, 0xff, 0x0a, 0x00, 0x00, 0x73, 0xe2, 0xef, 0xff, 0xff, 0xea,  // teqeq r3, #1; beq 1b; rsbs r0, r3, #0; b __kuser_memory_barrier
+    0x70, 0x0f, 0x1d, 0xee, 0x1e, 0xff, 0x2f, 0xe1, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,  // 0xfe0 __kuser_get_tls: mrc p15, 0, r0, c13, c0, 3 (TPIDRURO); bx lr
+    0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x05, 0x00, 0x00, 0x00,  // 0xffc __kuser_helper_version: 5 (32-byte slots from 0xf60)
+};
+constexpr FixedPage kVectorsPage{0xffff0000, 0xf60, kKuserHelpers, "[vectors]"};
+
 const ArchInfo& arm_arch() {
-  static const ArchInfo kInfo{
-      .name = "arm",
+  // Unicorn's and Capstone's view of it (arch/arch_engine.h).
+  static constexpr ArchEngine kEngine{
       .unicorn_arch = UC_ARCH_ARM,
       .unicorn_mode = UC_MODE_ARM,
       .capstone_arch = CS_ARCH_ARM,
       .capstone_mode = CS_MODE_ARM,
+      .alternate_capstone_mode = CS_MODE_THUMB,  // kThumb's
+      .make_guest_cpu = &make_arm_guest_cpu,
+      .register_index_for_capstone = &arm_register_index_for_capstone,
+      .add_unlisted_writes = &arm_add_unlisted_writes,
+      .count_memory_accesses = &arm_count_memory_accesses,
+      .address_registers = &arm_address_registers,
+  };
+  // The sigpage's ARM sequences (glibc's __default_sa_restorer and
+  // __default_rt_sa_restorer in ARM code), then the Thumb-2 (mov.w r7, #n;
+  // svc 0) and Thumb (movs r7, #n; svc 0) forms gdb also recognises.
+  static constexpr std::uint8_t kThumb2Sigreturn[] = {0x4f, 0xf0, 0x77, 0x07, 0x00, 0xdf};
+  static constexpr std::uint8_t kThumb2RtSigreturn[] = {0x4f, 0xf0, 0xad, 0x07, 0x00, 0xdf};
+  static constexpr std::uint8_t kThumbSigreturn[] = {0x77, 0x27, 0x00, 0xdf};
+  static constexpr std::uint8_t kThumbRtSigreturn[] = {0xad, 0x27, 0x00, 0xdf};
+  static const SignalTrampoline kTrampolines[] = {
+      {std::span(kSigreturnTrampoline).first(8), arm_signal_saved_registers(false), false},
+      {std::span(kSigreturnTrampoline).subspan(8), arm_signal_saved_registers(true)},
+      {kThumb2Sigreturn, arm_signal_saved_registers(false), false},
+      {kThumb2RtSigreturn, arm_signal_saved_registers(true)},
+      {kThumbSigreturn, arm_signal_saved_registers(false), false},
+      {kThumbRtSigreturn, arm_signal_saved_registers(true)}};
+  static const ArchInfo kInfo{
+      .name = "arm",
       .alternate_isa = &kThumb,
       .elf_machine = kEmArm,
       .elf_64bit = false,
@@ -523,9 +572,10 @@ const ArchInfo& arm_arch() {
                       .return_reg = UC_ARM_REG_R0,
                       .trap_instruction = "svc #0",
                       .trap_length = 4,
-                      .private_base = kArmNrBase},
+                      .private_base = kArmNrBase,
+                      .clone_tls_before_child_tid = true},
       .aligned_argument_pairs = true,
-      .signal_abi = {.sigreturn_trampoline = kSigreturnTrampoline},
+      .signal_abi = {.sigreturn_trampoline = kSigreturnTrampoline, .trampolines = kTrampolines},
       .open_flags = kOpenFlags,
       .encode_stat = &arm_encode_stat,
       // Linux arm with CONFIG_VMSPLIT_3G, randomisation off: TASK_SIZE =
@@ -536,17 +586,14 @@ const ArchInfo& arm_arch() {
                  .mmap_top = 0xb7000000,
                  .et_dyn_base = 0x7f555000,
                  .lowest_mmap = 0x10000},
+      .fixed_page = &kVectorsPage,
       // UCIR: usercorn's name "arm"; bap-frames: arm 35, machine 0
       // (docs/formats/bap-frames.md); binary trace v1.0 defines no arm machine
       // (the writer refuses with an error naming the architecture).
       .format_ids = {.ucir_arch = "arm", .bap_architecture = 35, .bap_machine = 0, .bintrace_magic = 0,
                      .bintrace = nullptr},
       .syscall_id = &arm_syscall_id,
-      .make_guest_cpu = &make_arm_guest_cpu,
-      .register_index_for_capstone = &arm_register_index_for_capstone,
-      .add_unlisted_writes = &arm_add_unlisted_writes,
-      .count_memory_accesses = &arm_count_memory_accesses,
-      .address_registers = &arm_address_registers,
+      .engine = &kEngine,
       .analyze_prologue = &analyze_arm_prologue,
   };
   return kInfo;

@@ -30,7 +30,7 @@ constexpr std::uint64_t kSaSiginfo = 4;
 constexpr std::uint32_t kThumbBit = 0x20, kFlagBits = 0xf8000000;  // CPSR.T; N Z C V Q
 
 // r0..r15 in sigcontext order (arm_r0..arm_r10, fp, ip, sp, lr, pc).
-int core_register(std::size_t index) {
+constexpr int core_register(std::size_t index) {
   if (index <= 12) return UC_ARM_REG_R0 + static_cast<int>(index);
   if (index == 13) return UC_ARM_REG_SP;
   if (index == 14) return UC_ARM_REG_LR;
@@ -126,6 +126,20 @@ std::optional<SignalReturn> arm_return_from_signal(uc_engine* engine, bool rt) {
   result.altstack = {reader.get(8, 4), static_cast<std::uint32_t>(reader.get(12, 4)), reader.get(16, 4)};
   result.has_altstack = true;
   return result;
+}
+
+std::span<const SavedRegisterSlot> arm_signal_saved_registers(bool rt) {
+  // The handler returns to the trampoline with sp at the frame (an rt frame's
+  // siginfo first); sigcontext's arm_r0..arm_pc are r0..r15.
+  static constexpr auto slots_at = [](std::size_t ucontext) {
+    std::array<SavedRegisterSlot, 16> slots{};
+    for (std::size_t i = 0; i < slots.size(); ++i)
+      slots[i] = {core_register(i), static_cast<std::int32_t>(ucontext + kRegisters + 4 * i)};
+    return slots;
+  };
+  static_assert(kRegisters + 4 * 15 == kPc);
+  static constexpr auto kRt = slots_at(kInfoBytes), kOld = slots_at(0);
+  return rt ? std::span<const SavedRegisterSlot>(kRt) : std::span<const SavedRegisterSlot>(kOld);
 }
 
 }  // namespace tracecorn::arch

@@ -86,6 +86,16 @@ constexpr SyscallNumber kSyscallNumbers[] = {
     {90, SyscallId::old_mmap}, {102, SyscallId::socketcall}, {243, SyscallId::set_thread_area},
     {239, SyscallId::sendfile64},
     {0, SyscallId::restart_syscall}, {1, SyscallId::exit}, {2, SyscallId::fork},
+    {120, SyscallId::clone}, {435, SyscallId::clone3},
+    {7, SyscallId::waitpid}, {114, SyscallId::wait4}, {284, SyscallId::waitid}, {434, SyscallId::pidfd_open},
+    {358, SyscallId::execveat},
+    {96, SyscallId::getpriority}, {97, SyscallId::setpriority}, {208, SyscallId::setresuid32}, {210, SyscallId::setresgid32},
+    {254, SyscallId::epoll_create}, {255, SyscallId::epoll_ctl}, {256, SyscallId::epoll_wait}, {319, SyscallId::epoll_pwait},
+    {322, SyscallId::timerfd_create}, {323, SyscallId::eventfd}, {325, SyscallId::timerfd_settime}, {326, SyscallId::timerfd_gettime},
+    {410, SyscallId::timerfd_gettime64}, {411, SyscallId::timerfd_settime64},
+    {259, SyscallId::timer_create}, {260, SyscallId::timer_settime}, {261, SyscallId::timer_gettime},
+    {262, SyscallId::timer_getoverrun}, {263, SyscallId::timer_delete}, {408, SyscallId::timer_gettime64},
+    {409, SyscallId::timer_settime64},
     {3, SyscallId::read}, {4, SyscallId::write}, {5, SyscallId::open},
     {6, SyscallId::close}, {8, SyscallId::creat}, {9, SyscallId::link},
     {10, SyscallId::unlink}, {11, SyscallId::execve}, {12, SyscallId::chdir},
@@ -124,7 +134,7 @@ constexpr SyscallNumber kSyscallNumbers[] = {
     {302, SyscallId::renameat}, {303, SyscallId::linkat}, {304, SyscallId::symlinkat},
     {305, SyscallId::readlinkat}, {306, SyscallId::fchmodat}, {307, SyscallId::faccessat},
     {311, SyscallId::set_robust_list}, {312, SyscallId::get_robust_list}, {324, SyscallId::fallocate},
-    {328, SyscallId::eventfd2}, {329, SyscallId::epoll_create1}, {330, SyscallId::dup3},
+    {178, SyscallId::rt_sigqueueinfo}, {335, SyscallId::rt_tgsigqueueinfo}, {321, SyscallId::signalfd}, {327, SyscallId::signalfd4}, {328, SyscallId::eventfd2}, {329, SyscallId::epoll_create1}, {330, SyscallId::dup3},
     {331, SyscallId::pipe2}, {333, SyscallId::preadv}, {334, SyscallId::pwritev},
     {340, SyscallId::prlimit64}, {353, SyscallId::renameat2}, {355, SyscallId::getrandom},
     {356, SyscallId::memfd_create}, {359, SyscallId::socket}, {360, SyscallId::socketpair},
@@ -269,6 +279,12 @@ class I386GuestCpu final : public X86GuestCpuBase {
     return ok_status();
   }
 
+  void reload_thread_pointer() override {
+    std::uint32_t selector = 0;
+    uc_reg_read(engine_, UC_X86_REG_GS, &selector);
+    if (selector) uc_reg_write(engine_, UC_X86_REG_GS, &selector);
+  }
+
   // The base of the descriptor GS selects (0 for the null selector).
   std::uint64_t thread_pointer() const override { return segment_base(X86_REG_GS); }
 
@@ -371,12 +387,25 @@ constexpr std::uint16_t kEm386 = 3;
 }  // namespace
 
 const ArchInfo& i386_arch() {
-  static const ArchInfo kInfo{
-      .name = "i386",
+  // Unicorn's and Capstone's view of it (arch/arch_engine.h).
+  static constexpr ArchEngine kEngine{
       .unicorn_arch = UC_ARCH_X86,
       .unicorn_mode = UC_MODE_32,
       .capstone_arch = CS_ARCH_X86,
       .capstone_mode = CS_MODE_32,
+      .make_guest_cpu = &make_i386_guest_cpu,
+      .register_index_for_capstone = &i386_register_index_for_capstone,
+      .add_unlisted_writes = &i386_add_unlisted_writes,
+      .count_memory_accesses = &x86_count_memory_accesses,
+      .address_registers = &i386_address_registers,
+      .describe_derived_writes = &x86_describe_derived_writes,
+  };
+  // The trampoline page's sequences are glibc's __restore and __restore_rt too.
+  static const SignalTrampoline kTrampolines[] = {
+      {std::span(kSigreturnTrampoline).first(8), i386_signal_saved_registers(false), false},
+      {std::span(kSigreturnTrampoline).subspan(8, 7), i386_signal_saved_registers(true)}};
+  static const ArchInfo kInfo{
+      .name = "i386",
       .elf_machine = kEm386,
       .elf_64bit = false,
       .little_endian = true,
@@ -391,9 +420,12 @@ const ArchInfo& i386_arch() {
                                    UC_X86_REG_EBP},
                       .return_reg = UC_X86_REG_EAX,
                       .trap_instruction = "int 0x80",
-                      .trap_length = kIntLength},
+                      .trap_length = kIntLength,
+                      .clone_tls_before_child_tid = true,
+                      .clone_tls_is_user_desc = true,
+                      .epoll_event_packed = true},
       .aligned_argument_pairs = false,
-      .signal_abi = {.sigreturn_trampoline = kSigreturnTrampoline},
+      .signal_abi = {.sigreturn_trampoline = kSigreturnTrampoline, .trampolines = kTrampolines},
       .open_flags = {},  // i386 uses asm-generic/fcntl.h's values, as x86-64
       .encode_stat = &i386_encode_stat,
       // A 32-bit process under 64-bit Linux, randomisation off: TASK_SIZE =
@@ -409,11 +441,8 @@ const ArchInfo& i386_arch() {
       .format_ids = {.ucir_arch = "x86", .bap_architecture = 9, .bap_machine = 1, .bintrace_magic = 0,
                      .bintrace = nullptr},
       .syscall_id = &i386_syscall_id,
-      .make_guest_cpu = &make_i386_guest_cpu,
-      .register_index_for_capstone = &i386_register_index_for_capstone,
-      .add_unlisted_writes = &i386_add_unlisted_writes,
-      .count_memory_accesses = &x86_count_memory_accesses,
-      .address_registers = &i386_address_registers,
+      .engine = &kEngine,
+      .reads_host_clock = &x86_reads_host_clock,
   };
   return kInfo;
 }

@@ -167,4 +167,19 @@ std::optional<SignalReturn> i386_return_from_signal(uc_engine* engine, bool rt) 
   return result;
 }
 
+std::span<const SavedRegisterSlot> i386_signal_saved_registers(bool rt) {
+  // The handler's ret popped pretcode: the trampoline runs with esp 4 bytes into the frame.
+  static constexpr auto slots_at = [](std::size_t sigcontext) {
+    std::array<SavedRegisterSlot, kGeneralRegisters.size() + 2> slots{};
+    const std::size_t base = sigcontext - 4;
+    for (std::size_t i = 0; i < kGeneralRegisters.size(); ++i)
+      slots[i] = {kGeneralRegisters[i], static_cast<std::int32_t>(base + 16 + 4 * i)};
+    slots[kGeneralRegisters.size()] = {UC_X86_REG_EIP, static_cast<std::int32_t>(base + 56)};
+    slots[kGeneralRegisters.size() + 1] = {UC_X86_REG_EFLAGS, static_cast<std::int32_t>(base + 64)};
+    return slots;
+  };
+  static constexpr auto kRt = slots_at(kRtSigcontext), kOld = slots_at(kOldSigcontext);
+  return rt ? std::span<const SavedRegisterSlot>(kRt) : std::span<const SavedRegisterSlot>(kOld);
+}
+
 }  // namespace tracecorn::arch

@@ -16,7 +16,7 @@ namespace {
 constexpr SyscallNumber kSyscallNumbers[] = {
     {8, SyscallId::getxattr},         {9, SyscallId::lgetxattr},        {10, SyscallId::fgetxattr},
     {11, SyscallId::listxattr},       {12, SyscallId::llistxattr},      {17, SyscallId::getcwd},
-    {19, SyscallId::eventfd2},        {20, SyscallId::epoll_create1},   {23, SyscallId::dup},
+    {74, SyscallId::signalfd4}, {138, SyscallId::rt_sigqueueinfo}, {240, SyscallId::rt_tgsigqueueinfo}, {19, SyscallId::eventfd2},        {20, SyscallId::epoll_create1},   {23, SyscallId::dup},
     {24, SyscallId::dup3},            {25, SyscallId::fcntl},           {29, SyscallId::ioctl},
     {32, SyscallId::flock},           {34, SyscallId::mkdirat},         {35, SyscallId::unlinkat},
     {36, SyscallId::symlinkat},       {37, SyscallId::linkat},          {38, SyscallId::renameat},
@@ -63,7 +63,12 @@ constexpr SyscallNumber kSyscallNumbers[] = {
     {283, SyscallId::membarrier},     {285, SyscallId::copy_file_range}, {291, SyscallId::statx},
     {293, SyscallId::rseq},           {436, SyscallId::close_range},    {437, SyscallId::openat2},
     {439, SyscallId::faccessat2},     {452, SyscallId::fchmodat2},
-    {435, SyscallId::clone3},         {281, SyscallId::execveat},
+    {435, SyscallId::clone3},         {95, SyscallId::waitid},          {434, SyscallId::pidfd_open},
+    {140, SyscallId::setpriority},   {141, SyscallId::getpriority},   {147, SyscallId::setresuid},     {149, SyscallId::setresgid},
+    {21, SyscallId::epoll_ctl},      {22, SyscallId::epoll_pwait},    {85, SyscallId::timerfd_create}, {86, SyscallId::timerfd_settime},
+    {87, SyscallId::timerfd_gettime},         {281, SyscallId::execveat},
+    {107, SyscallId::timer_create},   {108, SyscallId::timer_gettime},  {109, SyscallId::timer_getoverrun},
+    {110, SyscallId::timer_settime},  {111, SyscallId::timer_delete},
 };
 
 constexpr SyscallTable kSyscallTable{kSyscallNumbers};

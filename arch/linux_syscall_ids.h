@@ -34,18 +34,22 @@ namespace tracecorn::arch {
   X(utimensat) X(fallocate) X(dup3) X(pipe2) X(prlimit64) X(renameat2) X(getrandom)         \
   X(memfd_create) X(statx) X(rseq) X(faccessat2) X(copy_file_range) X(preadv) X(pwritev)    \
   X(tkill) X(getresuid) X(getresgid) X(sched_getparam) X(sched_getscheduler) X(mlock)       \
-  X(munlock) X(epoll_create1) X(eventfd2) X(close_range) X(openat2) X(fchmodat2) X(clone3)  \
+  X(munlock) X(epoll_create1) X(eventfd2) X(close_range) X(openat2) X(fchmodat2) X(clone3) X(timer_create) X(timer_settime) X(timer_gettime) X(timer_getoverrun) X(timer_delete)  \
   X(membarrier) X(restart_syscall) X(set_thread_area) X(get_thread_area) X(execveat)        \
   X(rt_sigpending) X(rt_sigsuspend) X(rt_sigtimedwait) X(sigreturn)                         \
+  X(waitid) X(pidfd_open) X(getpriority) X(setpriority) X(setresuid) X(setresgid)             \
+  X(epoll_create) X(epoll_ctl) X(epoll_wait) X(epoll_pwait) X(eventfd) X(timerfd_create)     \
+  X(timerfd_settime) X(timerfd_gettime) X(signalfd) X(signalfd4) X(rt_sigqueueinfo)         \
+  X(rt_tgsigqueueinfo)                                                                       \
   /* 32-bit ABIs (arm EABI): 64-bit variants and splits, named as the kernel names them */  \
   X(mmap2) X(_llseek) X(ugetrlimit) X(set_tls) X(fstat64) X(stat64) X(lstat64) X(fstatat64) \
   X(fcntl64) X(clock_gettime64) X(clock_getres_time64) X(clock_nanosleep_time64)            \
   X(ftruncate64) X(truncate64) X(futex_time64) X(getuid32) X(getgid32) X(geteuid32)         \
   X(getegid32) X(setuid32) X(setgid32) X(getgroups32) X(setgroups32) X(getresuid32)         \
-  X(getresgid32) X(chown32) X(lchown32) X(fchown32)                                         \
-  X(rt_sigtimedwait_time64)                                                                 \
+  X(getresgid32) X(chown32) X(lchown32) X(fchown32) X(setresuid32) X(setresgid32) X(timerfd_settime64) X(timerfd_gettime64)                                         \
+  X(rt_sigtimedwait_time64) X(timer_settime64) X(timer_gettime64)                          \
   /* i386: the old mmap (arguments in memory) and the socket multiplexer */                  \
-  X(old_mmap) X(socketcall) X(sendfile64) X(unknown)
+  X(old_mmap) X(socketcall) X(sendfile64) X(waitpid) X(unknown)
 
 enum class SyscallId : std::uint16_t {
 #define TRACECORN_SYSCALL_ENUM(name) name,

@@ -73,7 +73,7 @@ static_assert(table_index("zero") == 0 && kTableRa == 31);
 // Left out on purpose (ENOSYS, so glibc takes its 64-bit path, or a call
 // glibc does not make): the calls whose structs have word-sized or 32-bit time
 // fields no converter handles yet (old stat/fstat/lstat, statfs, getdents,
-// times, sysinfo, getrusage, wait4, setrlimit, itimers, utimes, select,
+// times, sysinfo, getrusage, setrlimit, itimers, utimes, select,
 // pselect6, ppoll, sigaltstack, sendfile, sendmsg/recvmsg), fadvise64 (its
 // o32 argument pairs), and pipe (o32 returns the two descriptors in v0 and v1;
 // glibc calls pipe2).
@@ -129,13 +129,21 @@ constexpr SyscallNumber kSyscallNumbers[] = {
     {294, SyscallId::unlinkat}, {295, SyscallId::renameat}, {296, SyscallId::linkat},
     {297, SyscallId::symlinkat}, {298, SyscallId::readlinkat}, {299, SyscallId::fchmodat},
     {300, SyscallId::faccessat}, {309, SyscallId::set_robust_list}, {310, SyscallId::get_robust_list},
-    {320, SyscallId::fallocate}, {325, SyscallId::eventfd2}, {326, SyscallId::epoll_create1},
+    {320, SyscallId::fallocate}, {198, SyscallId::rt_sigqueueinfo}, {332, SyscallId::rt_tgsigqueueinfo}, {317, SyscallId::signalfd}, {324, SyscallId::signalfd4}, {325, SyscallId::eventfd2}, {326, SyscallId::epoll_create1},
     {327, SyscallId::dup3}, {328, SyscallId::pipe2}, {330, SyscallId::preadv},
     {331, SyscallId::pwritev}, {338, SyscallId::prlimit64}, {351, SyscallId::renameat2},
     {353, SyscallId::getrandom}, {354, SyscallId::memfd_create}, {356, SyscallId::execveat},
     {358, SyscallId::membarrier}, {360, SyscallId::copy_file_range}, {366, SyscallId::statx},
     {367, SyscallId::rseq}, {403, SyscallId::clock_gettime64}, {406, SyscallId::clock_getres_time64},
     {407, SyscallId::clock_nanosleep_time64}, {422, SyscallId::futex_time64}, {435, SyscallId::clone3},
+    {7, SyscallId::waitpid}, {114, SyscallId::wait4}, {278, SyscallId::waitid}, {434, SyscallId::pidfd_open},
+    {96, SyscallId::getpriority}, {97, SyscallId::setpriority}, {185, SyscallId::setresuid}, {190, SyscallId::setresgid},
+    {248, SyscallId::epoll_create}, {249, SyscallId::epoll_ctl}, {250, SyscallId::epoll_wait}, {313, SyscallId::epoll_pwait},
+    {319, SyscallId::eventfd}, {321, SyscallId::timerfd_create}, {322, SyscallId::timerfd_gettime}, {323, SyscallId::timerfd_settime},
+    {410, SyscallId::timerfd_gettime64}, {411, SyscallId::timerfd_settime64},
+    {257, SyscallId::timer_create}, {258, SyscallId::timer_settime}, {259, SyscallId::timer_gettime},
+    {260, SyscallId::timer_getoverrun}, {261, SyscallId::timer_delete}, {408, SyscallId::timer_gettime64},
+    {409, SyscallId::timer_settime64},
     {436, SyscallId::close_range}, {437, SyscallId::openat2}, {439, SyscallId::faccessat2},
 };
 
@@ -718,18 +726,42 @@ constexpr AddressSpaceLayout kLayout{.stack_top = 0x7ffff000,
                                      .et_dyn_base = 0x55555000,
                                      .lowest_mmap = 0x10000};
 
+// Unicorn's and Capstone's view of each byte order (arch/arch_engine.h).
+constexpr ArchEngine make_engine(bool little_endian) {
+  return ArchEngine{
+      .unicorn_arch = UC_ARCH_MIPS,
+      .unicorn_mode = static_cast<uc_mode>(UC_MODE_MIPS32 | (little_endian ? UC_MODE_LITTLE_ENDIAN : UC_MODE_BIG_ENDIAN)),
+      .capstone_arch = CS_ARCH_MIPS,
+      .capstone_mode = static_cast<cs_mode>(CS_MODE_MIPS32 | (little_endian ? CS_MODE_LITTLE_ENDIAN : CS_MODE_BIG_ENDIAN)),
+      .make_guest_cpu = &make_mips_guest_cpu,
+      .register_index_for_capstone = &mips_register_index_for_capstone,
+      .add_unlisted_writes = &mips_add_unlisted_writes,
+      .count_memory_accesses = &mips_count_memory_accesses,
+      .address_registers = &mips_address_registers,
+  };
+}
+constexpr ArchEngine kEngineBig = make_engine(false);
+constexpr ArchEngine kEngineLittle = make_engine(true);
+
 // UCIR: usercorn's name "mips" (go/arch/mips/arch.go, whose MIPS is little
 // endian) for both byte orders: the header's code and data byte order fields
 // tell them apart. bap-frames: mips 8, mach mipsisa32 32 for both, as BAP's
 // qemu tracer writes them for TARGET_MIPS (docs/formats/bap-frames.md); binary
 // trace v1.0 defines no mips machine (the writer refuses, naming the architecture).
-constexpr ArchInfo make_info(bool little_endian) {
+// The trampoline page's two sequences and the frame each one unwinds.
+std::span<const SignalTrampoline> mips_trampolines(bool little_endian) {
+  static const SignalTrampoline kLittle[] = {
+      {std::span(kSigreturnTrampolineLittle).first(8), mips_signal_saved_registers(true, false), false},
+      {std::span(kSigreturnTrampolineLittle).subspan(8), mips_signal_saved_registers(true, true)}};
+  static const SignalTrampoline kBig[] = {
+      {std::span(kSigreturnTrampolineBig).first(8), mips_signal_saved_registers(false, false), false},
+      {std::span(kSigreturnTrampolineBig).subspan(8), mips_signal_saved_registers(false, true)}};
+  return little_endian ? std::span<const SignalTrampoline>(kLittle) : std::span<const SignalTrampoline>(kBig);
+}
+
+ArchInfo make_info(bool little_endian) {
   return ArchInfo{
       .name = little_endian ? "mipsel" : "mips",
-      .unicorn_arch = UC_ARCH_MIPS,
-      .unicorn_mode = static_cast<uc_mode>(UC_MODE_MIPS32 | (little_endian ? UC_MODE_LITTLE_ENDIAN : UC_MODE_BIG_ENDIAN)),
-      .capstone_arch = CS_ARCH_MIPS,
-      .capstone_mode = static_cast<cs_mode>(CS_MODE_MIPS32 | (little_endian ? CS_MODE_LITTLE_ENDIAN : CS_MODE_BIG_ENDIAN)),
       // Capstone 4 decodes no `c.cond.d $fccN` with N != 0 (glibc's printf has
       // c.ule.d $fcc1): such instructions are recorded as opaque 4-byte ones.
       .fixed_instruction_size = 4,
@@ -750,7 +782,8 @@ constexpr ArchInfo make_info(bool little_endian) {
                       .trap_length = 4,
                       .register_arguments = 4,
                       .stack_arguments_offset = 16,
-                      .thread_area_is_pointer = true},
+                      .thread_area_is_pointer = true,
+                      .clone_tls_before_child_tid = true},
       .aligned_argument_pairs = true,
       // arch/mips/include/uapi/asm/signal.h: _NSIG 128, SIG_BLOCK 1, struct
       // sigaction { unsigned int sa_flags; handler; sigset_t sa_mask; } (no
@@ -763,9 +796,11 @@ constexpr ArchInfo make_info(bool little_endian) {
                      .has_sa_restorer = false,
                      .sa_siginfo = 8,
                      .siginfo_code_before_errno = true,
+                     .si_timer_code = -3,
                      .sigreturn_trampoline = little_endian ? std::span<const std::uint8_t>(kSigreturnTrampolineLittle)
                                                            : std::span<const std::uint8_t>(kSigreturnTrampolineBig),
-                     .stack_size_before_flags = true},
+                     .stack_size_before_flags = true,
+                     .trampolines = mips_trampolines(little_endian)},
       .open_flags = kOpenFlags,
       .mmap_flags = kMmapFlags,
       .ioctl_requests = kIoctlRequests,
@@ -779,11 +814,7 @@ constexpr ArchInfo make_info(bool little_endian) {
       .format_ids = {.ucir_arch = "mips", .bap_architecture = 8, .bap_machine = 32,
                      .bintrace_magic = 0, .bintrace = nullptr},
       .syscall_id = &mips_syscall_id,
-      .make_guest_cpu = &make_mips_guest_cpu,
-      .register_index_for_capstone = &mips_register_index_for_capstone,
-      .add_unlisted_writes = &mips_add_unlisted_writes,
-      .count_memory_accesses = &mips_count_memory_accesses,
-      .address_registers = &mips_address_registers,
+      .engine = little_endian ? &kEngineLittle : &kEngineBig,
       .analyze_prologue = little_endian ? &analyze_mips_prologue_little : &analyze_mips_prologue_big,
   };
 }

@@ -158,4 +158,22 @@ std::optional<SignalReturn> mips_return_from_signal(uc_engine* engine, bool litt
   return result;
 }
 
+std::span<const SavedRegisterSlot> mips_signal_saved_registers(bool little_endian, bool rt) {
+  // The handler returns to the trampoline with sp at the frame. Each 64-bit
+  // slot holds the 32-bit value: big endian keeps it in the slot's second word.
+  static constexpr auto slots_at = [](std::size_t sigcontext, std::size_t low_word) {
+    std::array<SavedRegisterSlot, 32> slots{};
+    slots[0] = {UC_MIPS_REG_PC, static_cast<std::int32_t>(sigcontext + kScPc + low_word)};
+    for (std::size_t i = 1; i < 32; ++i)
+      slots[i] = {UC_MIPS_REG_0 + static_cast<int>(i),
+                  static_cast<std::int32_t>(sigcontext + kScRegs + 8 * i + low_word)};
+    return slots;
+  };
+  static constexpr auto kRtLittle = slots_at(kUcMcontext, 0), kOldLittle = slots_at(kSfSc, 0),
+                        kRtBig = slots_at(kUcMcontext, 4), kOldBig = slots_at(kSfSc, 4);
+  using Slots = std::span<const SavedRegisterSlot>;
+  if (little_endian) return rt ? Slots(kRtLittle) : Slots(kOldLittle);
+  return rt ? Slots(kRtBig) : Slots(kOldBig);
+}
+
 }  // namespace tracecorn::arch

@@ -15,7 +15,7 @@ const RegisterInfo* ArchInfo::find_register(std::string_view register_name) cons
 void instruction_registers(const ArchInfo& arch, csh handle, const cs_insn& insn, std::vector<std::uint16_t>* read,
                            std::vector<std::uint16_t>& written) {
   auto add = [&](std::vector<std::uint16_t>& list, unsigned capstone_register) {
-    const int index = arch.register_index_for_capstone(capstone_register);
+    const int index = arch.engine->register_index_for_capstone(capstone_register);
     if (index < 0) return;
     const auto value = static_cast<std::uint16_t>(index);
     if (std::find(list.begin(), list.end(), value) == list.end()) list.push_back(value);
@@ -27,11 +27,11 @@ void instruction_registers(const ArchInfo& arch, csh handle, const cs_insn& insn
       for (std::uint8_t i = 0; i < read_count; ++i) add(*read, read_list[i]);
     for (std::uint8_t i = 0; i < written_count; ++i) add(written, written_list[i]);
   }
-  arch.add_unlisted_writes(insn, written);
+  arch.engine->add_unlisted_writes(insn, written);
 }
 
 cs_mode capstone_mode_for(const ArchInfo& arch, std::uint8_t mode) {
-  return mode == 1 && arch.alternate_isa ? arch.alternate_isa->capstone_mode : arch.capstone_mode;
+  return mode == 1 && arch.alternate_isa ? arch.engine->alternate_capstone_mode : arch.engine->capstone_mode;
 }
 
 std::uint32_t count_instructions(const ArchInfo& arch, csh handle, std::span<const std::uint8_t> code,
@@ -73,7 +73,7 @@ bool open_capstone_handles(const ArchInfo& arch, bool detail, std::array<csh, 2>
   handles = {0, 0};
   const std::size_t modes = arch.alternate_isa ? 2 : 1;
   for (std::size_t mode = 0; mode < modes; ++mode) {
-    if (cs_open(arch.capstone_arch, capstone_mode_for(arch, static_cast<std::uint8_t>(mode)), &handles[mode]) !=
+    if (cs_open(arch.engine->capstone_arch, capstone_mode_for(arch, static_cast<std::uint8_t>(mode)), &handles[mode]) !=
         CS_ERR_OK) {
       handles[mode] = 0;
       close_capstone_handles(handles);

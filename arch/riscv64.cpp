@@ -20,6 +20,7 @@
 // (decode_riscv64, ArchInfo::decode_without_capstone) gives the recorder the
 // instruction boundaries, written registers and memory accesses instead.
 #include <csignal>
+#include <ctime>
 #include <initializer_list>
 #include <utility>
 
@@ -57,6 +58,21 @@ constexpr RegisterInfo kRegisters[] = {
 };
 
 // QEMU's RISC-V exception causes (target/riscv/cpu_bits.h) as UC_HOOK_INTR reports them.
+constexpr std::uint32_t kCsrCycle = 0xc00, kCsrInstret = 0xc02;  // the user counter CSRs: cycle, time, instret
+
+// csrrs rd, cycle|time|instret, zero: what rdcycle, rdtime and rdinstret
+// assemble to (`word` little endian, as riscv64 stores it).
+bool is_counter_read(std::uint32_t word) {
+  const std::uint32_t csr = word >> 20;
+  return (word & 0x7f) == 0x73 && ((word >> 12) & 7) == 2 && ((word >> 15) & 31) == 0 && csr >= kCsrCycle &&
+         csr <= kCsrInstret;
+}
+
+// ArchInfo::reads_host_clock: the counter reads (the CPU layer gives them the host's clock).
+bool reads_counter_csr(std::span<const std::uint8_t> bytes) {
+  return bytes.size() == 4 &&
+         is_counter_read(bytes[0] | bytes[1] << 8 | bytes[2] << 16 | static_cast<std::uint32_t>(bytes[3]) << 24);
+}
 constexpr std::uint32_t kInstructionMisaligned = 0, kInstructionAccessFault = 1, kIllegalInstruction = 2,
                         kBreakpoint = 3, kLoadMisaligned = 4, kStoreMisaligned = 6, kUserEcall = 8,
                         kSupervisorEcall = 9, kMachineEcall = 11;
@@ -90,6 +106,30 @@ class Riscv64GuestCpu final : public InterruptTrapCpu {
   // encoding and 0xffffffff); Linux's sepc is the instruction itself.
   std::uint64_t exception_pc(std::uint64_t reported_pc) const override {
     return last_fault_ == kIllegalInstruction ? reported_pc - 4 : reported_pc;
+  }
+
+  // The counter CSRs read with csrrs rd, cycle|time|instret, zero (what
+  // rdcycle, rdtime and rdinstret assemble to; Go's runtime reads time):
+  // Unicorn 2.0.1 refuses them in user mode; Linux 6.1 (Debian 12's) lets a
+  // program read all three.
+  // All three read the host's monotonic clock in ticks of 100 ns (QEMU virt's
+  // 10 MHz timebase), as qemu-user gives the host's ticks: an input, like
+  // x86's time stamp counter.
+  bool emulate_refused_instruction(std::uint32_t number) override {
+    if (number != kIllegalInstruction) return false;
+    const std::uint64_t at = pc() - 4;  // (Unicorn's pc is 4 bytes past it: see exception_pc)
+    std::uint8_t bytes[4] = {};
+    if (uc_mem_read(engine_, at, bytes, sizeof bytes) != UC_ERR_OK) return false;
+    const std::uint32_t word = bytes[0] | bytes[1] << 8 | bytes[2] << 16 | static_cast<std::uint32_t>(bytes[3]) << 24;
+    if (!is_counter_read(word)) return false;
+    const std::uint32_t rd = (word >> 7) & 31;
+    timespec now{};
+    ::clock_gettime(CLOCK_MONOTONIC, &now);
+    const std::uint64_t ticks = static_cast<std::uint64_t>(now.tv_sec) * 10'000'000 + static_cast<std::uint64_t>(now.tv_nsec) / 100;
+    if (rd) uc_reg_write(engine_, UC_RISCV_REG_X0 + static_cast<int>(rd), &ticks);
+    const std::uint64_t next = at + 4;
+    uc_reg_write(engine_, UC_RISCV_REG_PC, &next);
+    return true;
   }
 
   bool has_signal_frames() const override { return true; }
@@ -350,12 +390,21 @@ constexpr LlvmTarget kLlvmTarget = {.target = "RISCV", .triple = "riscv64-unknow
 }  // namespace
 
 const ArchInfo& riscv64_arch() {
-  static const ArchInfo kInfo{
-      .name = "riscv64",
+  // Unicorn's and Capstone's view of it (arch/arch_engine.h).
+  static constexpr ArchEngine kEngine{
       .unicorn_arch = UC_ARCH_RISCV,
       .unicorn_mode = UC_MODE_RISCV64,
       .capstone_arch = CS_ARCH_MAX,  // no RISC-V in Capstone 4: decode_riscv64 stands in
       .capstone_mode = CS_MODE_LITTLE_ENDIAN,
+      .make_guest_cpu = &make_riscv64_guest_cpu,
+      .register_index_for_capstone = &riscv64_register_index_for_capstone,
+      .add_unlisted_writes = &riscv64_add_unlisted_writes,
+      .count_memory_accesses = &riscv64_count_memory_accesses,
+      .address_registers = &riscv64_address_registers,
+  };
+  static const SignalTrampoline kTrampolines[] = {{kSigreturnTrampoline, riscv64_signal_saved_registers()}};
+  static const ArchInfo kInfo{
+      .name = "riscv64",
       .elf_machine = kEmRiscv,
       .elf_64bit = true,
       .little_endian = true,
@@ -374,8 +423,11 @@ const ArchInfo& riscv64_arch() {
                                    UC_RISCV_REG_A4, UC_RISCV_REG_A5},
                       .return_reg = UC_RISCV_REG_A0,
                       .trap_instruction = "ecall",
-                      .trap_length = 4},
-      .signal_abi = {.has_sa_restorer = false, .sigreturn_trampoline = kSigreturnTrampoline},
+                      .trap_length = 4,
+                      .clone_tls_before_child_tid = true},
+      .signal_abi = {.has_sa_restorer = false,
+                     .sigreturn_trampoline = kSigreturnTrampoline,
+                     .trampolines = kTrampolines},
       .open_flags = {},  // asm-generic/fcntl.h, as x86-64
       .encode_stat = &generic_encode_stat,
       // Linux riscv64 with Sv39 (mmap stays below 1 << 38 unless asked: the
@@ -393,12 +445,9 @@ const ArchInfo& riscv64_arch() {
       .format_ids = {.ucir_arch = "riscv64", .bap_architecture = 0, .bap_machine = 0, .bintrace_magic = 0,
                      .bintrace = nullptr},
       .syscall_id = &riscv64_syscall_id,
-      .make_guest_cpu = &make_riscv64_guest_cpu,
-      .register_index_for_capstone = &riscv64_register_index_for_capstone,
-      .add_unlisted_writes = &riscv64_add_unlisted_writes,
-      .count_memory_accesses = &riscv64_count_memory_accesses,
-      .address_registers = &riscv64_address_registers,
+      .engine = &kEngine,
       .decode_without_capstone = &decode_riscv64,
+      .reads_host_clock = &reads_counter_csr,
       .llvm_target = &kLlvmTarget,
       .analyze_prologue = &analyze_riscv64_prologue,
   };

@@ -75,4 +75,16 @@ std::optional<SignalReturn> riscv64_return_from_signal(uc_engine* engine) {
   return result;
 }
 
+std::span<const SavedRegisterSlot> riscv64_signal_saved_registers() {
+  // The handler returns to the trampoline with sp at the frame; sc_regs is pc, x1..x31.
+  static constexpr auto kSlots = [] {
+    std::array<SavedRegisterSlot, 32> slots{};
+    slots[0] = {UC_RISCV_REG_PC, static_cast<std::int32_t>(kRegs)};
+    for (std::size_t i = 1; i < 32; ++i)
+      slots[i] = {UC_RISCV_REG_X0 + static_cast<int>(i), static_cast<std::int32_t>(kRegs + 8 * i)};
+    return slots;
+  }();
+  return kSlots;
+}
+
 }  // namespace tracecorn::arch

@@ -12,9 +12,11 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 
 #include <unicorn/unicorn.h>
 
+#include "arch/arch_info.h"
 #include "arch/signal_frame.h"
 
 namespace tracecorn::arch {
@@ -67,5 +69,18 @@ std::optional<SignalReturn> arm_return_from_signal(uc_engine* engine, bool rt);
 SignalFrame mips_build_signal_frame(uc_engine* engine, bool little_endian, const SignalFrameRequest& request);
 void mips_enter_signal_handler(uc_engine* engine, const SignalFrameRequest& request, const SignalFrame& frame);
 std::optional<SignalReturn> mips_return_from_signal(uc_engine* engine, bool little_endian, bool rt);
+
+// Where each architecture's signal frames keep the interrupted registers,
+// relative to the stack pointer the handler returns with (what the return
+// trampoline sees), from the same offsets the frame builders above use: the
+// unwinder's view of a signal frame (ArchInfo::signal_abi.trampolines).
+// `rt`: the frame of a handler with SA_SIGINFO (struct rt_sigframe), else the
+// old one (i386, arm, mips only; the others have rt frames alone).
+std::span<const SavedRegisterSlot> x86_64_signal_saved_registers();
+std::span<const SavedRegisterSlot> aarch64_signal_saved_registers();
+std::span<const SavedRegisterSlot> riscv64_signal_saved_registers();
+std::span<const SavedRegisterSlot> i386_signal_saved_registers(bool rt);
+std::span<const SavedRegisterSlot> arm_signal_saved_registers(bool rt);
+std::span<const SavedRegisterSlot> mips_signal_saved_registers(bool little_endian, bool rt);
 
 }  // namespace tracecorn::arch

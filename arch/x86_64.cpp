@@ -223,7 +223,7 @@ constexpr SyscallNumber kSyscallNumbers[] = {
     {149, SyscallId::mlock},
     {150, SyscallId::munlock},
     {291, SyscallId::epoll_create1},
-    {290, SyscallId::eventfd2},
+    {129, SyscallId::rt_sigqueueinfo}, {297, SyscallId::rt_tgsigqueueinfo}, {282, SyscallId::signalfd}, {289, SyscallId::signalfd4}, {290, SyscallId::eventfd2},
     {436, SyscallId::close_range},
     {437, SyscallId::openat2},
     {324, SyscallId::membarrier},
@@ -232,6 +232,12 @@ constexpr SyscallNumber kSyscallNumbers[] = {
     {211, SyscallId::get_thread_area},
     {452, SyscallId::fchmodat2},
     {435, SyscallId::clone3},
+    {247, SyscallId::waitid}, {434, SyscallId::pidfd_open},
+    {117, SyscallId::setresuid}, {119, SyscallId::setresgid}, {140, SyscallId::getpriority}, {141, SyscallId::setpriority},
+    {213, SyscallId::epoll_create}, {232, SyscallId::epoll_wait}, {233, SyscallId::epoll_ctl}, {281, SyscallId::epoll_pwait},
+    {283, SyscallId::timerfd_create}, {284, SyscallId::eventfd}, {286, SyscallId::timerfd_settime}, {287, SyscallId::timerfd_gettime},
+    {222, SyscallId::timer_create}, {223, SyscallId::timer_settime}, {224, SyscallId::timer_gettime},
+    {225, SyscallId::timer_getoverrun}, {226, SyscallId::timer_delete},
     {322, SyscallId::execveat},
 };
 
@@ -536,12 +542,24 @@ std::size_t x86_64_encode_stat(const FileStatus& s, std::span<std::uint8_t, kMax
 }  // namespace
 
 const ArchInfo& x86_64_arch() {
-  static const ArchInfo kInfo{
-      .name = "x86_64",
+  // Unicorn's and Capstone's view of it (arch/arch_engine.h).
+  static constexpr ArchEngine kEngine{
       .unicorn_arch = UC_ARCH_X86,
       .unicorn_mode = UC_MODE_64,
       .capstone_arch = CS_ARCH_X86,
       .capstone_mode = CS_MODE_64,
+      .make_guest_cpu = &make_x86_64_guest_cpu,
+      .register_index_for_capstone = &x86_64_register_index_for_capstone,
+      .add_unlisted_writes = &x86_64_add_unlisted_writes,
+      .count_memory_accesses = &x86_count_memory_accesses,
+      .address_registers = &x86_64_address_registers,
+      .describe_derived_writes = &x86_describe_derived_writes,
+  };
+  // glibc's __restore_rt (sa_restorer): mov $0xf (__NR_rt_sigreturn), %rax; syscall.
+  static constexpr std::uint8_t kRestoreRt[] = {0x48, 0xc7, 0xc0, 0x0f, 0x00, 0x00, 0x00, 0x0f, 0x05};
+  static const SignalTrampoline kTrampolines[] = {{kRestoreRt, x86_64_signal_saved_registers()}};
+  static const ArchInfo kInfo{
+      .name = "x86_64",
       .elf_machine = kEmX86_64,
       .elf_64bit = true,
       .little_endian = true,
@@ -556,7 +574,9 @@ const ArchInfo& x86_64_arch() {
                                    UC_X86_REG_R8, UC_X86_REG_R9},
                       .return_reg = UC_X86_REG_RAX,
                       .trap_instruction = "syscall",
-                      .trap_length = 2},
+                      .trap_length = 2,
+                      .epoll_event_packed = true},
+      .signal_abi = {.trampolines = kTrampolines},
       .open_flags = {},
       .encode_stat = &x86_64_encode_stat,
       // Linux x86-64 with 47-bit user space and randomisation off.
@@ -568,11 +588,8 @@ const ArchInfo& x86_64_arch() {
       .format_ids = {.ucir_arch = "x86_64", .bap_architecture = 9, .bap_machine = 64,
                      .bintrace_magic = 0x31343678, .bintrace = &kBintraceMachine},
       .syscall_id = &x86_64_syscall_id,
-      .make_guest_cpu = &make_x86_64_guest_cpu,
-      .register_index_for_capstone = &x86_64_register_index_for_capstone,
-      .add_unlisted_writes = &x86_64_add_unlisted_writes,
-      .count_memory_accesses = &x86_count_memory_accesses,
-      .address_registers = &x86_64_address_registers,
+      .engine = &kEngine,
+      .reads_host_clock = &x86_reads_host_clock,
   };
   return kInfo;
 }

@@ -109,4 +109,15 @@ std::optional<SignalReturn> x86_64_return_from_signal(uc_engine* engine) {
   return result;
 }
 
+std::span<const SavedRegisterSlot> x86_64_signal_saved_registers() {
+  // The handler's ret popped pretcode: the trampoline runs with rsp at the ucontext.
+  static constexpr auto kSlots = [] {
+    std::array<SavedRegisterSlot, kSigcontextRegisters.size()> slots{};
+    for (std::size_t slot = 0; slot < slots.size(); ++slot)
+      slots[slot] = {kSigcontextRegisters[slot], static_cast<std::int32_t>(kSigcontext - kUcontext + 8 * slot)};
+    return slots;
+  }();
+  return kSlots;
+}
+
 }  // namespace tracecorn::arch

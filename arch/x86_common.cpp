@@ -351,4 +351,10 @@ void x86_address_registers(const X86CapstoneRegisterMap& map, const cs_insn& ins
   }
 }
 
+bool x86_reads_host_clock(std::span<const std::uint8_t> bytes) {
+  const bool rdtsc = bytes.size() == 2 && bytes[0] == 0x0f && bytes[1] == 0x31;
+  const bool rdtscp = bytes.size() == 3 && bytes[0] == 0x0f && bytes[1] == 0x01 && bytes[2] == 0xf9;
+  return rdtsc || rdtscp;
+}
+
 }  // namespace tracecorn::arch

@@ -125,15 +125,21 @@ struct X86RegisterNames {
   std::string_view accumulator;  // "rax", "eax"
 };
 
-// ArchInfo::add_unlisted_writes for x86 (flags from the eflags detail, the x87
+// ArchEngine::add_unlisted_writes for x86 (flags from the eflags detail, the x87
 // stack, cmpxchg's accumulator, fxrstor/xrstor/ldmxcsr's loads); registers the
 // table lacks (xmm8-15 on i386) are skipped.
 void x86_add_unlisted_writes(std::span<const RegisterInfo> registers, const X86RegisterNames& names,
                              const cs_insn& insn, std::vector<std::uint16_t>& written);
-// ArchInfo::count_memory_accesses for x86, either mode.
+// ArchEngine::count_memory_accesses for x86, either mode.
 bool x86_count_memory_accesses(const cs_insn& insn, std::uint8_t& reads, std::uint8_t& writes);
-// ArchInfo::address_registers for x86, through the architecture's map.
+// ArchEngine::address_registers for x86, through the architecture's map.
 void x86_address_registers(const X86CapstoneRegisterMap& map, const cs_insn& insn, std::vector<std::uint16_t>& base,
                            std::vector<std::uint16_t>& index);
+
+// ArchInfo::reads_host_clock for x86, either mode: rdtsc (0f 31), rdtscp (0f 01 f9).
+bool x86_reads_host_clock(std::span<const std::uint8_t> bytes);
+
+// ArchEngine::describe_derived_writes for x86, either mode (arch/x86_derived_registers.cpp).
+bool x86_describe_derived_writes(const ArchInfo& arch, const cs_insn& insn, DerivedWrites& out);
 
 }  // namespace tracecorn::arch

@@ -25,6 +25,9 @@ set(TRACECORN_INSTALL_CMAKEDIR "${CMAKE_INSTALL_LIBDIR}/cmake/tracecorn")
 # The public headers: the recorder API and everything it includes.
 set(TRACECORN_PUBLIC_HEADERS
   arch/arch.h
+  arch/arch_engine.h
+  arch/arch_info.h
+  arch/instruction_decoder.h
   arch/linux_syscall_ids.h
   arch/prologue.h
   arch/signal_frame.h
@@ -33,14 +36,15 @@ set(TRACECORN_PUBLIC_HEADERS
   recorder/core/stack_provider.h
   recorder/events/event.h
   recorder/support/expected.h
+  formats/address_namer.h
   formats/text/text_writer.h
   recorder/capi/tracecorn.h)
 
 # Installed targets and their names under tracecorn:: (link order: users first).
 set(TRACECORN_EXPORTED_TARGETS
   tracecorn_recorder tracecorn_capi tracecorn_format_text tracecorn_core tracecorn_ring tracecorn_events
-  tracecorn_arch)
-set(TRACECORN_EXPORT_NAMES recorder capi format_text core ring events arch)
+  tracecorn_arch_engine tracecorn_arch)
+set(TRACECORN_EXPORT_NAMES recorder capi format_text core ring events arch_engine arch)
 
 foreach(target export_name IN ZIP_LISTS TRACECORN_EXPORTED_TARGETS TRACECORN_EXPORT_NAMES)
   set_property(TARGET ${target} PROPERTY EXPORT_NAME ${export_name})

@@ -31,7 +31,7 @@ const FormatDescriptor& null_format() {
 Capabilities capabilities_of_kinds(bool (*carries)(events::EventKind)) {
   using events::EventKind;
   Capabilities caps;
-  for (int k = static_cast<int>(EventKind::kBlock); k <= static_cast<int>(EventKind::kGap); ++k) {
+  for (int k = static_cast<int>(EventKind::kBlock); k < static_cast<int>(events::kEventKindCount); ++k) {
     caps.kinds[k] = carries(static_cast<EventKind>(k));
     if (!caps.kinds[k])
       caps.cannot_carry.push_back(std::string(events::event_kind_name(static_cast<EventKind>(k))) + " events");

@@ -36,8 +36,8 @@
 #include <string_view>
 #include <vector>
 
-#include "arch/arch.h"
-#include "formats/text/text_writer.h"
+#include "arch/arch_info.h"
+#include "formats/address_namer.h"
 #include "recorder/events/event.h"
 #include "recorder/support/expected.h"
 
@@ -49,7 +49,7 @@ enum class TraceFormat : std::uint8_t { kUcir, kFrames, kBintrace };
 // What a format can and cannot carry (per format; the level a trace was
 // recorded at narrows it further: see replay::TraceIndex::kinds_seen()).
 struct Capabilities {
-  bool kinds[11] = {};                  // indexed by EventKind: whether events of that kind can appear
+  bool kinds[events::kEventKindCount] = {};                  // indexed by EventKind: whether events of that kind can appear
   bool initial_memory = false;          // the trace opens with every mapped byte (UCIR keyframe, bintrace)
   bool initial_registers = false;       // the trace opens with every register
   bool memory_read_values = false;      // read values are recorded (UCIR's are rebuilt from its memory image: false)

@@ -8,7 +8,10 @@
 # with ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 and
 # UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1: any report fails the run.
 # Left out, to keep CI bounded (2 cores): the "*long runs*" test cases and the
-# *_long_runs(.<arch>.<variant>) ctests (the same code on longer samples); install_consumer and
+# *_long_runs(.<arch>.<variant>) ctests (the same code on longer samples); the formats' round trips
+# of the other architectures' samples, unit_tests.ucir_cross and unit_tests.bap_cross (the same
+# writers and readers as the host's round trips, on other register tables: the behaviour tests and
+# the unit tests of each architecture's recorder still run here); install_consumer and
 # fuzz_harness_clang_consumer (their consumers link the installed, sanitized
 # libraries without the sanitizer runtime). The behaviour tests' time limits
 # are multiplied by 4 (TRACECORN_TEST_TIMEOUT_SCALE) and the others' default is
@@ -21,6 +24,7 @@
 # Environment: ASAN_BUILD_DIR (default build-asan).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+repo=$PWD
 build_dir=${ASAN_BUILD_DIR:-build-asan}
 CC=gcc CXX=g++ cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g" -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 -g" \
@@ -39,4 +43,4 @@ export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:${UBSAN_OPTIONS:-}"
 export LSAN_OPTIONS="suppressions=$PWD/scripts/lsan.supp:print_suppressions=0:${LSAN_OPTIONS:-}"
 cd "$build_dir"
 # unit_tests' own ctest entry already excludes "*long runs*" cases.
-ctest --output-on-failure -j "$(nproc)" --timeout 2400 -E '(_long_runs($|[.])|^install_consumer$|^fuzz_harness_clang_consumer$)' "$@"
+bash "$repo/scripts/ctest_summary.sh" --output-on-failure -j "$(nproc)" --timeout 2400 -E '(_long_runs($|[.])|^unit_tests[.](ucir|bap)_cross$|^install_consumer$|^fuzz_harness_clang_consumer$)' "$@"

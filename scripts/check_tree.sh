@@ -4,6 +4,8 @@
 #  - a tracked file over 1 MB lies outside the folders meant for fixtures
 #    (fixture_dirs below: the fuzzers' seed corpora and samples/embed's crash
 #    input), e.g. a trace or a dump committed by mistake;
+#  - a tracked file is a run's leftover: a ctest log (Testing/, LastTest.log)
+#    or a trace, dump or core file that .gitignore names;
 #  - a tracked file points at a path outside the repository where the format
 #    notes once lived (the "shared" folder beside a checkout): code, comments
 #    and docs cite the upstream specifications by public name and URL instead
@@ -45,6 +47,15 @@ while IFS= read -r -d '' path; do
     status=1
   fi
 done < <(git ls-files -z)
+
+# A run's leftovers, tracked by mistake (git add -A after a ctest in the
+# source tree, or a trace written beside the sources).
+leftovers=$(git ls-files -i -c --exclude-standard; git ls-files | grep -E '(^|/)Testing/|(^|/)LastTest[^/]*\.log$' || true)
+if [[ -n $leftovers ]]; then
+  echo "check_tree: these tracked files are a run's leftovers (ignored by .gitignore or ctest logs); remove them:" >&2
+  echo "$leftovers" >&2
+  status=1
+fi
 
 # Paths outside the repository: the pattern is split so that this script does
 # not match itself.

@@ -16,12 +16,14 @@ packages=(
   doctest-dev libcli11-dev libfmt-dev
   # references the tests compare against (nobody here wrote them)
   busybox-static qemu-user-static gdb binutils coreutils
+  strace  # the process tree of a native run (tests/behaviour/processes_test.cpp)
   # other guest architectures: cross compilers for the samples (samples/cross.cmake)
   gcc-aarch64-linux-gnu libc6-dev-arm64-cross gcc-riscv64-linux-gnu libc6-dev-riscv64-cross
   gcc-arm-linux-gnueabihf libc6-dev-armhf-cross
   gcc-i686-linux-gnu libc6-dev-i386-cross
   gcc-mips-linux-gnu libc6-dev-mips-cross gcc-mipsel-linux-gnu libc6-dev-mipsel-cross
   gdb-multiarch  # the aarch64 fault pc against qemu-aarch64-static -g
+  golang-go  # the Go samples for every architecture (samples/go.cmake): the Go runtime as a guest
   libllvm14  # riscv64 disassembly in text traces (dlopen, formats/text/llvm_disassembler.h)
   python3-protobuf zstd  # an independent decoder of BAP frames; the zstd CLI
   xxd  # the replay CLI test writes damaged traces back from hex

@@ -4,12 +4,26 @@
 # also build warning-clean with clang 14, runs the whole suite through ctest,
 # then builds it again under AddressSanitizer and UBSan and runs it there
 # (scripts/asan.sh). First of all, scripts/check_tree.sh: no stray large file,
-# no path outside the repository.
+# no path outside the repository; then scripts/check_layering.sh: formats and the
+# unwinder without Unicorn or Capstone, nothing below the CLI including it, no
+# cycle between folders.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# Each stage's wall time, printed again at the end (whatever the exit status),
+# so that the tail of a long CI log says where the time went.
+stage_times=""
+stage_started=$SECONDS
+stage_done() {
+  stage_times+="  $1: $((SECONDS - stage_started)) s"$'\n'
+  echo "[test.sh] $1 took $((SECONDS - stage_started)) s (${SECONDS} s in all)" >&2
+  stage_started=$SECONDS
+}
+trap 'printf "[test.sh] stages (%s s in all):\n%s" "$SECONDS" "$stage_times" >&2' EXIT
 bash scripts/check_tree.sh
+bash scripts/check_layering.sh
 bash scripts/setup.sh
 bash scripts/build.sh
+stage_done "setup and g++ build"
 bash scripts/fetch_guest_busybox.sh arm64 build/guest-busybox >/dev/null  # Debian's busybox for the aarch64
 bash scripts/fetch_guest_busybox.sh armhf build/guest-busybox >/dev/null  # and arm behaviour tests
 bash scripts/fetch_guest_busybox.sh i386 build/guest-busybox >/dev/null   # and i386 behaviour tests
@@ -19,11 +33,16 @@ CC=clang CXX=clang++ cmake -S . -B build-clang -G Ninja -DTRACECORN_WERROR=ON >/
 cmake --build build-clang -j "$(nproc)" --target tracecorn unit_tests ucir_reader_fuzzer bintrace_reader_fuzzer \
   bap_reader_fuzzer unwind_fuzzer ehabi_fuzzer elf_loader_fuzzer bintrace_spool_fuzzer riscv64_decoder_fuzzer \
   prologue_fuzzer
+stage_done "clang build"
 # The libFuzzer targets (the UCIR, binary trace and BAP frames readers; the
 # unwinder's SFrame, CFI, EHABI and DW_OP parsers; the ELF parser and loader;
 # the binary trace's events spool; the riscv64 decoder; the prologue analysers; clang only), each for a bounded number of runs.
 (cd build-clang && ctest --output-on-failure -R "_fuzzer_smoke$")
+stage_done "fuzzer smoke runs"
 bash scripts/tsan.sh  # the SPSC ring's tests under ThreadSanitizer (clang)
 bash scripts/tsan_recorder.sh  # the recorder's and C API's drain-thread tests under ThreadSanitizer (clang)
-(cd build && ctest --output-on-failure -j "$(nproc)" --timeout 300)
+stage_done "ThreadSanitizer builds and tests"
+(cd build && bash ../scripts/ctest_summary.sh --output-on-failure -j "$(nproc)" --timeout 300)
+stage_done "the suite (ctest)"
 bash scripts/asan.sh  # the suite again, under AddressSanitizer and UndefinedBehaviorSanitizer
+stage_done "the sanitized build and suite"

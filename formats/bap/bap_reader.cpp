@@ -394,6 +394,25 @@ Status FramesReader::produce(const EventCallback& on_event) {
     registers_[value.index] = value;
     known_[value.index] = true;
   };
+  // Our effect fields (frames.proto): the registers of a list (learnt), the memory writes.
+  auto register_changes = [&](const pb::operand_value_list& list) {
+    std::vector<events::RegisterValue> changed;
+    events::RegisterValue value;
+    for (const auto& operand : list.elem())
+      if (operand.operand_info_specific().has_reg_operand() &&
+          to_register(operand.operand_info_specific().reg_operand().name(), operand.value(), value) >= 0) {
+        changed.push_back(value);
+        learn(value);
+      }
+    return changed;
+  };
+  auto memory_writes = [](const auto& list) {
+    std::vector<events::MemoryWriteEffect> writes;
+    for (const auto& write : list)
+      writes.push_back({events::GuestAddress{write.address()},
+                        std::span(reinterpret_cast<const std::uint8_t*>(write.bytes().data()), write.bytes().size())});
+    return writes;
+  };
   auto emit_memory = [&](const pb::operand_info& operand, bool write, std::uint64_t pc, bool pc_known) {
     const std::uint64_t address = operand.operand_info_specific().mem_operand().address();
     const std::string& value = operand.value();
@@ -446,10 +465,7 @@ Status FramesReader::produce(const EventCallback& on_event) {
   } else if (f.has_syscall_frame()) {
     const pb::syscall_frame& frame = f.syscall_frame();
     event.thread = events::ThreadId{static_cast<std::uint32_t>(frame.thread_id())};
-    std::vector<events::MemoryWriteEffect> writes;
-    for (const auto& write : frame.tracecorn_memory_writes())
-      writes.push_back({events::GuestAddress{write.address()},
-                        std::span(reinterpret_cast<const std::uint8_t*>(write.bytes().data()), write.bytes().size())});
+    const std::vector<events::MemoryWriteEffect> writes = memory_writes(frame.tracecorn_memory_writes());
     std::vector<events::MappingEffect> mappings;
     for (const auto& change : frame.tracecorn_mapping_changes()) {
       if (change.kind() < 1 || change.kind() > 3)
@@ -459,14 +475,7 @@ Status FramesReader::produce(const EventCallback& on_event) {
       mappings.push_back({static_cast<events::MappingChangeKind>(change.kind()), events::GuestAddress{change.start()},
                           change.length(), change.prot()});
     }
-    std::vector<events::RegisterValue> changed;
-    events::RegisterValue value;
-    for (const auto& operand : frame.tracecorn_register_changes().elem())
-      if (operand.operand_info_specific().has_reg_operand() &&
-          to_register(operand.operand_info_specific().reg_operand().name(), operand.value(), value) >= 0) {
-        changed.push_back(value);
-        learn(value);
-      }
+    const std::vector<events::RegisterValue> changed = register_changes(frame.tracecorn_register_changes());
     const std::vector<std::uint64_t> stack(frame.tracecorn_call_stack().begin(), frame.tracecorn_call_stack().end());
     const arch::SyscallId id = arch_->syscall_id(frame.number());
     const std::string name = id == arch::SyscallId::unknown ? "syscall_" + std::to_string(frame.number())
@@ -488,6 +497,36 @@ Status FramesReader::produce(const EventCallback& on_event) {
     event.thread = events::ThreadId{static_cast<std::uint32_t>(frame.thread_id())};
     if (frame.tracecorn_interrupted()) {
       interrupted_ = true;  // the interruption note (bap_writer.h): no event
+    } else if (frame.has_tracecorn_signal_code() || frame.has_tracecorn_thread_change()) {
+      // Ours (frames.proto): a signal delivery or a thread change, with its effects.
+      const std::vector<events::MemoryWriteEffect> writes = memory_writes(frame.tracecorn_memory_writes());
+      const std::vector<events::RegisterValue> changed = register_changes(frame.tracecorn_register_changes());
+      if (frame.has_tracecorn_signal_code()) {
+        events::SignalEvent signal;
+        signal.signal = static_cast<std::uint32_t>(frame.exception_number());
+        signal.code = frame.tracecorn_signal_code();
+        signal.sender_pid = frame.tracecorn_sender_pid();
+        signal.fault_address = events::GuestAddress{frame.tracecorn_fault_address()};
+        signal.interrupted_pc = events::GuestAddress{frame.from_addr()};
+        signal.handler = events::GuestAddress{frame.to_addr()};
+        signal.frame = events::GuestAddress{frame.tracecorn_signal_frame()};
+        signal.fault = frame.tracecorn_signal_fault();
+        signal.frame_writes = writes;
+        signal.register_changes = changed;
+        emit(events::EventKind::kSignal, signal);
+      } else {
+        const std::uint32_t change = frame.tracecorn_thread_change();
+        if (change < 1 || change > 3)
+          return error_at(parsed_->offset + 8, "exception frame " + std::to_string(parsed_->index) +
+                                                   ": thread change " + std::to_string(change) +
+                                                   " (expected 1 created, 2 exited or 3 switched)");
+        events::ThreadEvent thread;
+        thread.change = static_cast<events::ThreadChange>(change);
+        thread.from = events::ThreadId{static_cast<std::uint32_t>(frame.tracecorn_thread_from())};
+        thread.exit_code = frame.tracecorn_thread_exit_code();
+        thread.registers = changed;
+        emit(events::EventKind::kThread, thread);
+      }
     } else if (frame.has_tracecorn_lost_events()) {
       emit(events::EventKind::kGap, events::GapEvent{frame.tracecorn_lost_events(), frame.tracecorn_description()});
       next_sequence_ += frame.tracecorn_lost_events();  // the lost events had these numbers
@@ -499,6 +538,7 @@ Status FramesReader::produce(const EventCallback& on_event) {
     }
   } else if (f.has_modload_frame()) {
     const pb::modload_frame& frame = f.modload_frame();
+    event.thread = events::ThreadId{static_cast<std::uint32_t>(frame.tracecorn_thread_id())};
     const std::uint64_t high = frame.high_address();
     emit(events::EventKind::kModuleLoad,
          events::ModuleLoadEvent{events::GuestAddress{frame.low_address()},

@@ -44,7 +44,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "arch/arch.h"
+#include "arch/arch_info.h"
 #include "formats/bap/bap_meta.h"
 #include "recorder/events/event.h"
 #include "recorder/support/expected.h"

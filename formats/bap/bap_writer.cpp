@@ -1,7 +1,7 @@
 // Role: implementation of the BAP frames writer (see bap_writer.h, bap_layout.h).
 #include "formats/bap/bap_writer.h"
 
-#include <capstone/capstone.h>
+#include "arch/instruction_decoder.h"
 
 #include <algorithm>
 #include <cctype>
@@ -23,10 +23,9 @@ void put_u64(std::vector<std::uint8_t>& out, std::uint64_t value) {
 }
 
 // What the writer needs to know of one instruction, decoded once per address.
-struct DecodedOperands {
-  std::vector<std::uint8_t> bytes;                 // to notice code that changed
-  std::vector<std::uint16_t> read, written;        // register indices
-  std::vector<std::uint16_t> base, index;          // registers forming memory addresses
+// An instruction's registers (read, written, base, index: register indices).
+struct DecodedOperands : arch::InstructionDecoder::Registers {
+  std::vector<std::uint8_t> bytes;  // to notice code that changed
 };
 
 void set_no_taint(pb::taint_info* taint) { taint->set_no_taint(true); }
@@ -60,8 +59,7 @@ struct FramesWriter::State {
   const arch::ArchInfo& arch;
   FramesWriterOptions options;
   std::string error;  // the first write error, reported by end()
-  std::array<csh, 2> capstone{};  // per instruction-set mode (arch::open_capstone_handles)
-  cs_insn* insn = nullptr;
+  std::unique_ptr<arch::InstructionDecoder> decoder;  // with register detail
 
   std::uint64_t header_file_offset = 0;  // where the 48 header bytes sit in the file (9 inside the raw zstd frame)
   std::uint64_t offset = 0;              // bytes of the (decompressed) file written so far
@@ -101,10 +99,6 @@ struct FramesWriter::State {
       registers[i].size = static_cast<std::uint8_t>(std::min<std::size_t>(arch.registers[i].size, 16));
     }
   }
-  ~State() {
-    if (insn) cs_free(insn, 1);
-    arch::close_capstone_handles(capstone);
-  }
 
   void write(std::span<const std::uint8_t> bytes) {
     if (!error.empty()) return;
@@ -129,8 +123,8 @@ struct FramesWriter::State {
   }
 
   const DecodedOperands* decode(std::uint64_t address, std::uint8_t mode, std::span<const std::uint8_t> bytes) {
-    const csh handle = capstone[mode == 1 && capstone[1] ? 1 : 0];
-    const std::uint64_t key = address | (std::uint64_t{handle == capstone[1]} << 63);
+    const bool alternate = mode == 1 && arch.alternate_isa;  // decoded in the second instruction set
+    const std::uint64_t key = address | (std::uint64_t{alternate} << 63);
     auto found = decoded.find(key);
     if (found != decoded.end() && std::equal(bytes.begin(), bytes.end(), found->second.bytes.begin(),
                                              found->second.bytes.end()))
@@ -138,12 +132,7 @@ struct FramesWriter::State {
     if (decoded.size() > (1u << 20)) decoded.clear();  // bound the cache (self-modifying or huge code)
     DecodedOperands operands;
     operands.bytes.assign(bytes.begin(), bytes.end());
-    const std::uint8_t* cursor = bytes.data();
-    std::size_t size = bytes.size();
-    std::uint64_t pc = address;
-    if (handle && cs_disasm_iter(handle, &cursor, &size, &pc, insn)) {
-      arch::instruction_registers(arch, handle, *insn, &operands.read, operands.written);
-      arch.address_registers(*insn, operands.base, operands.index);
+    if (decoder->registers(bytes, address, mode, operands)) {
       // Address registers are read even where Capstone's list leaves them out.
       for (const auto list : {&operands.base, &operands.index})
         for (const std::uint16_t reg : *list)
@@ -236,6 +225,51 @@ struct FramesWriter::State {
     }
   }
 
+  // Registers a signal or a thread switch set, into `list` (and the known state).
+  void add_register_changes(pb::operand_value_list* list, std::span<const events::RegisterValue> values) {
+    apply(values);
+    for (const auto& value : values)
+      if (value.index < registers.size()) add_register(list, value.index, true, false, false);
+  }
+
+  // A signal delivery: an exception frame with our fields (frames.proto).
+  void write_signal(events::ThreadId thread, const events::SignalEvent& signal) {
+    flush();
+    frame.Clear();
+    auto* out = frame.mutable_exception_frame();
+    out->set_exception_number(signal.signal);
+    out->set_thread_id(thread.value);
+    out->set_from_addr(signal.interrupted_pc.value);
+    out->set_to_addr(signal.handler.value);
+    out->set_tracecorn_fault_address(signal.fault_address.value);
+    out->set_tracecorn_signal_code(signal.code);
+    out->set_tracecorn_signal_frame(signal.frame.value);
+    out->set_tracecorn_sender_pid(signal.sender_pid);
+    out->set_tracecorn_signal_fault(signal.fault);
+    for (const auto& write : signal.frame_writes) {
+      auto* effect = out->add_tracecorn_memory_writes();
+      effect->set_address(write.address.value);
+      effect->set_bytes(write.bytes.data(), write.bytes.size());
+    }
+    add_register_changes(out->mutable_tracecorn_register_changes(), signal.register_changes);
+    write_message(frame, true);
+  }
+
+  // A thread change: an exception frame numbered 0 with our fields (frames.proto).
+  void write_thread(events::ThreadId thread, const events::ThreadEvent& change) {
+    flush();
+    frame.Clear();
+    auto* out = frame.mutable_exception_frame();
+    out->set_exception_number(0);
+    out->set_thread_id(thread.value);
+    out->set_tracecorn_thread_change(static_cast<std::uint32_t>(change.change));
+    out->set_tracecorn_thread_from(change.from.value);
+    out->set_tracecorn_thread_exit_code(change.exit_code);
+    if (!change.registers.empty())
+      add_register_changes(out->mutable_tracecorn_register_changes(), change.registers);
+    write_message(frame, true);
+  }
+
   void handle(const events::Event& event) {
     using events::EventKind;
     switch (event.kind) {
@@ -321,6 +355,12 @@ struct FramesWriter::State {
         known.assign(known.size(), false);  // changes were lost: no register value is certain now
         return;
       }
+      case EventKind::kSignal:
+        write_signal(event.thread, std::get<events::SignalEvent>(event.payload));
+        return;
+      case EventKind::kThread:
+        write_thread(event.thread, std::get<events::ThreadEvent>(event.payload));
+        return;
       case EventKind::kModuleLoad: {
         flush();
         const auto& module = std::get<events::ModuleLoadEvent>(event.payload);
@@ -330,6 +370,7 @@ struct FramesWriter::State {
         out->set_low_address(module.start.value);
         out->set_high_address(module.end.value > module.start.value ? module.end.value - 1 : module.start.value);
         out->set_tracecorn_load_bias(module.load_bias);
+        if (event.thread.value) out->set_tracecorn_thread_id(event.thread.value);  // (absent: 0, a harness's)
         write_message(frame, true);
         return;
       }
@@ -360,9 +401,9 @@ Expected<std::unique_ptr<FramesWriter>> FramesWriter::open(const std::string& pa
     return make_error(ErrorCode::kInvalidArgument,
                       "BAP frames need a seekable output file (n and T are patched at the end): give -o FILE", path);
   auto state = std::make_unique<State>(std::move(*output), path, arch, std::move(options));
-  if (!arch::open_capstone_handles(arch, true, state->capstone))
-    return make_error(ErrorCode::kUnsupported, "Capstone cannot decode " + std::string(arch.name), path);
-  state->insn = cs_malloc(state->capstone[0]);  // both modes' handles are of one Capstone arch
+  auto decoder = arch::InstructionDecoder::open(arch, true);
+  if (!decoder) return make_error(ErrorCode::kUnsupported, "Capstone cannot decode " + std::string(arch.name), path);
+  state->decoder = std::move(*decoder);
   return std::unique_ptr<FramesWriter>(new FramesWriter(std::move(state)));
 }
 

@@ -14,7 +14,7 @@
 //   access list, plus its address registers, each as its full register:
 //   al -> RAX) with its value before, then every memory read with the value
 //   read; operand_post_list = every register it writes (Capstone's list plus
-//   arch::ArchInfo::add_unlisted_writes) with its value after, then every memory
+//   arch::ArchEngine::add_unlisted_writes) with its value after, then every memory
 //   write with the value written. Register names are the arch table's, upper
 //   case (RAX, RFLAGS, FS_BASE, XMM0); the program counter (RIP, read by
 //   rip-relative operands and calls) has the instruction's address; bit_length is the register's or the
@@ -69,7 +69,7 @@
 #include <optional>
 #include <string>
 
-#include "arch/arch.h"
+#include "arch/arch_info.h"
 #include "formats/bap/bap_meta.h"
 #include "recorder/events/event.h"
 #include "recorder/support/expected.h"

@@ -8,7 +8,6 @@
 #include <cstdio>
 #include <cstring>
 
-#include <capstone/capstone.h>
 #include <zstd.h>
 
 #include "formats/bintrace/bintrace_layout.h"
@@ -198,12 +197,7 @@ class BintraceReader::Events {
 BintraceReader::BintraceReader(std::unique_ptr<Input> input, std::string source)
     : input_(std::move(input)), source_(std::move(source)) {}
 
-BintraceReader::~BintraceReader() {
-  if (capstone_) {
-    csh handle = capstone_;
-    cs_close(&handle);
-  }
-}
+BintraceReader::~BintraceReader() = default;
 
 Error BintraceReader::error_at(std::uint64_t offset, std::string message) const {
   ErrorCode code = ErrorCode::kBadFormat;
@@ -595,6 +589,9 @@ void BintraceReader::map_registers() {
   const std::string& tool = metadata_.tool_info;
   if (tool.rfind("level ", 0) == 0) info_.level = tool.substr(6, tool.find(',') == std::string::npos ? std::string::npos : tool.find(',') - 6);
   if (const auto at = tool.find(", program "); at != std::string::npos) info_.program = tool.substr(at + 10);
+  if (const auto at = tool.find(", pid "); at != std::string::npos && at < tool.find(", program "))
+    info_.process_id = std::strtoull(tool.c_str() + at + 6, nullptr, 10);
+  thread_ = events::ThreadId{static_cast<std::uint32_t>(info_.process_id)};
   info_.has_initial_state = true;
   info_.initial_registers = registers();
   for (const auto& region : machine_.regions) {
@@ -808,6 +805,7 @@ Expected<bool> BintraceReader::read_event(bool keep) {
 
 void BintraceReader::emit(events::EventKind kind, const events::EventPayload& payload, const EventCallback& on_event) {
   event_.sequence = events::EventSequence{next_sequence_++};
+  event_.thread = thread_;
   event_.kind = kind;
   event_.payload = payload;
   on_event(event_);
@@ -824,15 +822,11 @@ Expected<bool> BintraceReader::next(const EventCallback& on_event) {
     const std::uint64_t pc = bt::read_le(table_[pc_table_index_]);
     instruction.address = events::GuestAddress{pc};
     state_->memory().read(pc, code);
-    if (!capstone_) {
-      csh handle = 0;
-      if (cs_open(arch_->capstone_arch, arch_->capstone_mode, &handle) == CS_ERR_OK) capstone_ = handle;
+    if (!decoder_) {
+      auto decoder = arch::InstructionDecoder::open(*arch_, false);
+      if (decoder) decoder_ = std::move(*decoder);
     }
-    if (capstone_) {
-      cs_insn* insn = nullptr;
-      if (cs_disasm(capstone_, code, sizeof code, pc, 1, &insn) == 1) instruction.size = insn->size;
-      if (insn) cs_free(insn, 1);
-    }
+    if (decoder_) instruction.size = static_cast<std::uint8_t>(decoder_->instruction_size(code, pc, 0));
     instruction.bytes = std::span<const std::uint8_t>(code, instruction.size);
   }
   auto read = read_event(true);
@@ -948,10 +942,13 @@ void BintraceReader::produce(const EventCallback& on_event) {
          events::ModuleLoadEvent{events::GuestAddress{a}, events::GuestAddress{b}, d, text_}, on_event);
     return;
   }
+  if (std::sscanf(c, "pc %" SCNx64 "%n", &a, &used) == 1 && static_cast<std::size_t>(used) == text.size())
+    return;  // where the next instruction is (bintrace_writer.h): its diff set the pc, no model event
   if (text == bintrace::kInterruptedNote) {
     interrupted_ = true;  // the interruption note (bintrace_layout.h): no model event
     return;
   }
+  if (produce_signal_or_thread(on_event)) return;
   unsigned long long lost = 0;
   if (std::sscanf(c, "gap %llu: %n", &lost, &used) == 1 && used > 0) {
     text_ = text.substr(static_cast<std::size_t>(used));
@@ -959,6 +956,63 @@ void BintraceReader::produce(const EventCallback& on_event) {
     return;
   }
   ++unrecognized_;
+}
+
+// "signal ..." and "thread ..." other events (bintrace_writer.h); false when
+// the description is neither.
+bool BintraceReader::produce_signal_or_thread(const EventCallback& on_event) {
+  const std::string& text = raw_description_;
+  const char* c = text.c_str();
+  int used = 0;
+  unsigned number = 0;
+  int code = 0;
+  unsigned long long sender = 0;
+  std::uint64_t pc = 0, handler = 0, frame = 0, address = 0;
+  if (std::sscanf(c, "signal %u code %d pc %" SCNx64 " handler %" SCNx64 " frame %" SCNx64 " sender %llu address %" SCNx64
+                     "%n",
+                  &number, &code, &pc, &handler, &frame, &sender, &address, &used) == 7) {
+    const std::string_view rest = std::string_view(text).substr(static_cast<std::size_t>(used));
+    if (!rest.empty() && rest != " fault") return false;
+    writes_.clear();
+    for (const auto& entry : raw_memory_)
+      writes_.push_back({events::GuestAddress{entry.address},
+                         std::span<const std::uint8_t>(entry_bytes_).subspan(entry.offset, entry.length)});
+    events::SignalEvent signal;
+    signal.signal = number;
+    signal.code = code;
+    signal.sender_pid = sender;
+    signal.fault_address = events::GuestAddress{address};
+    signal.interrupted_pc = events::GuestAddress{pc};
+    signal.handler = events::GuestAddress{handler};
+    signal.frame = events::GuestAddress{frame};
+    signal.fault = !rest.empty();
+    signal.frame_writes = writes_;
+    signal.register_changes = changed_;
+    emit(events::EventKind::kSignal, signal, on_event);
+    return true;
+  }
+  unsigned change = 0;
+  unsigned long long thread = 0, from = 0;
+  if (std::sscanf(c, "thread %u %llu from %llu status %d%n", &change, &thread, &from, &code, &used) == 4 &&
+      static_cast<std::size_t>(used) == text.size() && change >= 1 && change <= 3) {
+    events::ThreadEvent event;
+    event.change = static_cast<events::ThreadChange>(change);
+    event.from = events::ThreadId{static_cast<std::uint32_t>(from)};
+    event.exit_code = code;
+    event.registers = changed_;
+    const events::ThreadId running = thread_;
+    thread_ = events::ThreadId{static_cast<std::uint32_t>(thread)};  // the event's own thread
+    emit(events::EventKind::kThread, event, on_event);
+    if (event.change != events::ThreadChange::kSwitched) {
+      thread_ = running;
+    } else if (thread_.value != running.value) {
+      thread_last_pcs_[running.value] = last_pc_;
+      const auto found = thread_last_pcs_.find(thread_.value);
+      last_pc_ = found != thread_last_pcs_.end() ? found->second : 0;
+    }
+    return true;
+  }
+  return false;
 }
 
 Status BintraceReader::read_all(events::Sink& sink) { return formats::read_all(*this, sink); }

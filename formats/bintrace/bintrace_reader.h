@@ -38,9 +38,11 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
-#include "arch/arch.h"
+#include "arch/arch_info.h"
+#include "arch/instruction_decoder.h"
 #include "formats/bintrace/bintrace_state.h"
 #include "recorder/events/event.h"
 #include "recorder/support/expected.h"
@@ -134,6 +136,7 @@ class BintraceReader {
   void map_registers();
   // Refreshes the table values of what changed since the last call; fills `changed` (table order).
   void refresh_table(std::vector<events::RegisterValue>* changed);
+  bool produce_signal_or_thread(const EventCallback& on_event);
   void produce(const EventCallback& on_event);
   void emit(events::EventKind kind, const events::EventPayload& payload, const EventCallback& on_event);
 
@@ -170,9 +173,13 @@ class BintraceReader {
 
   // Model output.
   std::uint64_t next_sequence_ = 0;
-  std::uint64_t last_pc_ = 0;
+  events::ThreadId thread_;  // the running thread: the pid in the tool info, then each switch's
+  std::uint64_t last_pc_ = 0;  // the running thread's last instruction (a syscall's pc)
+  // Each other thread's last instruction: a thread switched back in ends the
+  // syscall it was blocked in, whose pc is that thread's, not the last one run.
+  std::unordered_map<std::uint32_t, std::uint64_t> thread_last_pcs_;
   std::uint64_t instructions_read_ = 0;
-  std::size_t capstone_ = 0;  // csh, opened on first use
+  std::unique_ptr<arch::InstructionDecoder> decoder_;  // opened on first use
   std::vector<events::MappingEffect> pending_mappings_;
   std::vector<std::uint64_t> pending_stack_;
   std::vector<events::RegisterValue> changed_;

@@ -231,7 +231,7 @@ Expected<Recovery> recover_bintrace(const std::string& head_path, const std::str
   recovery.regions = regions.size();
 
   const std::string part = output + ".part";
-  std::FILE* out = std::fopen(part.c_str(), "wb");
+  std::FILE* out = std::fopen(part.c_str(), "wbe");
   if (!out) return make_error(ErrorCode::kIo, "cannot open for writing: " + errno_text(), part);
   try {
     auto put = [&](std::span<const std::uint8_t> bytes) {

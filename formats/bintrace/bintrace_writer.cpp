@@ -164,7 +164,7 @@ Expected<std::unique_ptr<BintraceWriter>> BintraceWriter::open(const std::string
     spool->file = std::tmpfile();
   } else {
     spool->path = path + ".events.part";
-    spool->file = std::fopen(spool->path.c_str(), "w+b");
+    spool->file = std::fopen(spool->path.c_str(), "w+be");
   }
   if (!spool->file) {
     const std::string reason = std::strerror(errno);
@@ -204,6 +204,7 @@ void BintraceWriter::begin(const events::TraceInfo& info) {
   }
   try {
     tool_info_ = options_.tool_info.empty() ? "level " + info.level + ", arch " + std::string(arch_.name) +
+                                                  (info.process_id ? ", pid " + std::to_string(info.process_id) : "") +
                                                   (info.program.empty() ? "" : ", program " + info.program)
                                             : options_.tool_info;
     for (const auto& value : info.initial_registers)
@@ -423,6 +424,7 @@ void BintraceWriter::handle(const events::Event& event) {
         write_recovery_head();  // the initial state is complete now
       }
       finish_instruction(insn.address.value);
+      if (!pending_ && instructions_ > 0) resume_at(insn.address.value);
       pending_ = true;
       pending_address_ = insn.address.value;
       pending_size_ = insn.size;
@@ -537,7 +539,50 @@ void BintraceWriter::handle(const events::Event& event) {
       write_other("gap " + std::to_string(gap.lost_events) + ": " + std::string(gap.reason), {}, {});
       return;
     }
+    case EventKind::kSignal: write_signal(std::get<events::SignalEvent>(event.payload)); return;
+    case EventKind::kThread: write_thread(event.thread, std::get<events::ThreadEvent>(event.payload)); return;
   }
+}
+
+// After "other" events (a syscall, a signal), the first instruction runs where
+// the table's pc says; when the kernel's register values did not say it (x86's
+// pc inside the syscall hook is 2 bytes short of where a sigreturn resumes),
+// an "other" event "pc ADDRESS" sets it (the reader makes no event of it).
+void BintraceWriter::resume_at(std::uint64_t pc) {
+  std::uint64_t held = 0;
+  for (std::size_t b = 0; b < 8; ++b) held |= std::uint64_t{table_[pc_table_index_][b]} << (8 * b);
+  if (held == pc) return;
+  stage_registers({}, &pc);
+  write_other("pc " + hex(pc), {}, register_entries_);
+}
+
+// A signal delivery: an "other" event (bintrace_layout.h) whose diff is the
+// frame's bytes and the registers the handler starts with. The interrupted
+// code's last instruction goes on at interrupted_pc (the faulting one, the
+// block that did not run yet; after a syscall nothing is pending).
+void BintraceWriter::write_signal(const events::SignalEvent& signal) {
+  finish_instruction(signal.interrupted_pc.value);
+  memory_entries_.clear();
+  for (const auto& write : signal.frame_writes) {
+    state_->memory().write(write.address.value, write.bytes);
+    add_memory(memory_entries_, write.address.value, write.bytes);
+  }
+  stage_registers(signal.register_changes, nullptr);
+  write_other("signal " + std::to_string(signal.signal) + " code " + std::to_string(signal.code) + " pc " +
+                  hex(signal.interrupted_pc.value) + " handler " + hex(signal.handler.value) + " frame " +
+                  hex(signal.frame.value) + " sender " + std::to_string(signal.sender_pid) + " address " +
+                  hex(signal.fault_address.value) + (signal.fault ? " fault" : ""),
+              memory_entries_, register_entries_);
+}
+
+// A thread change: an "other" event; a switch's diff is the registers of the
+// thread switched to (the format has one register file: the running thread's).
+void BintraceWriter::write_thread(events::ThreadId thread, const events::ThreadEvent& change) {
+  finish_pending_fallthrough();
+  stage_registers(change.registers, nullptr);
+  write_other("thread " + std::to_string(static_cast<int>(change.change)) + " " + std::to_string(thread.value) +
+                  " from " + std::to_string(change.from.value) + " status " + std::to_string(change.exit_code),
+              {}, register_entries_);
 }
 
 void BintraceWriter::flush_events(bool last) {
@@ -584,7 +629,7 @@ void BintraceWriter::write_recovery_head() {
   // exists is complete (a kill while it is written leaves nothing to recover).
   const std::string head = path_ + ".head.part";
   const std::string part = head + ".tmp";
-  std::FILE* out = std::fopen(part.c_str(), "wb");
+  std::FILE* out = std::fopen(part.c_str(), "wbe");
   std::uint64_t written = 0;
   std::string problem = out ? "" : std::strerror(errno);
   if (out) {
@@ -644,7 +689,7 @@ std::string BintraceWriter::end(const events::TraceSummary& summary) {
   const std::string part = in_place_ ? path_ : path_ + ".part";
   try {
     const auto regions = declared_regions();
-    out = to_stdout ? stdout : std::fopen(part.c_str(), "wb");
+    out = to_stdout ? stdout : std::fopen(part.c_str(), "wbe");
     if (!out) throw std::runtime_error(std::string("cannot open for writing: ") + std::strerror(errno));
     auto put = [&](std::span<const std::uint8_t> bytes) {
       if (!bytes.empty() && std::fwrite(bytes.data(), 1, bytes.size(), out) != bytes.size())

@@ -25,6 +25,17 @@
 //   register changes. Faults ("fault signal S pc P address A: text"), exits
 //   ("exit code C" / "exit signal S"), module loads ("module START END bias B
 //   PATH") and gaps ("gap N: reason") are "other" events with empty diffs.
+// - A signal delivery is an "other" event "signal S code C pc P handler H
+//   frame F sender PID address A[ fault]" whose diff holds the frame's bytes
+//   and the registers the handler starts with (the format has no signals); a
+//   thread change (ours: the format has no threads) is "thread CHANGE TID
+//   from FROM status STATUS" (CHANGE 1 created, 2 exited, 3 switched to)
+//   whose diff, for a switch, holds the registers of the thread switched to.
+//   The tool info says the process's pid (", pid N"), the first thread's id.
+// - When the first instruction after "other" events is not where the table's
+//   pc says (x86's pc inside the syscall hook is 2 bytes short of where a
+//   sigreturn resumes), an "other" event "pc ADDRESS" sets it (ours; no event
+//   in the model).
 // - end() of an interrupted recording (TraceSummary::interrupted: SIGINT or
 //   SIGTERM) adds the interruption note, an "other" event "interrupted" with
 //   an empty diff (bintrace_layout.h), after the exit event.
@@ -53,7 +64,7 @@
 #include <string>
 #include <vector>
 
-#include "arch/arch.h"
+#include "arch/arch_info.h"
 #include "formats/bintrace/bintrace_state.h"
 #include "recorder/events/event.h"
 #include "recorder/support/expected.h"
@@ -113,6 +124,9 @@ class BintraceWriter final : public events::Sink {
   void stage_registers(std::span<const events::RegisterValue> changes, const std::uint64_t* new_pc);
   void stage_value(std::size_t slot, std::span<const std::uint8_t> value);
   void write_diff(std::span<const MemoryEntry> memory, std::span<const RegisterEntry> registers);
+  void write_signal(const events::SignalEvent& signal);
+  void resume_at(std::uint64_t pc);
+  void write_thread(events::ThreadId thread, const events::ThreadEvent& change);
   void write_other(std::string_view description, std::span<const MemoryEntry> memory,
                    std::span<const RegisterEntry> registers);
   void add_memory(std::vector<MemoryEntry>& out, std::uint64_t address, std::span<const std::uint8_t> bytes);

@@ -23,7 +23,7 @@ std::string json_string(std::string_view text) {
 }  // namespace
 
 Expected<std::unique_ptr<ChromeWriter>> ChromeWriter::open(const std::string& path, ChromeWriterOptions options) {
-  std::FILE* file = path == "-" ? stdout : std::fopen(path.c_str(), "wb");
+  std::FILE* file = path == "-" ? stdout : std::fopen(path.c_str(), "wbe");
   if (!file) return make_error(ErrorCode::kIo, std::string("cannot open for writing: ") + std::strerror(errno), path);
   return std::unique_ptr<ChromeWriter>(new ChromeWriter(file, path, std::move(options)));
 }
@@ -46,6 +46,10 @@ void ChromeWriter::begin(const events::TraceInfo& info) {
                    pid_, pid_, json_string(info.program.empty() ? options_.source_name : info.program)));
 }
 
+std::uint64_t ChromeWriter::tid(const events::Event& event) const {
+  return event.thread.value ? event.thread.value : pid_;  // (a harness's events have no thread)
+}
+
 void ChromeWriter::on_event(const events::Event& event) {
   const std::uint64_t index = index_++;
   std::visit(
@@ -61,16 +65,32 @@ void ChromeWriter::on_event(const events::Event& event) {
           emit(fmt::format("{{\"name\": {}, \"cat\": \"syscall\", \"ph\": \"X\", \"ts\": {}, \"dur\": 1, \"pid\": {}, "
                            "\"tid\": {}, \"args\": {{\"number\": {}, \"args\": [{}], \"result\": {}, \"pc\": \"{:#x}\", "
                            "\"event\": {}, \"stack\": [{}]}}}}",
-                           json_string(p.name), instructions_, pid_, pid_, p.number, fmt::join(p.args, ", "), p.result,
-                           p.pc.value, index, stack));
+                           json_string(p.name), instructions_, pid_, tid(event), p.number, fmt::join(p.args, ", "),
+                           p.result, p.pc.value, index, stack));
         } else if constexpr (std::is_same_v<T, events::FaultEvent>) {
           emit(fmt::format("{{\"name\": {}, \"cat\": \"fault\", \"ph\": \"i\", \"s\": \"p\", \"ts\": {}, \"pid\": {}, "
                            "\"tid\": {}, \"args\": {{\"pc\": \"{:#x}\", \"address\": \"{:#x}\", \"signal\": {}}}}}",
-                           json_string(p.description), instructions_, pid_, pid_, p.pc.value, p.address.value, p.signal));
+                           json_string(p.description), instructions_, pid_, tid(event), p.pc.value, p.address.value,
+                           p.signal));
         } else if constexpr (std::is_same_v<T, events::ExitEvent>) {
           emit(fmt::format("{{\"name\": \"exit\", \"cat\": \"process\", \"ph\": \"i\", \"s\": \"p\", \"ts\": {}, "
                            "\"pid\": {}, \"tid\": {}, \"args\": {{\"code\": {}, \"by_signal\": {}}}}}",
-                           instructions_, pid_, pid_, p.code, p.by_signal ? "true" : "false"));
+                           instructions_, pid_, tid(event), p.code, p.by_signal ? "true" : "false"));
+        } else if constexpr (std::is_same_v<T, events::SignalEvent>) {
+          const char* abbrev = p.signal > 0 && p.signal < 65 ? sigabbrev_np(static_cast<int>(p.signal)) : nullptr;
+          emit(fmt::format("{{\"name\": {}, \"cat\": \"signal\", \"ph\": \"i\", \"s\": \"t\", \"ts\": {}, "
+                           "\"pid\": {}, \"tid\": {}, \"args\": {{\"signal\": {}, \"code\": {}, \"handler\": \"{:#x}\", "
+                           "\"interrupted_pc\": \"{:#x}\", \"frame\": \"{:#x}\", \"fault\": {}, \"event\": {}}}}}",
+                           json_string(abbrev ? std::string("SIG") + abbrev : "signal " + std::to_string(p.signal)),
+                           instructions_, pid_, tid(event), p.signal, p.code, p.handler.value, p.interrupted_pc.value,
+                           p.frame.value, p.fault ? "true" : "false", index));
+        } else if constexpr (std::is_same_v<T, events::ThreadEvent>) {
+          static constexpr const char* kNames[] = {"thread", "thread created", "thread exited", "thread switch"};
+          const auto change = static_cast<std::size_t>(p.change);
+          emit(fmt::format("{{\"name\": \"{}\", \"cat\": \"thread\", \"ph\": \"i\", \"s\": \"t\", \"ts\": {}, "
+                           "\"pid\": {}, \"tid\": {}, \"args\": {{\"from\": {}, \"exit_code\": {}, \"event\": {}}}}}",
+                           kNames[change < 4 ? change : 0], instructions_, pid_, tid(event), p.from.value, p.exit_code,
+                           index));
         }
       },
       event.payload);

@@ -1,5 +1,6 @@
 // Role: the Chrome trace-event JSON exporter, a write-only format: a trace's
-// syscalls (with their call stacks), faults and exit as trace events for
+// syscalls (with their call stacks), faults, signals and thread changes
+// (instant events, each on its thread's tid) and exit as trace events for
 // Perfetto's UI and chrome://tracing (the Trace Event Format,
 // https://docs.google.com/document/d/1CvAClvFfyA5R-PhYUmn5OOQtYMH4h6I0nSsKchNAySU).
 // Timestamps (ts, in µs as the format says) are the instructions executed
@@ -40,6 +41,8 @@ class ChromeWriter final : public events::Sink {
   std::string end(const events::TraceSummary& summary) override;
 
  private:
+  // The event's thread as Chrome's tid (the pid when the event has none).
+  std::uint64_t tid(const events::Event& event) const;
   ChromeWriter(std::FILE* file, std::string path, ChromeWriterOptions options)
       : file_(file), path_(std::move(path)), options_(std::move(options)) {}
   void emit(const std::string& record);

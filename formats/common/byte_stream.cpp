@@ -199,7 +199,7 @@ struct OutputFile::ZstdContext {
 };
 
 Expected<std::unique_ptr<OutputFile>> OutputFile::open(const std::string& path, bool compress_zstd, int zstd_level) {
-  std::FILE* file = path == "-" ? stdout : std::fopen(path.c_str(), "wb");
+  std::FILE* file = path == "-" ? stdout : std::fopen(path.c_str(), "wbe");
   if (!file) return make_error(ErrorCode::kIo, std::string("cannot open for writing: ") + std::strerror(errno), path);
   ZstdContext* zstd = nullptr;
   if (compress_zstd) {

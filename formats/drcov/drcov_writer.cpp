@@ -10,7 +10,7 @@
 namespace tracecorn::formats {
 
 Expected<std::unique_ptr<DrcovWriter>> DrcovWriter::open(const std::string& path, std::uint64_t* blocks_written) {
-  std::FILE* file = path == "-" ? stdout : std::fopen(path.c_str(), "wb");
+  std::FILE* file = path == "-" ? stdout : std::fopen(path.c_str(), "wbe");
   if (!file) return make_error(ErrorCode::kIo, std::string("cannot open for writing: ") + std::strerror(errno), path);
   return std::unique_ptr<DrcovWriter>(new DrcovWriter(file, path, blocks_written));
 }

@@ -16,7 +16,7 @@
 #include <span>
 #include <string>
 
-#include "arch/arch.h"
+#include "arch/arch_info.h"
 #include "recorder/support/expected.h"
 
 namespace tracecorn::formats {

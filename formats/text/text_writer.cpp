@@ -15,7 +15,7 @@ namespace tracecorn::formats {
 using events::EventKind;
 
 Expected<std::unique_ptr<TextWriter>> TextWriter::open(const std::string& path, const arch::ArchInfo& arch) {
-  std::FILE* file = path == "-" ? stdout : std::fopen(path.c_str(), "w");
+  std::FILE* file = path == "-" ? stdout : std::fopen(path.c_str(), "we");
   if (!file) return make_error(ErrorCode::kIo, std::string("cannot open for writing: ") + std::strerror(errno), path);
   std::unique_ptr<TextWriter> writer(new TextWriter(file, path, arch));
   writer->owns_file_ = path != "-";
@@ -32,9 +32,9 @@ Expected<std::unique_ptr<TextWriter>> TextWriter::open(const std::string& path, 
     }
     return writer;
   }
-  if (!arch::open_capstone_handles(arch, false, writer->capstone_))
-    return make_error(ErrorCode::kEmulator, "cs_open failed for " + std::string(arch.name), path);
-  writer->insn_ = cs_malloc(writer->capstone_[0]);  // both modes' handles are of one Capstone arch
+  auto decoder = arch::InstructionDecoder::open(arch, false);
+  if (!decoder) return make_error(ErrorCode::kEmulator, "cs_open failed for " + std::string(arch.name), path);
+  writer->decoder_ = std::move(*decoder);
   return writer;
 }
 
@@ -55,8 +55,7 @@ TextWriter::TextWriter(std::FILE* file, std::string path, const arch::ArchInfo& 
     : file_(file), path_(std::move(path)), arch_(arch) {}
 
 TextWriter::~TextWriter() {
-  if (insn_) cs_free(insn_, 1);  // llvm_ closes itself
-  arch::close_capstone_handles(capstone_);
+  // decoder_ and llvm_ close themselves.
   if (file_ && owns_file_) std::fclose(file_);
 }
 
@@ -71,9 +70,7 @@ void TextWriter::begin(const events::TraceInfo& info) {
 }
 
 std::string TextWriter::disassemble(const events::InstructionEvent& instruction) {
-  const std::uint8_t* code = instruction.bytes.data();
-  std::size_t size = instruction.bytes.size();
-  std::uint64_t address = instruction.address.value;
+  const std::uint64_t address = instruction.address.value;
   if (arch_.decode_without_capstone) {
     if (llvm_) {
       std::size_t decoded_size = 0;
@@ -86,9 +83,9 @@ std::string TextWriter::disassemble(const events::InstructionEvent& instruction)
     for (std::size_t i = encoded.size; i-- > 0;) word = word << 8 | instruction.bytes[i];
     return fmt::format(".insn {:#0{}x}", word, 2 + 2 * encoded.size);
   }
-  const csh handle = capstone_[instruction.mode == 1 && capstone_[1] ? 1 : 0];
-  if (!cs_disasm_iter(handle, &code, &size, &address, insn_)) return "(undecodable)";
-  return fmt::format("{} {}", insn_->mnemonic, insn_->op_str);
+  const auto text = decoder_->disassemble(instruction.bytes, address, instruction.mode);
+  if (!text) return "(undecodable)";
+  return fmt::format("{} {}", text->mnemonic, text->operands);
 }
 
 std::string TextWriter::register_list(std::span<const events::RegisterValue> values) const {
@@ -161,7 +158,7 @@ void TextWriter::print_event(const events::Event& event) {
       if (!call.register_changes.empty()) fmt::print(file_, "    regs{}\n", register_list(call.register_changes));
       if (namer_) {
         for (const auto pc : call.call_stack) {
-          const std::string name = namer_->name(pc);
+          const std::string name = namer_->is_signal_trampoline(pc) ? "<signal handler called>" : namer_->name(pc);
           fmt::print(file_, "    at {:#x}{}{}\n", pc, name.empty() ? "" : " ", name);
         }
         follow_mappings(event);  // the stack was taken before the kernel ran: mapping changes apply after it
@@ -198,7 +195,39 @@ void TextWriter::print_event(const events::Event& event) {
       fmt::print(file_, "#{} gap {} events lost: {}\n", seq, gap.lost_events, gap.reason);
       break;
     }
+    case EventKind::kSignal: print_signal(seq, std::get<events::SignalEvent>(event.payload)); break;
+    case EventKind::kThread: print_thread(seq, event.thread, std::get<events::ThreadEvent>(event.payload)); break;
   }
+}
+
+void TextWriter::print_signal(std::uint64_t seq, const events::SignalEvent& signal) {
+  const char* abbrev = signal.signal > 0 && signal.signal < 65 ? sigabbrev_np(static_cast<int>(signal.signal)) : nullptr;
+  std::string origin = signal.fault ? fmt::format(" fault address {:#x}", signal.fault_address.value)
+                       : signal.sender_pid ? fmt::format(" from pid {}", signal.sender_pid)
+                                           : std::string();
+  fmt::print(file_, "#{} signal {} ({}) code {}{} at {:#x} handler {:#x} frame {:#x}{}\n", seq,
+             abbrev ? std::string("SIG") + abbrev : std::string("?"), signal.signal, signal.code, origin,
+             signal.interrupted_pc.value, signal.handler.value, signal.frame.value,
+             name_suffix(signal.handler.value, "; handler "));
+  for (const auto& write : signal.frame_writes)
+    fmt::print(file_, "    wrote {:#x} [{} bytes]\n", write.address.value, write.bytes.size());
+  if (!signal.register_changes.empty()) fmt::print(file_, "    regs{}\n", register_list(signal.register_changes));
+}
+
+void TextWriter::print_thread(std::uint64_t seq, events::ThreadId thread, const events::ThreadEvent& change) {
+  switch (change.change) {
+    case events::ThreadChange::kCreated:
+      fmt::print(file_, "#{} thread {} created by {}\n", seq, thread.value, change.from.value);
+      break;
+    case events::ThreadChange::kExited:
+      fmt::print(file_, "#{} thread {} exited status {}\n", seq, thread.value, change.exit_code);
+      break;
+    case events::ThreadChange::kSwitched:
+      fmt::print(file_, "#{} thread {} switched from {}\n", seq, thread.value, change.from.value);
+      break;
+    default: fmt::print(file_, "#{} thread {} change {}\n", seq, thread.value, static_cast<int>(change.change));
+  }
+  if (!change.registers.empty()) fmt::print(file_, "    regs{}\n", register_list(change.registers));
 }
 
 void TextWriter::follow_mappings(const events::Event& event) {
@@ -209,30 +238,6 @@ std::string TextWriter::name_suffix(std::uint64_t address, std::string_view befo
   if (!namer_) return "";
   std::string name = namer_->name(address);
   return name.empty() ? name : std::string(before) + name;
-}
-
-void name_initial_mappings(AddressNamer& namer, const events::TraceInfo& info) {
-  // Files mapped from their start in the initial state (a program, its
-  // interpreter), each over the run of adjacent regions backed by it.
-  const auto& regions = info.initial_memory;
-  for (std::size_t i = 0; i < regions.size(); ++i) {
-    if (regions[i].file.empty() || regions[i].file_offset != 0) continue;
-    std::uint64_t end = regions[i].start.value + regions[i].size;
-    for (std::size_t j = i + 1; j < regions.size() && regions[j].file == regions[i].file && regions[j].start.value == end;
-         ++j)
-      end = regions[j].start.value + regions[j].size;
-    namer.file_mapped(regions[i].start.value, end, regions[i].file);
-  }
-}
-
-void name_event_mappings(AddressNamer& namer, const events::Event& event) {
-  if (event.kind == EventKind::kModuleLoad) namer.module_loaded(std::get<events::ModuleLoadEvent>(event.payload));
-  if (event.kind != EventKind::kSyscall) return;
-  for (const auto& change : std::get<events::SyscallEvent>(event.payload).mapping_changes) {
-    if (change.kind == events::MappingChangeKind::kUnmap) namer.unmapped(change.start.value, change.length);
-    if (change.kind == events::MappingChangeKind::kMap && !change.file.empty() && change.file_offset == 0)
-      namer.file_mapped(change.start.value, change.start.value + change.length, change.file);
-  }
 }
 
 std::string TextWriter::end(const events::TraceSummary& summary) {

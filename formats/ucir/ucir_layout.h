@@ -54,6 +54,25 @@
 //   OP_CALLSTACK  depth u16, u64[depth]   (ours, 0x80; only nested in an
 //                 OP_SYSCALL; return addresses, innermost first;
 //                 omitted by --ucir-strict)                     3 + 8*depth
+//   OP_SIGNAL     signal u8 (host number), flags u8 (1: a fault of the
+//                 instruction at interrupted_pc), code u32 (si_code, two's
+//                 complement), sender_pid u64, fault_address u64,
+//                 interrupted_pc u64, handler u64, frame u64, op_count u16,
+//                 op_count ops: OP_MEM_WRITE (the frame's bytes, when not
+//                 already in the OP_SYSCALL before it) and OP_REG/OP_SPREG
+//                 (every register as the handler starts)   (ours, 0x81; a
+//                 frame op, after the ops of the last instruction that
+//                 completed; omitted by --ucir-strict)         49 + ops
+//   OP_THREAD     change u8 (1 created, 2 exited, 3 switched to), tid u64,
+//                 from u64 (the parent, or the thread switched from),
+//                 exit_code u32, op_count u16, op_count ops: OP_REG/OP_SPREG
+//                 (a switch: every register of the thread switched to)
+//                 (ours, 0x82; a frame op; omitted by --ucir-strict) 24 + ops
+//
+// The pid of OP_FRAME: the thread id of the frame's events (its block's
+// thread; a frame holds one thread's events: a switch ends the frame). A
+// single-threaded process has one thread whose tid is its pid, so its frames
+// all carry the pid, as usercorn's do. OP_KEYFRAME carries the process's pid.
 //
 // usercorn flavour (version 1 written big endian, read only): after the header,
 // a snappy framed stream; OP_MEM_MAP/UNMAP/PROT sizes are u64 and OP_SYSCALL's
@@ -96,6 +115,9 @@ enum Op : std::uint8_t {
   kOpExit = 13,
   // Ours, not usercorn's: the call stack at a syscall, nested in OP_SYSCALL.
   kOpCallstack = 0x80,
+  // Ours: a signal delivered to a handler, and a change of guest threads (frame ops).
+  kOpSignal = 0x81,
+  kOpThread = 0x82,
 };
 
 // Fixed sizes (op byte included) of the ops above, as in the diagram.
@@ -112,6 +134,9 @@ inline constexpr std::size_t kMemProtBytes = 1 + 8 + 4 + 1;
 inline constexpr std::size_t kSyscallFixedBytes = 1 + 2 + 8 + 1 + 2;
 inline constexpr std::size_t kSyscallArgs = 6;  // we always write the six register arguments
 inline constexpr std::size_t kCallstackFixedBytes = 1 + 2;
+inline constexpr std::size_t kSignalFixedBytes = 1 + 1 + 1 + 4 + 5 * 8 + 2;
+inline constexpr std::size_t kThreadFixedBytes = 1 + 1 + 8 + 8 + 4 + 2;
+static_assert(kSignalFixedBytes == 49 && kThreadFixedBytes == 24);
 static_assert(kMemMapFixedBytes == 34 && kSyscallFixedBytes == 14);
 
 // Protection bits in OP_MEM_MAP/PROT (the same as PROT_* and UC_PROT_*).

@@ -3,7 +3,6 @@
 // read is a truncation, never an out-of-bounds access.
 #include "formats/ucir/ucir_reader.h"
 
-#include <capstone/capstone.h>
 
 #include <algorithm>
 #include <array>
@@ -44,6 +43,8 @@ std::string op_name(std::uint8_t op) {
                                            "OP_MEM_UNMAP", "OP_MEM_PROT", "OP_SYSCALL",  "OP_EXIT"};
   if (op < std::size(kNames)) return kNames[op];
   if (op == ucir::kOpCallstack) return "OP_CALLSTACK";
+  if (op == ucir::kOpSignal) return "OP_SIGNAL";
+  if (op == ucir::kOpThread) return "OP_THREAD";
   return "unknown op " + std::to_string(op);
 }
 
@@ -286,6 +287,41 @@ class OpParser {
         }
         return Parse::kOk;
       }
+      case ucir::kOpSignal:
+      case ucir::kOpThread: {
+        if (in_syscall) return fail(op_name(out.op) + " nested inside OP_SYSCALL (expected a frame op)");
+        const bool signal = out.op == ucir::kOpSignal;
+        if (!c.has(signal ? ucir::kSignalFixedBytes - 1 : ucir::kThreadFixedBytes - 1)) return Parse::kTruncated;
+        if (signal) {
+          out.number = c.le(1);  // the signal
+          out.prot = static_cast<std::uint8_t>(c.le(1));  // flags
+          out.ret = static_cast<std::uint64_t>(static_cast<std::int64_t>(static_cast<std::int32_t>(c.le(4))));  // si_code
+          for (std::size_t i = 0; i < 5; ++i) out.args[i] = c.le(8);
+        } else {
+          out.number = c.le(1);  // the change
+          if (out.number < 1 || out.number > 3)
+            return fail("OP_THREAD change " + std::to_string(out.number) + " (expected 1 created, 2 exited, 3 switched)");
+          out.address = c.le(8);  // tid
+          out.size = c.le(8);     // from
+          out.ret = static_cast<std::uint64_t>(static_cast<std::int64_t>(static_cast<std::int32_t>(c.le(4))));
+        }
+        const std::size_t count = c.le(2);
+        out.nested.clear();
+        for (std::size_t i = 0; i < count; ++i) {
+          OpT nested;
+          if (const Parse result = parse(nested, true); result != Parse::kOk) return result;
+          const bool allowed = nested.op == ucir::kOpReg || nested.op == ucir::kOpSpreg ||
+                               (signal && nested.op == ucir::kOpMemWrite);
+          if (!allowed) {
+            error_offset = nested.offset;
+            message = op_name(nested.op) + " inside " + op_name(out.op) + " (expected " +
+                      (signal ? "OP_MEM_WRITE, OP_REG or OP_SPREG)" : "OP_REG or OP_SPREG)");
+            return Parse::kError;
+          }
+          out.nested.push_back(std::move(nested));
+        }
+        return Parse::kOk;
+      }
       case ucir::kOpCallstack: {
         if (!in_syscall) return fail("OP_CALLSTACK outside OP_SYSCALL (it is only valid among a syscall's effects)");
         if (!c.has(2)) return Parse::kTruncated;
@@ -296,7 +332,7 @@ class OpParser {
         return Parse::kOk;
       }
       default:
-        return fail(op_name(out.op) + " (expected an op id 0..13 or 0x80)");
+        return fail(op_name(out.op) + " (expected an op id 0..13 or 0x80..0x82)");
     }
   }
 
@@ -392,7 +428,21 @@ bool UcirReader::can_carry(events::EventKind kind) {
 UcirReader::UcirReader(std::unique_ptr<ByteSource> stream, std::string source)
     : stream_(std::move(stream)), source_(std::move(source)), scratch_(std::make_unique<Scratch>()) {}
 
-UcirReader::~UcirReader() { arch::close_capstone_handles(capstone_); }
+UcirReader::~UcirReader() = default;
+
+void UcirReader::switch_frame_thread(std::uint64_t pid) {
+  if (pid == frame_pid_) return;
+  if (frame_pid_) thread_places_[frame_pid_] = ThreadPlace{pc_, mode_, last_step_pc_};
+  frame_pid_ = pid;
+  switched_in_step_pc_.reset();
+  last_step_pc_ = 0;
+  if (const auto found = thread_places_.find(pid); found != thread_places_.end()) {
+    pc_ = found->second.pc;
+    mode_ = found->second.mode;
+    last_step_pc_ = found->second.last_step_pc;
+    if (last_step_pc_) switched_in_step_pc_ = last_step_pc_;
+  }
+}
 
 std::uint32_t UcirReader::count_instructions(std::uint64_t address, std::uint8_t mode,
                                              std::span<const std::uint8_t> code) {
@@ -407,12 +457,14 @@ std::uint32_t UcirReader::count_instructions(std::uint64_t address, std::uint8_t
 
 std::uint32_t UcirReader::decode_instruction_count(std::uint64_t address, std::uint8_t mode,
                                                    std::span<const std::uint8_t> code) {
-  // riscv64 decodes without Capstone (arch::count_instructions uses its own decoder).
-  if (!arch_->decode_without_capstone && !capstone_[0] && !arch::open_capstone_handles(*arch_, false, capstone_))
-    return 0;
-  const csh handle = capstone_[mode == 1 && capstone_[1] ? 1 : 0];
+  // riscv64 decodes without Capstone (the decoder uses the architecture's own).
+  if (!decoder_) {
+    auto decoder = arch::InstructionDecoder::open(*arch_, false);
+    if (!decoder) return 0;
+    decoder_ = std::move(*decoder);
+  }
   std::size_t undecoded = 0;
-  const std::uint32_t count = arch::count_instructions(*arch_, handle, code, address, undecoded);
+  const std::uint32_t count = decoder_->count_instructions(code, address, mode, undecoded);
   return undecoded == 0 ? count : count + 1;  // undecodable tail: one instruction, as the recorder counts it
 }
 
@@ -565,6 +617,7 @@ Expected<bool> UcirReader::next(const EventCallback& on_event) {
       }
       const std::uint64_t pid = c.le(8);
       if (!seen_keyframe_) info_.process_id = pid;  // the first frame is the first keyframe (checked below)
+      if (op == ucir::kOpFrame) switch_frame_thread(pid);  // the thread of the frame's events (ucir_layout.h)
       const std::uint64_t count = c.le(4);
       std::vector<Op>& ops = frame_ops_;  // reused from frame to frame (its capacity)
       ops.clear();
@@ -652,6 +705,7 @@ void UcirReader::produce(const std::vector<Op>& ops, const EventCallback& on_eve
   auto emit = [&](events::EventKind kind, events::EventPayload payload) {
     events::Event event;
     event.sequence = events::EventSequence{next_sequence_++};
+    event.thread = events::ThreadId{static_cast<std::uint32_t>(frame_pid_)};
     event.kind = kind;
     event.payload = std::move(payload);
     on_event(event);
@@ -742,7 +796,7 @@ void UcirReader::produce(const std::vector<Op>& ops, const EventCallback& on_eve
           if (id == arch::SyscallId::exit || id == arch::SyscallId::exit_group)
             exit_code_ = static_cast<std::int32_t>(op.args[0]);
           events::SyscallEvent call;
-          call.pc = events::GuestAddress{pc_};
+          call.pc = events::GuestAddress{switched_in_step_pc_.value_or(pc_)};
           call.number = number;
           call.name = name;
           std::copy(std::begin(op.args), std::end(op.args), std::begin(call.args));
@@ -752,6 +806,44 @@ void UcirReader::produce(const std::vector<Op>& ops, const EventCallback& on_eve
           call.register_changes = changed;
           call.call_stack = stack;
           emit(events::EventKind::kSyscall, call);
+          break;
+        }
+        case ucir::kOpSignal:
+        case ucir::kOpThread: {
+          std::vector<events::MemoryWriteEffect> writes;
+          std::vector<events::RegisterValue> changed;
+          for (const Op& nested : op.nested) {
+            if (nested.op == ucir::kOpMemWrite) {
+              writes.push_back({events::GuestAddress{nested.address}, nested.bytes});
+              image_write(nested.address, nested.bytes);
+            } else {
+              changed.push_back(nested.reg);
+            }
+          }
+          if (op.op == ucir::kOpSignal) {
+            events::SignalEvent signal;
+            signal.signal = static_cast<std::uint32_t>(op.number);
+            signal.fault = (op.prot & 1) != 0;
+            signal.code = static_cast<std::int32_t>(op.ret);
+            signal.sender_pid = op.args[0];
+            signal.fault_address = events::GuestAddress{op.args[1]};
+            signal.interrupted_pc = events::GuestAddress{op.args[2]};
+            signal.handler = events::GuestAddress{op.args[3]};
+            signal.frame = events::GuestAddress{op.args[4]};
+            signal.frame_writes = writes;
+            signal.register_changes = changed;
+            emit(events::EventKind::kSignal, signal);
+            break;
+          }
+          events::ThreadEvent change;
+          change.change = static_cast<events::ThreadChange>(op.number);
+          change.from = events::ThreadId{static_cast<std::uint32_t>(op.size)};
+          change.exit_code = static_cast<std::int32_t>(op.ret);
+          change.registers = changed;
+          const std::uint64_t running = frame_pid_;
+          frame_pid_ = op.address;  // the event's thread: the one it is about
+          emit(events::EventKind::kThread, change);
+          frame_pid_ = running;
           break;
         }
         default:
@@ -766,6 +858,7 @@ void UcirReader::produce(const std::vector<Op>& ops, const EventCallback& on_eve
     switch (op.op) {
       case ucir::kOpJmp: {
         flush(false);
+        switched_in_step_pc_.reset();
         std::uint32_t steps = 0;
         for (std::size_t j = i + 1; j < ops.size() && ops[j].op != ucir::kOpJmp; ++j) steps += ops[j].op == ucir::kOpStep;
         // arm: bit 0 of the address marks a Thumb block (the writer's convention).
@@ -785,6 +878,8 @@ void UcirReader::produce(const std::vector<Op>& ops, const EventCallback& on_eve
              events::InstructionEvent{events::GuestAddress{pc_}, static_cast<std::uint32_t>(op.size), code,
                                       index_in_block++, mode_});
         flush(true);
+        switched_in_step_pc_.reset();
+        last_step_pc_ = pc_;
         pc_ += op.size;
         break;
       case ucir::kOpExit:

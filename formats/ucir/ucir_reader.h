@@ -24,6 +24,10 @@
 //                   OP_REG/SPREG and our OP_CALLSTACK fill its effects. Its pc is
 //                   the pc of the OP_STEP that follows it (without OP_STEPs, at
 //                   blocks level, the block's address).
+//   OP_SIGNAL       a SignalEvent, its nested OP_MEM_WRITE and OP_REG/SPREG the
+//                   frame's bytes and the handler's registers (ours, 0x81)
+//   OP_THREAD       a ThreadEvent whose thread is the op's tid (ours, 0x82)
+//   every event     its thread is its frame's pid (ucir_layout.h)
 //   OP_EXIT         an ExitEvent; UCIR has no status, so the code is the first
 //                   argument of the last exit/exit_group syscall (else 0).
 //   first OP_KEYFRAME  TraceInfo's initial state (info()); later keyframes
@@ -45,12 +49,14 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
-#include "arch/arch.h"
+#include "arch/arch_info.h"
+#include "arch/instruction_decoder.h"
 #include "recorder/events/event.h"
 #include "recorder/support/expected.h"
 
@@ -139,7 +145,7 @@ class UcirReader {
     bool counted = false;
   };
   std::unordered_map<std::uint64_t, CountedBlock> instruction_counts_;
-  std::array<csh, 2> capstone_{};  // per instruction-set mode, opened on first use
+  std::unique_ptr<arch::InstructionDecoder> decoder_;  // opened on first use
   std::uint8_t mode_ = 0;          // the current block's instruction set (arm: 1 = Thumb)
   static Expected<std::unique_ptr<UcirReader>> start(std::unique_ptr<ByteSource> stream, std::string source);
   // Drops the consumed bytes and appends at least `want` more when the stream has
@@ -168,6 +174,21 @@ class UcirReader {
   std::string warning_;
   bool interrupted_ = false;
   std::uint64_t pc_ = 0;
+  std::uint64_t frame_pid_ = 0;  // the current frame's pid: its events' thread (ucir_layout.h)
+  // Each other thread's pc and instruction set where its last frame left
+  // them: a thread switched back in goes on from there (its syscall's pc).
+  struct ThreadPlace {
+    std::uint64_t pc = 0;
+    std::uint8_t mode = 0;
+    std::uint64_t last_step_pc = 0;
+  };
+  std::unordered_map<std::uint64_t, ThreadPlace> thread_places_;
+  std::uint64_t last_step_pc_ = 0;  // the address of the frame thread's last OP_STEP (0: none yet)
+  // Set when a thread that stepped before comes back, until its first
+  // OP_STEP or OP_JMP: a syscall it was blocked in ends there, and its pc is
+  // that thread's last step (the syscall instruction), not pc_.
+  std::optional<std::uint64_t> switched_in_step_pc_;
+  void switch_frame_thread(std::uint64_t pid);
   std::uint64_t next_sequence_ = 0;
   std::int32_t exit_code_ = 0;
   std::uint64_t keyframes_ = 0;

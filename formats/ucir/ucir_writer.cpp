@@ -155,6 +155,7 @@ void UcirWriter::begin(const events::TraceInfo& info) {
   try {
     track_registers_in_keyframes_ = info.level == "regs" || info.level == "full";
     pid_ = info.process_id != 0 ? info.process_id : ucir::kPid;
+    frame_pid_ = pid_;
     std::vector<std::uint8_t> out;
     out.insert(out.end(), std::begin(ucir::kMagic), std::end(ucir::kMagic));
     put_u32(out, ucir::kVersion);
@@ -209,7 +210,7 @@ void UcirWriter::write_frame_header(std::uint8_t op, std::uint32_t op_count) {
   std::vector<std::uint8_t>& header = frame_header_;
   header.clear();
   put_u8(header, op);
-  put_u64(header, pid_);
+  put_u64(header, op == ucir::kOpFrame ? frame_pid_ : pid_);
   put_u32(header, op_count);
   write_bytes(header);
 }
@@ -298,6 +299,13 @@ void UcirWriter::on_event(const events::Event& event) {
 
 void UcirWriter::handle(const events::Event& event) {
   using events::EventKind;
+  // A frame holds one thread's events, and its pid says which (ucir_layout.h):
+  // another thread's event starts a new frame. (A thread event itself may be
+  // about another thread; it goes in the running thread's frame.)
+  if (event.kind != EventKind::kThread && event.thread.value != 0 && event.thread.value != frame_pid_) {
+    flush_frame();
+    frame_pid_ = event.thread.value;
+  }
   switch (event.kind) {
     case EventKind::kBlock: {
       const auto& block = std::get<events::BlockEvent>(event.payload);
@@ -408,6 +416,20 @@ void UcirWriter::handle(const events::Event& event) {
       flush_frame();
       return;
     }
+    case EventKind::kSignal:
+      if (options_.strict) {
+        ++dropped_;
+        return;
+      }
+      write_signal(std::get<events::SignalEvent>(event.payload));
+      return;
+    case EventKind::kThread:
+      if (options_.strict) {
+        ++dropped_;
+        return;
+      }
+      write_thread(event.thread, std::get<events::ThreadEvent>(event.payload));
+      return;
     case EventKind::kFault:
     case EventKind::kModuleLoad:
     case EventKind::kGap:
@@ -415,6 +437,62 @@ void UcirWriter::handle(const events::Event& event) {
       ++dropped_;
       return;
   }
+}
+
+// The nested ops of OP_SIGNAL and OP_THREAD: memory writes then registers;
+// returns their count. Noted for the keyframes as a syscall's are.
+std::uint32_t UcirWriter::put_effects(std::vector<std::uint8_t>& nested,
+                                      std::span<const events::MemoryWriteEffect> writes,
+                                      std::span<const events::RegisterValue> registers) {
+  std::uint32_t count = 0;
+  for (const auto& write : writes) {
+    count += put_mem_write(nested, write.address.value, write.bytes);
+    note_written(write.address.value, write.bytes);
+  }
+  for (const auto& value : registers) {
+    write_register(nested, value);
+    ++count;
+  }
+  track_registers(registers);
+  return count;
+}
+
+void UcirWriter::write_signal(const events::SignalEvent& signal) {
+  std::vector<std::uint8_t> nested;
+  const std::uint32_t count = put_effects(nested, signal.frame_writes, signal.register_changes);
+  if (count > 0xffff) {
+    ++dropped_;
+    return;
+  }
+  frame_open_ = true;
+  put_u8(frame_, ucir::kOpSignal);
+  put_u8(frame_, static_cast<std::uint8_t>(signal.signal));
+  put_u8(frame_, signal.fault ? 1 : 0);
+  put_u32(frame_, static_cast<std::uint32_t>(signal.code));
+  for (const std::uint64_t value : {signal.sender_pid, signal.fault_address.value, signal.interrupted_pc.value,
+                                    signal.handler.value, signal.frame.value})
+    put_u64(frame_, value);
+  put_u16(frame_, static_cast<std::uint16_t>(count));
+  frame_.insert(frame_.end(), nested.begin(), nested.end());
+  ++frame_ops_;
+}
+
+void UcirWriter::write_thread(events::ThreadId thread, const events::ThreadEvent& change) {
+  std::vector<std::uint8_t> nested;
+  const std::uint32_t count = put_effects(nested, {}, change.registers);
+  if (count > 0xffff) {
+    ++dropped_;
+    return;
+  }
+  frame_open_ = true;
+  put_u8(frame_, ucir::kOpThread);
+  put_u8(frame_, static_cast<std::uint8_t>(change.change));
+  put_u64(frame_, thread.value);
+  put_u64(frame_, change.from.value);
+  put_u32(frame_, static_cast<std::uint32_t>(change.exit_code));
+  put_u16(frame_, static_cast<std::uint16_t>(count));
+  frame_.insert(frame_.end(), nested.begin(), nested.end());
+  ++frame_ops_;
 }
 
 std::string UcirWriter::end(const events::TraceSummary& summary) {

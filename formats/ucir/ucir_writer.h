@@ -19,6 +19,10 @@
 //   frame, before the OP_STEP of the syscall instruction, with the kernel's
 //   effects as nested ops (mapping changes, then memory writes, then
 //   registers) and, unless `strict`, our OP_CALLSTACK.
+// - Unless `strict`, a signal delivery becomes our OP_SIGNAL and a thread
+//   change our OP_THREAD in the current frame, with their effects as nested
+//   ops. A frame holds one thread's events; its pid is that thread's id
+//   (ucir_layout.h).
 // - Every `keyframe_interval` instructions, at a block boundary, an OP_KEYFRAME
 //   with the memory written since the previous keyframe and, at levels that
 //   record registers (regs, full), every register's last value.
@@ -41,7 +45,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "arch/arch.h"
+#include "arch/arch_info.h"
 #include "recorder/events/event.h"
 #include "recorder/support/expected.h"
 
@@ -50,7 +54,7 @@ namespace tracecorn::formats {
 struct UcirWriterOptions {
   bool compress_zstd = false;                  // wrap the whole file in one zstd stream
   int zstd_level = 3;
-  bool strict = false;                         // write only the spec's ops (no OP_CALLSTACK)
+  bool strict = false;                         // write only the spec's ops (no OP_CALLSTACK, OP_SIGNAL, OP_THREAD)
   std::uint64_t keyframe_interval = 1000000;   // instructions between keyframes; 0 = only the first
   std::string os = "linux";
 };
@@ -81,6 +85,10 @@ class UcirWriter final : public events::Sink {
   void handle(const events::Event& event);
   void finish_step();
   void flush_frame();
+  std::uint32_t put_effects(std::vector<std::uint8_t>& nested, std::span<const events::MemoryWriteEffect> writes,
+                            std::span<const events::RegisterValue> registers);
+  void write_signal(const events::SignalEvent& signal);
+  void write_thread(events::ThreadId thread, const events::ThreadEvent& change);
   void write_frame_header(std::uint8_t op, std::uint32_t op_count);
   void write_keyframe_if_due();
   void write_register(std::vector<std::uint8_t>& out, const events::RegisterValue& value) const;
@@ -115,7 +123,8 @@ class UcirWriter final : public events::Sink {
 
   std::uint64_t dropped_ = 0;
   std::uint64_t bytes_written_ = 0;
-  std::uint64_t pid_ = 1;  // every frame's pid: TraceInfo::process_id, or ucir::kPid when it is 0
+  std::uint64_t pid_ = 1;  // the keyframes' pid: TraceInfo::process_id, or ucir::kPid when it is 0
+  std::uint64_t frame_pid_ = 1;  // the frames' pid: the running thread (pid_ until a switch)
 };
 
 }  // namespace tracecorn::formats

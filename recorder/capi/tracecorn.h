@@ -92,7 +92,9 @@ typedef enum tracecorn_event_kind {
   TRACECORN_EVENT_FAULT = 7,
   TRACECORN_EVENT_MODULE_LOAD = 8,
   TRACECORN_EVENT_EXIT = 9,
-  TRACECORN_EVENT_GAP = 10 /* events were lost here (the flight recorder overwrote them) */
+  TRACECORN_EVENT_GAP = 10, /* events were lost here (the flight recorder overwrote them) */
+  TRACECORN_EVENT_SIGNAL = 11, /* a signal was delivered to a guest handler */
+  TRACECORN_EVENT_THREAD = 12  /* a guest thread was created, exited, or switched to */
 } tracecorn_event_kind;
 
 /*
@@ -110,6 +112,12 @@ typedef enum tracecorn_event_kind {
  *   MODULE_LOAD  start              -               end                  -                    load bias
  *   EXIT         -                  -               status (or signal)   -                    1 if killed by a signal
  *   GAP          -                  -               events lost          -                    -
+ *   SIGNAL       handler            -               si_code              interrupted pc       signal (host number)
+ *   THREAD       -                  -               the other thread     -                    1 created, 2 exited,
+ *                                                   (parent, previous)                        3 switched to
+ *
+ * SIGNAL: `size` is 1 when the signal is a CPU fault of the instruction at
+ * `pc` (which did not complete), else 0.
  *
  * `text`: the fault's description, the syscall's name, the module's path, the
  * gap's reason; "" for the other kinds. Never NULL.
@@ -124,6 +132,9 @@ typedef struct tracecorn_event {
   uint64_t pc;
   uint64_t number;
   const char* text;
+  uint32_t thread; /* the guest thread the event belongs to (its tid; the process's pid before any
+                      THREAD event; 0 on a harness's engine, which has no process); for THREAD,
+                      the thread created, exited or switched to */
 } tracecorn_event;
 
 /*

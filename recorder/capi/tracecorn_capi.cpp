@@ -38,6 +38,8 @@ static_assert(static_cast<int>(events::EventKind::kFault) == TRACECORN_EVENT_FAU
 static_assert(static_cast<int>(events::EventKind::kModuleLoad) == TRACECORN_EVENT_MODULE_LOAD);
 static_assert(static_cast<int>(events::EventKind::kExit) == TRACECORN_EVENT_EXIT);
 static_assert(static_cast<int>(events::EventKind::kGap) == TRACECORN_EVENT_GAP);
+static_assert(static_cast<int>(events::EventKind::kSignal) == TRACECORN_EVENT_SIGNAL);
+static_assert(static_cast<int>(events::EventKind::kThread) == TRACECORN_EVENT_THREAD);
 static_assert(static_cast<int>(core::TraceLevel::kBlocks) == TRACECORN_LEVEL_BLOCKS);
 static_assert(static_cast<int>(core::TraceLevel::kInstructions) == TRACECORN_LEVEL_INSNS);
 static_assert(static_cast<int>(core::TraceLevel::kMemory) == TRACECORN_LEVEL_MEM);
@@ -58,6 +60,7 @@ class CallbackSink final : public events::Sink {
     tracecorn_event out{};
     out.kind = static_cast<tracecorn_event_kind>(event.kind);
     out.sequence = event.sequence.value;
+    out.thread = event.thread.value;
     std::string_view text;
     std::visit([&](const auto& payload) { fill(payload, out, text); }, event.payload);
     text_.assign(text.data(), text.size());  // the views are not NUL-terminated
@@ -111,6 +114,17 @@ class CallbackSink final : public events::Sink {
   static void fill(const events::GapEvent& gap, tracecorn_event& out, std::string_view& text) {
     out.value = gap.lost_events;
     text = gap.reason;
+  }
+  static void fill(const events::SignalEvent& signal, tracecorn_event& out, std::string_view&) {
+    out.address = signal.handler.value;
+    out.value = static_cast<std::uint64_t>(static_cast<std::int64_t>(signal.code));
+    out.pc = signal.interrupted_pc.value;
+    out.number = signal.signal;
+    out.size = signal.fault ? 1 : 0;
+  }
+  static void fill(const events::ThreadEvent& change, tracecorn_event& out, std::string_view&) {
+    out.value = change.from.value;
+    out.number = static_cast<std::uint64_t>(change.change);
   }
 
   tracecorn_event_callback callback_;
@@ -260,7 +274,7 @@ std::string engine_mismatch(uc_engine* engine, const arch::ArchInfo& arch) {
   int engine_arch = 0, engine_mode = 0;
   if (uc_ctl_get_arch(engine, &engine_arch) != UC_ERR_OK || uc_ctl_get_mode(engine, &engine_mode) != UC_ERR_OK)
     return "cannot query the engine's architecture";
-  if (engine_arch != static_cast<int>(arch.unicorn_arch) || engine_mode != static_cast<int>(arch.unicorn_mode))
+  if (engine_arch != static_cast<int>(arch.engine->unicorn_arch) || engine_mode != static_cast<int>(arch.engine->unicorn_mode))
     return "the engine is not a " + std::string(arch.name) + " engine (Unicorn arch " + std::to_string(engine_arch) +
            ", mode " + std::to_string(engine_mode) + ")";
   return "";
@@ -511,6 +525,8 @@ const char* tracecorn_event_kind_name(tracecorn_event_kind kind) {
     case TRACECORN_EVENT_MODULE_LOAD: return "module";
     case TRACECORN_EVENT_EXIT: return "exit";
     case TRACECORN_EVENT_GAP: return "gap";
+    case TRACECORN_EVENT_SIGNAL: return "signal";
+    case TRACECORN_EVENT_THREAD: return "thread";
   }
   return "unknown";
 }

@@ -4,7 +4,7 @@
 //   tracecorn record [options] [-o FILE] [--format text|null|ucir] [--level L] -- PROGRAM [ARGS...]
 //            (ucir: [--compress zstd] [--ucir-strict]; bintrace: [--compress zstd], --level regs|full)
 //            (frames: [--compress zstd]; --level defaults to full)
-//   tracecorn dump FILE [--kind K,..] [--range A-B] [--events N-M]
+//   tracecorn dump FILE [--kind K,..] [--range A-B] [--events N-M] [--thread TID]
 //                            (prints a UCIR, BAP frames or binary trace as the text format does;
 //                             the reader is chosen by content: recorder/replay/trace_reader.h)
 //   tracecorn recover FILE [-o OUT]
@@ -14,14 +14,17 @@
 // --max-insns/--timeout limit stops it, 125 for tracecorn's own errors, 126 when
 // the program cannot be run (not an ELF, unsupported architecture), 127 when it
 // is not found. Every message tracecorn prints starts with "tracecorn: ".
+#include <stdio_ext.h>
 #include <unistd.h>
 
 #include <pthread.h>
+#include <sys/resource.h>
 #include <signal.h>
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <csignal>
 #include <cstring>
 #include <thread>
 #include <cstdio>
@@ -38,12 +41,13 @@
 #include "formats/bintrace/bintrace_recover.h"
 #include "formats/registry.h"
 #include "formats/text/text_writer.h"
-#include "recorder/cli/process_recording.h"
+#include "recorder/session/process_recording.h"
 #include "recorder/cli/stack_display.h"
 #include "recorder/core/guest_stacks.h"
 #include "recorder/core/recorder.h"
 #include "recorder/engine/instruction_counter.h"
 #include "recorder/linux/linux_process.h"
+#include "recorder/replay/process_tree.h"
 #include "recorder/replay/replayer.h"
 #include "recorder/replay/trace_reader.h"
 #include "recorder/replay/trace_tools.h"
@@ -74,6 +78,9 @@ struct RunOptions {
   std::string stacks;          // --stacks: auto|sframe|cfi|fp|none ("" = the command's default)
   bool strace = false;         // run --strace: a line per syscall on stderr
   bool strace_stacks = false;  // run -k: the stack under each line
+  std::uint64_t max_processes = 256;  // --max-processes
+  int exec_state_fd = -1;             // --exec-state-fd (hidden: an exec'd image, linux/inherited_state.h)
+  std::vector<std::string> relaunch_command;  // tracecorn's own argv up to "--", without --exec-state-fd
 };
 
 struct RecordOptions {
@@ -129,17 +136,23 @@ std::uint64_t parse_size(const std::string& text, const char* option) {
   return value << shift;
 }
 
-// Turns SIGINT and SIGTERM into a clean stop: the emulation stops, the trace is
-// finished (marked interrupted) and tracecorn exits with 128+signal, as the
-// guest would have. The signals are blocked in every thread (set before any
-// thread starts) and taken by one watcher thread with sigtimedwait, so no
-// handler runs inside Unicorn. Owned by run_command, on the main thread.
+// Turns SIGINT and SIGTERM from outside the guest's process tree into a
+// clean stop: the emulation stops, the trace is finished (marked interrupted)
+// and tracecorn exits with 128+signal, as the guest would have. Every other
+// signal it watches, and SIGINT/SIGTERM sent by a process of the guest's own
+// tree (a guest shell killing its child), goes to the guest
+// (LinuxProcess::post_host_signal): its handler, or its default action. The
+// signals are blocked in every thread (set before any thread starts) and
+// taken by one watcher thread with sigtimedwait, so no handler runs inside
+// Unicorn. Owned by run_command, on the main thread.
 class InterruptWatcher {
  public:
   InterruptWatcher() {
     sigemptyset(&signals_);
-    sigaddset(&signals_, SIGINT);
-    sigaddset(&signals_, SIGTERM);
+    for (const int signal : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM, SIGCHLD, SIGCONT, SIGWINCH,
+                             SIGURG, SIGVTALRM, SIGPROF})
+      sigaddset(&signals_, signal);
+    for (int signal = SIGRTMIN; signal <= SIGRTMAX; ++signal) sigaddset(&signals_, signal);
     pthread_sigmask(SIG_BLOCK, &signals_, &previous_);
   }
   ~InterruptWatcher() {
@@ -149,14 +162,29 @@ class InterruptWatcher {
   InterruptWatcher(const InterruptWatcher&) = delete;
   InterruptWatcher& operator=(const InterruptWatcher&) = delete;
 
-  // Starts watching: a signal stops `process` (LinuxProcess::request_stop is
-  // meant to be called from another thread).
+  // Starts watching: a stop signal stops `process` (LinuxProcess::request_stop
+  // is meant to be called from another thread), the others go to it.
   void watch(tracecorn::linux_layer::LinuxProcess& process) {
-    thread_ = std::thread([this, &process] {
+    done_ = false;
+    const std::uint64_t tree_root = process.tree_root_pid();
+    thread_ = std::thread([this, &process, tree_root] {
       const timespec tick{0, 100'000'000};
       while (!done_) {
-        const int signal = sigtimedwait(&signals_, nullptr, &tick);
-        if (signal > 0 && received_ == 0) received_ = signal;
+        siginfo_t info{};
+        const int signal = sigtimedwait(&signals_, &info, &tick);
+        if (signal > 0 && done_ && is_wake_up(info)) break;
+        if (signal > 0) {
+          const bool stop_signal = signal == SIGINT || signal == SIGTERM;
+          const bool from_guest = info.si_code == SI_USER && info.si_pid > 0 &&
+                                  tracecorn::linux_layer::host_process_descends_from(
+                                      static_cast<std::uint64_t>(info.si_pid), tree_root);
+          if (stop_signal && !from_guest) {
+            if (received_ == 0) received_ = signal;
+          } else {
+            process.post_host_signal(signal, info.si_code, static_cast<std::uint64_t>(info.si_pid), info.si_uid,
+                                     signal == SIGCHLD ? info.si_status : 0);
+          }
+        }
         // Asked again at every tick: a stop asked before uc_emu_start has begun
         // is ignored by Unicorn (a signal that comes while the process is still
         // being set up, on a loaded machine).
@@ -164,15 +192,34 @@ class InterruptWatcher {
       }
     });
   }
+  // In the child of a fork: the watching thread did not survive it (its
+  // handle is dropped, not joined); a new one watches the same process.
+  void restart_in_forked_child(tracecorn::linux_layer::LinuxProcess& process) {
+    if (thread_.joinable()) thread_.detach();
+    watch(process);
+  }
   // Ends the watching thread (before the process it stops goes away); the
   // signals stay blocked until the watcher is destroyed. received() stays valid.
   void stop_watching() {
     done_ = true;
-    if (thread_.joinable()) thread_.join();
+    if (!thread_.joinable()) return;
+    // Woken now rather than at its next tick (up to 0.1 s on every exit and
+    // every exec of every process of the tree).
+    sigval value{};
+    value.sival_int = kWakeUp;
+    (void)pthread_sigqueue(thread_.native_handle(), SIGURG, value);
+    thread_.join();
   }
   int received() const { return received_; }
 
  private:
+  static constexpr int kWakeUp = 0x7463776b;
+  // stop_watching()'s own signal (queued by this process to the watcher).
+  static bool is_wake_up(const siginfo_t& info) {
+    return info.si_signo == SIGURG && info.si_code == SI_QUEUE && info.si_pid == ::getpid() &&
+           info.si_value.sival_int == kWakeUp;
+  }
+
   sigset_t signals_{};
   sigset_t previous_{};
   std::atomic<bool> done_{false};
@@ -223,6 +270,204 @@ int exit_status_for(const tracecorn::Error& error) {
   }
 }
 
+// The trace file of one process image: `base` for the first process's own
+// image; BASE.PID for another process of the tree (as strace -ff -o names
+// its files), BASE.PID.N for the N-th image a process exec'd. With "-"
+// (stdout) only the first image is recorded: "" for every other.
+std::string trace_path_for(const std::string& base, std::uint64_t pid, std::uint64_t tree_root, std::uint64_t image) {
+  if (pid == tree_root && image == 0) return base;
+  if (base == "-") return "";  // standard output holds one trace: the first image's
+  return image == 0 ? fmt::format("{}.{}", base, pid) : fmt::format("{}.{}.{}", base, pid, image);
+}
+
+// Says on stderr that process `pid`'s image is not recorded (trace_path_for gave "").
+void note_not_recorded(std::uint64_t pid) {
+  fmt::print(stderr,
+             "tracecorn: process {} is not recorded: the trace goes to standard output, which holds one "
+             "(name a file with -o to record every process)\n",
+             pid);
+}
+
+// One image's recording: its writer, the recorder on the process's engine
+// and the adapter that forwards the kernel's reports to it.
+struct ImageRecording {
+  std::unique_ptr<tracecorn::events::Sink> sink;
+  std::unique_ptr<tracecorn::core::Recorder> recorder;
+  std::unique_ptr<tracecorn::session::ProcessRecording> recording;
+};
+
+// Checks the combination of recording options (before anything runs).
+void validate_record_options(const RecordOptions& record) {
+  if (record.compress != "none" && record.format != "ucir" && record.format != "frames" && record.format != "bintrace")
+    throw CLI::ValidationError("--compress", "only --format ucir, frames and bintrace can be compressed");
+  if (record.format == "bintrace" && record.level != "regs" && record.level != "full")
+    throw CLI::ValidationError("--level", "--format bintrace needs per-instruction registers: --level regs or full");
+  // BAP frames carry the register values each instruction reads: code left
+  // unrecorded would leave them stale (formats/bap/bap_writer.h).
+  if (record.format == "frames" && (record.only_main || !record.range.empty() || !record.start_at.empty()))
+    throw CLI::ValidationError("--format frames",
+                               "cannot be combined with --only-main, --range or --start-at (register values would be stale)");
+}
+
+// Starts recording `process` into `output`; the error names what failed.
+tracecorn::Expected<ImageRecording> start_recording(tracecorn::linux_layer::LinuxProcess& process,
+                                                    const RunOptions& options, const RecordOptions& record,
+                                                    const tracecorn::linux_layer::ProcessConfig& config,
+                                                    tracecorn::core::GuestStacks* stacks, const std::string& output) {
+  namespace core = tracecorn::core;
+  ImageRecording result;
+  // The one writer factory (formats/registry.h) builds every format's writer.
+  tracecorn::formats::WriterRequest request;
+  request.path = output;
+  request.arch = &process.arch();
+  request.compress_zstd = record.compress == "zstd";
+  request.ucir_strict = record.ucir_strict;
+  request.tracer_args = record.tracer_args;
+  for (char** entry = environ; *entry; ++entry) request.tracer_envp.emplace_back(*entry);
+  request.program = config.program;
+  request.program_args = config.argv;
+  request.program_envp = config.envp;
+  request.address_namer = std::make_unique<tracecorn::cli::SymbolNamer>(options.rootfs);  // for text's stacks
+  auto writer = tracecorn::formats::open_writer(record.format, std::move(request));
+  if (!writer) return writer.error();
+  result.sink = std::move(*writer);
+  core::RecorderOptions recorder_options;
+  recorder_options.level = *core::parse_trace_level(record.level);
+  // The Linux layer changes registers only through syscalls (which the
+  // recorder brackets) and instructions: derived register values are exact.
+  recorder_options.derive_registers = true;
+  recorder_options.ring_bytes = record.ring_kib << 10;
+  recorder_options.policy = record.flight_recorder ? core::RingPolicy::kFlightRecorder : core::RingPolicy::kLossless;
+  if (record.only_main) {
+    const auto& main_module = process.initial_modules().front();
+    recorder_options.code_range = core::AddressRange{main_module.start, main_module.end};
+  }
+  if (!record.range.empty()) {
+    const auto dash = record.range.find('-');
+    if (dash == std::string::npos) throw CLI::ValidationError("--range", "expected A-B");
+    recorder_options.code_range = core::AddressRange{parse_address(record.range.substr(0, dash), "--range"),
+                                                     parse_address(record.range.substr(dash + 1), "--range")};
+  }
+  if (!record.start_at.empty()) recorder_options.start_at = parse_address(record.start_at, "--start-at");
+  if (!record.stop_at.empty()) recorder_options.stop_at = parse_address(record.stop_at, "--stop-at");
+  recorder_options.stop_after_instructions = record.stop_after;
+  // UCIR and binary traces open with a snapshot of the machine, frames need the
+  // initial registers; the other formats skip its cost.
+  recorder_options.capture_initial_state =
+      record.format == "ucir" || record.format == "frames" || record.format == "bintrace";
+  recorder_options.stack_provider = stacks;
+  tracecorn::events::TraceInfo info;
+  info.program = config.program;
+  info.argv = config.argv;
+  for (const auto& module : process.initial_modules())
+    info.modules.push_back({tracecorn::events::GuestAddress{module.start}, tracecorn::events::GuestAddress{module.end},
+                            module.path});
+  info.mapped_ranges = process.mapped_ranges();
+  info.process_id = process.guest_pid();
+  auto attached = core::Recorder::attach(process.engine(), process.arch(), recorder_options, {result.sink.get()},
+                                         std::move(info));
+  if (!attached) return attached.error();
+  result.recorder = std::move(*attached);
+  result.recording = std::make_unique<tracecorn::session::ProcessRecording>(*result.recorder);
+  return result;
+}
+
+// What a fork or an exec of the guest asks of the CLI (linux_process.h's
+// ProcessLifecycle): in a forked child, a new signal watcher and a new trace
+// (named by trace_path_for) that opens with the fork's return; before an
+// exec, the image's trace finished.
+class ProcessTreeHooks final : public tracecorn::linux_layer::ProcessLifecycle {
+ public:
+  ProcessTreeHooks(InterruptWatcher& interrupts, const RunOptions& options, const RecordOptions* record,
+                   const tracecorn::linux_layer::ProcessConfig& config)
+      : interrupts_(interrupts), options_(options), record_(record), config_(config) {}
+  void attach(tracecorn::linux_layer::LinuxProcess& process, ImageRecording* recording,
+              tracecorn::core::GuestStacks* stacks) {
+    process_ = &process;
+    recording_ = recording;
+    stacks_ = stacks;
+  }
+
+  void after_fork_in_child(std::uint64_t pid) noexcept override {
+    interrupts_.restart_in_forked_child(*process_);
+    if (!recording_ || !recording_->recorder) return;
+    // The parent's recorder and writer are the parent's: forgotten here, never ended.
+    const std::uint64_t fork_pc = recording_->recording->syscall_pc();
+    recording_->recorder->abandon_in_forked_child();
+    (void)recording_->sink.release();
+    (void)recording_->recorder.release();
+    (void)recording_->recording.release();
+    process_->set_observer(nullptr);
+    const std::string path = trace_path_for(record_->output, pid, process_->tree_root_pid(), 0);
+    if (path.empty()) {
+      __fpurge(stdout);  // the parent's trace bytes still buffered there are the parent's to write
+      note_not_recorded(pid);
+      return;
+    }
+    try {
+      auto started = start_recording(*process_, options_, *record_, config_, stacks_, path);
+      if (!started) {
+        fmt::print(stderr, "tracecorn: child {}: {}\n", pid, started.error().to_string());
+        return;
+      }
+      *recording_ = std::move(*started);
+      recording_->recording->resume_syscall(fork_pc);
+      process_->set_observer(recording_->recording.get());
+    } catch (const std::exception& error) {
+      fmt::print(stderr, "tracecorn: child {}: {}\n", pid, error.what());
+    }
+  }
+
+  void before_fork() noexcept override {
+    if (recording_ && recording_->recorder) recording_->recorder->hold_drain();
+  }
+  void after_fork_in_parent() noexcept override {
+    if (recording_ && recording_->recorder) recording_->recorder->release_drain();
+  }
+
+  void before_exec(const std::string&) noexcept override {
+    if (recording_ && recording_->recorder) {
+      process_->set_observer(nullptr);
+      const std::string error = recording_->recorder->finish(false);
+      if (!error.empty()) fmt::print(stderr, "tracecorn: {}\n", error);
+      recording_->recorder.reset();
+      recording_->sink.reset();
+    }
+    interrupts_.stop_watching();
+  }
+
+ private:
+  InterruptWatcher& interrupts_;
+  const RunOptions& options_;
+  const RecordOptions* record_;
+  const tracecorn::linux_layer::ProcessConfig& config_;
+  tracecorn::linux_layer::LinuxProcess* process_ = nullptr;
+  ImageRecording* recording_ = nullptr;
+  tracecorn::core::GuestStacks* stacks_ = nullptr;
+};
+
+// Flushes what a forked child of the guest tree printed itself. Never
+// fflush(nullptr): the child still holds its parent's trace file (leaked on
+// purpose, see ProcessTreeHooks), whose unwritten buffer would land in the
+// parent's trace at the shared file offset.
+void flush_own_output() {
+  std::fflush(stdout);
+  std::fflush(stderr);
+}
+
+// Ends a forked child by host signal `signal` (its default action; no core file).
+void die_by_signal(int signal) {
+  flush_own_output();
+  const rlimit no_core{0, 0};
+  ::setrlimit(RLIMIT_CORE, &no_core);
+  std::signal(signal, SIG_DFL);
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, signal);
+  pthread_sigmask(SIG_UNBLOCK, &set, nullptr);
+  ::raise(signal);
+}
+
 // Runs the guest; with `record`, records it. Returns the exit status.
 int run_command(const RunOptions& options, const RecordOptions* record) {
   namespace linux = tracecorn::linux_layer;
@@ -237,10 +482,14 @@ int run_command(const RunOptions& options, const RecordOptions* record) {
   if (!options.max_memory.empty()) config.max_memory = parse_size(options.max_memory, "--max-memory");
   config.max_instructions = options.max_instructions;
   config.timeout = std::chrono::microseconds(static_cast<std::int64_t>(options.timeout_seconds * 1e6));
+  config.relaunch_command = options.relaunch_command;
+  config.inherited_state_fd = options.exec_state_fd;
+  config.max_processes = options.max_processes;
 
   std::unique_ptr<std::FILE, int (*)(std::FILE*)> log(nullptr, &std::fclose);
   if (!options.syscall_log.empty()) {
-    log.reset(std::fopen(options.syscall_log.c_str(), "w"));
+    // An exec'd image goes on with the log its process began.
+    log.reset(std::fopen(options.syscall_log.c_str(), options.exec_state_fd >= 0 ? "a" : "w"));
     if (!log) {
       fmt::print(stderr, "tracecorn: {}: cannot open the syscall log: {}\n", options.syscall_log, std::strerror(errno));
       return kExitToolError;
@@ -249,8 +498,13 @@ int run_command(const RunOptions& options, const RecordOptions* record) {
   }
   if (options.strace) config.syscall_log = stderr;
 
+  // A write to a pipe nobody reads fails with EPIPE; the Linux layer gives
+  // the guest its SIGPIPE (tracecorn itself must not die of the host's).
+  std::signal(SIGPIPE, SIG_IGN);
   const auto started = std::chrono::steady_clock::now();
   InterruptWatcher interrupts;  // before any thread starts, so that all inherit the mask
+  ProcessTreeHooks tree_hooks(interrupts, options, record, config);
+  config.lifecycle = &tree_hooks;
   auto process = linux::LinuxProcess::create(config);
   if (!process) {
     fmt::print(stderr, "tracecorn: {}\n", process.error().to_string());
@@ -287,83 +541,24 @@ int run_command(const RunOptions& options, const RecordOptions* record) {
     (*process)->set_observer(strace_printer.get());
   }
 
-  // Recording: a sink for the format, a recorder on the process's engine, and the
-  // adapter that forwards the kernel's reports to it.
-  std::unique_ptr<tracecorn::events::Sink> sink;
-  std::unique_ptr<core::Recorder> recorder;
-  std::unique_ptr<tracecorn::cli::ProcessRecording> recording;
-  if (record) {
-    if (record->compress != "none" && record->format != "ucir" && record->format != "frames" &&
-        record->format != "bintrace")
-      throw CLI::ValidationError("--compress", "only --format ucir, frames and bintrace can be compressed");
-    if (record->format == "bintrace" && record->level != "regs" && record->level != "full")
-      throw CLI::ValidationError("--level", "--format bintrace needs per-instruction registers: --level regs or full");
-    // BAP frames carry the register values each instruction reads: code left
-    // unrecorded would leave them stale (formats/bap/bap_writer.h).
-    if (record->format == "frames" && (record->only_main || !record->range.empty() || !record->start_at.empty()))
-      throw CLI::ValidationError("--format frames",
-                                 "cannot be combined with --only-main, --range or --start-at (register values would be stale)");
-    // The one writer factory (formats/registry.h) builds every format's writer.
-    tracecorn::formats::WriterRequest request;
-    request.path = record->output;
-    request.arch = &(*process)->arch();
-    request.compress_zstd = record->compress == "zstd";
-    request.ucir_strict = record->ucir_strict;
-    request.tracer_args = record->tracer_args;
-    for (char** entry = environ; *entry; ++entry) request.tracer_envp.emplace_back(*entry);
-    request.program = config.program;
-    request.program_args = config.argv;
-    request.program_envp = config.envp;
-    request.address_namer = std::make_unique<tracecorn::cli::SymbolNamer>(options.rootfs);  // for text's stacks
-    auto writer = tracecorn::formats::open_writer(record->format, std::move(request));
-    if (!writer) {
-      fmt::print(stderr, "tracecorn: {}\n", writer.error().to_string());
+  // Recording: the first image's trace (start_recording); forks and execs
+  // start and finish the others (ProcessTreeHooks).
+  ImageRecording image;
+  const std::string path = record ? trace_path_for(record->output, (*process)->guest_pid(),
+                                                   (*process)->tree_root_pid(), (*process)->image_serial())
+                                  : "";
+  if (record && path.empty()) note_not_recorded((*process)->guest_pid());
+  if (record && !path.empty()) {
+    validate_record_options(*record);
+    auto first = start_recording(**process, options, *record, config, stacks.get(), path);
+    if (!first) {
+      fmt::print(stderr, "tracecorn: {}\n", first.error().to_string());
       return kExitToolError;
     }
-    sink = std::move(*writer);
-    core::RecorderOptions recorder_options;
-    recorder_options.level = *core::parse_trace_level(record->level);
-    // The Linux layer changes registers only through syscalls (which the
-    // recorder brackets) and instructions: derived register values are exact.
-    recorder_options.derive_registers = true;
-    recorder_options.ring_bytes = record->ring_kib << 10;
-    recorder_options.policy = record->flight_recorder ? core::RingPolicy::kFlightRecorder : core::RingPolicy::kLossless;
-    if (record->only_main) {
-      const auto& main_module = (*process)->initial_modules().front();
-      recorder_options.code_range = core::AddressRange{main_module.start, main_module.end};
-    }
-    if (!record->range.empty()) {
-      const auto dash = record->range.find('-');
-      if (dash == std::string::npos) throw CLI::ValidationError("--range", "expected A-B");
-      recorder_options.code_range = core::AddressRange{parse_address(record->range.substr(0, dash), "--range"),
-                                                       parse_address(record->range.substr(dash + 1), "--range")};
-    }
-    if (!record->start_at.empty()) recorder_options.start_at = parse_address(record->start_at, "--start-at");
-    if (!record->stop_at.empty()) recorder_options.stop_at = parse_address(record->stop_at, "--stop-at");
-    recorder_options.stop_after_instructions = record->stop_after;
-    // UCIR and binary traces open with a snapshot of the machine, frames need the
-    // initial registers; the other formats skip its cost.
-    recorder_options.capture_initial_state =
-        record->format == "ucir" || record->format == "frames" || record->format == "bintrace";
-    recorder_options.stack_provider = stacks.get();
-    tracecorn::events::TraceInfo info;
-    info.program = config.program;
-    info.argv = config.argv;
-    for (const auto& module : (*process)->initial_modules())
-      info.modules.push_back({tracecorn::events::GuestAddress{module.start}, tracecorn::events::GuestAddress{module.end},
-                              module.path});
-    info.mapped_ranges = (*process)->mapped_ranges();
-    info.process_id = (*process)->guest_pid();
-    auto attached = core::Recorder::attach((*process)->engine(), (*process)->arch(), recorder_options, {sink.get()},
-                                           std::move(info));
-    if (!attached) {
-      fmt::print(stderr, "tracecorn: {}\n", attached.error().to_string());
-      return kExitToolError;
-    }
-    recorder = std::move(*attached);
-    recording = std::make_unique<tracecorn::cli::ProcessRecording>(*recorder);
-    (*process)->set_observer(recording.get());
+    image = std::move(*first);
+    (*process)->set_observer(image.recording.get());
   }
+  tree_hooks.attach(**process, record ? &image : nullptr, stacks.get());
 
   interrupts.watch(**process);
   linux::RunOutcome outcome = (*process)->run();
@@ -375,23 +570,29 @@ int run_command(const RunOptions& options, const RecordOptions* record) {
     outcome.is_fault = false;
     outcome.signal = interrupts.received();
     outcome.description = std::string("interrupted by SIG") + sigabbrev_np(outcome.signal) +
-                          (recorder ? "; the trace was finished and marked interrupted" : "");
-  } else if (recorder && recorder->stop_requested() && outcome.kind != linux::RunOutcome::Kind::kExited) {
+                          (image.recorder ? "; the trace was finished and marked interrupted" : "");
+  } else if (image.recorder && image.recorder->stop_requested() && outcome.kind != linux::RunOutcome::Kind::kExited) {
     outcome.kind = linux::RunOutcome::Kind::kStopped;
     outcome.is_fault = false;
-    outcome.description = recorder->sink_failed() ? "stopped: the trace cannot be written (below)"
+    outcome.description = image.recorder->sink_failed() ? "stopped: the trace cannot be written (below)"
                                                   : "stopped: the recording's stop condition was reached";
   }
   std::fflush(stdout);
   int status = outcome.host_exit_status();
-  if (outcome.kind != linux::RunOutcome::Kind::kExited) fmt::print(stderr, "tracecorn: {}\n", outcome.description);
+  // A process of the guest's tree other than its root dies as its guest did,
+  // silently (its parent's wait sees the signal, as natively).
+  const bool tree_child = (*process)->guest_pid() != (*process)->tree_root_pid();
+  const bool dies_by_signal = tree_child && outcome.kind == linux::RunOutcome::Kind::kSignaled;
+  if (outcome.kind != linux::RunOutcome::Kind::kExited && !(dies_by_signal && !outcome.is_fault))
+    fmt::print(stderr, "tracecorn: {}\n", outcome.description);
   // A fault ends the run inside a block: what ran before the faulting instruction.
   std::uint64_t instructions = !counter ? 0 : outcome.is_fault ? counter->instructions_before(outcome.pc) : counter->instructions();
-  if (recorder) {
+  if (image.recorder) {
+    core::Recorder* recorder = image.recorder.get();
     (*process)->set_observer(nullptr);
-    recording->finish_run(outcome);
+    image.recording->finish_run(outcome);
     if (record->flight_recorder) {
-      const std::string error = recorder->dump(*sink);
+      const std::string error = recorder->dump(*image.sink);
       if (!error.empty()) {
         fmt::print(stderr, "tracecorn: {}\n", error);
         status = kExitToolError;
@@ -434,10 +635,19 @@ int run_command(const RunOptions& options, const RecordOptions* record) {
   if (options.stats)
     fmt::print(stderr, "tracecorn: {} instructions, {} syscalls, {:.3f} s, exit status {}\n", instructions,
                (*process)->syscall_count(), seconds, outcome.host_exit_status());
+  if (dies_by_signal && status == outcome.host_exit_status()) die_by_signal(outcome.signal);
+  if (tree_child) {
+    // A forked child ends here: its own trace is finished (ended and closed
+    // with `image`), and what it holds of its parent's (a recorder, a writer,
+    // threads it never had) must not be ended by destructors or exit handlers.
+    image = ImageRecording{};
+    flush_own_output();
+    std::_Exit(status);
+  }
   return status;
 }
 
-// `tracecorn dump FILE [--kind K,...] [--range A-B] [--events N-M]`: the reader
+// `tracecorn dump FILE [--kind K,...] [--range A-B] [--events N-M] [--thread TID]`: the reader
 // is chosen by the file's content (recorder/replay/trace_reader.h); its
 // description, then its events (those the filter accepts: EventFilter in
 // recorder/replay/trace_tools.h) with the text sink. Returns 0, or 125 when the
@@ -445,11 +655,26 @@ int run_command(const RunOptions& options, const RecordOptions* record) {
 // problem, and the byte offset), a filter is malformed, or the file ends early
 // (printed up to its last complete record, then the error naming where).
 struct DumpOptions {
-  std::string path, kinds, range, events;
+  std::string path, kinds, range, events, thread;
 };
+// The recording's process tree below the process of trace `path`, when it
+// has more than one process or image (process_tree.h). Returns 0, or 125
+// with the error of a trace of the tree that cannot be read.
+int print_process_tree(const std::string& path, std::string_view line_prefix) {
+  auto tree = tracecorn::replay::read_process_tree(path);
+  if (!tree) {
+    fmt::print(stderr, "tracecorn: the process tree: {}\n", tree.error().to_string());
+    return kExitToolError;
+  }
+  if (tree->traces() < 2) return 0;
+  fmt::print("{}process tree ({} processes, {} traces):\n{}", line_prefix, tree->processes.size(), tree->traces(),
+             tracecorn::replay::format_process_tree(*tree, std::string(line_prefix) + "  "));
+  return 0;
+}
+
 int dump_command(const DumpOptions& options) {
   const std::string& path = options.path;
-  auto filter = tracecorn::replay::parse_event_filter(options.kinds, options.range, options.events);
+  auto filter = tracecorn::replay::parse_event_filter(options.kinds, options.range, options.events, options.thread);
   if (!filter) {
     fmt::print(stderr, "tracecorn: {}\n", filter.error().to_string());
     return kExitToolError;
@@ -467,7 +692,7 @@ int dump_command(const DumpOptions& options) {
   // Call stacks symbolized from the modules' files where they are readable here.
   (*text)->set_address_namer(std::make_unique<tracecorn::cli::SymbolNamer>(""));
   (*reader)->show_progress("dump");  // on stderr, only when it is a terminal
-  if (!options.kinds.empty() || !options.range.empty() || !options.events.empty())
+  if (!options.kinds.empty() || !options.range.empty() || !options.events.empty() || !options.thread.empty())
     (*text)->set_filter([f = *filter](const tracecorn::events::Event& event) { return f.matches(event); });
   fmt::print("{}", (*reader)->describe());
   std::fflush(stdout);
@@ -477,15 +702,39 @@ int dump_command(const DumpOptions& options) {
     fmt::print(stderr, "tracecorn: {}\n", status.error().to_string());
     return kExitToolError;
   }
+  return print_process_tree(path, "# ");
+}
+
+// One trace's replay (replay_command), its line said as `who` (a process's pid).
+int replay_one(const std::string& path, const tracecorn::replay::ReplayOptions& options, const std::string& who) {
+  auto report = tracecorn::replay::replay_trace(path, options);
+  if (!report) {
+    fmt::print(stderr, "tracecorn: {}\n", report.error().to_string());
+    return kExitToolError;
+  }
+  if (report->divergence) {
+    fmt::print("tracecorn: {}: {}diverged at {}\n", path, who, report->divergence->to_string());
+    return 1;
+  }
+  fmt::print("tracecorn: {}: {}replay matches: {} events, {} steps compared at level {}, {} syscalls answered from the "
+             "trace, {} run in the emulator; not compared: {}\n",
+             path, who, report->trace_events, report->steps_compared, report->level, report->syscalls_answered,
+             report->syscalls_run, fmt::join(report->not_compared, "; "));
+  std::fflush(stdout);
   return 0;
 }
 
-// `tracecorn replay [--rootfs DIR] TRACE [-- PROGRAM [ARGS...]]` (recorder/replay/replayer.h):
+// `tracecorn replay [--rootfs DIR] [--no-children] TRACE [-- PROGRAM [ARGS...]]` (recorder/replay/replayer.h):
 // re-runs the program with the trace's syscall answers and compares (its
 // interpreter, for a dynamic program, from DIR as at recording). Prints one
-// line: the match, or the first divergence. Returns 0 (match), 1 (divergence),
-// 125 (the replay could not start: an invalid trace, with its byte offset...).
-int replay_command(const std::string& path, const std::vector<std::string>& command, const std::string& rootfs) {
+// line per trace: the match, or the first divergence. A recording of several
+// processes (process_tree.h) replays whole from its first trace: each
+// process's images in tree order, stopping at the first that diverges
+// (`with_children` false, or a PROGRAM given: that trace alone). Returns 0
+// (match), 1 (divergence), 125 (a replay could not start: an invalid trace,
+// with its byte offset...).
+int replay_command(const std::string& path, const std::vector<std::string>& command, const std::string& rootfs,
+                   bool with_children) {
   tracecorn::replay::ReplayOptions options;
   options.rootfs = rootfs;
   options.progress = true;  // shown only when stderr is a terminal
@@ -493,19 +742,23 @@ int replay_command(const std::string& path, const std::vector<std::string>& comm
     options.program = find_program(command.front());
     options.argv = command;
   }
-  auto report = tracecorn::replay::replay_trace(path, options);
-  if (!report) {
-    fmt::print(stderr, "tracecorn: {}\n", report.error().to_string());
+  if (!command.empty() || !with_children) return replay_one(path, options, "");
+  auto tree = tracecorn::replay::read_process_tree(path);
+  if (!tree) {
+    fmt::print(stderr, "tracecorn: the process tree: {}\n", tree.error().to_string());
     return kExitToolError;
   }
-  if (report->divergence) {
-    fmt::print("tracecorn: {}: diverged at {}\n", path, report->divergence->to_string());
-    return 1;
+  if (tree->traces() < 2) return replay_one(path, options, "");
+  for (const auto& process : tree->processes) {
+    for (const auto& image : process.images)
+      if (const int status = replay_one(image.path, options, fmt::format("process {}: ", process.pid)); status != 0) {
+        fmt::print("tracecorn: {}: the process tree's replay stopped at process {} ({})\n", path, process.pid,
+                   image.path);
+        return status;
+      }
   }
-  fmt::print("tracecorn: {}: replay matches: {} events, {} steps compared at level {}, {} syscalls answered from the "
-             "trace, {} run in the emulator; not compared: {}\n",
-             path, report->trace_events, report->steps_compared, report->level, report->syscalls_answered,
-             report->syscalls_run, fmt::join(report->not_compared, "; "));
+  fmt::print("tracecorn: {}: the process tree replays: the {} traces of its {} processes match\n", path,
+             tree->traces(), tree->processes.size());
   return 0;
 }
 
@@ -531,7 +784,7 @@ int stat_command(const std::string& path) {
              stats->events ? static_cast<double>(stats->file_bytes) / static_cast<double>(stats->events) : 0.0);
   fmt::print("{:<10} {:>12} {:>14}  (model bytes: addresses, values, code and effects, not the file's encoding)\n",
              "kind", "events", "bytes");
-  for (int k = 1; k < 11; ++k)
+  for (std::size_t k = 1; k < tracecorn::events::kEventKindCount; ++k)
     if (stats->count[k])
       fmt::print("{:<10} {:>12} {:>14}\n", tracecorn::events::event_kind_name(static_cast<tracecorn::events::EventKind>(k)),
                  stats->count[k], stats->bytes[k]);
@@ -544,12 +797,21 @@ int stat_command(const std::string& path) {
   }
   fmt::print("syscalls:\n");
   for (const auto& [name, calls] : stats->syscalls) fmt::print("  {} {}\n", name, calls);
+  if (!stats->signals.empty()) {
+    fmt::print("signals delivered to handlers:\n");
+    for (const auto& [signal, count] : stats->signals) {
+      const char* abbrev = signal > 0 && signal < 65 ? sigabbrev_np(static_cast<int>(signal)) : nullptr;
+      fmt::print("  {} {}\n", abbrev ? std::string("SIG") + abbrev : "signal " + std::to_string(signal), count);
+    }
+  }
+  fmt::print("events by thread:\n");
+  for (const auto& [thread, count] : stats->thread_events) fmt::print("  {} {}\n", thread, count);
   if ((*reader)->interrupted()) fmt::print("interrupted: the recording was stopped by SIGINT or SIGTERM and finished\n");
   if (auto complete = (*reader)->check_complete(); !complete) {  // the counts above stop where the file does
     fmt::print(stderr, "tracecorn: {}\n", complete.error().to_string());
     return kExitToolError;
   }
-  return 0;
+  return print_process_tree(path, "");
 }
 
 // `tracecorn recover FILE [-o OUT]`: a binary trace recording killed before
@@ -632,7 +894,33 @@ void add_run_options(CLI::App* app, RunOptions& run) {
                   "Call stack at each syscall: auto (SFrame, then DWARF CFI, then frame pointers), sframe, cfi, fp or "
                   "none (default: auto when recording or with -k, else none)")
       ->check(CLI::IsMember({"auto", "sframe", "cfi", "fp", "none"}));
+  app->add_option("--max-processes", run.max_processes,
+                  "Cap the guest's live processes at N (fork then fails with EAGAIN; 0: no cap; default 256)");
+  app->add_option("--exec-state-fd", run.exec_state_fd, "(internal) the state an exec'd image inherits")
+      ->group("");
   app->add_option("command", run.command, "PROGRAM [ARGS...] (after --)")->required();
+}
+
+// How an exec'd image runs tracecorn again: this command line up to the
+// guest's command (its "--", or where the command begins), without
+// --exec-state-fd (the exec adds its own).
+std::vector<std::string> relaunch_command(int argc, char** argv, const std::vector<std::string>& command) {
+  std::vector<std::string> args(argv, argv + argc);
+  std::size_t end = args.size();
+  if (const auto dash = std::find(args.begin(), args.end(), "--"); dash != args.end())
+    end = static_cast<std::size_t>(dash - args.begin());
+  else if (command.size() <= args.size() && std::equal(command.rbegin(), command.rend(), args.rbegin()))
+    end = args.size() - command.size();
+  std::vector<std::string> result;
+  for (std::size_t i = 0; i < end; ++i) {
+    if (args[i].rfind("--exec-state-fd=", 0) == 0) continue;
+    if (args[i] == "--exec-state-fd") {
+      ++i;
+      continue;
+    }
+    result.push_back(args[i]);
+  }
+  return result;
 }
 
 // `tracecorn --version`: tracecorn's version, then the Unicorn and Capstone
@@ -699,9 +987,12 @@ int main(int argc, char** argv) {
   dump_app->footer(example("  tracecorn dump --kind syscall ls.ucir"));
   dump_app->add_option("file", dump.path, "The trace file (plain or zstd)")->required();
   dump_app->add_option("--kind", dump.kinds,
-                       "Print only these kinds: block,insn,read,write,mem,regs,syscall,fault,module,exit,gap");
+                       "Print only these kinds: block,insn,read,write,mem,regs,syscall,fault,module,exit,gap,signal,"
+                       "thread");
   dump_app->add_option("--range", dump.range, "Print only events whose address or pc is in A-B (B excluded)");
   dump_app->add_option("--events", dump.events, "Print only events numbered N-M (the #N dump prints), N- or N");
+  dump_app->add_option("--thread", dump.thread,
+                       "Print only the events of guest thread TID (a single-threaded guest's: its pid; see stat)");
 
   std::string replay_path;
   std::vector<std::string> replay_program;
@@ -713,6 +1004,9 @@ int main(int argc, char** argv) {
   std::string replay_rootfs;
   replay_app->add_option("--rootfs", replay_rootfs, "The tree the recording ran in (--rootfs of record)")
       ->check(CLI::ExistingDirectory);
+  bool replay_no_children = false;
+  replay_app->add_flag("--no-children", replay_no_children,
+                       "Replay this trace alone, not the traces of the processes and images it started");
 
   std::string stat_path;
   CLI::App* stat_app = app.add_subcommand("stat", "Count a trace's events by kind, its hottest blocks and syscalls");
@@ -747,15 +1041,19 @@ int main(int argc, char** argv) {
     return app.exit(error);
   }
   try {
-    if (run_app->parsed()) return run_command(run, nullptr);
+    if (run_app->parsed()) {
+      run.relaunch_command = relaunch_command(argc, argv, run.command);
+      return run_command(run, nullptr);
+    }
     if (record_app->parsed()) {
+      record_run.relaunch_command = relaunch_command(argc, argv, record_run.command);
       // BAP frames want every operand value: full unless a level is given.
       if (record.format == "frames" && record_app->count("--level") == 0) record.level = "full";
       record.tracer_args.assign(argv, argv + argc);
       return run_command(record_run, &record);
     }
     if (dump_app->parsed()) return dump_command(dump);
-    if (replay_app->parsed()) return replay_command(replay_path, replay_program, replay_rootfs);
+    if (replay_app->parsed()) return replay_command(replay_path, replay_program, replay_rootfs, !replay_no_children);
     if (stat_app->parsed()) return stat_command(stat_path);
     if (recover_app->parsed()) return recover_command(recover_path, recover_output);
     if (convert_app->parsed())

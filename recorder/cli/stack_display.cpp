@@ -3,6 +3,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <climits>
 #include <cstdio>
 
@@ -41,6 +42,43 @@ core::HostPathMapper host_path_mapper(const std::string& rootfs) {
 void SymbolNamer::module_loaded(const events::ModuleLoadEvent& module) {
   const std::string host = host_path_(module.path);
   (void)symbolizer_.add_module(module.start.value, module.end.value, module.load_bias, host, std::string(module.path));
+  find_trampolines(module.start.value, module.end.value, module.load_bias, host);
+}
+
+void SymbolNamer::unmapped(std::uint64_t start, std::uint64_t length) {
+  symbolizer_.remove_range(start, length);
+  const std::uint64_t end = length > ~std::uint64_t{0} - start ? ~std::uint64_t{0} : start + length;
+  std::erase_if(trampolines_, [&](const auto& module) { return start <= module.first && module.second.first <= end; });
+}
+
+bool SymbolNamer::is_signal_trampoline(std::uint64_t address) {
+  for (const auto& [start, module] : trampolines_)
+    if (std::find(module.second.begin(), module.second.end(), address) != module.second.end()) return true;
+  return false;
+}
+
+void SymbolNamer::find_trampolines(std::uint64_t start, std::uint64_t end, std::uint64_t load_bias,
+                                   const std::string& host) {
+  if (auto known = trampolines_.find(start); known != trampolines_.end() && known->second.first >= end) return;
+  auto file = elf::ElfFile::load(host);
+  if (!file) return;
+  std::vector<std::uint64_t> found;
+  const arch::ArchInfo* arch = arch::find_arch_for_elf(file->machine(), file->is_64bit(), file->little_endian());
+  if (!arch) return;
+  const auto bytes = file->file_bytes();
+  for (const auto& segment : file->program_headers()) {
+    if (segment.type != elf::kPtLoad || !(segment.flags & elf::kPfX) || segment.offset > bytes.size() ||
+        segment.filesz > bytes.size() - segment.offset)
+      continue;
+    const auto code = bytes.subspan(segment.offset, segment.filesz);
+    for (const arch::SignalTrampoline& trampoline : arch->signal_abi.trampolines) {
+      for (auto at = code.begin();
+           (at = std::search(at, code.end(), trampoline.code.begin(), trampoline.code.end())) != code.end(); ++at) {
+        found.push_back(segment.vaddr + static_cast<std::uint64_t>(at - code.begin()) + load_bias);
+      }
+    }
+  }
+  trampolines_[start] = {end, std::move(found)};
 }
 
 void SymbolNamer::file_mapped(std::uint64_t start, std::uint64_t end, std::string_view path) {
@@ -51,6 +89,7 @@ void SymbolNamer::file_mapped(std::uint64_t start, std::uint64_t end, std::strin
   if (!file) return;
   constexpr std::uint64_t kPage = 4096;  // the loader's page (recorder/linux/guest_memory.h)
   (void)symbolizer_.add_module(start, end, start - file->load_start(kPage), host, guest_path);
+  find_trampolines(start, end, start - file->load_start(kPage), host);
 }
 
 std::string strace_frame_line(const unwind::Symbolizer& symbolizer, std::uint64_t address, bool is_return_address) {
@@ -60,6 +99,14 @@ std::string strace_frame_line(const unwind::Symbolizer& symbolizer, std::uint64_
   if (where.module.empty()) return fmt::format(" > ? [{:#x}]", address);
   if (where.symbol.empty()) return fmt::format(" > {}(+{:#x}) [{:#x}]", where.module, where.offset, address);
   return fmt::format(" > {}({}+{:#x}) [{:#x}]", where.module, where.symbol, where.offset, address);
+}
+
+std::string strace_stack_line(const unwind::Symbolizer& symbolizer, std::span<const unwind::StackFrame> frames,
+                              std::size_t index) {
+  const unwind::StackFrame& frame = frames[index];
+  if (index + 1 < frames.size() && frames[index + 1].source == unwind::FrameSource::kSignalFrame)
+    return fmt::format(" > <signal handler called> [{:#x}]", frame.pc);
+  return strace_frame_line(symbolizer, frame.pc, index > 0 && frame.source != unwind::FrameSource::kSignalFrame);
 }
 
 void StraceStackPrinter::on_syscall_enter(std::uint64_t pc, std::uint64_t) noexcept {
@@ -79,9 +126,9 @@ void StraceStackPrinter::on_mapping_changed(const events::MappingEffect& change)
 void StraceStackPrinter::on_syscall(std::uint64_t, std::uint64_t, arch::SyscallId, const std::uint64_t (&)[6],
                                     std::int64_t) noexcept {
   try {
+    const std::span<const unwind::StackFrame> stack(frames_.data(), depth_);
     for (std::size_t i = 0; i < depth_; ++i)
-      std::fprintf(out_, "%s\n",
-                   strace_frame_line(symbolizer_, frames_[i].pc, i > 0).c_str());
+      std::fprintf(out_, "%s\n", strace_stack_line(symbolizer_, stack, i).c_str());
   } catch (...) {  // formatting failed (out of memory): the stack is left out
   }
   depth_ = 0;

@@ -14,6 +14,8 @@
 
 #include <cstdio>
 #include <memory>
+#include <map>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -33,15 +35,27 @@ class SymbolNamer final : public formats::AddressNamer {
  public:
   explicit SymbolNamer(const std::string& rootfs) : host_path_(host_path_mapper(rootfs)) {}
   void module_loaded(const events::ModuleLoadEvent& module) override;
-  void unmapped(std::uint64_t start, std::uint64_t length) override { symbolizer_.remove_range(start, length); }
+  void unmapped(std::uint64_t start, std::uint64_t length) override;
   // Reads the file's program headers for its load bias (start minus the page
   // of its lowest PT_LOAD); a file that is not a readable ELF is left unnamed.
   void file_mapped(std::uint64_t start, std::uint64_t end, std::string_view path) override;
   std::string name(std::uint64_t address) override { return symbolizer_.describe(address); }
+  // Whether `address` starts a signal trampoline (arch::SignalAbi::trampolines
+  // of the file's architecture) in the executable segments of a module named
+  // so far: glibc's restorers. tracecorn's own trampoline page is no file and
+  // is not in a trace, so it is not recognised here.
+  bool is_signal_trampoline(std::uint64_t address) override;
 
  private:
+  // Records the trampolines of the file at `host` mapped with `load_bias` at `start`.
+  void find_trampolines(std::uint64_t start, std::uint64_t end, std::uint64_t load_bias, const std::string& host);
+
   core::HostPathMapper host_path_;
   unwind::Symbolizer symbolizer_;
+  // Per module start: its end and its trampolines' addresses. Kept as the
+  // symbolizer keeps modules: a partial unmap (ld.so mapping a segment over
+  // its reservation) keeps the module, a re-add at the same start keeps the larger end.
+  std::map<std::uint64_t, std::pair<std::uint64_t, std::vector<std::uint64_t>>> trampolines_;
 };
 
 // One strace -k line for `address`: " > MODULE(SYMBOL+0xOFF) [0xADDRESS]".
@@ -51,6 +65,12 @@ class SymbolNamer final : public formats::AddressNamer {
 // function's first byte (aarch64's exit -> __run_exit_handlers).
 std::string strace_frame_line(const unwind::Symbolizer& symbolizer, std::uint64_t address,
                               bool is_return_address = false);
+// The strace -k line of frames[index] in a walked stack: a signal
+// trampoline's frame (the one before a FrameSource::kSignalFrame frame) is
+// gdb's " > <signal handler called> [0xADDRESS]"; the interrupted frame after
+// it is named by its pc itself (not a return address), as gdb names it.
+std::string strace_stack_line(const unwind::Symbolizer& symbolizer, std::span<const unwind::StackFrame> frames,
+                              std::size_t index);
 
 class StraceStackPrinter final : public linux_layer::ProcessObserver {
  public:

@@ -100,11 +100,11 @@ void BlockDecoder::decode_with_capstone(DecodedBlock& block, bool with_registers
       arch::instruction_registers(arch_, handle, *insn, nullptr, decoded.written_registers);
       for (const std::uint16_t index : decoded.written_registers)
         decoded.written_unicorn_ids.push_back(arch_.registers[index].uc_id);
-      if (describe_derived_writes(arch_, *insn, decoded.derived) &&
-          !writes_exactly(decoded.derived, decoded.written_registers.data(), decoded.written_registers.size()))
-        decoded.derived = DerivedWrites{};
+      if (arch::describe_derived_writes(arch_, *insn, decoded.derived) &&
+          !arch::writes_exactly(decoded.derived, decoded.written_registers.data(), decoded.written_registers.size()))
+        decoded.derived = arch::DerivedWrites{};
     }
-    decoded.memory_count_fixed = arch_.count_memory_accesses(*insn, decoded.memory_reads, decoded.memory_writes);
+    decoded.memory_count_fixed = arch_.engine->count_memory_accesses(*insn, decoded.memory_reads, decoded.memory_writes);
     block.instructions.push_back(std::move(decoded));
   }
   cs_free(insn, 1);

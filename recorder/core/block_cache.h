@@ -31,7 +31,7 @@
 #include <capstone/capstone.h>
 
 #include "arch/arch.h"
-#include "recorder/core/derived_registers.h"
+#include "arch/derived_registers.h"
 #include "recorder/events/event.h"
 #include "recorder/support/expected.h"
 
@@ -47,10 +47,10 @@ struct DecodedInstruction {
   std::vector<std::uint16_t> written_registers;
   std::vector<int> written_unicorn_ids;  // the same registers as Unicorn ids, for uc_reg_read_batch
   // x86 integer instructions whose written registers the producer may compute
-  // instead of reading (derived_registers.h): set only when decoded with
+  // instead of reading (arch/derived_registers.h): set only when decoded with
   // registers and the recipe writes exactly written_registers.
-  DerivedWrites derived;
-  // Guest memory accesses one execution makes (arch::ArchInfo::count_memory_accesses);
+  arch::DerivedWrites derived;
+  // Guest memory accesses one execution makes (arch::ArchEngine::count_memory_accesses);
   // `memory_count_fixed` false when it varies (rep prefixes...).
   std::uint8_t memory_reads = 0;
   std::uint8_t memory_writes = 0;

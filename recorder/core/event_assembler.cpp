@@ -14,6 +14,7 @@ EventAssembler::EventAssembler(const arch::ArchInfo& arch, const BlockDecoder& d
     : arch_(arch), decoder_(decoder), level_(level), sinks_(std::move(sinks)), batch_(kBatchEvents) {}
 
 void EventAssembler::begin(const events::TraceInfo& info) {
+  current_thread_ = events::ThreadId{static_cast<std::uint32_t>(info.process_id)};
   for (auto* sink : sinks_) sink->begin(info);
 }
 
@@ -53,7 +54,7 @@ void EventAssembler::flush_block(std::uint64_t stop_pc, bool inclusive) {
     if (!with_instructions || end <= run_begin) return;
     const std::size_t count = end - run_begin;
     flush_events();
-    const events::InstructionRun run{events::EventSequence{next_sequence_}, {}, std::span(block->bytes),
+    const events::InstructionRun run{events::EventSequence{next_sequence_}, current_thread_, std::span(block->bytes),
                                      std::span(block->bounds).subspan(run_begin, count),
                                      static_cast<std::uint32_t>(run_begin), block->mode};
     for (auto* sink : sinks_) sink->on_instructions(run);
@@ -311,11 +312,7 @@ void EventAssembler::on_record(std::span<const std::byte> record) {
       event.register_changes = register_effects_;
       event.call_stack = stack;
       emit(EventKind::kSyscall, event);
-      effect_bytes_.clear();
-      memory_effects_.clear();
-      mapping_effects_.clear();
-      mapping_names_.clear();
-      register_effects_.clear();
+      clear_effects();
       return;
     }
     case RecordKind::kFault: {
@@ -350,6 +347,8 @@ void EventAssembler::on_record(std::span<const std::byte> record) {
       drop_pending_block();
       return;
     }
+    case RecordKind::kSignal: signal_delivered(load_record<SignalRecord>(record)); return;
+    case RecordKind::kThread: thread_changed(load_record<ThreadRecord>(record)); return;
     case RecordKind::kGap: {
       const auto gap = load_record<GapRecord>(record);
       note_lost(gap.lost_events, "events dropped by the recorder");
@@ -357,6 +356,57 @@ void EventAssembler::on_record(std::span<const std::byte> record) {
     }
   }
   ++malformed_;
+}
+
+void EventAssembler::signal_delivered(const SignalRecord& signal) {
+  // Where the interrupted code stopped (ring_records.h, SignalRecord::flags).
+  if (signal.header.flags & kSignalFault)
+    flush_block(signal.interrupted_pc, false);
+  else if (!(signal.header.flags & kSignalAtSyscallReturn))
+    flush_block(0, true);  // at a block boundary: the block before ran whole
+  drop_pending_block();
+  for (std::size_t i = 0; i < memory_effects_.size(); ++i) memory_effects_[i].bytes = effect_bytes_[i];
+  events::SignalEvent event;
+  event.signal = static_cast<std::uint32_t>(signal.signal);
+  event.code = static_cast<std::int32_t>(signal.code);
+  event.sender_pid = signal.sender_pid;
+  event.fault_address = events::GuestAddress{signal.fault_address};
+  event.interrupted_pc = events::GuestAddress{signal.interrupted_pc};
+  event.handler = events::GuestAddress{signal.handler};
+  event.frame = events::GuestAddress{signal.frame};
+  event.fault = (signal.header.flags & kSignalFault) != 0;
+  event.frame_writes = memory_effects_;
+  event.register_changes = register_effects_;
+  emit(EventKind::kSignal, event);
+  clear_effects();
+}
+
+void EventAssembler::thread_changed(const ThreadRecord& thread) {
+  const auto change = static_cast<events::ThreadChange>(thread.header.aux);
+  const events::ThreadId about{static_cast<std::uint32_t>(thread.thread)};
+  events::ThreadEvent event;
+  event.change = change;
+  event.from = events::ThreadId{static_cast<std::uint32_t>(thread.from)};
+  event.exit_code = static_cast<std::int32_t>(thread.exit_code);
+  event.registers = register_effects_;
+  const events::ThreadId running = current_thread_;
+  // In a block hook the block before ran whole. Inside a syscall its record
+  // emitted the block up to the syscall; after a switch the rest of that block
+  // did not run (the thread resumes there later, in a block of its own).
+  if (!(thread.header.flags & kThreadInSyscall)) flush_block(0, true);
+  if (change == events::ThreadChange::kSwitched) drop_pending_block();
+  current_thread_ = about;  // the event's own thread
+  emit(EventKind::kThread, event);
+  if (change != events::ThreadChange::kSwitched) current_thread_ = running;
+  clear_effects();
+}
+
+void EventAssembler::clear_effects() {
+  effect_bytes_.clear();
+  memory_effects_.clear();
+  mapping_effects_.clear();
+  mapping_names_.clear();
+  register_effects_.clear();
 }
 
 void EventAssembler::block_executed(const DecodedBlock& block) {

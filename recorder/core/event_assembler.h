@@ -12,7 +12,7 @@
 // so at `mem` level (no per-instruction hook, by design: a code hook would
 // cost ~3.3 ns per instruction) the accesses recorded inside one block are
 // matched to its instructions in order, using the number of reads and writes
-// each instruction makes (arch::ArchInfo::count_memory_accesses). When the
+// each instruction makes (arch::ArchEngine::count_memory_accesses). When the
 // observed accesses do not fit that plan (a rep-prefixed instruction, an
 // instruction with a varying count), the rest of the block's accesses are
 // emitted with pc_known = false rather than guessed. At `regs` and `full`
@@ -38,6 +38,7 @@
 
 #include "arch/arch.h"
 #include "recorder/core/block_cache.h"
+#include "recorder/core/ring_records.h"
 #include "recorder/core/trace_level.h"
 #include "recorder/events/event.h"
 
@@ -85,7 +86,7 @@ class EventAssembler {
     return false;
   }
   // Events emitted so far by kind, indexed by EventKind (index 0 unused).
-  const std::array<std::uint64_t, 11>& events_by_kind() const { return by_kind_; }
+  const std::array<std::uint64_t, events::kEventKindCount>& events_by_kind() const { return by_kind_; }
   std::uint64_t instructions() const { return instructions_; }
   std::uint64_t malformed_records() const { return malformed_; }
   // Definitions the producer already holds (flight-recorder dumps read them directly).
@@ -128,6 +129,7 @@ class EventAssembler {
       flush_events();
     }
     event->sequence = events::EventSequence{next_sequence_++};
+    event->thread = current_thread_;
     event->kind = kind;
     ++by_kind_[static_cast<std::size_t>(kind)];
     if (auto* same = std::get_if<Payload>(&event->payload))
@@ -147,6 +149,11 @@ class EventAssembler {
   void memory_accessed(const PendingMemory& access);
   // Forgets the pending block and what was recorded inside it (its rest did not run).
   void drop_pending_block();
+  // kSignal and kThread records: the event, with the frame writes and
+  // registers gathered before it (as a syscall's effects).
+  void signal_delivered(const SignalRecord& signal);
+  void thread_changed(const ThreadRecord& thread);
+  void clear_effects();
 
   const arch::ArchInfo& arch_;
   const BlockDecoder& decoder_;
@@ -158,7 +165,8 @@ class EventAssembler {
   std::vector<events::Event> batch_;  // kBatchEvents slots, batch_used_ of them filled
   std::size_t batch_used_ = 0;
   std::uint64_t next_sequence_ = 0;
-  std::array<std::uint64_t, 11> by_kind_{};
+  events::ThreadId current_thread_;  // every event's thread (TraceInfo::process_id, then each switch's)
+  std::array<std::uint64_t, events::kEventKindCount> by_kind_{};
   std::uint64_t instructions_ = 0;
   std::uint64_t lost_ = 0;
   std::uint64_t malformed_ = 0;

@@ -44,6 +44,15 @@ Expected<unwind::UnwinderConfig> unwinder_config_for(const arch::ArchInfo& arch)
   config.little_endian = arch.little_endian;
   config.thumb_bit = arch.alternate_isa && arch.alternate_isa->address_bit0;
   config.analyze_prologue = arch.analyze_prologue;
+  // The signal frames' saved registers, in the columns above (the pc in its own).
+  for (const auto& trampoline : arch.signal_abi.trampolines) {
+    unwind::UnwinderConfig::SignalTrampoline converted{trampoline.code, {}};
+    for (const auto& slot : trampoline.saved) {
+      const int column = slot.uc_id == arch.pc_reg ? pc : dwarf_of(slot.uc_id);
+      if (column >= 0 && column < limit) converted.saved.push_back({static_cast<std::uint16_t>(column), slot.offset});
+    }
+    config.signal_trampolines.push_back(std::move(converted));
+  }
   return config;
 }
 

@@ -28,7 +28,9 @@
 namespace tracecorn::core {
 
 // The unwinder's view of `arch`: the DWARF numbers of its pc, stack pointer
-// and frame pointer. Errors: kUnsupported when the register table lacks them.
+// and frame pointer, and its signal trampolines with the columns of the
+// registers their frames save (arch::SignalAbi::trampolines). Errors:
+// kUnsupported when the register table lacks the pc, sp or fp.
 Expected<unwind::UnwinderConfig> unwinder_config_for(const arch::ArchInfo& arch);
 // The unwinder column of `reg`: its DWARF number, except where the ABI numbers
 // no pc (arch::ArchInfo::unwind_pc_column): the pc takes that column and the

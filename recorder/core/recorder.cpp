@@ -27,7 +27,7 @@
 // comparing the whole register table before and after. With
 // RecorderOptions::derive_registers (x86), the values of simple integer
 // instructions are computed from the shadow copy instead of read
-// (derived_registers.h); the shadow must then hold every register's current
+// (arch/derived_registers.h); the shadow must then hold every register's current
 // value, so whenever it may not (an instruction the hooks did not see, a run
 // that ended and may restart with new registers) it is marked stale, and the
 // next block hook reads it whole again (shadow_stale_).
@@ -38,7 +38,9 @@
 #include <atomic>
 #include <bit>
 #include <cstring>
+#include <mutex>
 #include <thread>
+#include <utility>
 
 #include "recorder/core/block_cache.h"
 #include "recorder/core/event_assembler.h"
@@ -48,6 +50,14 @@
 namespace tracecorn::core {
 
 class Recorder::Impl {
+  // A signal or thread change, as its ring record; those reported inside a
+  // syscall wait for its record (see signal_delivered).
+  struct DeferredRecord {
+    bool is_thread = false;
+    SignalRecord signal{};
+    ThreadRecord thread{};
+  };
+
  public:
   Impl(uc_engine* engine, const arch::ArchInfo& arch, const RecorderOptions& options)
       : engine_(engine), arch_(arch), options_(options) {}
@@ -58,8 +68,8 @@ class Recorder::Impl {
     std::size_t engine_arch = 0, engine_mode = 0;
     if (uc_query(engine_, UC_QUERY_ARCH, &engine_arch) == UC_ERR_OK &&
         uc_query(engine_, UC_QUERY_MODE, &engine_mode) == UC_ERR_OK &&
-        (engine_arch != static_cast<std::size_t>(arch_.unicorn_arch) ||
-         (engine_mode & static_cast<std::size_t>(arch_.unicorn_mode)) != static_cast<std::size_t>(arch_.unicorn_mode)))
+        (engine_arch != static_cast<std::size_t>(arch_.engine->unicorn_arch) ||
+         (engine_mode & static_cast<std::size_t>(arch_.engine->unicorn_mode)) != static_cast<std::size_t>(arch_.engine->unicorn_mode)))
       return make_error(ErrorCode::kInvalidArgument,
                         "the engine is not a " + std::string(arch_.name) + " engine (Unicorn arch/mode differ)");
     auto producer_decoder = BlockDecoder::create(arch_);
@@ -331,7 +341,7 @@ class Recorder::Impl {
   void instruction(std::uint64_t address) noexcept {
     if (!active_ || !current_block_) return;
     if (const DecodedInstruction* pending = pending_instruction_) {
-      if (pending->derived.operation != DerivedOperation::kNone && derive_now_) {
+      if (pending->derived.operation != arch::DerivedOperation::kNone && derive_now_) {
         pending_instruction_ = nullptr;
         flush_derived(*pending);
       } else {
@@ -363,7 +373,7 @@ class Recorder::Impl {
     const DecodedInstruction* insn = pending_instruction_;
     pending_instruction_ = nullptr;
     if (!insn || insn->written_registers.empty()) return;
-    if (derive_now_ && insn->derived.operation != DerivedOperation::kNone) {
+    if (derive_now_ && insn->derived.operation != arch::DerivedOperation::kNone) {
       flush_derived(*insn);
       return;
     }
@@ -416,22 +426,22 @@ class Recorder::Impl {
     ++register_batch_items_;
   }
 
-  // flush_pending_registers for an instruction with a recipe (derived_registers.h):
+  // flush_pending_registers for an instruction with a recipe (arch/derived_registers.h):
   // its values are computed from the shadow, which holds every register's value
   // before it, and go into the batch as read values would. A recipe writes
   // exactly the written list (the destination, the flags or both): general
   // registers and flags, whose shadows and values fit in 8 bytes (the upper 8
   // stay zero).
   void flush_derived(const DecodedInstruction& insn) noexcept {
-    const DerivedWrites& recipe = insn.derived;
+    const arch::DerivedWrites& recipe = insn.derived;
     Shadow* shadows = shadow_.data();
     auto low = [shadows](std::uint16_t index) {
       std::uint64_t value;
       std::memcpy(&value, shadows[index].bytes, 8);
       return value;
     };
-    const DerivedValues values = derive_values(recipe, low(recipe.a.index), low(recipe.b.index), low(recipe.destination),
-                                               low(recipe.flags_index));
+    const arch::DerivedValues values = arch::derive_values(recipe, low(recipe.a.index), low(recipe.b.index),
+                                                           low(recipe.destination), low(recipe.flags_index));
     ++derived_unpublished_;
     // The entries go straight into the batch; one that did not change is
     // overwritten by the next (no branch on it), and an item with none is not kept.
@@ -634,6 +644,7 @@ class Recorder::Impl {
   // ---- producer: process events (emulation thread, outside the hot path) ----
 
   void syscall_enter(std::optional<std::uint64_t> trap_pc) noexcept {
+    in_syscall_ = true;
     captured_stack_depth_ = 0;
     if (trap_pc && options_.stack_provider)
       captured_stack_depth_ = options_.stack_provider->capture(*trap_pc, captured_stack_);
@@ -741,13 +752,16 @@ class Recorder::Impl {
 
   void syscall_exit(std::uint64_t pc, std::uint64_t number, const std::uint64_t (&args)[6], std::int64_t result,
                     std::span<const std::uint64_t> call_stack) noexcept {
-    // Registers the kernel changed: compare the whole table with the snapshot.
+    // Registers the kernel changed: compare the whole table with the snapshot
+    // (none when the scheduler switched threads meanwhile: the registers are
+    // another thread's, and the thread record that follows holds them all).
+    in_syscall_ = false;
     std::vector<Shadow>& after = syscall_after_;
     if (after.size() != shadow_.size()) after.resize(shadow_.size());
     read_all_registers(after);
     RegisterEntry changed[64];
     std::uint16_t count = 0;
-    for (std::size_t i = 0; i < after.size() && count < 64; ++i) {
+    for (std::size_t i = 0; i < after.size() && count < 64 && !switched_in_syscall_; ++i) {
       const std::uint8_t size = arch_.registers[i].size;
       if (i < syscall_snapshot_.size() && std::memcmp(after[i].bytes, syscall_snapshot_[i].bytes, size) == 0) continue;
       RegisterEntry& entry = changed[count++];
@@ -765,7 +779,10 @@ class Recorder::Impl {
     const std::uint16_t depth = static_cast<std::uint16_t>(std::min<std::size_t>(call_stack.size(), 256));
     const std::uint32_t total = sizeof(SyscallRecord) + depth * 8u;
     auto* record = static_cast<SyscallRecord*>(static_cast<void*>(reserve_bytes(total)));
-    if (!record) return;
+    if (!record) {
+      write_deferred_process_events();
+      return;
+    }
     record->header = {RecordKind::kSyscall, 0, depth, 0};
     record->pc = pc;
     record->number = number;
@@ -773,9 +790,134 @@ class Recorder::Impl {
     std::copy(std::begin(args), std::end(args), std::begin(record->args));
     if (depth) std::memcpy(reinterpret_cast<std::uint8_t*>(record) + sizeof *record, call_stack.data(), depth * 8u);
     ring_->commit();
+    write_deferred_process_events();
     ring_->publish();  // a syscall is a natural point to let the drain thread see the batch
     last_record_was_syscall_ = true;
     fast_blocks_ = false;  // the next block resets last_record_was_syscall_
+  }
+
+  // ---- producer: signals and threads (emulation thread, outside the hot path) ----
+  // Both are rare: they cost a full register read and one record with every
+  // register of the table. Inside a syscall (between syscall_enter and
+  // syscall_exit) their records are deferred until the syscall's record is
+  // written, so they follow it. At a block hook, the recorder's own block hook
+  // ran first (Unicorn calls hooks in the order they were added, and the Linux
+  // layer adds its hook later) and recorded the block being entered, which the
+  // kernel then left for a handler or another thread: that entry is taken back.
+
+  void signal_delivered(const events::SignalEvent& signal) noexcept {
+    DeferredRecord deferred;
+    deferred.is_thread = false;
+    SignalRecord& record = deferred.signal;
+    record.header = {RecordKind::kSignal, signal.fault ? kSignalFault : std::uint8_t{0}, 0, 0};
+    record.signal = signal.signal;
+    record.code = signal.code;
+    record.sender_pid = signal.sender_pid;
+    record.fault_address = signal.fault_address.value;
+    record.interrupted_pc = signal.interrupted_pc.value;
+    record.handler = signal.handler.value;
+    record.frame = signal.frame.value;
+    if (in_syscall_) {  // the syscall's effects hold the frame: it is not written twice
+      record.header.flags |= kSignalAtSyscallReturn;
+      defer(deferred);
+      return;
+    }
+    leave_interrupted_code(signal.fault, signal.interrupted_pc.value);
+    for (const events::MemoryWriteEffect& write : signal.frame_writes)
+      syscall_memory_written(write.address.value, write.bytes);
+    write_process_event(deferred);
+  }
+
+  void thread_event(events::ThreadId thread, const events::ThreadEvent& change) noexcept {
+    DeferredRecord deferred;
+    deferred.is_thread = true;
+    ThreadRecord& record = deferred.thread;
+    record.header = {RecordKind::kThread, 0, static_cast<std::uint16_t>(change.change), 0};
+    record.thread = thread.value;
+    record.from = change.from.value;
+    record.exit_code = change.exit_code;
+    if (in_syscall_) {
+      record.header.flags = kThreadInSyscall;
+      if (change.change == events::ThreadChange::kSwitched) switched_in_syscall_ = true;
+      defer(deferred);
+      return;
+    }
+    if (change.change == events::ThreadChange::kSwitched) leave_interrupted_code(false, change.from_pc.value);
+    write_process_event(deferred);
+  }
+
+  // The interrupted code stops here: a fault's instruction did not complete
+  // (its registers are not read); the block at `resume_pc`, recorded by the
+  // block hook that ran just before the kernel's, did not run.
+  void leave_interrupted_code(bool fault, std::uint64_t resume_pc) noexcept {
+    pending_instruction_ = nullptr;
+    current_block_ = nullptr;
+    if (fault || run_count_ == 0) return;
+    const DecodedBlock* last = producer_blocks_.by_id(run_[run_count_ - 1]);
+    if (!last || last->address != resume_pc) return;
+    --run_count_;
+    recorded_instructions_ -= std::min<std::uint64_t>(recorded_instructions_, last->instruction_count);
+  }
+
+  // The pc as the handler starts: the engine's pc register does not say it
+  // yet (inside x86's syscall hook it is 2 bytes short, Unicorn adding the
+  // syscall's length after the hook; after a fault the run restarts at the
+  // handler without the register being written). An arm Thumb handler's
+  // address has bit 0 set; the pc does not.
+  void set_pc_entry(std::uint64_t handler) noexcept {
+    const arch::AlternateInstructionSet* isa = arch_.alternate_isa;
+    const std::uint64_t pc = isa && isa->address_bit0 ? handler & ~std::uint64_t{1} : handler;
+    for (RegisterEntry& entry : all_registers_)
+      if (arch_.registers[entry.index].uc_id == arch_.pc_reg) {
+        std::memset(entry.value, 0, sizeof entry.value);
+        std::memcpy(entry.value, &pc, std::min<std::size_t>(entry.size, 8));
+      }
+  }
+
+  // Keeps a signal or thread record until the syscall's own is written.
+  void defer(const DeferredRecord& record) noexcept {
+    if (deferred_count_ == deferred_.size()) {  // (64 signals in one syscall: more cannot be pending)
+      ++records_lost_;
+      ++pending_lost_;
+      return;
+    }
+    deferred_[deferred_count_++] = record;
+  }
+  void write_deferred_process_events() noexcept {
+    for (std::size_t i = 0; i < deferred_count_; ++i) write_process_event(deferred_[i]);
+    deferred_count_ = 0;
+    switched_in_syscall_ = false;
+  }
+
+  // A signal or thread record, after every register of the table (as a
+  // kSyscallRegisters record, which the consumer gives the event): the
+  // recorder's register copy is now exact again.
+  void write_process_event(DeferredRecord& deferred) noexcept {
+    const bool with_registers =
+        !deferred.is_thread || deferred.thread.header.aux == static_cast<std::uint16_t>(events::ThreadChange::kSwitched);
+    if (with_registers) {
+      read_all_registers(shadow_);
+      shadow_stale_ = false;
+      derive_now_ = derive_registers_;
+      all_registers_.resize(shadow_.size());
+      for (std::size_t i = 0; i < shadow_.size(); ++i) {
+        RegisterEntry& entry = all_registers_[i];
+        entry = RegisterEntry{};
+        entry.index = static_cast<std::uint16_t>(i);
+        entry.size = arch_.registers[i].size;
+        std::memcpy(entry.value, shadow_[i].bytes, entry.size);
+      }
+      if (!deferred.is_thread) set_pc_entry(deferred.signal.handler);
+      const std::uint64_t pc = deferred.is_thread ? 0 : deferred.signal.interrupted_pc;
+      write_registers(RecordKind::kSyscallRegisters, pc, all_registers_.data(),
+                      static_cast<std::uint16_t>(all_registers_.size()));
+    }
+    const std::size_t size = deferred.is_thread ? sizeof(ThreadRecord) : sizeof(SignalRecord);
+    if (std::byte* record = reserve_bytes(static_cast<std::uint32_t>(size))) {
+      std::memcpy(record, deferred.is_thread ? static_cast<const void*>(&deferred.thread) : &deferred.signal, size);
+      ring_->commit();
+    }
+    ring_->publish();
   }
 
   void module_loaded(std::uint64_t start, std::uint64_t end, std::uint64_t load_bias, std::string_view path) noexcept {
@@ -826,6 +968,7 @@ class Recorder::Impl {
     bool sink_failure_reported = false;
     for (;;) {
       const bool more = ring_->wait_for_data(std::chrono::milliseconds(50));
+      std::lock_guard gate(drain_gate_);  // (held by the emulation thread across a fork)
       ring_->consume([this](std::span<const std::byte> record) { assembler_->on_record(record); });
       assembler_->flush_events();  // what the producer published so far reaches the sinks now
       // A sink that cannot write (a full disk) ends the run at the next block.
@@ -863,6 +1006,25 @@ class Recorder::Impl {
     for (const DecodedBlock* block : producer_blocks_.all()) replay.adopt_block(*block);
     ring_->for_each_retained([&](std::span<const std::byte> record) { replay.on_record(record); });
     return replay.end(false);
+  }
+
+  void hold_drain() noexcept {
+    try {
+      drain_gate_.lock();
+      drain_held_ = true;
+    } catch (...) {  // (std::mutex::lock throws only on a system error: the fork goes on unheld)
+    }
+  }
+  void release_drain() noexcept {
+    if (std::exchange(drain_held_, false)) drain_gate_.unlock();
+  }
+
+  void abandon_in_forked_child() noexcept {
+    finished_ = true;
+    for (uc_hook hook : hooks_) uc_hook_del(engine_, hook);
+    hooks_.clear();
+    if (drain_.joinable()) drain_.detach();
+    sinks_.clear();
   }
 
   std::string finish(bool interrupted) {
@@ -999,6 +1161,8 @@ class Recorder::Impl {
   std::unique_ptr<ring::SpscRing> ring_;
   std::unique_ptr<EventAssembler> assembler_;
   std::thread drain_;
+  std::mutex drain_gate_;  // held by the drain over each batch, by the emulation thread across a fork
+  bool drain_held_ = false;
   std::vector<uc_hook> hooks_;
 
   // (address, size) -> id of the producer's block, direct mapped: a copy of what
@@ -1068,6 +1232,11 @@ class Recorder::Impl {
   static constexpr std::size_t kMaxStackDepth = 256;  // as many as a syscall record carries
   std::uint64_t captured_stack_[kMaxStackDepth] = {};
   std::size_t captured_stack_depth_ = 0;
+  bool in_syscall_ = false;           // between syscall_enter and syscall_exit
+  bool switched_in_syscall_ = false;  // the scheduler switched threads inside this syscall
+  std::array<DeferredRecord, 64> deferred_{};
+  std::size_t deferred_count_ = 0;
+  std::vector<RegisterEntry> all_registers_;  // a signal's or switch's register record, reused
   bool active_ = true;
   bool ended_ = false;         // an exit or fault record was written
   bool stop_written_ = false;
@@ -1084,7 +1253,7 @@ class Recorder::Impl {
   bool finished_ = false;
   std::string finish_error_;
   std::uint64_t events_ = 0;
-  std::array<std::uint64_t, 11> events_by_kind_{};
+  std::array<std::uint64_t, events::kEventKindCount> events_by_kind_{};
   std::uint64_t instructions_ = 0;
 };
 
@@ -1124,9 +1293,16 @@ void Recorder::exited(bool by_signal, std::int32_t code, std::int32_t signal) no
 }
 std::string Recorder::dump(events::Sink& sink) { return impl_->dump(sink); }
 std::string Recorder::finish(bool interrupted) { return impl_->finish(interrupted); }
+void Recorder::abandon_in_forked_child() noexcept { impl_->abandon_in_forked_child(); }
+void Recorder::hold_drain() noexcept { impl_->hold_drain(); }
+void Recorder::release_drain() noexcept { impl_->release_drain(); }
 RecorderStats Recorder::stats() const { return impl_->stats(); }
 bool Recorder::stop_requested() const { return impl_->stop_requested(); }
 void Recorder::registers_changed() noexcept { impl_->mark_shadow_stale(); }
+void Recorder::signal_delivered(const events::SignalEvent& signal) noexcept { impl_->signal_delivered(signal); }
+void Recorder::thread_event(events::ThreadId thread, const events::ThreadEvent& change) noexcept {
+  impl_->thread_event(thread, change);
+}
 bool Recorder::sink_failed() const { return impl_->sink_failed(); }
 
 }  // namespace tracecorn::core

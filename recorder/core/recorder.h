@@ -87,7 +87,7 @@ struct RecorderStats {
   std::uint64_t records_lost = 0;  // could not be written (decode failure, oversize)
   std::uint64_t blocks_decoded = 0;
   std::uint64_t events = 0;        // events handed to sinks (after finish)
-  std::array<std::uint64_t, 11> events_by_kind{};  // the same by kind, indexed by events::EventKind (after finish)
+  std::array<std::uint64_t, events::kEventKindCount> events_by_kind{};  // the same by kind, indexed by events::EventKind (after finish)
   std::uint64_t instructions = 0;  // instructions recorded (after finish)
   // Instructions whose register writes were computed rather than read
   // (RecorderOptions::derive_registers).
@@ -129,6 +129,27 @@ class Recorder {
   // while attached: the recorder reads them all again at the next block
   // (needed with derive_registers; harmless otherwise).
   void registers_changed() noexcept;
+  // A signal was delivered to a guest handler: the frame is written and the
+  // registers are the handler's. Inside a syscall (between syscall_enter and
+  // syscall_exit: delivered as it returns), its event follows the syscall's,
+  // whose effects hold the frame; else it was delivered after a fault
+  // (signal.fault: the instruction at interrupted_pc did not complete) or at
+  // the start of the block at interrupted_pc (which did not run), and its
+  // event carries the frame (signal.frame_writes). The event also carries
+  // every register of the table, read here; the recorder's register copy is
+  // read again. Emulation thread, in a hook or between runs.
+  void signal_delivered(const events::SignalEvent& signal) noexcept;
+  // The guest's threads changed: `thread` was created, exited, or is now the
+  // running one (kSwitched: its registers are already in the engine, and
+  // the events from here on are this thread's: events::Event::thread). A
+  // switch records every register of the table, and the recorder's
+  // per-thread state (its register copy, the instruction whose registers were
+  // pending, the block being entered at change.from_pc) starts afresh. Inside
+  // a syscall, the event follows the syscall's, which then carries no
+  // register changes (the registers are the new thread's). In a block hook,
+  // the recorder's own block hook must run first (add that hook after
+  // attach(): Unicorn calls hooks in the order they were added).
+  void thread_event(events::ThreadId thread, const events::ThreadEvent& change) noexcept;
 
   // Flight recorder: replays the retained records into `sink` (begin, events, end).
   // Returns the sink's error, if any.
@@ -137,6 +158,17 @@ class Recorder {
   // Stops recording: removes the hooks, drains the ring, ends the sinks. Returns
   // "" or the sinks' errors. Idempotent.
   std::string finish(bool interrupted = false);
+
+  // In the child of a host fork(): the drain thread did not survive it.
+  // Removes the hooks and forgets the drain thread (not joined) and the
+  // sinks (not ended: they are the parent's, which goes on writing them).
+  // The Recorder may then be destroyed. Emulation thread.
+  void abandon_in_forked_child() noexcept;
+  // Around a host fork (emulation thread): hold_drain() waits until the drain
+  // thread is between two batches and keeps it there (it holds no lock of the
+  // allocator's then); release_drain() lets it go on, in the parent.
+  void hold_drain() noexcept;
+  void release_drain() noexcept;
 
   RecorderStats stats() const;
   bool stop_requested() const;  // the recorder stopped the emulation (stop_at / instruction limit / a sink failed)

@@ -20,7 +20,11 @@
 // written out before any other record, so records stay in execution order (a
 // memory record follows the run that ends with its block).
 // Syscall effects (kSyscallMemoryWrite, kSyscallMapping, kSyscallRegisters) come
-// before the kSyscall record they belong to, which closes the group.
+// before the kSyscall record they belong to, which closes the group; a signal's
+// frame (kSyscallMemoryWrite) and registers (kSyscallRegisters) come before its
+// kSignal record the same way, and a thread switch's registers before its kThread.
+// The header's thread id is unused: the consumer keeps the current thread
+// from the kThread records (events::Event::thread).
 // Invariants: records are plain data (trivially copyable); `aux` holds a count
 // or a size as each kind documents; sequence numbers are not stored: the
 // consumer counts events (see events::Event), which keeps block entries 4 bytes.
@@ -50,6 +54,8 @@ enum class RecordKind : std::uint8_t {
   kGap = 13,
   kStop = 14,  // the emulation stopped at `pc` (a stop condition, a limit): the rest of the block did not run
   kRegisterBatch = 15,  // the register changes of several instructions (regs/full levels), see below
+  kSignal = 16,         // a signal delivered to a handler (closes its frame writes and registers)
+  kThread = 17,         // a guest thread created, exited or switched to (closes its registers)
 };
 
 struct RecordHeader {
@@ -206,6 +212,32 @@ struct StopRecord {
   RecordHeader header;
   std::uint64_t pc;
 };
+
+// flags: 1 when the signal is a fault of the instruction at interrupted_pc,
+// 2 when it was delivered as a syscall returned (after the kSyscall record).
+struct SignalRecord {
+  RecordHeader header;
+  std::uint64_t signal;
+  std::int64_t code;
+  std::uint64_t sender_pid;
+  std::uint64_t fault_address;
+  std::uint64_t interrupted_pc;
+  std::uint64_t handler;
+  std::uint64_t frame;
+};
+static_assert(sizeof(SignalRecord) == 64);
+inline constexpr std::uint8_t kSignalFault = 1, kSignalAtSyscallReturn = 2;
+
+// aux: events::ThreadChange. flags: kThreadInSyscall when it happened inside
+// a syscall (written after the kSyscall record).
+struct ThreadRecord {
+  RecordHeader header;
+  std::uint64_t thread;  // the thread the event is about
+  std::uint64_t from;    // ThreadEvent::from
+  std::int64_t exit_code;
+};
+static_assert(sizeof(ThreadRecord) == 32);
+inline constexpr std::uint8_t kThreadInSyscall = 1;
 
 struct GapRecord {
   RecordHeader header;

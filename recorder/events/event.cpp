@@ -17,6 +17,8 @@ std::string_view event_kind_name(EventKind kind) {
     case EventKind::kModuleLoad: return "module";
     case EventKind::kExit: return "exit";
     case EventKind::kGap: return "gap";
+    case EventKind::kSignal: return "signal";
+    case EventKind::kThread: return "thread";
   }
   return "unknown";
 }

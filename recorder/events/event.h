@@ -11,6 +11,7 @@
 #pragma once
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -46,7 +47,11 @@ enum class EventKind : std::uint8_t {
   kModuleLoad = 8,
   kExit = 9,
   kGap = 10,         // events were lost here (count in GapEvent)
+  kSignal = 11,      // a signal was delivered to a guest handler (SignalEvent)
+  kThread = 12,      // a guest thread was created, exited, or the scheduler switched threads (ThreadEvent)
 };
+// One more than the largest EventKind: the size of a table indexed by kind.
+inline constexpr std::size_t kEventKindCount = 13;
 
 std::string_view event_kind_name(EventKind kind);
 
@@ -157,16 +162,57 @@ struct ExitEvent {
   std::int32_t signal = 0;  // host signal number when by_signal
 };
 
+// A signal delivered to a guest handler: the kernel wrote the signal frame
+// (its bytes are `frame_writes`) and set the registers for the handler
+// (`register_changes`). The event's thread is the thread that takes it.
+// Where it comes in a trace: after the syscall whose return delivered it (that
+// syscall's effects already hold the frame and the handler's registers, as
+// the kernel did both in one trap); after the last instruction that completed
+// before a fault (`fault`: the faulting instruction did not run, and runs
+// again if the handler returns); or between two blocks (a timer's signal:
+// the block at `interrupted_pc` runs once the handler returns). In a trace
+// the recorder wrote, `register_changes` holds every register of the
+// architecture's table, as the handler starts.
+struct SignalEvent {
+  std::uint32_t signal = 0;           // host signal number
+  std::int32_t code = 0;              // si_code (SI_USER, SI_TKILL, SEGV_MAPERR...)
+  std::uint64_t sender_pid = 0;       // si_pid for signals sent by a process (0 otherwise)
+  GuestAddress fault_address;         // si_addr for faults (0 otherwise)
+  GuestAddress interrupted_pc;        // where the interrupted code resumes once the handler returns
+  GuestAddress handler;               // the handler's entry point
+  GuestAddress frame;                 // the signal frame's address on the guest stack
+  bool fault = false;                 // a CPU fault of the instruction at interrupted_pc, which did not complete
+  std::span<const MemoryWriteEffect> frame_writes;
+  std::span<const RegisterValue> register_changes;
+};
+
+// A change of guest threads. The event's thread is the thread it is about
+// (created, exited, or switched to).
+enum class ThreadChange : std::uint8_t { kCreated = 1, kExited = 2, kSwitched = 3 };
+struct ThreadEvent {
+  ThreadChange change = ThreadChange::kSwitched;
+  ThreadId from;                       // kSwitched: the thread that ran before; kCreated: the parent
+  std::int32_t exit_code = 0;          // kExited: the thread's exit status
+  std::span<const RegisterValue> registers;  // kSwitched: every register of the thread switched to
+  // kSwitched in a block hook: the start of the block the previous thread was
+  // entering (it did not run; the thread resumes there). 0 inside a syscall.
+  // Not kept by the trace formats (the next block of that thread says it).
+  GuestAddress from_pc;
+};
+
 struct GapEvent {
   std::uint64_t lost_events = 0;
   std::string_view reason;
 };
 
 using EventPayload = std::variant<BlockEvent, InstructionEvent, MemoryEvent, RegistersEvent, SyscallEvent, FaultEvent,
-                                  ModuleLoadEvent, ExitEvent, GapEvent>;
+                                  ModuleLoadEvent, ExitEvent, GapEvent, SignalEvent, ThreadEvent>;
 
 struct Event {
   EventSequence sequence;
+  // The guest thread the event belongs to: its tid (the process's pid before
+  // any kThread event; a harness's engine, with no process: 0). For a kThread
+  // event, the thread created, exited or switched to.
   ThreadId thread;
   EventKind kind = EventKind::kBlock;
   EventPayload payload;

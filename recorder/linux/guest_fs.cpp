@@ -3,6 +3,7 @@
 
 #include <fcntl.h>
 #include <linux/openat2.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -148,8 +149,33 @@ SysResult<int> GuestFs::open_in_root(const std::string& guest_absolute, int flag
   return {fd, 0};
 }
 
+std::optional<std::string> GuestFs::emulated_file(int guest_dirfd, const std::string& path) const {
+  auto absolute_path = absolute(guest_dirfd, path);
+  if (!absolute_path.ok()) return std::nullopt;
+  const std::string normal = lexically_normal(absolute_path.value);
+  // The CPUs the guest has: one engine runs one thread at a time, so one CPU,
+  // as sched_getaffinity says (glibc's get_nprocs and get_nprocs_conf, hence
+  // sysconf(_SC_NPROCESSORS_ONLN/CONF), nproc --all and Python's cpu_count, read these).
+  for (const char* name : {"online", "possible", "present"})
+    if (normal == std::string("/sys/devices/system/cpu/") + name) return std::string("0\n");
+  return std::nullopt;
+}
+
 SysResult<int> GuestFs::open_host(int guest_dirfd, const std::string& path, int flags, int mode,
                                   std::string& guest_path) {
+  if (auto contents = emulated_file(guest_dirfd, path)) {
+    if ((flags & O_ACCMODE) != O_RDONLY) return {-1, EACCES};  // as sysfs for an attribute with no write method
+    const int host = ::memfd_create("tracecorn-emulated", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+    if (host < 0) return {-1, errno};
+    HostFd owned(host);
+    if (::write(host, contents->data(), contents->size()) != static_cast<ssize_t>(contents->size()) ||
+        ::fcntl(host, F_ADD_SEALS, F_SEAL_WRITE | F_SEAL_GROW | F_SEAL_SHRINK | F_SEAL_SEAL) != 0 ||
+        ::lseek(host, 0, SEEK_SET) != 0)
+      return {-1, EIO};
+    auto absolute_path = absolute(guest_dirfd, path);
+    guest_path = absolute_path.ok() ? absolute_path.value : path;
+    return {owned.release(), 0};
+  }
   if (auto magic = magic_link_target(guest_dirfd, path); magic && magic == guest_exe_path_) {
     // /proc/self/exe opens the guest program, not tracecorn.
     guest_path = guest_exe_path_;
@@ -207,14 +233,9 @@ SysResult<int> GuestFs::open(int guest_dirfd, const std::string& path, int flags
   auto opened = read_only_ && may_write ? open_read_only(guest_dirfd, path, flags, mode, guest_path)
                                         : open_host(guest_dirfd, path, flags, mode, guest_path);
   if (!opened.ok()) return opened;
-  int host = opened.value;
   // Move the host descriptor out of the range the guest sees in /proc/self/fd.
-  if (host < kHostFdFloor) {
-    const int moved = fcntl(host, F_DUPFD_CLOEXEC, kHostFdFloor);
-    ::close(host);
-    if (moved < 0) return {-1, errno};
-    host = moved;
-  }
+  const int host = lift_host_fd(opened.value);
+  if (host < 0) return {-1, errno};
   return {install(host, (flags & O_CLOEXEC) != 0, std::move(guest_path)), 0};
 }
 
@@ -292,17 +313,43 @@ int GuestFs::install(int host, bool close_on_exec, std::string guest_path, int l
   std::size_t slot = static_cast<std::size_t>(lowest);
   while (slot < fds_.size() && fds_[slot].host_fd >= 0) ++slot;
   if (slot >= fds_.size()) fds_.resize(slot + 1);
-  fds_[slot] = FdEntry{host, close_on_exec, std::move(guest_path)};
+  FdEntry entry;
+  entry.host_fd = host;
+  entry.close_on_exec = close_on_exec;
+  entry.guest_path = std::move(guest_path);
+  fds_[slot] = std::move(entry);
   return static_cast<int>(slot);
+}
+
+int GuestFs::lift_host_fd(int host) {
+  if (host < 0 || host >= kHostFdFloor) return host;
+  const int moved = ::fcntl(host, F_DUPFD_CLOEXEC, kHostFdFloor);
+  const int saved = errno;
+  ::close(host);
+  errno = saved;
+  return moved;
+}
+
+void GuestFs::install_at(int guest_fd, int host, std::string guest_path) {
+  const auto slot = static_cast<std::size_t>(guest_fd);
+  if (slot >= fds_.size()) fds_.resize(slot + 1);
+  if (fds_[slot].host_fd >= 0) ::close(fds_[slot].host_fd);
+  FdEntry entry;
+  entry.host_fd = host;
+  entry.guest_path = std::move(guest_path);
+  fds_[slot] = std::move(entry);
 }
 
 int GuestFs::close(int guest_fd) {
   FdEntry* found = entry(guest_fd);
   if (!found) return EBADF;
   ::close(found->host_fd);
-  found->host_fd = -1;
-  found->guest_path.clear();
+  *found = FdEntry{};
   return 0;
+}
+
+SignalFd::~SignalFd() {
+  if (eventfd >= 0) ::close(eventfd);
 }
 
 SysResult<int> GuestFs::duplicate_to(int old_guest_fd, int new_guest_fd, bool close_on_exec) {
@@ -312,10 +359,12 @@ SysResult<int> GuestFs::duplicate_to(int old_guest_fd, int new_guest_fd, bool cl
   if (old_guest_fd == new_guest_fd) return {new_guest_fd, 0};
   const int copy = fcntl(source->host_fd, F_DUPFD_CLOEXEC, kHostFdFloor);
   if (copy < 0) return {-1, errno};
-  std::string path = source->guest_path;
+  FdEntry duplicate = *source;  // (what kind of descriptor it is comes along)
+  duplicate.host_fd = copy;
+  duplicate.close_on_exec = close_on_exec;
   close(new_guest_fd);
   if (static_cast<std::size_t>(new_guest_fd) >= fds_.size()) fds_.resize(static_cast<std::size_t>(new_guest_fd) + 1);
-  fds_[static_cast<std::size_t>(new_guest_fd)] = FdEntry{copy, close_on_exec, std::move(path)};
+  fds_[static_cast<std::size_t>(new_guest_fd)] = std::move(duplicate);
   return {new_guest_fd, 0};
 }
 
@@ -325,7 +374,11 @@ SysResult<int> GuestFs::duplicate(int old_guest_fd, int lowest, bool close_on_ex
   if (lowest < 0 || lowest >= 1 << 20) return {-1, EINVAL};
   const int copy = fcntl(source->host_fd, F_DUPFD_CLOEXEC, kHostFdFloor);
   if (copy < 0) return {-1, errno};
-  return {install(copy, close_on_exec, source->guest_path, lowest), 0};
+  FdEntry kind = *source;  // (install may move the table: copied first)
+  const int slot = install(copy, close_on_exec, kind.guest_path, lowest);
+  fds_[static_cast<std::size_t>(slot)].counter_words = kind.counter_words;
+  fds_[static_cast<std::size_t>(slot)].signal_fd = std::move(kind.signal_fd);
+  return {slot, 0};
 }
 
 int GuestFs::chdir(const std::string& path) {

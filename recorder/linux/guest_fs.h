@@ -5,6 +5,8 @@
 //   openat2(RESOLVE_IN_ROOT): `..` stops at DIR and symlinks, absolute or relative,
 //   resolve inside it, so the guest cannot name anything outside.
 // - /proc/self/exe (and /proc/<own pid>/exe) reads as the guest program's path.
+// - /sys/devices/system/cpu/{online,possible,present} read "0": one CPU, the
+//   one engine that runs every guest thread (sched_getaffinity says the same).
 // - Descriptors: guest fd numbers are allocated lowest-first like the kernel's and
 //   map to host descriptors we own; guest 0/1/2 start as duplicates of ours.
 // - Read-only (set_read_only): open() refuses what could change the host file
@@ -19,7 +21,9 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -62,10 +66,28 @@ struct HostLocation {
   bool empty_path = false;
 };
 
+// A signalfd (the Linux layer's signals are its own, so the host's signalfd
+// cannot serve): the signals it reads, and a host eventfd of its own that is
+// readable exactly while one of them is pending (Kernel::sync_signal_fds), so
+// that poll, select and epoll see it. Shared by the descriptors dup'd from one.
+struct SignalFd {
+  std::uint64_t mask = 0;  // host signal numbers, bit (signal - 1)
+  int eventfd = -1;        // a host eventfd (owned), the same one the entries' host fds duplicate
+  bool readable = false;   // whether its counter is 1 now
+  SignalFd() = default;
+  SignalFd(const SignalFd&) = delete;
+  SignalFd& operator=(const SignalFd&) = delete;
+  ~SignalFd();
+};
+
 struct FdEntry {
   int host_fd = -1;
   bool close_on_exec = false;
   std::string guest_path;  // as the guest named it, for *at resolution and /proc lookups
+  // eventfd, timerfd: reads and writes are 8-byte counters in the host's
+  // byte order (swapped for a big-endian guest).
+  bool counter_words = false;
+  std::shared_ptr<SignalFd> signal_fd;  // set for a signalfd
 };
 
 class GuestFs {
@@ -89,12 +111,25 @@ class GuestFs {
 
   // If `path` (relative to guest_dirfd) names our own /proc/self/exe, its target.
   std::optional<std::string> magic_link_target(int guest_dirfd, const std::string& path) const;
+  // The contents of a file tracecorn answers itself (the sysfs CPU lists:
+  // one CPU); nullopt for every other path.
+  std::optional<std::string> emulated_file(int guest_dirfd, const std::string& path) const;
 
   // Descriptor table.
   int host_fd(int guest_fd) const;  // -1 if not open
   FdEntry* entry(int guest_fd);
+  // Every slot of the table, open or free (host_fd -1).
+  std::span<FdEntry> entries() { return fds_; }
   int install(int host_fd, bool close_on_exec, std::string guest_path, int lowest = 0);
   int close(int guest_fd);  // 0 or errno
+  // `host` moved above the descriptors a guest sees (closed; the copy is
+  // close-on-exec); -1 on failure with errno set. A negative `host` is returned as it is.
+  static int lift_host_fd(int host);
+  // One past the highest guest fd the table has held (entry() of each below it: open or not).
+  int descriptor_slots() const { return static_cast<int>(fds_.size()); }
+  // Installs `host_fd` as exactly `guest_fd` (an exec'd image taking its
+  // predecessor's descriptors); what was there is closed.
+  void install_at(int guest_fd, int host_fd, std::string guest_path);
   // dup2/dup3 semantics: makes `new_guest_fd` refer to what `old_guest_fd` does.
   SysResult<int> duplicate_to(int old_guest_fd, int new_guest_fd, bool close_on_exec);
   SysResult<int> duplicate(int old_guest_fd, int lowest, bool close_on_exec);

@@ -35,11 +35,14 @@ Status GuestMemory::map(std::uint64_t start, std::uint64_t length, int prot, std
   if (length == 0 || start % kPageSize || length % kPageSize || start + length < start)
     return make_error(ErrorCode::kInvalidArgument, "unaligned or empty mapping");
   if (auto status = unmap(start, length); !status) return status;
-  if (const uc_err err = uc_mem_map(engine_, start, length, static_cast<std::uint32_t>(prot)); err != UC_ERR_OK)
-    return make_error(ErrorCode::kEmulator, std::string("uc_mem_map: ") + uc_strerror(err));
+  const bool in_engine = prot != 0 || !backing.path.empty();
+  if (in_engine)
+    if (const uc_err err = uc_mem_map(engine_, start, length, static_cast<std::uint32_t>(prot)); err != UC_ERR_OK)
+      return make_error(ErrorCode::kEmulator, std::string("uc_mem_map: ") + uc_strerror(err));
   backing.size = std::min(backing.size, length);
-  const auto [it, inserted] = vmas_.emplace(
-      start, Vma{start, start + length, prot, std::move(name), std::move(backing.path), backing.offset, backing.size});
+  const auto [it, inserted] =
+      vmas_.emplace(start, Vma{start, start + length, prot, std::move(name), std::move(backing.path), backing.offset,
+                               backing.size, in_engine});
   if (observer_) {
     const Vma& vma = it->second;
     events::MappingEffect change{events::MappingChangeKind::kMap, events::GuestAddress{start}, length,
@@ -62,8 +65,9 @@ Status GuestMemory::unmap(std::uint64_t start, std::uint64_t length) {
   for (auto it = vmas_.lower_bound(start); it != vmas_.end() && it->first < end;) {
     const Vma& vma = it->second;
     if (vma.prot & kProtExec) forget_translations(vma.start, vma.end);
-    if (const uc_err err = uc_mem_unmap(engine_, vma.start, vma.end - vma.start); err != UC_ERR_OK)
-      return make_error(ErrorCode::kEmulator, std::string("uc_mem_unmap: ") + uc_strerror(err));
+    if (vma.in_engine)
+      if (const uc_err err = uc_mem_unmap(engine_, vma.start, vma.end - vma.start); err != UC_ERR_OK)
+        return make_error(ErrorCode::kEmulator, std::string("uc_mem_unmap: ") + uc_strerror(err));
     it = vmas_.erase(it);
   }
   return ok_status();
@@ -78,9 +82,13 @@ Status GuestMemory::protect(std::uint64_t start, std::uint64_t length, int prot)
     Vma& vma = it->second;
     if (vma.prot == prot) continue;
     if ((vma.prot & kProtExec) && !(prot & kProtExec)) forget_translations(vma.start, vma.end);
-    if (const uc_err err = uc_mem_protect(engine_, vma.start, vma.end - vma.start, static_cast<std::uint32_t>(prot));
-        err != UC_ERR_OK)
-      return make_error(ErrorCode::kEmulator, std::string("uc_mem_protect: ") + uc_strerror(err));
+    const auto length_here = vma.end - vma.start;
+    const uc_err err = vma.in_engine ? uc_mem_protect(engine_, vma.start, length_here, static_cast<std::uint32_t>(prot))
+                                     : uc_mem_map(engine_, vma.start, length_here, static_cast<std::uint32_t>(prot));
+    if (err != UC_ERR_OK)
+      return make_error(ErrorCode::kEmulator, std::string(vma.in_engine ? "uc_mem_protect: " : "uc_mem_map: ") +
+                                                  uc_strerror(err));
+    vma.in_engine = true;
     vma.prot = prot;
   }
   if (observer_)

@@ -5,7 +5,8 @@
 // (not thread safe).
 // Invariants: every byte Unicorn has mapped belongs to exactly one Vma here and
 // has that Vma's protection; Vmas never overlap and are page aligned; an address
-// range unmapped here is unmapped in Unicorn too. Code that was translated for a
+// range unmapped here is unmapped in Unicorn too, and so are anonymous PROT_NONE
+// Vmas never made accessible (Vma::in_engine). Code that was translated for a
 // range is dropped from Unicorn's cache whenever that range is unmapped or
 // replaced (Unicorn 2.0.1 otherwise keeps running the stale code).
 // Region count: each guest mapping is one Unicorn region; Unicorn 2.0.1 slows
@@ -44,6 +45,11 @@ struct Vma {
   std::string file;
   std::uint64_t file_offset = 0;  // of `start`
   std::uint64_t file_size = 0;    // bytes from `start` that came from the file
+  // Whether Unicorn has it mapped: an anonymous PROT_NONE mapping is not
+  // (nothing can touch it; reads and writes of it fail as EFAULT), until an
+  // mprotect maps it. A thread stack's guard and reservation then cost
+  // nothing: Unicorn 2.0.1 copies a whole region to split it.
+  bool in_engine = true;
 };
 
 // The file behind a mapping: its path, the offset of the mapping's first byte,

@@ -8,6 +8,8 @@
 #include <csignal>
 #include <cstring>
 
+#include <unistd.h>
+
 namespace tracecorn::linux_layer {
 
 using arch::SyscallId;
@@ -16,6 +18,8 @@ Kernel::Kernel(uc_engine* engine, const arch::ArchInfo& arch, arch::GuestCpu& cp
                const ProcessConfig& config)
     : engine_(engine), arch_(arch), cpu_(cpu), memory_(engine, arch.layout), fs_(std::move(fs)), config_(config) {
   memory_.set_limit(config.max_memory);
+  start_thread_table();
+  tree_root_pid_ = static_cast<std::uint64_t>(::getpid());
 }
 
 void Kernel::on_trap() noexcept {
@@ -27,21 +31,33 @@ void Kernel::on_trap() noexcept {
     const SyscallId id = arch_.syscall_id(number);
     ++syscall_count_;
     const std::uint64_t pc = cpu_.trap_pc();
+    trap_pc_ = pc;
+    trap_number_ = number;
+    std::copy(std::begin(args), std::end(args), std::begin(trap_args_));
     if (observer_) observer_->on_syscall_enter(pc, number);
+    if (!signal_fds_.empty()) sync_signal_fds();  // (a poll or a read may look at one)
     std::int64_t result = 0;
     if (source_) {
       // Replay: the source answers, or lets the kernel run it (memory syscalls, exit...).
       const SyscallSource::Decision decision = source_->on_syscall(pc, number, id, args);
       if (decision.run) {
         result = dispatch(id, number, decision.args);
-        source_->after_run(number, result);
+        source_->after_run(number, told_result(result));
+      } else if (decision.block) {
+        park_ = ThreadWait{ThreadWait::Kind::kHost, 0, 0, {}, 0, std::nullopt, true};  // woken by the schedule
+        result = kBlockAndRetry;
       } else {
         result = decision.result;
       }
     } else {
       result = dispatch(id, number, args);
     }
-    if (!termination_.ended) {
+    if (result == -EPIPE && raises_sigpipe(id, args)) (void)do_send_signal(arch::signal_to_guest(arch_, SIGPIPE), kSiUser, running_);
+    const bool parked = !termination_.ended && parks_thread(result);
+    if (parked) {
+      park_running(result, BlockedSyscall{pc, number, id, {args[0], args[1], args[2], args[3], args[4], args[5]}});
+    } else if (!termination_.ended) {
+      running_->retry_deadline.reset();
       const bool restart = result == kRestartSys && restarts_after_handler();
       if (result == kRestartSys && !restart) result = -EINTR;
       if (sigreturn_pc_) {
@@ -57,8 +73,12 @@ void Kernel::on_trap() noexcept {
       if (restart && observer_) observer_->on_registers_changed();
       deliver_at_syscall_exit(restart ? std::optional<std::uint64_t>(cpu_.syscall_restart_pc()) : std::nullopt);
     }
-    if (config_.syscall_log) log_syscall(id, number, args, result);
-    if (observer_) observer_->on_syscall(pc, number, id, args, result);
+    // A blocked syscall is told as unfinished (ERESTARTSYS) now, and again
+    // with its result when its thread goes on (report_resumed_syscall).
+    const std::int64_t told = told_result(result);
+    if (config_.syscall_log) log_syscall(id, number, args, told);
+    if (observer_) observer_->on_syscall(pc, number, id, args, told);
+    if (!termination_.ended && (parked || std::exchange(yield_requested_, false))) schedule_after_syscall(result);
   } catch (const std::exception& error) {
     termination_ = Termination{true, true, 0, SIGSYS, std::string("internal error in a syscall: ") + error.what()};
     uc_emu_stop(engine_);
@@ -69,7 +89,11 @@ void Kernel::on_trap() noexcept {
 }
 
 void Kernel::deliver_at_syscall_exit(std::optional<std::uint64_t> restart_pc) {
-  poll_real_timer();
+  // What a signal from another process would do to the guest until its next
+  // syscall (its dispositions and mask change only in syscalls and handlers).
+  fatal_signals_now_.store(fatal_dispositions_ & ~signals_.blocked, std::memory_order_relaxed);
+  take_host_signals();
+  poll_timers();
   std::uint64_t resume_pc = restart_pc ? *restart_pc : cpu_.syscall_return_pc();
   if (sigreturn_pc_) resume_pc = *sigreturn_pc_;
   sigreturn_pc_.reset();
@@ -108,12 +132,28 @@ void Kernel::read_arguments(SyscallArgs& args) const {
   }
 }
 
+bool Kernel::raises_sigpipe(SyscallId id, const SyscallArgs& a) {
+  constexpr std::uint64_t kMsgNosignal = 0x4000;
+  switch (id) {
+    case SyscallId::write: case SyscallId::writev: case SyscallId::pwrite64: case SyscallId::pwritev:
+    case SyscallId::sendfile: case SyscallId::sendfile64: case SyscallId::copy_file_range:
+      return true;
+    case SyscallId::sendto: return !(a[3] & kMsgNosignal);
+    case SyscallId::sendmsg: return !(a[2] & kMsgNosignal);
+    default: return false;
+  }
+}
+
 std::int64_t Kernel::dispatch(SyscallId id, std::uint64_t number, const SyscallArgs& a) {
   if (auto result = compat32_syscall(id, a)) return *result;
   if (auto result = file_syscall(id, a)) return *result;
   if (auto result = memory_syscall(id, a)) return *result;
   if (auto result = net_syscall(id, a)) return *result;
   if (auto result = signal_syscall(id, a)) return *result;
+  if (auto result = timer_syscall(id, a)) return *result;
+  if (auto result = thread_syscall(id, a)) return *result;
+  if (auto result = process_tree_syscall(id, a)) return *result;
+  if (auto result = event_syscall(id, a)) return *result;
   if (auto result = process_syscall(id, a)) return *result;
   if (auto result = time_syscall(id, a)) return *result;
   const std::string name = id == SyscallId::unknown ? "syscall " + std::to_string(number)
@@ -197,7 +237,9 @@ int path_argument(SyscallId id) {
 }  // namespace
 
 void Kernel::log_syscall(SyscallId id, std::uint64_t number, const SyscallArgs& a, std::int64_t result) {
-  std::string line = id == SyscallId::unknown ? "syscall_" + std::to_string(number) : std::string(arch::syscall_name(id));
+  // Once the process has more than one thread, each line names its thread, as strace -f does.
+  std::string line = threads_.size() > 1 ? "[" + std::to_string(running_->tid) + "] " : "";
+  line += id == SyscallId::unknown ? "syscall_" + std::to_string(number) : std::string(arch::syscall_name(id));
   line += '(';
   const int path_index = path_argument(id);
   for (int i = 0; i < 6; ++i) {
@@ -215,6 +257,8 @@ void Kernel::log_syscall(SyscallId id, std::uint64_t number, const SyscallArgs& 
   line += ") = ";
   if (termination_.ended && (id == SyscallId::exit || id == SyscallId::exit_group || termination_.by_signal)) {
     line += '?';
+  } else if (result == kRestartSys) {
+    line += "? ERESTARTSYS";  // blocked (its thread waits; the result comes on a later line) or restarted
   } else if (result < 0 && result > -4096) {
     const char* name = strerrorname_np(static_cast<int>(-result));
     line += std::to_string(result) + " " + (name ? name : "E?");

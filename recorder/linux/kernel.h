@@ -1,9 +1,10 @@
-// Role: the emulated Linux kernel of one single-threaded guest process: its
-// address space, file system view, program break, signal dispositions and exit
+// Role: the emulated Linux kernel of one guest process: its address space,
+// file system view, program break, signal dispositions, threads and exit
 // state, and the syscall handlers, one file per family:
 //   syscalls_file.cpp     descriptors, paths, stat, directories, ioctl
 //   syscalls_memory.cpp   brk, mmap, munmap, mprotect, mremap, madvise
-//   syscalls_process.cpp  ids, exit, limits, uname, TLS, futex
+//   syscalls_process.cpp  ids, exit_group, limits, uname, TLS
+//   syscalls_thread.cpp   threads: clone, exit, futex, the scheduler (threads.h)
 //   syscalls_signal.cpp   signals: dispositions, masks, kill, waits, timers, delivery
 //   syscalls_time.cpp     clocks, sleeps, getrandom
 //   syscalls_net.cpp      sockets (refused unless --allow-net)
@@ -17,15 +18,20 @@
 // error convention (mips: a3 = 1, v0 = the positive errno).
 #pragma once
 
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <memory>
 #include <initializer_list>
+#include <array>
+#include <map>
+#include <mutex>
 #include <optional>
 #include <set>
 #include <span>
@@ -38,8 +44,14 @@
 #include "arch/arch.h"
 #include "recorder/linux/guest_fs.h"
 #include "recorder/linux/guest_memory.h"
+#include "recorder/linux/inherited_state.h"
 #include "recorder/linux/linux_process.h"
 #include "recorder/linux/signals.h"
+#include "recorder/linux/threads.h"
+
+namespace tracecorn::engine {
+class InstructionCounter;
+}
 
 namespace tracecorn::linux_layer {
 
@@ -62,6 +74,8 @@ class Kernel {
   const GuestMemory& memory() const { return memory_; }
   GuestFs& fs() { return fs_; }
   void set_program_break(std::uint64_t start) { brk_start_ = brk_current_ = start; }
+  // Replay of a forked child: the break its parent had moved to.
+  void adopt_program_break(std::uint64_t current) { brk_current_ = std::max(brk_current_, current); }
   void set_observer(ProcessObserver* observer) {
     observer_ = observer;
     memory_.set_observer(observer);
@@ -83,6 +97,17 @@ class Kernel {
   // Whether the kernel stopped the run to have a block hook installed (the
   // real timer was first armed), and clears that. Between runs.
   bool take_block_hook_request() { return std::exchange(block_hook_wanted_, false); }
+  // Maps tracecorn's sigreturn trampoline page where the architecture's kernel
+  // would return through its vDSO (aarch64, riscv64, mips): at load, as the
+  // kernel maps its vDSO, so that the page is part of the process's initial
+  // state (a trace's reader and the replay see its code). False when it
+  // cannot be mapped; true when the architecture needs none.
+  bool map_sigreturn_trampoline();
+  // Whether the CPU-time timers (ITIMER_VIRTUAL, ITIMER_PROF) need the
+  // guest's instruction count, which set_instruction_counter then gives
+  // (not owned; it must outlive the kernel's runs). Between runs.
+  bool wants_instruction_counter() const { return cpu_timers_armed_; }
+  void set_instruction_counter(const engine::InstructionCounter* counter) { instruction_counter_ = counter; }
   // The block hook (installed on request, see above): at the start of the
   // block at `address`, delivers the signal of a timer that came due.
   void on_block(std::uint64_t address) noexcept;
@@ -90,11 +115,46 @@ class Kernel {
   // soon. Any thread.
   void request_stop() { stop_requested_.store(true, std::memory_order_relaxed); }
 
+  // ---- Signal injection (replay; signal_injection.cpp) ----
+  // Makes host signal `signal` pending with `origin`'s siginfo (one already
+  // pending takes it); it is delivered at the next delivery point.
+  void inject_signal(int signal, const SignalOrigin& origin) noexcept;
+  // Forgets a pending `signal` (one the trace says a wait took).
+  void take_pending_signal(int signal) noexcept;
+  // From a code hook at the instruction at `pc`, which has not run: delivers
+  // what is pending and deliverable, the guest going on in the handler (the
+  // engine's pc is set). Returns the handler entered, or nullopt.
+  std::optional<std::uint64_t> deliver_injected(std::uint64_t pc) noexcept;
+  // ---- end of signal injection ----
+
+  // ---- The process tree (syscalls_process_tree.cpp, syscalls_exec.cpp) ----
+  // A signal another process sent tracecorn's host process (the CLI's watcher
+  // thread): pending for the guest from its next syscall or wait on. Any thread.
+  // One whose default action ends the process while the guest runs without
+  // syscalls (a loop) also stops the run at once (take_fatal_signal_stop).
+  void post_host_signal(int signal, const SignalOrigin& origin) noexcept;
+  // Whether post_host_signal stopped the run for such a signal (and clears
+  // that). Emulation thread, after a run.
+  bool take_fatal_signal_stop() { return fatal_signal_stop_.exchange(false, std::memory_order_acq_rel); }
+  // Takes the host's signals and applies the default action of those pending
+  // with no handler; true when one ended the process. A signal with a handler
+  // stays pending (its frame needs an exact pc: the next syscall's return).
+  bool end_by_fatal_host_signal();
+  // An exec'd image takes what its predecessor left (inherited_state.h):
+  // descriptors, working directory, umask, signals, tree, image number.
+  void apply_inherited_state(const InheritedState& state);
+  std::uint64_t image_serial() const { return image_serial_; }
+  std::uint64_t tree_root_pid() const { return tree_root_pid_; }
+  // ---- end of the process tree ----
+
   const Termination& termination() const { return termination_; }
   std::uint64_t syscall_count() const { return syscall_count_; }
 
  private:
   std::int64_t dispatch(arch::SyscallId id, std::uint64_t number, const SyscallArgs& a);
+  // Whether syscall `id` failing with EPIPE gives the caller SIGPIPE (a
+  // write to a pipe or socket with no reader; send without MSG_NOSIGNAL).
+  static bool raises_sigpipe(arch::SyscallId id, const SyscallArgs& a);
   // As a syscall returns: raises a due timer's signal, then delivers what is
   // deliverable (the guest resumes in a handler when one is entered).
   // `restart_pc`: the syscall was interrupted and restarts (SA_RESTART) at
@@ -155,7 +215,11 @@ class Kernel {
   // Names a --max-memory refusal of `syscall` once on the diagnostics stream.
   void note_memory_limit(const char* syscall);
 
-  // Network family helpers (syscalls_net.cpp). Copy a guest socket address in
+  // Network family helpers (syscalls_net.cpp).
+  // Whether `id` only reads, writes or describes `fd`, a host AF_UNIX socket
+  // (a socketpair's: allowed without --allow-net).
+  bool on_local_socket(arch::SyscallId id, int fd) const;
+  // Copy a guest socket address in
   // (EINVAL when longer than sockaddr_storage, EFAULT, EACCES for a Unix path
   // under --rootfs) or out (truncated to the guest's *length, which then holds
   // the full length); return 0 or a negative errno.
@@ -166,10 +230,16 @@ class Kernel {
 
   // Signal family (syscalls_signal.cpp).
   std::optional<std::int64_t> signal_syscall(arch::SyscallId id, const SyscallArgs& a);
-  // Raises guest signal `guest_signal` at the process itself (si_code `code`);
-  // returns 0 or -EINVAL. Delivery happens as the syscall returns.
-  std::int64_t do_kill_self(int guest_signal, int code);
+  // Sends guest signal `guest_signal` (si_code `code`) to the process
+  // (`thread` nullptr) or to one of its threads; returns 0 or -EINVAL.
+  // Delivery happens as the syscall returns, or when that thread runs.
+  std::int64_t do_send_signal(int guest_signal, int code, GuestThread* thread, std::uint64_t value = 0);
+  // rt_sigqueueinfo (thread -1) and rt_tgsigqueueinfo: a signal with the
+  // guest's siginfo (its si_code and si_value), to itself or, with SI_QUEUE,
+  // to another process of its tree.
+  std::int64_t do_sigqueueinfo(std::int64_t pid, std::int64_t thread, int guest_signal, std::uint64_t info_address);
   std::int64_t do_rt_sigaction(int guest_signal, std::uint64_t action, std::uint64_t old_action, std::uint64_t size);
+  std::int64_t do_rt_sigaction_without_host_signal(int guest_signal, std::uint64_t action, std::uint64_t old_action);
   std::int64_t do_rt_sigprocmask(int how, std::uint64_t set, std::uint64_t old_set, std::uint64_t size);
   std::int64_t do_sigaltstack(std::uint64_t new_stack, std::uint64_t old_stack);
   std::int64_t do_rt_sigsuspend(std::uint64_t mask_address, std::uint64_t size);
@@ -181,35 +251,72 @@ class Kernel {
   // returns the time the old setting had left (and its interval).
   std::chrono::microseconds arm_real_timer(std::chrono::microseconds value, std::chrono::microseconds interval,
                                            std::chrono::microseconds* old_interval);
-  // Raises SIGALRM when the real timer is due, and reloads it.
-  void poll_real_timer();
-  // How a wait on the host ended (wait_interruptibly).
-  enum class WaitEnd { kReady, kTimedOut, kInterrupted };
-  // Waits in short slices, so that a guest blocked in the host stays
-  // interruptible: `ready(slice_ms)` makes one host wait of at most slice_ms
-  // milliseconds (poll, a sleep) and says whether it is over. Ends kReady when
-  // it is, kTimedOut when `limit` passes, kInterrupted when a signal becomes
-  // deliverable (the real timer included) or tracecorn is asked to stop.
-  template <typename Ready>
-  WaitEnd wait_interruptibly(std::optional<std::chrono::steady_clock::time_point> limit, Ready&& ready) {
-    while (true) {
-      poll_real_timer();
-      if (signals_.next_deliverable() || stop_requested_.load(std::memory_order_relaxed)) return WaitEnd::kInterrupted;
-      const auto now = std::chrono::steady_clock::now();
-      if (limit && now >= *limit) return WaitEnd::kTimedOut;
-      auto until = now + std::chrono::milliseconds(50);
-      if (signals_.real_timer.deadline) until = std::min(until, *signals_.real_timer.deadline);
-      if (limit) until = std::min(until, *limit);
-      const auto slice = std::chrono::ceil<std::chrono::milliseconds>(until - now).count();
-      if (ready(static_cast<int>(std::max<std::int64_t>(slice, 0)))) return WaitEnd::kReady;
-    }
-  }
+  // Raises SIGALRM when the real timer is due, and reloads it; true when it was.
+  bool poll_real_timer();
+  // setitimer/getitimer of ITIMER_VIRTUAL (which 1) or ITIMER_PROF (2):
+  // arms it for `value` then every `interval` (with `arm`), and gives the
+  // time its old setting had left and its interval.
+  void cpu_itimer(int which, bool arm, std::chrono::microseconds value, std::chrono::microseconds interval,
+                  std::chrono::microseconds& old_remaining, std::chrono::microseconds& old_interval);
+  // The process's CPU time so far, in guest instructions (0 before a CPU
+  // timer was first armed: counting starts then).
+  std::uint64_t guest_instructions() const;
+  // Raises SIGVTALRM/SIGPROF for each CPU-time timer that is due, and reloads
+  // it; true when one was.
+  bool poll_cpu_timers();
+  // Every timer: ITIMER_REAL and the POSIX timers (syscalls_timer.cpp) that
+  // are due raise their signals; the wake-up thread is armed for the next.
+  void poll_timers();
+  // The earliest expiry of any timer; nullopt when none is armed.
+  std::optional<std::chrono::steady_clock::time_point> next_timer_deadline() const;
+  // Arms the wake-up thread for next_timer_deadline(), starting it (and
+  // asking for the block hook) at the first armed timer.
+  void arm_timer_wakeup();
+  // POSIX timers (syscalls_timer.cpp).
+  std::optional<std::int64_t> timer_syscall(arch::SyscallId id, const SyscallArgs& a);
+  std::int64_t do_timer_create(int clock, std::uint64_t event_address, std::uint64_t id_address);
+  std::int64_t do_timer_settime(int id, int flags, std::uint64_t new_address, std::uint64_t old_address, bool time64);
+  std::int64_t do_timer_gettime(int id, std::uint64_t address, bool time64);
+  // Reads or writes a struct itimerspec (two timespecs; 64-bit fields on
+  // 64-bit ABIs and the time64 calls). False on EFAULT.
+  bool copy_in_itimerspec(std::uint64_t address, bool time64, std::chrono::nanoseconds& interval,
+                          std::chrono::nanoseconds& value) const;
+  bool copy_out_itimerspec(std::uint64_t address, bool time64, std::chrono::nanoseconds interval,
+                           std::chrono::nanoseconds value);
+  void fire_posix_timer(int id, PosixTimer& timer);
+  // Whether a pending signal came from a POSIX timer re-armed or deleted
+  // since: it is dropped instead of delivered (sigpending still shows it).
+  bool stale_timer_signal(const SignalOrigin& origin) const;
+  // How a wait on the host ended (wait_for_host).
+  enum class WaitEnd { kReady, kTimedOut, kInterrupted, kWouldBlock };
+  // Waits until one of `fds` is ready (poll's revents filled in, their count
+  // in *ready when given), `limit` passes (none: no limit; a retried wait
+  // keeps its first limit), or a signal becomes deliverable (the real timer
+  // included) or tracecorn is asked to stop: kInterrupted. No fds: a sleep.
+  // Alone, the thread waits on the host in short slices, so it stays
+  // interruptible; with other threads it never waits: kWouldBlock, the wait
+  // described in park_, and the handler returns kBlockAndRetry.
+  WaitEnd wait_for_host(std::span<pollfd> fds, std::optional<std::chrono::steady_clock::time_point> limit, int* ready);
   // ERESTARTSYS: a blocking syscall interrupted by a signal; on_trap turns it
   // into EINTR, or restarts the syscall when the handler has SA_RESTART.
   static constexpr std::int64_t kRestartSys = -512;
-  // Blocks until a signal in `wanted` (host set) is pending, `limit` passes
-  // or tracecorn is asked to stop; true when a signal is pending.
-  bool wait_for_signal(std::uint64_t wanted, std::optional<std::chrono::steady_clock::time_point> limit);
+  // What a handler returns when the running thread cannot go on (other
+  // threads run meanwhile; on_trap parks it and switches): it waits for
+  // park_ and then runs its syscall again (kBlockAndRetry), or gets a result
+  // then (kBlockForResult: futex); or it exited (kThreadExited).
+  static constexpr std::int64_t kBlockAndRetry = -100001, kBlockForResult = -100002, kThreadExited = -100003;
+  static bool parks_thread(std::int64_t result) { return result <= kBlockAndRetry && result >= kThreadExited; }
+  // What the observer (and a replay's source) is told a syscall returned: a
+  // blocked one is unfinished (ERESTARTSYS), a thread's exit returned 0.
+  static std::int64_t told_result(std::int64_t result) {
+    return !parks_thread(result) ? result : result == kThreadExited ? 0 : kRestartSys;
+  }
+  // How wait_for_signal ended.
+  enum class SignalWait { kPending, kTimedOut, kStopped, kWouldBlock };
+  // Until a signal in `wanted` (host set) is pending, `limit` passes or
+  // tracecorn is asked to stop. With other threads it never waits:
+  // kWouldBlock, the wait in park_ (the handler returns kBlockAndRetry).
+  SignalWait wait_for_signal(std::uint64_t wanted, std::optional<std::chrono::steady_clock::time_point> limit);
   // Delivers the deliverable pending signals, the interrupted code going on
   // at `resume_pc`: returns the pc of the (last) handler entered; nullopt
   // when none was (ignored, or a default action, which may end the process).
@@ -224,17 +331,130 @@ class Kernel {
   void write_guest_sigset(std::span<std::uint8_t> bytes, std::uint64_t host_set) const;
   std::uint64_t read_guest_sigset_value(std::uint64_t guest_set) const;
   std::array<std::uint8_t, arch::kSiginfoBytes> build_siginfo(int signal, const SignalOrigin& origin) const;
-  // The address of tracecorn's sigreturn trampoline page, mapped at first
-  // use; 0 when the architecture needs none or it cannot be mapped.
-  std::uint64_t sigreturn_trampoline();
+  // The address of tracecorn's sigreturn trampoline page (mapped by
+  // map_sigreturn_trampoline); 0 when the architecture needs none or it
+  // could not be mapped.
+  std::uint64_t sigreturn_trampoline() const { return trampoline_; }
 
   // Process family helpers (syscalls_process.cpp).
   std::int64_t do_prlimit(int guest_resource, std::uint64_t new_limit, std::uint64_t old_limit);
   // The soft and hard limit of `resource` (0 <= resource < 16) the guest sees:
   // its own setting, else the host's. Returns 0, or the host's errno.
   int current_rlimit(int resource, std::uint64_t (&current)[2]) const;
-  std::int64_t do_futex(const SyscallArgs& a);
   std::int64_t do_prctl(const SyscallArgs& a);
+
+  // Process tree family (syscalls_process_tree.cpp, syscalls_exec.cpp).
+  std::optional<std::int64_t> process_tree_syscall(arch::SyscallId id, const SyscallArgs& a);
+  // fork, vfork, clone without CLONE_VM: the host forks; the child goes on
+  // here with become_forked_child. `id` names the syscall in notes.
+  std::int64_t do_fork(arch::SyscallId id, std::uint64_t flags, std::uint64_t stack, std::uint64_t parent_tid,
+                       std::uint64_t child_tid, std::uint64_t tls);
+  void become_forked_child(std::uint64_t flags, std::uint64_t stack, std::uint64_t child_tid, std::uint64_t tls);
+  std::int64_t do_wait4(std::int64_t pid, std::uint64_t status_address, int options, std::uint64_t rusage_address);
+  std::int64_t do_waitid(int idtype, std::int64_t id, std::uint64_t info_address, int options,
+                         std::uint64_t rusage_address);
+  // Waits until a child matching `pid` (wait4's meaning) may have changed
+  // state; as wait_for_host.
+  WaitEnd wait_for_children(std::int64_t pid);
+  bool copy_out_rusage(std::uint64_t address, const struct rusage& usage);
+  // kill of `pid` other than the caller: a process, a group (0: the
+  // caller's, < -1), or -1 (every process but the caller), each only of the
+  // guest's own tree.
+  std::int64_t do_kill_processes(std::int64_t pid, int guest_signal);
+  std::int64_t do_execve(int dirfd, std::uint64_t path_address, std::uint64_t argv_address,
+                         std::uint64_t envp_address, int flags);
+  // A guest array of string pointers ending with a null pointer (argv, envp);
+  // sets `error` (EFAULT, E2BIG).
+  std::optional<std::vector<std::string>> read_string_array(std::uint64_t address, int& error) const;
+  // Moves the signals post_host_signal left into the pending sets, and
+  // raises SIGCHLD for the children that ended since (raise_child_signals).
+  void take_host_signals();
+  // The signals whose default action ends the process (host bits), and the
+  // bookkeeping of fatal_dispositions_ after `signal`'s disposition changed.
+  static std::uint64_t fatal_by_default();
+  void note_disposition(int signal);
+  // SIGCHLD for each child that ended and has not had one, as Linux sends it
+  // at the child's death: the disposition of that moment decides (so a
+  // child ended and reaped while SIGCHLD was ignored never reaches a handler
+  // installed later). `reaped`: the child a wait just reaped, with `info`.
+  void raise_child_signals();
+  // Whether an ended child is reaped at once (SIGCHLD set to SIG_IGN).
+  bool reaps_children_itself() const;
+  void raise_child_signal(std::int64_t pid, int code, int status);
+
+  // Event descriptors and epoll (syscalls_events.cpp).
+  std::optional<std::int64_t> event_syscall(arch::SyscallId id, const SyscallArgs& a);
+  // Installs new host descriptor `host` (-1: errno says why) as the lowest
+  // free guest fd, close-on-exec as the guest's O_CLOEXEC in `guest_flags` says.
+  std::int64_t install_event_fd(int host, std::uint64_t guest_flags, const char* name, bool counter_words);
+  std::int64_t do_epoll_ctl(int epfd, int op, int fd, std::uint64_t event_address);
+  std::int64_t do_epoll_wait(int epfd, std::uint64_t events_address, int max_events, int timeout_ms,
+                             std::uint64_t mask_address, std::uint64_t mask_size);
+  std::int64_t do_timerfd_settime(int fd, int flags, std::uint64_t new_address, std::uint64_t old_address, bool time64);
+
+  // signalfd (syscalls_signal_fd.cpp).
+  std::int64_t do_signalfd(int fd, std::uint64_t mask_address, std::uint64_t mask_size, std::uint64_t flags);
+  // read(2) of a signalfd: whole struct signalfd_siginfo records, each a
+  // pending signal of its mask taken as rt_sigtimedwait takes it.
+  std::int64_t read_signal_fd(int fd, SignalFd& signal_fd, std::uint64_t buffer, std::uint64_t count);
+  // Makes each signalfd's eventfd readable exactly while one of its signals
+  // is pending (before a syscall, and in every host wait's slice).
+  void sync_signal_fds();
+  // In a forked child: each signalfd gets an eventfd of its own (the
+  // inherited one's counter is shared with the parent's, whose pending
+  // signals are not the child's), under the same descriptor numbers.
+  void renew_signal_fds_after_fork();
+
+  // Thread family (syscalls_thread.cpp).
+  std::optional<std::int64_t> thread_syscall(arch::SyscallId id, const SyscallArgs& a);
+  void start_thread_table();
+  GuestThread* find_thread(std::int64_t tid);
+  std::size_t live_threads() const;
+  // clone and clone3 (`id`, named in the note of a refusal): a new thread;
+  // without CLONE_THREAD and its companions (a new process), ENOSYS.
+  std::int64_t do_clone(arch::SyscallId id, std::uint64_t flags, std::uint64_t stack, std::uint64_t parent_tid,
+                        std::uint64_t child_tid, std::uint64_t tls);
+  std::int64_t do_clone3(std::uint64_t args_address, std::uint64_t size);
+  std::int64_t do_thread_exit(int code);
+  // At a thread's death: the robust mutexes it still holds (its
+  // set_robust_list list) get FUTEX_OWNER_DIED and wake a waiter.
+  void release_robust_futexes(const GuestThread& thread);
+  // `wide_time`: the timeout is a 64-bit timespec (64-bit ABIs, futex_time64).
+  std::int64_t do_futex(const SyscallArgs& a, bool wide_time);
+  std::int64_t do_futex_wait(const SyscallArgs& a, std::uint32_t bitset, bool absolute, bool wide_time);
+  std::int64_t do_futex_wake_op(const SyscallArgs& a);
+  // Wakes up to `count` waiters on `address` whose bitset meets `bitset`, in
+  // the order they began to wait; returns how many.
+  int futex_wake(std::uint64_t address, std::int64_t count, std::uint32_t bitset);
+  // The threads waiting on `address` with a bit of `bitset`, in the order they began to wait.
+  std::vector<GuestThread*> futex_waiters(std::uint64_t address, std::uint32_t bitset) const;
+  int futex_requeue(std::uint64_t from, std::uint64_t to, std::int64_t wake_count, std::int64_t move_count);
+  // A futex timeout (a[3]) as a deadline; sets `error` (EFAULT, EINVAL).
+  std::optional<std::chrono::steady_clock::time_point> futex_deadline(const SyscallArgs& a, bool absolute, bool wide,
+                                                                      int& error) const;
+  // The scheduler. park_running: the running thread waits for park_ (or
+  // exited). schedule_after_syscall: picks the next thread after a park, an
+  // exit or a yield and switches to it (waiting on the host when none can
+  // run). preempt: the quantum ran out at the block at `address`.
+  void park_running(std::int64_t result, const BlockedSyscall& syscall);
+  void schedule_after_syscall(std::int64_t result);
+  void preempt(std::uint64_t address);
+  // Replay: the switch the syscall source's schedule makes here (none: the
+  // running thread goes on), inside the syscall hook or at the block at
+  // `interrupted_block`.
+  void follow_schedule(bool in_syscall_hook, std::uint64_t interrupted_block = 0);
+  void wake_waiting_threads();
+  GuestThread* next_runnable() const;
+  GuestThread* wait_for_runnable();
+  // Saves the running thread's registers, restores `next`'s, completes its
+  // blocked syscall, delivers its signals, and resumes it (resume_at inside
+  // the syscall hook, a pc write in the block hook, where `interrupted_block`
+  // is the block the previous thread was entering and did not run).
+  void switch_to(GuestThread& next, bool in_syscall_hook, std::uint64_t interrupted_block);
+  void start_fresh_thread(GuestThread& thread);
+  void report_resumed_syscall(const GuestThread& thread, std::int64_t result);
+  // `address` with the instruction set bit the running code has (arm Thumb: bit 0).
+  std::uint64_t isa_pc(std::uint64_t address) const;
 
   // Shared helpers.
   // Reads a path argument; sets `error` (positive errno) on failure.
@@ -264,25 +484,72 @@ class Kernel {
   GuestMemory memory_;
   GuestFs fs_;
   const ProcessConfig& config_;
+  // Dispositions of guest signals no host signal stands for (mips' SIGEMT), by guest number.
+  std::map<int, std::array<std::uint64_t, 4>> actions_without_host_signal_;
   ProcessObserver* observer_ = nullptr;
   SyscallSource* source_ = nullptr;
 
   std::uint64_t brk_start_ = 0;
   std::uint64_t brk_current_ = 0;
-  std::uint64_t clear_child_tid_ = 0;
   SignalState signals_;
+  // The threads, in creation order; the first is the main thread.
+  std::vector<std::unique_ptr<GuestThread>> threads_;
+  GuestThread* running_ = nullptr;
+  std::uint32_t next_thread_number_ = 1;  // tids are thread_id_base_ + 1, + 2...
+  std::uint32_t thread_id_base_ = 0;      // the main thread's tid: the pid (replay: the trace's)
+  std::uint64_t next_wait_order_ = 0;
+  std::optional<ThreadWait> park_;        // set by a handler that blocks the running thread
+  bool yield_requested_ = false;
+  bool preemption_ = false;               // a second thread started: the block hook counts quanta
+  std::uint64_t quantum_left_ = 0;
+  // Guest blocks a thread runs before another runnable thread gets the engine:
+  // kQuantumBlocks give or take kQuantumJitter, from a fixed pseudo-random
+  // sequence (quantum_sequence_), so that a quantum does not end at the same
+  // place of a loop every time (a Go goroutine spinning in an atomic add
+  // would otherwise get every preemption signal where Go cannot take it).
+  static constexpr std::uint64_t kQuantumBlocks = kSchedulerQuantumBlocks, kQuantumJitter = 64;
+  std::uint64_t quantum_sequence_ = 0x9e3779b97f4a7c15;
+  std::uint64_t next_quantum();
   std::unique_ptr<TimerWakeup> timer_wakeup_;  // started when the real timer is first armed
   std::atomic<bool> stop_requested_{false};
   std::optional<std::uint64_t> sigreturn_pc_;  // set by sigreturn: registers restored, resume here
   std::uint64_t trampoline_ = 0;
   bool block_hook_wanted_ = false;
+  // CPU-time timers: the instruction counter (LinuxProcess's) and the
+  // earliest deadline of an armed one (UINT64_MAX: none), the block hook's test.
+  const engine::InstructionCounter* instruction_counter_ = nullptr;
+  bool cpu_timers_armed_ = false;
+  std::uint64_t cpu_timer_next_ = UINT64_MAX;
   std::optional<std::uint64_t> rlimits_[16][2];  // limits the guest set (not applied to the host)
   char thread_name_[16] = {};
   int umask_ = 022;
   std::uint64_t syscall_count_ = 0;
+  // The syscall on_trap is running (execve tells it as done before the image goes).
+  std::uint64_t trap_pc_ = 0, trap_number_ = 0;
+  SyscallArgs trap_args_{};
   Termination termination_;
+  // Processes: the children this image forked (pid -> a pidfd to wait on,
+  // invalid when none could be opened), the tree's root, this image's number.
+  struct ChildProcess {
+    HostFd pidfd;
+    bool signalled = false;  // its SIGCHLD was raised (it ended)
+  };
+  std::map<std::int64_t, ChildProcess> children_;
+  std::atomic<bool> children_changed_{false};  // a host SIGCHLD came (post_host_signal)
+  std::uint64_t tree_root_pid_ = 0;
+  std::uint64_t image_serial_ = 0;
+  std::mutex host_signals_mutex_;
+  std::vector<std::pair<int, SignalOrigin>> host_signals_;
+  std::atomic<bool> host_signals_posted_{false};
+  // Signals (host bits) whose disposition is SIG_DFL with an action that ends
+  // the process (note_disposition keeps it), and of them those not blocked,
+  // published at each syscall's return for the watcher thread; the stop it asked.
+  std::uint64_t fatal_dispositions_ = fatal_by_default();
+  std::atomic<std::uint64_t> fatal_signals_now_{0};
+  std::atomic<bool> fatal_signal_stop_{false};
   std::set<std::string> noted_;
   std::vector<std::uint8_t> scratch_;  // reused I/O buffer
+  std::vector<std::weak_ptr<SignalFd>> signal_fds_;  // every signalfd still open (sync_signal_fds)
 };
 
 }  // namespace tracecorn::linux_layer

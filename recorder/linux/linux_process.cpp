@@ -5,6 +5,7 @@
 // kernel would end it: killed by SIGSEGV/SIGILL/SIGFPE..., exit status 128+signal.
 #include "recorder/linux/linux_process.h"
 
+#include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/random.h>
 #include <sys/stat.h>
@@ -17,6 +18,7 @@
 #include <cstring>
 
 #include "recorder/elf/elf_file.h"
+#include "recorder/linux/exec_image.h"
 #include "recorder/linux/kernel.h"
 #include "recorder/linux/loader.h"
 #include "recorder/engine/instruction_counter.h"
@@ -73,7 +75,11 @@ struct LinuxProcessHooks {
     if (!self->fault.seen) {
       self->fault.seen = true;
       self->fault.signal = SIGSEGV;
-      self->fault.code = type == UC_MEM_READ_PROT || type == UC_MEM_WRITE_PROT || type == UC_MEM_FETCH_PROT ? 2 : 1;
+      // SEGV_ACCERR (2) for a protection fault, also in a PROT_NONE mapping
+      // Unicorn does not have mapped (GuestMemory's Vma::in_engine); else SEGV_MAPERR.
+      const bool protection = type == UC_MEM_READ_PROT || type == UC_MEM_WRITE_PROT || type == UC_MEM_FETCH_PROT ||
+                              self->kernel->memory().find(address) != nullptr;
+      self->fault.code = protection ? 2 : 1;
       self->fault.address = address;
       self->fault.what = access_name(type);
       (void)engine;
@@ -83,6 +89,7 @@ struct LinuxProcessHooks {
 
   static void on_interrupt(uc_engine* engine, std::uint32_t number, void* user) noexcept {
     auto* self = static_cast<LinuxProcessHooks*>(user);
+    if (self->cpu->emulate_refused_instruction(number)) return;  // (riscv64's rdtime)
     const int signal = self->cpu->signal_for_interrupt(number);
     if (signal == 0) return;  // not a fault: the architecture's syscall trap (aarch64 svc) handles it
     if (!self->fault.seen) {
@@ -140,6 +147,26 @@ Expected<const arch::ArchInfo*> arch_of_program(const elf::ElfFile& program, con
   return arch;
 }
 
+// The program named on the command line may be a `#!` script: its
+// interpreter runs, with the argv binfmt_script gives (exec_image.h).
+Status follow_script(ProcessConfig& config) {
+  int fd = ::open(config.program.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return ok_status();  // load_program_file names the problem
+  char magic[2] = {};
+  const bool script = ::pread(fd, magic, 2, 0) == 2 && magic[0] == '#' && magic[1] == '!';
+  ::close(fd);
+  if (!script) return ok_status();
+  auto fs = GuestFs::create(config.rootfs, config.program);
+  if (!fs) return fs.error();
+  auto target = resolve_exec_target(*fs, config.program, config.argv.empty() ? std::vector{config.program} : config.argv);
+  if (!target.ok())
+    return make_error(target.error == ENOENT ? ErrorCode::kNotFound : ErrorCode::kBadFormat,
+                      std::string("cannot run the script: ") + std::strerror(target.error), config.program);
+  config.program = target.value.host_path;
+  config.argv = target.value.argv;
+  return ok_status();
+}
+
 }  // namespace
 
 Expected<const arch::ArchInfo*> LinuxProcess::program_arch(const std::string& path) {
@@ -149,6 +176,18 @@ Expected<const arch::ArchInfo*> LinuxProcess::program_arch(const std::string& pa
 }
 
 Expected<std::unique_ptr<LinuxProcess>> LinuxProcess::create(ProcessConfig config) {
+  // An exec'd image: the program, its argv and envp are the exec's.
+  std::optional<InheritedState> inherited;
+  if (config.inherited_state_fd >= 0) {
+    auto state = read_inherited_state(std::exchange(config.inherited_state_fd, -1));
+    if (!state) return state.error();
+    config.program = state->program;
+    config.argv = state->argv;
+    config.envp = state->envp;
+    inherited = std::move(*state);
+  } else if (auto script = follow_script(config); !script) {
+    return script.error();
+  }
   auto program = load_program_file(config.program);
   if (!program) return program.error();
   auto found = arch_of_program(*program, config.program);
@@ -161,9 +200,9 @@ Expected<std::unique_ptr<LinuxProcess>> LinuxProcess::create(ProcessConfig confi
   process->config_ = std::move(config);
   const ProcessConfig& cfg = process->config_;
 
-  if (const uc_err err = uc_open(arch->unicorn_arch, arch->unicorn_mode, &process->engine_); err != UC_ERR_OK)
+  if (const uc_err err = uc_open(arch->engine->unicorn_arch, arch->engine->unicorn_mode, &process->engine_); err != UC_ERR_OK)
     return make_error(ErrorCode::kEmulator, std::string("uc_open: ") + uc_strerror(err));
-  auto cpu = arch->make_guest_cpu(process->engine_);
+  auto cpu = arch->engine->make_guest_cpu(process->engine_);
   if (!cpu) return cpu.error();
   process->cpu_ = std::move(*cpu);
 
@@ -175,6 +214,7 @@ Expected<std::unique_ptr<LinuxProcess>> LinuxProcess::create(ProcessConfig confi
   if (fs->has_rootfs())
     if (auto view = fs->guest_view_of_host_path(exe_path)) exe_path = *view;
   process->kernel_ = std::make_unique<Kernel>(process->engine_, *arch, *process->cpu_, std::move(*fs), cfg);
+  if (inherited) process->kernel_->apply_inherited_state(*inherited);
 
   Kernel* kernel = process->kernel_.get();
   auto trap = [](void* user) noexcept { static_cast<Kernel*>(user)->on_trap(); };
@@ -183,7 +223,7 @@ Expected<std::unique_ptr<LinuxProcess>> LinuxProcess::create(ProcessConfig confi
   StackInputs inputs;
   inputs.argv = cfg.argv;
   inputs.envp = cfg.envp;
-  inputs.execfn = cfg.program;
+  inputs.execfn = inherited && !inherited->execfn.empty() ? inherited->execfn : cfg.program;
   if (::getrandom(inputs.random.data(), inputs.random.size(), 0) != static_cast<ssize_t>(inputs.random.size()))
     return make_error(ErrorCode::kIo, "getrandom failed for AT_RANDOM");
   inputs.hwcap = process->cpu_->hwcap();
@@ -199,6 +239,8 @@ Expected<std::unique_ptr<LinuxProcess>> LinuxProcess::create(ProcessConfig confi
                           " bytes, more than --max-memory " + std::to_string(limit),
                       cfg.program);
   kernel->set_program_break(start->brk_start);
+  if (!kernel->map_sigreturn_trampoline())
+    return make_error(ErrorCode::kLimit, "no room for the signal trampoline page", cfg.program);
   process->images_.push_back({start->program.start, start->program.end, start->program.load_bias, start->program.path});
   if (start->interpreter)
     process->images_.push_back({start->interpreter->start, start->interpreter->end, start->interpreter->load_bias,
@@ -227,6 +269,7 @@ Expected<std::unique_ptr<LinuxProcess>> LinuxProcess::create(ProcessConfig confi
     auto counter = engine::InstructionCounter::attach(process->engine_, *arch);
     if (!counter) return counter.error();
     process->counter_ = std::move(*counter);
+    process->kernel_->set_instruction_counter(process->counter_.get());
   }
   return process;
 }
@@ -251,7 +294,60 @@ std::vector<events::MappedRange> LinuxProcess::mapped_ranges() const {
   return ranges;
 }
 
+Status LinuxProcess::adopt_memory_layout(std::span<const events::InitialRegion> regions) {
+  constexpr std::uint64_t kPage = 4096;
+  // A trace is input: a region past the address space, or larger than any a
+  // process maps, is refused rather than mapped page by page.
+  constexpr std::uint64_t kLargestRegion = std::uint64_t{1} << 36;
+  GuestMemory& memory = kernel_->memory();
+  // A page the guest's memory map lacks may still be the engine's: the
+  // architecture's own (i386's GDT page at the top of the address space).
+  auto mapped = [&](std::uint64_t page) {
+    std::uint8_t byte = 0;
+    return memory.is_mapped(page, kPage) || uc_mem_read(engine_, page, &byte, 1) == UC_ERR_OK;
+  };
+  for (const events::InitialRegion& region : regions) {
+    if (region.size > kLargestRegion || region.start.value > UINT64_MAX - region.size - kPage) {
+      char range[64];
+      std::snprintf(range, sizeof range, "%#llx (%llu bytes)", static_cast<unsigned long long>(region.start.value),
+                    static_cast<unsigned long long>(region.size));
+      return make_error(ErrorCode::kBadFormat, std::string("the trace's region at ") + range +
+                                                   " lies outside any address space a process has");
+    }
+    const std::uint64_t start = region.start.value & ~(kPage - 1);
+    const std::uint64_t end = (region.start.value + region.size + kPage - 1) & ~(kPage - 1);
+    for (std::uint64_t page = start; page < end; page += kPage) {
+      if (mapped(page)) continue;
+      std::uint64_t run_end = page + kPage;  // the unmapped pages from here, mapped at once
+      while (run_end < end && !mapped(run_end)) run_end += kPage;
+      if (auto result = memory.map(page, run_end - page, static_cast<int>(region.prot), region.name); !result) {
+        char range[64];
+        std::snprintf(range, sizeof range, "%#llx-%#llx", static_cast<unsigned long long>(page),
+                      static_cast<unsigned long long>(run_end));
+        return make_error(ErrorCode::kEmulator, std::string("cannot map the trace's region ") + range + " (" +
+                                                    (region.name.empty() ? "anonymous" : region.name) +
+                                                    "): " + result.error().to_string());
+      }
+      page = run_end - kPage;
+    }
+    if (region.name == "[heap]") kernel_->adopt_program_break(region.start.value + region.size);
+  }
+  return ok_status();
+}
+
 std::uint64_t LinuxProcess::guest_pid() const { return static_cast<std::uint64_t>(::getpid()); }
+std::uint64_t LinuxProcess::image_serial() const { return kernel_->image_serial(); }
+std::uint64_t LinuxProcess::tree_root_pid() const { return kernel_->tree_root_pid(); }
+
+void LinuxProcess::post_host_signal(int signal, int code, std::uint64_t sender_pid, std::uint64_t sender_uid,
+                                    int child_status) noexcept {
+  SignalOrigin origin;
+  origin.child_status = child_status;
+  origin.code = code;
+  origin.pid = sender_pid;
+  origin.uid = sender_uid;
+  kernel_->post_host_signal(signal, origin);
+}
 
 std::uint64_t LinuxProcess::syscall_count() const { return kernel_->syscall_count(); }
 
@@ -299,26 +395,50 @@ RunOutcome LinuxProcess::run() {
 
 std::optional<std::uint64_t> LinuxProcess::restart_after_signal(const RunOutcome& outcome, uc_err err) {
   if (kernel_->termination().ended) return std::nullopt;
+  // A stop the signal watcher asked for: a signal from another process whose
+  // default action ends this one, which runs without syscalls. Should its
+  // disposition have changed meanwhile (a syscall in between), the run goes
+  // on and the signal waits for the next syscall's return.
+  const bool watcher_stop = err == UC_ERR_OK && !hooks_->fault.seen && kernel_->take_fatal_signal_stop();
+  if (watcher_stop && kernel_->end_by_fatal_host_signal()) return std::nullopt;
   // A stop the kernel asked for from a syscall (the pc is exact there): the
   // block hook that delivers timer signals goes in, and the run goes on.
   if (err == UC_ERR_OK && !hooks_->fault.seen && kernel_->take_block_hook_request()) {
-    if (!hooks_->block_hook) {
-      if (uc_hook_add(engine_, &hooks_->block_hook, UC_HOOK_BLOCK, reinterpret_cast<void*>(&LinuxProcessHooks::on_block),
-                      hooks_.get(), 1, 0) != UC_ERR_OK)
-        return std::nullopt;
-      // Blocks translated before the hook would not call it: drop the
-      // translations of executable memory (a whole flush, UC_CTL_TB_FLUSH,
-      // clears Unicorn's 1 GiB code buffer: seconds).
-      for (const auto& [start, vma] : kernel_->memory().vmas())
-        if (vma.prot & PROT_EXEC) uc_ctl_remove_cache(engine_, vma.start, vma.end);
-    }
+    if (!install_block_hooks()) return std::nullopt;
     return resumable_pc(outcome.pc);
   }
+  if (watcher_stop) return resumable_pc(outcome.pc);
   if (outcome.kind == RunOutcome::Kind::kSignaled && outcome.is_fault && !kernel_->termination().ended) {
     const int code = hooks_->fault.seen ? hooks_->fault.code : (outcome.signal == SIGSEGV ? 0x80 : 1);
     return kernel_->deliver_fault(outcome.signal, code, outcome.fault_address, outcome.pc);
   }
   return std::nullopt;
+}
+
+bool LinuxProcess::install_block_hooks() {
+  bool added = false;
+  if (!hooks_->block_hook) {
+    if (uc_hook_add(engine_, &hooks_->block_hook, UC_HOOK_BLOCK, reinterpret_cast<void*>(&LinuxProcessHooks::on_block),
+                    hooks_.get(), 1, 0) != UC_ERR_OK)
+      return false;
+    added = true;
+  }
+  if (kernel_->wants_instruction_counter()) {
+    if (!counter_) {
+      auto counter = engine::InstructionCounter::attach(engine_, *arch_);
+      if (!counter) return false;
+      counter_ = std::move(*counter);
+      added = true;
+    }
+    kernel_->set_instruction_counter(counter_.get());
+  }
+  // Blocks translated before a hook would not call it: drop the translations
+  // of executable memory (a whole flush, UC_CTL_TB_FLUSH, clears Unicorn's
+  // 1 GiB code buffer: seconds).
+  if (added)
+    for (const auto& [start, vma] : kernel_->memory().vmas())
+      if (vma.prot & PROT_EXEC) uc_ctl_remove_cache(engine_, vma.start, vma.end);
+  return true;
 }
 
 std::uint64_t LinuxProcess::resumable_pc(std::uint64_t pc) const {

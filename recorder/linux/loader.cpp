@@ -182,6 +182,14 @@ Expected<StartInfo> load_program(GuestMemory& memory, GuestFs& fs, const arch::A
     start.interpreter = *interp_image;
   }
 
+  // The page the kernel maps at a fixed address (arm's kuser helpers).
+  if (const arch::FixedPage* page = arch.fixed_page) {
+    if (auto status = memory.map(page->address, kPageSize, kProtRead | kProtExec, std::string(page->name)); !status)
+      return status.error();
+    if (!memory.write(page->address + page->offset, page->bytes))
+      return make_error(ErrorCode::kEmulator, "cannot write the " + std::string(page->name) + " page");
+  }
+
   // Stack.
   const std::uint64_t stack_bottom = layout.stack_top - layout.stack_size;
   if (auto status = memory.map(stack_bottom, layout.stack_size, kProtRead | kProtWrite, "[stack]"); !status)

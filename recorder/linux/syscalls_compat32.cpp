@@ -23,6 +23,7 @@
 #include <utility>
 
 #include <cerrno>
+#include <cstring>
 
 #include "recorder/linux/kernel.h"
 
@@ -105,7 +106,7 @@ std::int64_t Kernel::do_socketcall(std::uint64_t call, std::uint64_t args_addres
   }
   SyscallArgs wide{};
   std::copy(std::begin(words), std::end(words), wide);
-  if (auto result = process_syscall(entry.id, wide)) return *result;
+  if (auto result = net_syscall(entry.id, wide)) return *result;
   return -ENOSYS;
 }
 
@@ -165,16 +166,26 @@ std::optional<std::int64_t> Kernel::compat32_syscall(SyscallId id, const Syscall
       const bool is_clock = id == SyscallId::clock_nanosleep;
       const auto words = copy_in_words32(is_clock ? a[2] : a[0]);
       if (!words) return -EFAULT;
-      struct timespec request {static_cast<time_t>(words->first), static_cast<long>(words->second)}, remaining {};
-      if (request.tv_nsec < 0 || request.tv_nsec >= 1000000000 || request.tv_sec < 0) return -EINVAL;
-      const int result = is_clock ? ::clock_nanosleep(static_cast<clockid_t>(a[0]), static_cast<int>(a[1]), &request,
-                                                      &remaining)
-                                  : (::nanosleep(&request, &remaining) == 0 ? 0 : errno);
+      if (words->second < 0 || words->second >= 1000000000 || words->first < 0) return -EINVAL;
+      std::chrono::nanoseconds length = std::chrono::seconds(words->first) + std::chrono::nanoseconds(words->second);
+      if (is_clock && (a[1] & TIMER_ABSTIME)) {
+        struct timespec now {};
+        if (::clock_gettime(static_cast<clockid_t>(a[0]), &now) != 0) return -errno;
+        length -= std::chrono::seconds(now.tv_sec) + std::chrono::nanoseconds(now.tv_nsec);
+      }
+      const auto limit = std::chrono::steady_clock::now() + length;
+      // Slept in slices (or aside, with other threads), as the 64-bit call is.
+      const WaitEnd end = wait_for_host({}, limit, nullptr);
+      if (end == WaitEnd::kWouldBlock) return kBlockAndRetry;
+      if (end != WaitEnd::kInterrupted) return 0;
       const std::uint64_t remaining_address = is_clock ? a[3] : a[1];
-      if (result == EINTR && remaining_address)
-        copy_out_words32(remaining_address, {static_cast<std::uint64_t>(remaining.tv_sec),
-                                             static_cast<std::uint64_t>(remaining.tv_nsec)});
-      return -result;
+      if (remaining_address && !(is_clock && (a[1] & TIMER_ABSTIME))) {
+        const auto left = std::max(std::chrono::nanoseconds(0), limit - std::chrono::steady_clock::now());
+        const auto seconds = std::chrono::duration_cast<std::chrono::seconds>(left);
+        copy_out_words32(remaining_address, {static_cast<std::uint64_t>(seconds.count()),
+                                             static_cast<std::uint64_t>((left - seconds).count())});
+      }
+      return -EINTR;
     }
     case SyscallId::set_tls:
       return cpu_.set_thread_pointer(a[0]) ? 0 : -EINVAL;
@@ -184,6 +195,10 @@ std::optional<std::int64_t> Kernel::compat32_syscall(SyscallId id, const Syscall
       if (!copy_in(a[0], desc, sizeof desc)) return -EFAULT;
       const int result = cpu_.set_thread_area(std::span<std::uint8_t, 16>(desc));
       if (result == 0 && !copy_out(a[0], desc, sizeof desc)) return -EFAULT;
+      if (result == 0) {  // kept per thread: switch_to writes it back when the thread runs
+        running_->tls_descriptor.emplace();
+        std::memcpy(running_->tls_descriptor->data(), desc, sizeof desc);
+      }
       return result;
     }
     case SyscallId::old_mmap: {  // i386: struct mmap_arg_struct of six words, offset in bytes
@@ -206,7 +221,7 @@ std::optional<std::int64_t> Kernel::compat32_syscall(SyscallId id, const Syscall
     case SyscallId::clock_gettime64: return time_syscall(SyscallId::clock_gettime, a);
     case SyscallId::clock_getres_time64: return time_syscall(SyscallId::clock_getres, a);
     case SyscallId::clock_nanosleep_time64: return time_syscall(SyscallId::clock_nanosleep, a);
-    case SyscallId::futex_time64: return process_syscall(SyscallId::futex, a);
+    case SyscallId::futex_time64: return do_futex(a, true);
     // 32-bit ids: the base calls already take and give full-width ids.
     case SyscallId::getuid32: return process_syscall(SyscallId::getuid, a);
     case SyscallId::getgid32: return process_syscall(SyscallId::getgid, a);

@@ -84,13 +84,14 @@ static bool host_read_would_not_block(int host) {
 std::int64_t Kernel::do_read(int fd, std::uint64_t buffer, std::uint64_t count, std::optional<std::int64_t> offset) {
   const int host = fs_.host_fd(fd);
   if (host < 0) return -EBADF;
+  if (const auto& signal_fd = fs_.entry(fd)->signal_fd)
+    return offset ? -ESPIPE : read_signal_fd(fd, *signal_fd, buffer, count);
   if (count == 0) return host_result(offset ? ::pread(host, nullptr, 0, *offset) : ::read(host, nullptr, 0));
   count = std::min(count, kMaxIoChunk);
   if (!host_read_would_not_block(host)) {
-    const WaitEnd end = wait_interruptibly(std::nullopt, [host](int slice_ms) {
-      struct pollfd ready {host, POLLIN, 0};
-      return ::poll(&ready, 1, slice_ms) != 0;
-    });
+    struct pollfd ready {host, POLLIN, 0};
+    const WaitEnd end = wait_for_host(std::span(&ready, 1), std::nullopt, nullptr);
+    if (end == WaitEnd::kWouldBlock) return kBlockAndRetry;
     if (end == WaitEnd::kInterrupted) return kRestartSys;
   }
   // Read at most what the guest buffer can take without a fault, as the kernel does.
@@ -121,6 +122,7 @@ std::int64_t Kernel::do_read(int fd, std::uint64_t buffer, std::uint64_t count, 
   scratch_.resize(count);
   const ssize_t got = offset ? ::pread(host, scratch_.data(), count, *offset) : ::read(host, scratch_.data(), count);
   if (got < 0) return -errno;
+  if (fs_.entry(fd)->counter_words) to_guest_order(std::span(scratch_.data(), static_cast<std::size_t>(got)), {8});
   if (!copy_out(buffer, scratch_.data(), static_cast<std::size_t>(got))) return -EFAULT;
   return got;
 }
@@ -128,9 +130,11 @@ std::int64_t Kernel::do_read(int fd, std::uint64_t buffer, std::uint64_t count, 
 std::int64_t Kernel::do_write(int fd, std::uint64_t buffer, std::uint64_t count, std::optional<std::int64_t> offset) {
   const int host = fs_.host_fd(fd);
   if (host < 0) return -EBADF;
+  if (fs_.entry(fd)->signal_fd) return -EINVAL;  // as Linux: a signalfd is read-only
   count = std::min(count, kMaxIoChunk);
   scratch_.resize(count);
   if (!copy_in(buffer, scratch_.data(), count)) return -EFAULT;
+  if (fs_.entry(fd)->counter_words) to_guest_order(std::span(scratch_.data(), count), {8});
   const ssize_t put = offset ? ::pwrite(host, scratch_.data(), count, *offset) : ::write(host, scratch_.data(), count);
   return put < 0 ? -errno : put;
 }
@@ -139,6 +143,7 @@ std::int64_t Kernel::do_vector_io(int fd, std::uint64_t iov, std::uint64_t count
                                   std::optional<std::int64_t> offset) {
   if (fs_.host_fd(fd) < 0) return -EBADF;
   if (count > IOV_MAX) return -EINVAL;
+  if (fs_.entry(fd)->signal_fd) return -EINVAL;  // (readv of a signalfd: not offered; read(2) is)
   // struct iovec is two guest words (pointer, length).
   std::vector<struct iovec> vectors(count);
   const unsigned word = arch_.elf_64bit ? 8 : 4;
@@ -467,10 +472,8 @@ std::int64_t Kernel::do_poll(std::uint64_t fds_address, std::uint64_t count, int
   } else {
     std::optional<std::chrono::steady_clock::time_point> limit;
     if (timeout_ms > 0) limit = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
-    const WaitEnd end = wait_interruptibly(limit, [&](int slice_ms) {
-      ready = ::poll(host.data(), count, slice_ms);
-      return ready != 0;
-    });
+    const WaitEnd end = wait_for_host(host, limit, &ready);
+    if (end == WaitEnd::kWouldBlock) return kBlockAndRetry;
     if (end == WaitEnd::kInterrupted) return -EINTR;  // poll is never restarted (ERESTARTNOHAND)
   }
   if (ready < 0) return -errno;
@@ -698,7 +701,7 @@ std::optional<std::int64_t> Kernel::file_syscall(SyscallId id, const SyscallArgs
       return copy.ok() ? copy.value : -copy.error;
     }
     case SyscallId::pipe: return do_pipe(a[0], 0);
-    case SyscallId::pipe2: return do_pipe(a[0], as_int(a[1]));
+    case SyscallId::pipe2: return do_pipe(a[0], as_int(arch::open_flags_to_host(arch_, a[1])));  // (mips: O_NONBLOCK 0x80)
     case SyscallId::readlink: return do_readlinkat(AT_FDCWD, a[0], a[1], a[2]);
     case SyscallId::readlinkat: return do_readlinkat(fd, a[1], a[2], a[3]);
     case SyscallId::access: return do_faccessat(AT_FDCWD, a[0], as_int(a[1]), 0);

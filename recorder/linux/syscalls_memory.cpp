@@ -223,11 +223,18 @@ std::optional<std::int64_t> Kernel::memory_syscall(SyscallId id, const SyscallAr
     case SyscallId::madvise: {
       if (a[0] % kPageSize) return -EINVAL;
       if (static_cast<int>(a[2]) == MADV_DONTNEED && a[1]) {
-        // Private anonymous pages read back as zero afterwards.
+        // Private anonymous pages read back as zero afterwards. Only the
+        // pages that are not zero are written (a thread's 8 MiB stack freed
+        // by glibc has a few): the others cost the host nothing, and a trace
+        // records what changed.
         const std::uint64_t length = page_up(a[1]);
         if (!memory_.is_mapped(a[0], length)) return -ENOMEM;
-        static const std::vector<std::uint8_t> kZeros(kPageSize, 0);
-        for (std::uint64_t page = a[0]; page < a[0] + length; page += kPageSize) memory_.write(page, kZeros);
+        const std::vector<std::uint8_t> zeros(kPageSize, 0);
+        std::vector<std::uint8_t> page_bytes(kPageSize);
+        for (std::uint64_t page = a[0]; page < a[0] + length; page += kPageSize) {
+          if (!memory_.read(page, page_bytes) || page_bytes == zeros) continue;
+          memory_.write(page, zeros);
+        }
       }
       return 0;
     }

@@ -32,7 +32,6 @@ namespace {
 
 constexpr std::uint64_t kMaxNetChunk = 64ull << 20;  // one send or receive moves at most this much
 constexpr std::uint32_t kMaxOptionBytes = 4096;      // setsockopt/getsockopt values
-constexpr int kHostFdFloor = 10;                     // as GuestFs: our descriptors stay above the guest's view
 
 int as_int(std::uint64_t value) { return static_cast<int>(static_cast<std::uint32_t>(value)); }
 
@@ -48,15 +47,6 @@ bool is_net_syscall(SyscallId id) {
   }
 }
 
-// A host descriptor moved above the guest-visible range; -1 on failure (errno set).
-int lift(int fd) {
-  if (fd < 0 || fd >= kHostFdFloor) return fd;
-  const int moved = ::fcntl(fd, F_DUPFD_CLOEXEC, kHostFdFloor);
-  const int saved = errno;
-  ::close(fd);
-  errno = saved;
-  return moved;
-}
 
 }  // namespace
 
@@ -86,16 +76,35 @@ std::int64_t Kernel::copy_out_sockaddr(std::uint64_t address, std::uint64_t leng
   return copy_out(length_address, &actual, sizeof actual) ? 0 : -EFAULT;
 }
 
+bool Kernel::on_local_socket(SyscallId id, int fd) const {
+  switch (id) {
+    case SyscallId::sendto: case SyscallId::recvfrom: case SyscallId::sendmsg: case SyscallId::recvmsg:
+    case SyscallId::getsockname: case SyscallId::getpeername: case SyscallId::shutdown:
+    case SyscallId::setsockopt: case SyscallId::getsockopt: {
+      const int host = fs_.host_fd(fd);
+      int domain = 0;
+      socklen_t length = sizeof domain;
+      return host >= 0 && ::getsockopt(host, SOL_SOCKET, SO_DOMAIN, &domain, &length) == 0 && domain == AF_UNIX;
+    }
+    default: return false;
+  }
+}
+
 std::optional<std::int64_t> Kernel::net_syscall(SyscallId id, const SyscallArgs& a) {
   if (!is_net_syscall(id)) return std::nullopt;
   const std::string name(arch::syscall_name(id));
-  if (!config_.allow_net) {
+  // A pair of connected local sockets reaches nothing outside the guest
+  // (event loops make one to wake themselves): always allowed, and so is
+  // what reads, writes or describes such a socket (without --allow-net no
+  // other socket exists); what could give one a name or a peer is not.
+  const bool local_pair = (id == SyscallId::socketpair && as_int(a[0]) == AF_UNIX) || on_local_socket(id, as_int(a[0]));
+  if (!config_.allow_net && !local_pair) {
     note_once("network syscall " + name + " refused with EACCES (--allow-net lets the guest use the host's network)");
     return -EACCES;
   }
   const int fd = as_int(a[0]);
   const auto install_socket = [&](int host, bool close_on_exec) -> std::int64_t {
-    host = lift(host);
+    host = GuestFs::lift_host_fd(host);
     if (host < 0) return -errno;
     return fs_.install(host, close_on_exec, "");
   };
@@ -117,10 +126,9 @@ std::optional<std::int64_t> Kernel::net_syscall(SyscallId id, const SyscallArgs&
       fs_.close(static_cast<int>(first));
       return second;
     }
-    const std::int32_t guest[2] = {static_cast<std::int32_t>(first), static_cast<std::int32_t>(second)};
-    if (!copy_out(a[3], guest, sizeof guest)) {
-      fs_.close(guest[0]);
-      fs_.close(guest[1]);
+    if (!copy_out_words32(a[3], {static_cast<std::uint64_t>(first), static_cast<std::uint64_t>(second)})) {
+      fs_.close(static_cast<int>(first));
+      fs_.close(static_cast<int>(second));
       return -EFAULT;
     }
     return 0;

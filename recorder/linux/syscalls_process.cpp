@@ -1,8 +1,9 @@
-// Role: the process family of syscalls for one single-threaded guest: identity
-// (pids, uids), exit, resource limits, uname, TLS, futex, and the refusals
-// (fork, exec) that end in a clear note (signals: syscalls_signal.cpp;
-// network: syscalls_net.cpp).
+// Role: the process family of syscalls: identity (pids, uids), exit_group,
+// resource limits, uname, TLS, and the refusals (fork, exec) that end in a
+// clear note (threads, futexes: syscalls_thread.cpp; signals:
+// syscalls_signal.cpp; network: syscalls_net.cpp).
 #include <sched.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/sysinfo.h>
@@ -63,26 +64,6 @@ std::int64_t Kernel::do_prlimit(int guest_resource, std::uint64_t new_limit, std
   return 0;
 }
 
-std::int64_t Kernel::do_futex(const SyscallArgs& a) {
-  constexpr int kFutexCommandMask = 0x7f & ~0x80;  // strip FUTEX_PRIVATE_FLAG (128) and CLOCK_REALTIME (256)
-  const int command = static_cast<int>(a[1]) & kFutexCommandMask & 0x7f;
-  switch (command) {
-    case 0:  // FUTEX_WAIT
-    case 9: {  // FUTEX_WAIT_BITSET
-      std::uint32_t value = 0;
-      if (!copy_in(a[0], &value, sizeof value)) return -EFAULT;
-      if (value != static_cast<std::uint32_t>(a[2])) return -EAGAIN;
-      if (a[3]) return -ETIMEDOUT;  // nobody else can wake a single thread
-      note_once("futex wait with no other thread to wake it: returning EINTR");
-      return -EINTR;
-    }
-    case 1: case 10: return 0;  // FUTEX_WAKE, FUTEX_WAKE_BITSET: no waiters
-    default:
-      note_once("futex operation " + std::to_string(command) + " is not supported: returning ENOSYS");
-      return -ENOSYS;
-  }
-}
-
 std::int64_t Kernel::do_prctl(const SyscallArgs& a) {
   switch (static_cast<int>(a[0])) {
     case 15: {  // PR_SET_NAME
@@ -95,7 +76,21 @@ std::int64_t Kernel::do_prctl(const SyscallArgs& a) {
     }
     case 16:  // PR_GET_NAME
       return copy_out(a[1], thread_name_, sizeof thread_name_) ? 0 : -EFAULT;
-    case 1: case 2:   // PR_SET_PDEATHSIG, PR_GET_PDEATHSIG
+    case 1: {  // PR_SET_PDEATHSIG: the signal this process gets when its parent ends
+      // Set on the host process that runs this guest process (a guest's parent
+      // is its host parent): the host kernel sends it, clears it in a forked
+      // child and keeps it across execve, and the signal watcher passes it on.
+      if (a[1] > static_cast<std::uint64_t>(kMaxSignal)) return -EINVAL;
+      const int host_signal = arch::signal_to_host(arch_, static_cast<int>(a[1]));
+      if (a[1] != 0 && host_signal == 0) return -EINVAL;
+      return host_result(::prctl(PR_SET_PDEATHSIG, static_cast<unsigned long>(host_signal)));
+    }
+    case 2: {  // PR_GET_PDEATHSIG: an int at a[1]
+      int host_signal = 0;
+      if (::prctl(PR_GET_PDEATHSIG, &host_signal) != 0) return -errno;
+      return copy_out_words32(a[1], {static_cast<std::uint32_t>(arch::signal_to_guest(arch_, host_signal))}) ? 0
+                                                                                                       : -EFAULT;
+    }
     case 3: case 4:   // PR_GET_DUMPABLE, PR_SET_DUMPABLE
     case 38: case 39: // PR_SET_NO_NEW_PRIVS, PR_GET_NO_NEW_PRIVS
       return 0;
@@ -108,8 +103,7 @@ std::int64_t Kernel::do_prctl(const SyscallArgs& a) {
 std::optional<std::int64_t> Kernel::process_syscall(SyscallId id, const SyscallArgs& a) {
   const std::int64_t own_pid = ::getpid();
   switch (id) {
-    case SyscallId::getpid: case SyscallId::gettid: return own_pid;
-    case SyscallId::getppid: return ::getppid();
+    case SyscallId::getpid: return own_pid;
     case SyscallId::getuid: return ::getuid();
     case SyscallId::geteuid: return ::geteuid();
     case SyscallId::getgid: return ::getgid();
@@ -146,8 +140,8 @@ std::optional<std::int64_t> Kernel::process_syscall(SyscallId id, const SyscallA
       const std::uint64_t current = id == SyscallId::setuid ? ::geteuid() : ::getegid();
       return static_cast<std::uint32_t>(a[0]) == current ? 0 : -EPERM;
     }
-    case SyscallId::setpgid: case SyscallId::setsid: case SyscallId::setgroups: return -EPERM;
-    case SyscallId::exit: case SyscallId::exit_group:
+    case SyscallId::setgroups: return -EPERM;
+    case SyscallId::exit_group:
       end_with_exit(static_cast<int>(a[0]));
       return 0;
     case SyscallId::arch_prctl: {
@@ -159,8 +153,6 @@ std::optional<std::int64_t> Kernel::process_syscall(SyscallId id, const SyscallA
       }
       return -EINVAL;
     }
-    case SyscallId::set_tid_address: clear_child_tid_ = a[0]; return own_pid;
-    case SyscallId::set_robust_list: return a[1] == 24 ? 0 : -EINVAL;
     case SyscallId::rseq: return -ENOSYS;  // glibc then runs without restartable sequences
     case SyscallId::prlimit64:
       if (a[0] != 0 && static_cast<std::int64_t>(a[0]) != own_pid) return -EPERM;
@@ -192,22 +184,8 @@ std::optional<std::int64_t> Kernel::process_syscall(SyscallId id, const SyscallA
       return ticks;
     }
     case SyscallId::prctl: return do_prctl(a);
-    case SyscallId::sched_getaffinity: {
-      const std::uint64_t size = std::min<std::uint64_t>(a[1], 1024);
-      std::vector<std::uint8_t> mask(size);
-      const long written = syscall(SYS_sched_getaffinity, 0, size, mask.data());
-      if (written < 0) return -errno;
-      return copy_out(a[2], mask.data(), static_cast<std::size_t>(written)) ? written : -EFAULT;
-    }
-    case SyscallId::sched_setaffinity: case SyscallId::sched_yield: case SyscallId::sched_getparam:
-    case SyscallId::sched_getscheduler:
+    case SyscallId::sched_setaffinity: case SyscallId::sched_getparam: case SyscallId::sched_getscheduler:
       return 0;
-    case SyscallId::futex: return do_futex(a);
-    case SyscallId::wait4: return -ECHILD;
-    case SyscallId::clone: case SyscallId::clone3: case SyscallId::fork: case SyscallId::vfork:
-    case SyscallId::execve: case SyscallId::execveat:
-      note_once(std::string(arch::syscall_name(id)) + " refused with ENOSYS: tracecorn runs one process with one thread");
-      return -ENOSYS;
     case SyscallId::membarrier: return 0;
     default:
       return std::nullopt;

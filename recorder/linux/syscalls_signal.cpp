@@ -1,7 +1,8 @@
 // Role: the signal family of syscalls and signal delivery, as Linux does them
 // for one thread: dispositions (rt_sigaction), the blocked mask
 // (rt_sigprocmask), kill/tgkill/tkill at itself, the alternate stack, waiting
-// (pause, rt_sigsuspend, rt_sigtimedwait), ITIMER_REAL (alarm, setitimer),
+// (pause, rt_sigsuspend, rt_sigtimedwait), the interval timers (alarm,
+// setitimer, getitimer: ITIMER_REAL here, the CPU-time ones in syscalls_timer.cpp),
 // and delivery: at a syscall's return, after a CPU fault, or when the timer's
 // wake-up stopped the engine, the lowest deliverable signal either takes its
 // default action or enters the guest's handler on a frame the architecture
@@ -60,9 +61,6 @@ void TimerWakeup::run() {
 
 namespace {
 
-bool default_action_is_ignore(int signal) {
-  return signal == SIGCHLD || signal == SIGCONT || signal == SIGURG || signal == SIGWINCH;
-}
 bool default_action_is_stop(int signal) {
   return signal == SIGSTOP || signal == SIGTSTP || signal == SIGTTIN || signal == SIGTTOU;
 }
@@ -95,6 +93,19 @@ void Kernel::write_guest_sigset(std::span<std::uint8_t> bytes, std::uint64_t hos
   }
 }
 
+std::uint64_t Kernel::fatal_by_default() {
+  std::uint64_t fatal = 0;
+  for (int signal = 1; signal <= kMaxSignal; ++signal)
+    if (!default_action_is_ignore(signal) && !default_action_is_stop(signal)) fatal |= signal_bit(signal);
+  return fatal;
+}
+
+void Kernel::note_disposition(int signal) {
+  if (signal < 1 || signal > kMaxSignal) return;
+  const bool fatal = signal_action(signal).handler == kSigDefault && (fatal_by_default() & signal_bit(signal));
+  fatal_dispositions_ = fatal ? fatal_dispositions_ | signal_bit(signal) : fatal_dispositions_ & ~signal_bit(signal);
+}
+
 SignalAction Kernel::signal_action(int signal) const {
   const auto* record = reinterpret_cast<const std::uint8_t*>(signals_.raw_actions[signal]);
   const arch::FrameReader reader(std::span(record, sizeof signals_.raw_actions[signal]), arch_.little_endian);
@@ -119,10 +130,12 @@ SignalAction Kernel::signal_action(int signal) const {
 
 std::int64_t Kernel::do_rt_sigaction(int guest_signal, std::uint64_t action, std::uint64_t old_action,
                                      std::uint64_t size) {
-  if (size != arch_.signal_abi.sigset_bytes || guest_signal < 1 || guest_signal > kMaxSignal) return -EINVAL;
+  // Linux's _NSIG is the sigset's bits: 64, 128 on mips.
+  const auto signals = static_cast<int>(8 * arch_.signal_abi.sigset_bytes);
+  if (size != arch_.signal_abi.sigset_bytes || guest_signal < 1 || guest_signal > signals) return -EINVAL;
   // Dispositions are kept by host signal number.
-  const int signal = arch::signal_to_host(arch_, guest_signal);
-  if (signal == 0) return -EINVAL;  // no host counterpart (mips' SIGEMT): not supported
+  const int signal = guest_signal > kMaxSignal ? 0 : arch::signal_to_host(arch_, guest_signal);
+  if (signal == 0) return do_rt_sigaction_without_host_signal(guest_signal, action, old_action);
   if (action && (signal == SIGKILL || signal == SIGSTOP)) return -EINVAL;
   const std::size_t record = sigaction_bytes();
   static_assert(sizeof signals_.raw_actions[0] >= 4 + 4 + 16);
@@ -131,11 +144,27 @@ std::int64_t Kernel::do_rt_sigaction(int guest_signal, std::uint64_t action, std
   if (old_action && !copy_out(old_action, signals_.raw_actions[signal], record)) return -EFAULT;
   if (!action) return 0;
   std::memcpy(signals_.raw_actions[signal], incoming, sizeof incoming);
+  note_disposition(signal);
   // Setting SIG_IGN, or SIG_DFL for a signal whose default is to ignore it,
   // discards it if pending (POSIX; kernel/signal.c do_sigaction).
   const SignalAction now = signal_action(signal);
   if (now.handler == kSigIgnore || (now.handler == kSigDefault && default_action_is_ignore(signal)))
-    signals_.pending &= ~signal_bit(signal);
+    signals_.discard(signal);
+  return 0;
+}
+
+std::int64_t Kernel::do_rt_sigaction_without_host_signal(int guest_signal, std::uint64_t action,
+                                                         std::uint64_t old_action) {
+  // A signal no host signal stands for (mips' SIGEMT, and its real-time
+  // signals 65 to 128): nothing here raises it (kill refuses it), so its
+  // disposition is only kept, and read back as it was set (Go's runtime
+  // reads and sets every signal's).
+  auto& record = actions_without_host_signal_[guest_signal];
+  const std::size_t bytes = sigaction_bytes();
+  std::array<std::uint64_t, 4> incoming{};
+  if (action && !copy_in(action, incoming.data(), bytes)) return -EFAULT;
+  if (old_action && !copy_out(old_action, record.data(), bytes)) return -EFAULT;
+  if (action) record = incoming;
   return 0;
 }
 
@@ -158,7 +187,7 @@ std::int64_t Kernel::do_rt_sigprocmask(int how, std::uint64_t set, std::uint64_t
   return 0;  // signals now unblocked are delivered as the syscall returns
 }
 
-std::int64_t Kernel::do_kill_self(int guest_signal, int code) {
+std::int64_t Kernel::do_send_signal(int guest_signal, int code, GuestThread* thread, std::uint64_t value) {
   if (guest_signal < 0 || guest_signal > kMaxSignal) return -EINVAL;
   if (guest_signal == 0) return 0;
   // From here on signals are the host's numbers (mips' SIGUSR1 16 is 10).
@@ -166,13 +195,39 @@ std::int64_t Kernel::do_kill_self(int guest_signal, int code) {
   if (signal == 0) return -EINVAL;  // no host counterpart (mips' SIGEMT): not supported
   const SignalAction action = signal_action(signal);
   const bool ignored = action.handler == kSigIgnore || (action.handler == kSigDefault && default_action_is_ignore(signal));
-  if (ignored && !(signals_.blocked & signal_bit(signal))) return 0;  // discarded at once (sig_ignored)
+  ThreadSignals& target = !thread || thread == running_ ? signals_ : thread->signals;
+  if (ignored && !(target.blocked & signal_bit(signal))) return 0;  // discarded at once (sig_ignored)
   SignalOrigin origin;
   origin.code = code;
   origin.pid = static_cast<std::uint64_t>(::getpid());
   origin.uid = ::getuid();
-  signals_.raise(signal, origin);
+  origin.value = value;
+  if (thread) target.raise(signal, origin);
+  else signals_.raise_shared(signal, origin);
   return 0;
+}
+
+std::int64_t Kernel::do_sigqueueinfo(std::int64_t pid, std::int64_t thread, int guest_signal, std::uint64_t info_address) {
+  std::uint8_t info[arch::kSiginfoBytes] = {};
+  if (!copy_in(info_address, info, sizeof info)) return -EFAULT;
+  const arch::FrameReader reader(std::span(info, sizeof info), arch_.little_endian);
+  const auto code = static_cast<std::int32_t>(reader.get(arch_.signal_abi.siginfo_code_before_errno ? 4 : 8, 4));
+  const std::size_t word = arch_.elf_64bit ? 8 : 4;
+  const std::uint64_t value = reader.get((arch_.elf_64bit ? 16 : 12) + 8, word);
+  const std::int64_t own_pid = ::getpid();
+  if (pid == own_pid) {
+    GuestThread* target = thread < 0 ? nullptr : find_thread(thread);
+    if (thread >= 0 && !target) return -ESRCH;
+    return do_send_signal(guest_signal, code, target, value);
+  }
+  // Another process: as Linux, only codes a process may claim (negative, not SI_TKILL).
+  if (code >= 0 || code == kSiTkill) return -EPERM;
+  if (thread >= 0 || !host_process_descends_from(static_cast<std::uint64_t>(pid), tree_root_pid_)) return -ESRCH;
+  const int signal = arch::signal_to_host(arch_, guest_signal);
+  if (guest_signal < 0 || guest_signal > kMaxSignal || (guest_signal && !signal)) return -EINVAL;
+  sigval host_value{};
+  host_value.sival_ptr = reinterpret_cast<void*>(static_cast<std::uintptr_t>(value));
+  return ::sigqueue(static_cast<pid_t>(pid), signal, host_value) == 0 ? 0 : -errno;
 }
 
 std::int64_t Kernel::do_sigaltstack(std::uint64_t new_stack, std::uint64_t old_stack) {
@@ -211,21 +266,21 @@ std::int64_t Kernel::do_sigaltstack(std::uint64_t new_stack, std::uint64_t old_s
   return 0;
 }
 
-void Kernel::poll_real_timer() {
+bool Kernel::poll_real_timer() {
   RealTimer& timer = signals_.real_timer;
-  if (!timer.deadline) return;
+  if (!timer.deadline) return false;
   const auto now = Clock::now();
-  if (now < *timer.deadline) return;
+  if (now < *timer.deadline) return false;
   SignalOrigin origin;
   origin.code = kSiKernel;
   const SignalAction action = signal_action(SIGALRM);
-  if (action.handler != kSigIgnore) signals_.raise(SIGALRM, origin);
+  if (action.handler != kSigIgnore) signals_.raise_shared(SIGALRM, origin);
   if (timer.interval.count() > 0) {
     while (*timer.deadline <= now) *timer.deadline += timer.interval;
   } else {
     timer.deadline.reset();
   }
-  if (timer_wakeup_) timer_wakeup_->arm(timer.deadline);
+  return true;
 }
 
 std::chrono::microseconds Kernel::arm_real_timer(std::chrono::microseconds value, std::chrono::microseconds interval,
@@ -239,14 +294,7 @@ std::chrono::microseconds Kernel::arm_real_timer(std::chrono::microseconds value
   timer.interval = interval;
   if (value.count() > 0) timer.deadline = now + value;
   else timer.deadline.reset();
-  if (!timer_wakeup_ && timer.deadline) {
-    timer_wakeup_ = std::make_unique<TimerWakeup>();
-    // The block hook that delivers the timer's signal is installed between
-    // runs (LinuxProcess::run): stop here, at an exact pc.
-    block_hook_wanted_ = true;
-    uc_emu_stop(engine_);
-  }
-  if (timer_wakeup_) timer_wakeup_->arm(timer.deadline);
+  arm_timer_wakeup();
   return remaining;
 }
 
@@ -265,10 +313,6 @@ std::int64_t Kernel::do_itimer(SyscallId id, const SyscallArgs& a) {
   const std::uint64_t new_value = id == SyscallId::setitimer ? a[1] : 0;
   const std::uint64_t old_value = id == SyscallId::setitimer ? a[2] : a[1];
   if (which < 0 || which > 2) return -EINVAL;
-  if (which != 0) {
-    note_once(std::string(arch::syscall_name(id)) + ": ITIMER_VIRTUAL and ITIMER_PROF do not fire yet");
-    return 0;
-  }
   std::uint8_t bytes[32] = {};
   const std::size_t size = 4 * word;  // struct itimerval: it_interval {sec, usec}, it_value {sec, usec}
   auto as_time = [&](std::size_t at) {
@@ -287,7 +331,9 @@ std::int64_t Kernel::do_itimer(SyscallId id, const SyscallArgs& a) {
     interval = seconds(interval_sec) + microseconds(interval_usec);
   }
   microseconds old_interval{0}, remaining{0};
-  if (new_value) {
+  if (which != 0) {
+    cpu_itimer(which, new_value != 0, value, interval, remaining, old_interval);
+  } else if (new_value) {
     remaining = arm_real_timer(value, interval, &old_interval);
   } else {
     const auto now = Clock::now();
@@ -305,16 +351,27 @@ std::int64_t Kernel::do_itimer(SyscallId id, const SyscallArgs& a) {
   return copy_out(old_value, out, size) ? 0 : -EFAULT;
 }
 
-bool Kernel::wait_for_signal(std::uint64_t wanted, std::optional<Clock::time_point> limit) {
+Kernel::SignalWait Kernel::wait_for_signal(std::uint64_t wanted, std::optional<Clock::time_point> limit) {
+  if (running_->retry_deadline) limit = running_->retry_deadline;
   while (true) {
-    poll_real_timer();
-    if (signals_.pending & wanted) return true;
-    if (stop_requested_.load(std::memory_order_relaxed)) return false;
+    take_host_signals();
+    poll_timers();
+    if (signals_.all_pending() & wanted) return SignalWait::kPending;
+    if (stop_requested_.load(std::memory_order_relaxed)) return SignalWait::kStopped;
     const auto now = Clock::now();
-    if (limit && now >= *limit) return false;
+    if (limit && now >= *limit) return SignalWait::kTimedOut;
+    if (live_threads() > 1) {  // another thread may send it: this one waits aside
+      ThreadWait wait;
+      wait.kind = ThreadWait::Kind::kSignal;
+      wait.wanted_signals = wanted;
+      wait.deadline = limit;
+      wait.retry = true;
+      park_ = std::move(wait);
+      return SignalWait::kWouldBlock;
+    }
     // Sleep in short slices so that tracecorn's own stop (SIGINT, SIGTERM) is seen.
     auto until = now + std::chrono::milliseconds(50);
-    if (signals_.real_timer.deadline) until = std::min(until, *signals_.real_timer.deadline);
+    if (const auto due = next_timer_deadline()) until = std::min(until, *due);
     if (limit) until = std::min(until, *limit);
     std::this_thread::sleep_until(until);
   }
@@ -324,9 +381,11 @@ std::int64_t Kernel::do_rt_sigsuspend(std::uint64_t mask_address, std::uint64_t 
   if (size != arch_.signal_abi.sigset_bytes) return -EINVAL;
   std::uint8_t bytes[16] = {};
   if (!copy_in(mask_address, bytes, size)) return -EFAULT;
+  const std::uint64_t mask = read_guest_sigset(std::span(bytes, 8));
+  // The mask changes only once the wait is over (a parked thread runs the call again).
+  if (wait_for_signal(~mask, std::nullopt) == SignalWait::kWouldBlock) return kBlockAndRetry;
   signals_.mask_after_handler = signals_.blocked;
-  signals_.blocked = read_guest_sigset(std::span(bytes, 8));
-  wait_for_signal(~signals_.blocked, std::nullopt);
+  signals_.blocked = mask;
   return -EINTR;
 }
 
@@ -342,15 +401,23 @@ std::int64_t Kernel::do_rt_sigtimedwait(const SyscallArgs& a, bool time64) {
     if (!copy_in(a[2], time_bytes, wide ? 16 : 8)) return -EFAULT;
     const arch::FrameReader reader(std::span(time_bytes, 16), arch_.little_endian);
     const auto sec = static_cast<std::int64_t>(wide ? reader.get(0, 8) : reader.get(0, 4));
-    const auto nsec = static_cast<std::int64_t>(wide ? reader.get(8, 8) : reader.get(4, 4));
+    // A 32-bit ABI's 64-bit timespec has a 32-bit tv_nsec beside padding the kernel ignores.
+    const std::uint64_t raw_nsec = wide ? reader.get(8, 8) : reader.get(4, 4);
+    const auto nsec = arch_.elf_64bit ? static_cast<std::int64_t>(raw_nsec)
+                                      : static_cast<std::int64_t>(static_cast<std::int32_t>(raw_nsec));
     if (sec < 0 || nsec < 0 || nsec >= 1000000000) return -EINVAL;
     limit = Clock::now() + std::chrono::seconds(sec) + std::chrono::nanoseconds(nsec);
   }
-  if (!wait_for_signal(wanted, limit)) return stop_requested_ ? -EINTR : -EAGAIN;
-  const int signal = __builtin_ctzll(signals_.pending & wanted) + 1;
-  signals_.pending &= ~signal_bit(signal);
+  switch (wait_for_signal(wanted, limit)) {
+    case SignalWait::kPending: break;
+    case SignalWait::kWouldBlock: return kBlockAndRetry;
+    case SignalWait::kStopped: return -EINTR;
+    case SignalWait::kTimedOut: return -EAGAIN;
+  }
+  const int signal = __builtin_ctzll(signals_.all_pending() & wanted) + 1;
+  const SignalOrigin origin = signals_.take(signal);
   if (a[1]) {
-    const auto info = build_siginfo(signal, signals_.origins[static_cast<std::size_t>(signal)]);
+    const auto info = build_siginfo(signal, origin);
     if (!copy_out(a[1], info.data(), info.size())) return -EFAULT;
   }
   return arch::signal_to_guest(arch_, signal);
@@ -360,16 +427,20 @@ std::optional<std::int64_t> Kernel::signal_syscall(SyscallId id, const SyscallAr
   const std::int64_t own_pid = ::getpid();
   switch (id) {
     case SyscallId::kill:
-      if (static_cast<std::int64_t>(a[0]) == own_pid || a[0] == 0 || static_cast<std::int64_t>(a[0]) == -own_pid)
-        return do_kill_self(static_cast<int>(a[1]), kSiUser);
-      // Any other process, -1 included (Linux leaves the caller out of it): not the guest's to signal.
-      return -EPERM;
-    case SyscallId::tgkill:
-      if (static_cast<std::int64_t>(a[0]) != own_pid || static_cast<std::int64_t>(a[1]) != own_pid) return -ESRCH;
-      return do_kill_self(static_cast<int>(a[2]), kSiTkill);
-    case SyscallId::tkill:
-      if (static_cast<std::int64_t>(a[0]) != own_pid) return -ESRCH;
-      return do_kill_self(static_cast<int>(a[1]), kSiTkill);
+      if (static_cast<std::int64_t>(a[0]) == own_pid) return do_send_signal(static_cast<int>(a[1]), kSiUser, nullptr);
+      // Other processes, groups, -1: those of the guest's own tree (syscalls_process_tree.cpp).
+      return do_kill_processes(static_cast<std::int64_t>(static_cast<std::int32_t>(a[0])), static_cast<int>(a[1]));
+    case SyscallId::tgkill: case SyscallId::tkill: {
+      const bool with_group = id == SyscallId::tgkill;
+      if (with_group && static_cast<std::int64_t>(a[0]) != own_pid) return -ESRCH;
+      GuestThread* target = find_thread(static_cast<std::int64_t>(a[with_group ? 1 : 0]));
+      if (!target) return -ESRCH;
+      return do_send_signal(static_cast<int>(a[with_group ? 2 : 1]), kSiTkill, target);
+    }
+    case SyscallId::rt_sigqueueinfo:
+      return do_sigqueueinfo(static_cast<std::int32_t>(a[0]), -1, static_cast<int>(a[1]), a[2]);
+    case SyscallId::rt_tgsigqueueinfo:
+      return do_sigqueueinfo(static_cast<std::int32_t>(a[0]), static_cast<std::int32_t>(a[1]), static_cast<int>(a[2]), a[3]);
     case SyscallId::rt_sigaction: return do_rt_sigaction(static_cast<int>(a[0]), a[1], a[2], a[3]);
     case SyscallId::rt_sigprocmask: return do_rt_sigprocmask(static_cast<int>(a[0]), a[1], a[2], a[3]);
     case SyscallId::sigaltstack: return do_sigaltstack(a[0], a[1]);
@@ -377,15 +448,14 @@ std::optional<std::int64_t> Kernel::signal_syscall(SyscallId id, const SyscallAr
     case SyscallId::rt_sigpending: {
       if (a[1] > arch_.signal_abi.sigset_bytes) return -EINVAL;
       std::uint8_t bytes[16] = {};
-      write_guest_sigset(std::span(bytes, 8), signals_.pending & signals_.blocked);
+      write_guest_sigset(std::span(bytes, 8), signals_.all_pending() & signals_.blocked);
       return copy_out(a[0], bytes, a[1]) ? 0 : -EFAULT;
     }
     case SyscallId::rt_sigsuspend: return do_rt_sigsuspend(a[0], a[1]);
     case SyscallId::rt_sigtimedwait: return do_rt_sigtimedwait(a, false);
     case SyscallId::rt_sigtimedwait_time64: return do_rt_sigtimedwait(a, true);
     case SyscallId::pause:
-      wait_for_signal(~signals_.blocked, std::nullopt);
-      return -EINTR;
+      return wait_for_signal(~signals_.blocked, std::nullopt) == SignalWait::kWouldBlock ? kBlockAndRetry : -EINTR;
     case SyscallId::alarm: case SyscallId::setitimer: case SyscallId::getitimer: return do_itimer(id, a);
     default:
       return std::nullopt;
@@ -397,15 +467,28 @@ std::array<std::uint8_t, arch::kSiginfoBytes> Kernel::build_siginfo(int signal, 
   arch::FrameWriter writer(info, arch_.little_endian);
   const bool swapped = arch_.signal_abi.siginfo_code_before_errno;
   writer.put(0, 4, static_cast<std::uint64_t>(arch::signal_to_guest(arch_, signal)));
-  writer.put(swapped ? 4 : 8, 4, static_cast<std::uint32_t>(origin.code));
+  const int code = origin.code == kSiTimer ? arch_.signal_abi.si_timer_code : origin.code;
+  writer.put(swapped ? 4 : 8, 4, static_cast<std::uint32_t>(code));
   // The union starts after three ints, aligned for a pointer.
   const std::size_t word = arch_.elf_64bit ? 8 : 4;
   const std::size_t fields = arch_.elf_64bit ? 16 : 12;
   if (origin.is_fault) {
     writer.put(fields, word, origin.address);
+  } else if (origin.code == kSiTimer) {  // _timer: si_tid, si_overrun, si_value (a pointer-sized union)
+    writer.put(fields, 4, static_cast<std::uint32_t>(origin.timer_id));
+    writer.put(fields + 4, 4, static_cast<std::uint32_t>(origin.overrun));
+    writer.put(fields + 8, word, origin.value);
+  } else if (signal == SIGCHLD && origin.code >= CLD_EXITED && origin.code <= CLD_CONTINUED) {
+    // _sigchld: si_pid, si_uid, si_status (a signal in the guest's numbering but for an exit code).
+    writer.put(fields, 4, origin.pid);
+    writer.put(fields + 4, 4, origin.uid);
+    const bool is_signal = origin.code != CLD_EXITED && origin.code != CLD_CONTINUED;
+    const int status = is_signal ? arch::signal_to_guest(arch_, origin.child_status) : origin.child_status;
+    writer.put(fields + 8, 4, static_cast<std::uint32_t>(status));
   } else if (origin.code == kSiUser || origin.code == kSiTkill || origin.code == kSiQueue) {
     writer.put(fields, 4, origin.pid);
     writer.put(fields + 4, 4, origin.uid);
+    if (origin.code == kSiQueue) writer.put(fields + 8, word, origin.value);  // si_value
   }
   return info;
 }
@@ -413,8 +496,8 @@ std::array<std::uint8_t, arch::kSiginfoBytes> Kernel::build_siginfo(int signal, 
 std::optional<std::uint64_t> Kernel::deliver_pending(std::uint64_t resume_pc) {
   std::optional<std::uint64_t> entered;
   while (const int signal = signals_.next_deliverable()) {
-    signals_.pending &= ~signal_bit(signal);
-    const SignalOrigin origin = signals_.origins[static_cast<std::size_t>(signal)];
+    const SignalOrigin origin = signals_.take(signal);
+    if (stale_timer_signal(origin)) continue;
     const SignalAction action = signal_action(signal);
     if (action.handler == kSigIgnore && signal != SIGKILL && signal != SIGSTOP) continue;
     if (action.handler == kSigDefault || signal == SIGKILL || signal == SIGSTOP || !cpu_.has_signal_frames()) {
@@ -447,14 +530,14 @@ bool Kernel::take_default_action(int signal, const SignalOrigin& origin) {
   return false;
 }
 
-std::uint64_t Kernel::sigreturn_trampoline() {
-  if (trampoline_ || arch_.signal_abi.sigreturn_trampoline.empty()) return trampoline_;
+bool Kernel::map_sigreturn_trampoline() {
+  if (trampoline_ || arch_.signal_abi.sigreturn_trampoline.empty()) return true;
   // One read-only, executable page (the kernel's vDSO sigreturn, tracecorn's own code).
   const std::optional<std::uint64_t> at = memory_.find_free(4096);
-  if (!at || !memory_.map(*at, 4096, PROT_READ | PROT_EXEC, "[sigreturn]")) return 0;
-  if (!memory_.write(*at, arch_.signal_abi.sigreturn_trampoline)) return 0;
+  if (!at || !memory_.map(*at, 4096, PROT_READ | PROT_EXEC, "[sigreturn]")) return false;
+  if (!memory_.write(*at, arch_.signal_abi.sigreturn_trampoline)) return false;
   trampoline_ = *at;
-  return trampoline_;
+  return true;
 }
 
 bool Kernel::enter_handler(int signal, const SignalAction& action, const SignalOrigin& origin,
@@ -479,7 +562,10 @@ bool Kernel::enter_handler(int signal, const SignalAction& action, const SignalO
   request.siginfo = build_siginfo(signal, origin);
   request.resume_pc = resume_pc;
   request.fault_address = origin.is_fault ? origin.address : 0;
-  const arch::SignalFrame frame = cpu_.build_signal_frame(request);
+  arch::SignalFrame frame = cpu_.build_signal_frame(request);
+  if (origin.recorded_frame && origin.recorded_frame_address == frame.address &&
+      origin.recorded_frame->size() == frame.bytes.size())
+    frame.bytes = *origin.recorded_frame;
   if (frame.bytes.empty() || !memory_.write(frame.address, frame.bytes)) {
     // The frame does not fit (a stack overflow with no alternate stack): Linux forces SIGSEGV.
     end_with_signal(SIGSEGV, std::string("killed by SIGSEGV: no room for the SIG") + sigabbrev_np(signal) +
@@ -487,11 +573,28 @@ bool Kernel::enter_handler(int signal, const SignalAction& action, const SignalO
     return false;
   }
   cpu_.enter_signal_handler(request, frame);
-  if (observer_) observer_->on_registers_changed();
+  if (observer_) {
+    observer_->on_registers_changed();
+    events::SignalEvent delivered;
+    delivered.signal = static_cast<std::uint32_t>(signal);
+    delivered.code = origin.code;
+    delivered.sender_pid = origin.is_fault ? 0 : origin.pid;
+    delivered.fault_address = events::GuestAddress{request.fault_address};
+    delivered.interrupted_pc = events::GuestAddress{resume_pc};
+    delivered.handler = events::GuestAddress{action.handler};
+    delivered.frame = events::GuestAddress{frame.address};
+    delivered.fault = origin.is_fault;
+    const events::MemoryWriteEffect frame_write{events::GuestAddress{frame.address}, frame.bytes};
+    delivered.frame_writes = std::span(&frame_write, 1);
+    observer_->on_signal_delivered(delivered);
+  }
   signals_.blocked |= action.mask;
   if (!(action.flags & kSaNoDefer)) signals_.blocked |= signal_bit(signal);
   signals_.blocked &= ~kUnblockable;
-  if (action.flags & kSaResetHand) std::memset(signals_.raw_actions[signal], 0, sizeof signals_.raw_actions[signal]);
+  if (action.flags & kSaResetHand) {
+    std::memset(signals_.raw_actions[signal], 0, sizeof signals_.raw_actions[signal]);
+    note_disposition(signal);
+  }
   return true;
 }
 
@@ -536,16 +639,27 @@ std::optional<std::uint64_t> Kernel::deliver_fault(int signal, int code, std::ui
 }
 
 void Kernel::on_block(std::uint64_t address) noexcept {
-  if (!timer_wakeup_ || !timer_wakeup_->due()) [[likely]]
+  const bool timer_due = timer_wakeup_ && timer_wakeup_->due();
+  const bool cpu_timer_due = instruction_counter_ && guest_instructions() >= cpu_timer_next_;
+  const bool quantum_over = preemption_ && --quantum_left_ == 0;
+  if (!timer_due && !cpu_timer_due && !quantum_over) [[likely]]
     return;
   try {
-    timer_wakeup_->take_due();
-    poll_real_timer();
-    if (!signals_.next_deliverable()) return;
-    // At a block's start every register is the interrupted code's own.
-    if (const std::optional<std::uint64_t> handler = deliver_pending(address)) {
-      std::uint64_t pc = *handler;
-      uc_reg_write(engine_, arch_.pc_reg, &pc);  // Unicorn leaves the block and goes on there
+    if (timer_due || cpu_timer_due) {
+      if (timer_due) timer_wakeup_->take_due();
+      poll_timers();
+      // At a block's start every register is the interrupted code's own.
+      if (signals_.next_deliverable())
+        if (const std::optional<std::uint64_t> handler = deliver_pending(address)) {
+          std::uint64_t pc = *handler;
+          uc_reg_write(engine_, arch_.pc_reg, &pc);  // Unicorn leaves the block and goes on there
+          if (quantum_over) quantum_left_ = 1;        // the switch waits for the handler's first block
+          return;
+        }
+    }
+    if (quantum_over) {
+      quantum_left_ = next_quantum();
+      preempt(address);
     }
   } catch (...) {
     end_with_signal(SIGSYS, "internal error delivering a signal");

@@ -48,6 +48,8 @@ std::optional<std::int64_t> Kernel::time_syscall(SyscallId id, const SyscallArgs
       struct timespec request {}, remaining {};
       if (!copy_in(is_clock ? a[2] : a[0], &request, sizeof request)) return -EFAULT;
       to_guest_order(request, {8});
+      // From a 32-bit ABI (clock_nanosleep_time64): tv_nsec is 32 bits beside padding the kernel ignores.
+      if (!arch_.elf_64bit) request.tv_nsec = static_cast<std::int32_t>(request.tv_nsec);
       if (request.tv_nsec < 0 || request.tv_nsec >= 1000000000 || request.tv_sec < 0) return -EINVAL;
       // The sleep's length from now (TIMER_ABSTIME: until the clock reads `request`).
       std::chrono::nanoseconds length = std::chrono::seconds(request.tv_sec) + std::chrono::nanoseconds(request.tv_nsec);
@@ -61,10 +63,8 @@ std::optional<std::int64_t> Kernel::time_syscall(SyscallId id, const SyscallArgs
       }
       const auto limit = std::chrono::steady_clock::now() + length;
       // Slept in slices, so that a signal (the guest's timer, tracecorn's stop) interrupts it.
-      const WaitEnd end = wait_interruptibly(limit, [](int slice_ms) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(slice_ms));
-        return false;
-      });
+      const WaitEnd end = wait_for_host({}, limit, nullptr);
+      if (end == WaitEnd::kWouldBlock) return kBlockAndRetry;
       if (end != WaitEnd::kInterrupted) return 0;
       const std::uint64_t remaining_address = is_clock ? a[3] : a[1];
       if (remaining_address && !(is_clock && (a[1] & TIMER_ABSTIME))) {

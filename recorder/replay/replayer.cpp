@@ -14,9 +14,12 @@
 
 #include <fmt/format.h>
 
-#include "recorder/cli/process_recording.h"
+#include "recorder/session/process_recording.h"
 #include "recorder/core/recorder.h"
 #include "recorder/linux/linux_process.h"
+#include "recorder/replay/process_tree.h"
+#include "recorder/replay/signal_plan.h"
+#include "recorder/replay/thread_schedule.h"
 #include "recorder/replay/trace_index.h"
 #include "recorder/replay/trace_reader.h"
 #include "recorder/replay/trace_tools.h"
@@ -98,8 +101,20 @@ class StepBuilder {
             step.registers.assign(p.register_changes.begin(), p.register_changes.end());
           } else if constexpr (std::is_same_v<T, events::FaultEvent>) {
             step.pc = p.pc.value, step.code = p.signal;
+          } else if constexpr (std::is_same_v<T, events::SignalEvent>) {
+            // Where it interrupted, the signal and its handler; the handler's
+            // registers compared like an instruction's.
+            step.pc = p.interrupted_pc.value, step.number = p.signal, step.size = p.handler.value;
+            step.code = p.code;
+            step.registers.assign(p.register_changes.begin(), p.register_changes.end());
           } else if constexpr (std::is_same_v<T, events::ExitEvent>) {
             step.code = p.code;
+          } else if constexpr (std::is_same_v<T, events::ThreadEvent>) {
+            // The change, the thread and the one before (or the parent), the
+            // exit status; a switch's registers compared like an instruction's.
+            step.number = static_cast<std::uint64_t>(p.change), step.size = event.thread.value;
+            step.args[0] = p.from.value, step.code = p.exit_code;
+            step.registers.assign(p.registers.begin(), p.registers.end());
           }
         },
         event.payload);
@@ -157,7 +172,16 @@ std::string step_text(const arch::ArchInfo& arch, const Step& step) {
     case EventKind::kSyscall:
       return fmt::format("{} = {} at pc {:#x}", syscall_text(arch, step.number, step.args), step.result, step.pc);
     case EventKind::kFault: return fmt::format("a fault (signal {}) at {:#x}", step.code, step.pc);
+    case EventKind::kSignal:
+      return fmt::format("signal {} (si_code {}) to its handler at {:#x}, interrupting {:#x}", step.number, step.code,
+                         step.size, step.pc);
     case EventKind::kExit: return fmt::format("the exit (code {})", step.code);
+    case EventKind::kThread:
+      switch (static_cast<events::ThreadChange>(step.number)) {
+        case events::ThreadChange::kCreated: return fmt::format("thread {} created by {}", step.size, step.args[0]);
+        case events::ThreadChange::kExited: return fmt::format("thread {} exiting (status {})", step.size, step.code);
+        default: return fmt::format("a switch to thread {} from {}", step.size, step.args[0]);
+      }
     default: return "memory or register changes outside an instruction";
   }
 }
@@ -202,8 +226,18 @@ class Comparator final : public events::Sink {
   // Library traces (replay_engine_trace): the run's steps are kept whole and
   // compared at end(), both sides aligned at their last steps.
   void align_ends() { align_ends_ = true; }
+  // The trace's syscall events before event `index` are not compared: a trace
+  // that opens inside a syscall (a forked child's), which the re-run does not
+  // make (its effects are applied before it starts).
+  void skip_trace_syscalls_before(std::uint64_t index) { skip_syscalls_before_ = index; }
+  // The syscall source stopped the re-run at a syscall past the trace's last
+  // (before finish(): end() reads it on the drain thread).
+  void rerun_stopped_past_last_syscall() { rerun_stopped_past_last_syscall_ = true; }
+  // The re-run stopped at a successful execve (its image ends there): the
+  // trace may end there too, or with an exit that carries no status (UCIR's).
+  void rerun_ended_by_exec() { rerun_ended_by_exec_ = true; }
   void on_event(const events::Event& event) override {
-    if (divergence_ || !error_.empty()) return;
+    if (divergence_ || !error_.empty() || killed_outside_syscall_) return;
     if (!wanted(event.kind)) return;
     note_module(event, replay_events_, replay_started_, replay_modules_);
     replay_builder_.feed(event, replay_events_++, replay_steps_);
@@ -211,6 +245,10 @@ class Comparator final : public events::Sink {
   }
   std::string end(const events::TraceSummary&) override {
     if (divergence_ || !error_.empty()) return "";
+    if (killed_outside_syscall_) {
+      compare_modules();
+      return "";
+    }
     replay_builder_.flush(replay_steps_);
     if (align_ends_) {
       pull_trace(true);
@@ -223,9 +261,19 @@ class Comparator final : public events::Sink {
       while (replay_steps_.size() > trace_steps_.size()) replay_steps_.pop_front(), ++replay_steps_skipped_;
     }
     compare_ready(true);
-    if (divergence_ || !error_.empty()) return "";
+    if (divergence_ || !error_.empty() || killed_outside_syscall_) return "";
     // The trace must have nothing left.
     pull_trace(true);
+    if (rerun_stopped_past_last_syscall_ && trace_steps_.size() == 1 &&
+        ends_by_signal_from_outside(trace_steps_.front(), Step{})) {
+      // The re-run went on to a syscall the trace has not (the source
+      // stopped it there before its step reached here): the same death.
+      killed_outside_syscall_ = true;
+      compare_modules();
+      return "";
+    }
+    if (rerun_ended_by_exec_ && trace_steps_.size() == 1 && trace_steps_.front().kind == EventKind::kExit)
+      trace_steps_.clear();  // (UCIR ends every trace with OP_EXIT; no process ended there)
     if (!trace_steps_.empty()) {
       const Step& step = trace_steps_.front();
       diverge(step, "the run ended early", step_text(arch_, step), "had ended");
@@ -235,6 +283,11 @@ class Comparator final : public events::Sink {
   }
 
   std::optional<Divergence> divergence_;
+  // The trace's process was killed by a signal from another process between
+  // two blocks (it ran without syscalls): the re-run was stopped there too.
+  bool killed_outside_syscall_ = false;
+  std::atomic<bool> rerun_stopped_past_last_syscall_ = false;
+  std::atomic<bool> rerun_ended_by_exec_ = false;
   std::string error_;  // the trace could not be read
   std::uint64_t steps_compared_ = 0;
   std::uint64_t trace_steps_skipped_ = 0, replay_steps_skipped_ = 0;  // align_ends(): not compared
@@ -255,6 +308,7 @@ class Comparator final : public events::Sink {
     while ((trace_steps_.empty() || to_end) && !trace_done_) {
       auto more = trace_.next([&](const events::Event& event) {
         if (!wanted(event.kind)) return;
+        if (event.kind == EventKind::kSyscall && trace_.index() - 1 < skip_syscalls_before_) return;
         note_module(event, trace_.index() - 1, trace_started_, trace_modules_);
         trace_builder_.feed(event, trace_.index() - 1, trace_steps_);
       });
@@ -280,11 +334,32 @@ class Comparator final : public events::Sink {
         diverge(end_marker, "the trace ends here", "nothing more", "went on: " + step_text(arch_, mine));
         return;
       }
+      if (ends_by_signal_from_outside(trace_steps_.front(), mine)) {
+        killed_outside_syscall_ = true;
+        trace_steps_.pop_front();
+        replay_steps_.clear();
+        if (!align_ends_) uc_emu_stop(engine_);  // from the drain thread, as diverge()
+        return;
+      }
       compare(trace_steps_.front(), mine);
       ++steps_compared_;
+      last_trace_kind_ = trace_steps_.front().kind;
       trace_steps_.pop_front();
       replay_steps_.pop_front();
     }
+  }
+  // The trace ends (its exit) right after code, where the re-run goes on: its
+  // process died there of a signal another process sent while it ran without
+  // syscalls (a syscall's return or a fault comes before any other death),
+  // which nothing in the re-run brings.
+  bool ends_by_signal_from_outside(const Step& trace, const Step& mine) const {
+    return trace.kind == EventKind::kExit && mine.kind != EventKind::kExit &&
+           (last_trace_kind_ == EventKind::kBlock || last_trace_kind_ == EventKind::kInstruction);
+  }
+  // A successful execve/execveat: the image ends there (its trace does too).
+  bool ends_image(const Step& step) const {
+    return step.kind == EventKind::kSyscall &&
+           replaces_image(arch::syscall_name(arch_.syscall_id(step.number)), step.result);
   }
   void diverge(const Step& at, std::string what, std::string trace_says, std::string emulator_did) {
     if (divergence_) return;
@@ -311,6 +386,17 @@ class Comparator final : public events::Sink {
         if (trace.pc != mine.pc || trace.code != mine.code)
           return diverge(trace, "the fault", step_text(arch_, trace), "had " + step_text(arch_, mine));
         break;
+      case EventKind::kSignal:
+        if (trace.pc != mine.pc || trace.number != mine.number || trace.size != mine.size || trace.code != mine.code)
+          return diverge(trace, "the signal", step_text(arch_, trace), "took " + step_text(arch_, mine));
+        // The handler's registers where the level records registers (without a
+        // code hook, Unicorn 2.0.1's flags at a fault are not always the same).
+        if (!compare_registers_) return;
+        break;
+      case EventKind::kThread:
+        if (trace.number != mine.number || trace.size != mine.size || trace.args[0] != mine.args[0] || trace.code != mine.code)
+          return diverge(trace, "the threads", step_text(arch_, trace), "had " + step_text(arch_, mine));
+        break;
       case EventKind::kExit:
         if (caps_.exit_code && trace.code != mine.code)
           return diverge(trace, "the exit code", std::to_string(trace.code), "exited with " + std::to_string(mine.code));
@@ -328,6 +414,7 @@ class Comparator final : public events::Sink {
     }
     trace_registers_.apply(trace.registers);
     replay_registers_.apply(mine.registers);
+    if (ends_image(trace)) return;  // the registers the old image was left with: no kernel writes them
     auto check = [&](const std::vector<events::RegisterValue>& changes) {
       for (const auto& value : changes) {
         const std::size_t i = value.index;
@@ -406,6 +493,8 @@ class Comparator final : public events::Sink {
   std::uint64_t replay_events_ = 0;
   bool compare_blocks_ = true, compare_reads_ = true, compare_writes_ = true, compare_registers_ = true;
   bool align_ends_ = false;
+  std::uint64_t skip_syscalls_before_ = 0;
+  EventKind last_trace_kind_ = EventKind::kExit;  // the last trace step compared (none yet: kExit)
   std::vector<Module> trace_modules_, replay_modules_;
   bool trace_started_ = false, replay_started_ = false;
   RegisterFile trace_registers_, replay_registers_;
@@ -428,12 +517,66 @@ bool must_run(SyscallId id) {
   }
 }
 
-// Answers the re-run's syscalls from the trace (emulation thread).
+// In a trace with threads, what must also run: what creates, ends and
+// schedules threads and what their blocking and waking depends on (futexes,
+// which only guest memory decides). A clone without the thread flags (a
+// fork) is answered: its child has its own trace.
+bool runs_with_threads(SyscallId id, const std::uint64_t (&args)[6], uc_engine* engine, const arch::ArchInfo& arch) {
+  constexpr std::uint64_t kCloneThread = 0x10000;
+  switch (id) {
+    case SyscallId::futex: case SyscallId::futex_time64: case SyscallId::set_tid_address:
+    case SyscallId::set_robust_list: case SyscallId::sched_yield:
+      return true;
+    case SyscallId::clone: return (args[0] & kCloneThread) != 0;
+    case SyscallId::clone3: {  // struct clone_args starts with its u64 flags
+      std::uint8_t bytes[8] = {};
+      if (uc_mem_read(engine, args[0], bytes, sizeof bytes) != UC_ERR_OK) return false;
+      return (arch::FrameReader(std::span<const std::uint8_t>(bytes), arch.little_endian).get(0, 8) & kCloneThread) != 0;
+    }
+    default:
+      return false;
+  }
+}
+
+// Answers the re-run's syscalls from the trace (emulation thread); in a
+// trace with threads, also makes the re-run's scheduler follow the trace's
+// schedule (thread_schedule.h).
 class TraceSyscalls final : public linux_layer::SyscallSource {
  public:
   TraceSyscalls(const std::vector<SyscallRecord>& syscalls, const arch::ArchInfo& arch, uc_engine* engine,
-                std::uint64_t trace_pid, std::uint64_t own_pid)
-      : syscalls_(syscalls), arch_(arch), engine_(engine), trace_pid_(trace_pid), own_pid_(own_pid) {}
+                std::uint64_t trace_pid, std::uint64_t own_pid, const SignalPlan& signals,
+                const ThreadSchedule& schedule, linux_layer::LinuxProcess& process)
+      : syscalls_(syscalls), arch_(arch), engine_(engine), trace_pid_(trace_pid), own_pid_(own_pid),
+        signals_(signals), schedule_(schedule), process_(process) {}
+
+  bool follows_schedule() const noexcept override { return schedule_.has_threads(); }
+  std::optional<std::uint32_t> next_thread(std::uint64_t block) noexcept override {
+    const auto& switches = schedule_.switches();
+    if (block) ++quanta_ended_;
+    if (divergence_ || next_switch_ >= switches.size()) return std::nullopt;
+    const PlannedSwitch& next = switches[next_switch_];
+    if (next.syscalls_before != next_ || next.preemption != (block != 0)) return std::nullopt;
+    // A quantum that ran out elsewhere than where the trace's did switches
+    // nothing (the recording found no other thread ready there).
+    if (block && (next.resume_pc != block || (schedule_.counts_quanta() ? next.quantum != quanta_ended_
+                                                                        : next.executions_before != schedule_.executions(block))))
+      return std::nullopt;
+    ++next_switch_;
+    quanta_ended_ = 0;  // the scheduler starts the next thread's quantum
+    return next.to;
+  }
+  std::optional<std::int64_t> resumed_result(std::uint32_t thread, std::uint64_t number) noexcept override {
+    if (divergence_ || next_ >= syscalls_.size() || !schedule_.resumed(next_) || schedule_.thread_of(next_) != thread ||
+        syscalls_[next_].number != number)
+      return std::nullopt;
+    const std::span<const PlannedSignal> delivered = signals_.after_syscall(next_);
+    const SyscallRecord& record = syscalls_[next_++];
+    for (const PlannedSignal& signal : delivered)
+      process_.inject_signal(signal.signal, signal.code, signal.sender_pid, signal.frame_bytes, signal.frame);
+    ++answered_;
+    apply_effects(record, delivered);
+    return record.result;
+  }
 
   Decision on_syscall(std::uint64_t pc, std::uint64_t number, SyscallId id,
                       const std::uint64_t (&args)[6]) noexcept override {
@@ -441,10 +584,12 @@ class TraceSyscalls final : public linux_layer::SyscallSource {
     decision.result = -ENOSYS;
     if (divergence_) return decision;
     if (next_ >= syscalls_.size()) {
+      ran_out_ = true;
       diverge(syscalls_.empty() ? 0 : syscalls_.back().event + 1, pc, "a syscall", "no more syscalls",
               "made " + syscall_text(arch_, number, args));
       return decision;
     }
+    const std::span<const PlannedSignal> delivered = signals_.after_syscall(next_);
     const SyscallRecord& record = syscalls_[next_++];
     if (record.number != number || !std::equal(std::begin(args), std::end(args), record.args)) {
       diverge(record.event, record.pc, "the syscall", syscall_text(arch_, record.number, record.args),
@@ -452,7 +597,16 @@ class TraceSyscalls final : public linux_layer::SyscallSource {
       return decision;
     }
     pending_ = &record;
-    if (must_run(id)) {
+    // The signals the trace delivered as this syscall returned: pending now,
+    // so that the kernel delivers them there (a wait ends at once).
+    for (const PlannedSignal& signal : delivered)
+      process_.inject_signal(signal.signal, signal.code, signal.sender_pid, signal.frame_bytes, signal.frame);
+    const bool waits_for_them = !delivered.empty() && (id == SyscallId::pause || id == SyscallId::rt_sigsuspend);
+    if (id == SyscallId::rt_sigtimedwait && record.result > 0)  // it took that signal: no handler runs
+      process_.take_pending_signal(arch::signal_to_host(arch_, static_cast<int>(record.result)));
+    const bool threads = schedule_.has_threads();
+    if ((must_run(id) && !signals_another_process(id, args)) || waits_for_them ||
+        (threads && runs_with_threads(id, args, engine_, arch_))) {
       ++run_;
       decision.run = true;
       std::copy(std::begin(args), std::end(args), decision.args);
@@ -463,16 +617,48 @@ class TraceSyscalls final : public linux_layer::SyscallSource {
         decision.args[5] = 0;
       }
       if (id == SyscallId::old_mmap) make_old_mmap_anonymous(args[0]);
-      if (id == SyscallId::kill || id == SyscallId::tgkill || id == SyscallId::tkill)
-        for (int i = 0; i < (id == SyscallId::tgkill ? 2 : 1); ++i)
-          if (decision.args[i] == trace_pid_) decision.args[i] = own_pid_;
+      // kill's pid and tgkill's tgid name the process (thread ids are the trace's: tkill's stay).
+      if ((id == SyscallId::kill || id == SyscallId::tgkill) && decision.args[0] == trace_pid_)
+        decision.args[0] = own_pid_;
       return decision;
     }
     ++answered_;
-    apply_effects(record);
+    if (threads && schedule_.blocked(next_ - 1)) {  // the thread waited here (it runs the call again later)
+      decision.block = true;
+      return decision;
+    }
+    apply_effects(record, delivered);
     decision.result = record.result;
+    if ((id == SyscallId::execve || id == SyscallId::execveat) && record.result == 0) {
+      // The image ends here: the next one has its own trace (BASE.PID.N).
+      image_replaced_ = true;
+      uc_emu_stop(engine_);
+    }
     return decision;
   }
+
+  // A kill, tgkill or tkill whose target is another process (a child the
+  // recording forked, which the re-run does not have): answered from the
+  // trace like any other syscall. A signal to itself, its group or every
+  // process (which includes itself) runs.
+  bool signals_another_process(SyscallId id, const std::uint64_t (&args)[6]) const {
+    if (id != SyscallId::kill && id != SyscallId::tgkill && id != SyscallId::tkill) return false;
+    // kill's pid, tgkill's tgid, tkill's tid: 0 and negative name groups.
+    const auto target = static_cast<std::int64_t>(arch_.elf_64bit ? args[0] : static_cast<std::int32_t>(args[0]));
+    if (id == SyscallId::tkill && schedule_.knows_thread(static_cast<std::uint64_t>(target))) return false;
+    return target > 0 && static_cast<std::uint64_t>(target) != trace_pid_;
+  }
+
+  // A trace that opens inside a syscall (a forked child's opens with its
+  // fork returning 0): that syscall is the trace's first record, done before
+  // the re-run starts. Takes it off the list and returns it (nullptr when
+  // there is none or it was taken); apply_opening_effects then applies it.
+  const SyscallRecord* take_opening_syscall() {
+    if (syscalls_.empty() || next_ != 0) return nullptr;
+    ++answered_;
+    return &syscalls_[next_++];
+  }
+  void apply_opening_effects(const SyscallRecord& record) { apply_effects(record, {}); }
 
   void after_run(std::uint64_t, std::int64_t result) noexcept override {
     if (!saved_block_.empty()) {  // the guest's own old_mmap block back, as it gave it
@@ -491,6 +677,10 @@ class TraceSyscalls final : public linux_layer::SyscallSource {
   }
 
   std::optional<Divergence> divergence_;
+  // The re-run made a syscall past the trace's last: a divergence, unless
+  // the trace's process was killed from outside before it got there.
+  bool ran_out_ = false;
+  bool image_replaced_ = false;  // a successful execve ended the re-run
   std::uint64_t answered_ = 0, run_ = 0;
 
  private:
@@ -529,13 +719,21 @@ class TraceSyscalls final : public linux_layer::SyscallSource {
     (void)uc_mem_write(engine_, block, bytes.data(), 6 * word);
   }
 
-  void apply_effects(const SyscallRecord& record) {
-    for (const auto& [address, bytes] : record.memory_writes)
-      if (uc_mem_write(engine_, address, bytes.data(), bytes.size()) != UC_ERR_OK) {
+  // The syscall's effects, but for a signal's delivery at its return (the
+  // kernel delivers it again: its frame and the handler's registers).
+  void apply_effects(const SyscallRecord& record, std::span<const PlannedSignal> delivered) {
+    for (const auto& [address, bytes] : record.memory_writes) {
+      const std::uint64_t written_at = address;  // (clang 14 cannot capture a structured binding)
+      if (std::any_of(delivered.begin(), delivered.end(), [&](const auto& s) { return s.frame == written_at; })) continue;
+      // (The first delivery also maps and writes the [sigreturn] page: the
+      // kernel does that again, so a write where nothing is mapped yet waits for it.)
+      if (uc_mem_write(engine_, address, bytes.data(), bytes.size()) != UC_ERR_OK && delivered.empty()) {
         diverge(record.event, record.pc, "the syscall's memory effect",
                 fmt::format("{} bytes written at {:#x}", bytes.size(), address), "has no memory there");
         return;
       }
+    }
+    if (!delivered.empty()) return;  // the registers are the handler's: the kernel sets them
     for (const auto& value : record.register_changes) {
       if (value.index >= arch_.registers.size()) continue;
       std::array<std::uint8_t, 64> bytes{};
@@ -552,17 +750,25 @@ class TraceSyscalls final : public linux_layer::SyscallSource {
   const arch::ArchInfo& arch_;
   uc_engine* engine_;
   std::uint64_t trace_pid_, own_pid_;
+  const SignalPlan& signals_;
+  const ThreadSchedule& schedule_;
+  linux_layer::LinuxProcess& process_;
   std::size_t next_ = 0;
+  std::size_t next_switch_ = 0;
+  std::uint64_t quanta_ended_ = 0;  // since the last switch
   const SyscallRecord* pending_ = nullptr;
   std::vector<std::uint8_t> saved_block_;  // make_old_mmap_anonymous's original block
   std::uint64_t saved_block_address_ = 0;
 };
 
-// The time stamp counter is an input that is no syscall (ld.so reads it):
-// where the trace recorded what `rdtsc`/`rdtscp` returned, the re-run gets the
-// same values. Two small code hooks per site: the one on the instruction arms,
-// the one on the next instruction (the instruction has run) writes the trace's
-// values, before the recorder's own hooks there (they are added after these).
+// The host's clocks an instruction reads are inputs that are no syscall
+// (ld.so reads x86's time stamp counter, Go's runtime riscv64's time CSR;
+// ArchInfo::reads_host_clock says which): where the trace recorded what such
+// an instruction returned, the re-run gets the same values. Small hooks per
+// site: a code hook on the instruction arms; a code hook on the next
+// instruction (the instruction has run), and a block hook for a next
+// instruction that starts a block, write the trace's values, before the
+// recorder's own hooks there (they are added after these).
 class TimeStampCounter {
  public:
   struct Site {
@@ -570,22 +776,20 @@ class TimeStampCounter {
     std::deque<std::vector<events::RegisterValue>> values;  // per execution, in order
     bool armed = false;
     TimeStampCounter* owner = nullptr;
-    uc_hook arm_hook = 0, apply_hook = 0;
+    uc_hook arm_hook = 0, apply_hook = 0, apply_block_hook = 0;
   };
-  // Reads `path` for rdtsc/rdtscp instructions and the registers they set.
-  Status collect(const std::string& path, bool progress) {
+  // Reads `path` for the instructions that read a host clock and the registers they set.
+  Status collect(const std::string& path, const arch::ArchInfo& arch, bool progress) {
     auto reader = TraceReader::open(path);
     if (!reader) return reader.error();
-    if (progress) (*reader)->show_progress("replay: rdtsc values");
+    if (progress) (*reader)->show_progress("replay: clock values");
     Site* last = nullptr;
     for (;;) {
       auto more = (*reader)->next([&](const events::Event& event) {
         if (event.kind == EventKind::kInstruction) {
           const auto& i = std::get<events::InstructionEvent>(event.payload);
-          const bool rdtsc = i.bytes.size() == 2 && i.bytes[0] == 0x0f && i.bytes[1] == 0x31;
-          const bool rdtscp = i.bytes.size() == 3 && i.bytes[0] == 0x0f && i.bytes[1] == 0x01 && i.bytes[2] == 0xf9;
           last = nullptr;
-          if (!rdtsc && !rdtscp) return;
+          if (!arch.reads_host_clock || !arch.reads_host_clock(i.bytes)) return;
           auto& site = sites_[i.address.value];
           if (!site) site = std::make_unique<Site>();
           site->pc = i.address.value, site->next = i.address.value + i.size, site->owner = this;
@@ -608,6 +812,11 @@ class TimeStampCounter {
                   site.get(), site->pc, site->pc);
       uc_hook_add(engine, &site->apply_hook, UC_HOOK_CODE, reinterpret_cast<void*>(&TimeStampCounter::on_apply),
                   site.get(), site->next, site->next);
+      // Where the next instruction starts a block (riscv64's rdtime ends one:
+      // the CPU layer runs it), the recorder reads the registers in its block
+      // hook, before any code hook: this block hook, added first, comes before it.
+      uc_hook_add(engine, &site->apply_block_hook, UC_HOOK_BLOCK,
+                  reinterpret_cast<void*>(&TimeStampCounter::on_apply_block), site.get(), site->next, site->next);
     }
     return sites_.size();
   }
@@ -615,12 +824,18 @@ class TimeStampCounter {
     for (auto& [pc, site] : sites_) {
       if (site->arm_hook) uc_hook_del(engine_, site->arm_hook);
       if (site->apply_hook) uc_hook_del(engine_, site->apply_hook);
+      if (site->apply_block_hook) uc_hook_del(engine_, site->apply_block_hook);
     }
   }
 
  private:
   static void on_arm(uc_engine*, std::uint64_t, std::uint32_t, void* user) noexcept {
     static_cast<Site*>(user)->armed = true;
+  }
+  // (Unicorn 2.0.1 calls a block hook bounded to one address for every block
+  // holding it: only the block that starts there applies.)
+  static void on_apply_block(uc_engine* engine, std::uint64_t address, std::uint32_t size, void* user) noexcept {
+    if (address == static_cast<Site*>(user)->next) on_apply(engine, address, size, user);
   }
   static void on_apply(uc_engine* engine, std::uint64_t, std::uint32_t, void* user) noexcept {
     auto* site = static_cast<Site*>(user);
@@ -662,7 +877,45 @@ void write_mapped(uc_engine* engine, std::uint64_t address, std::span<const std:
   }
 }
 
+// The recorded pid (kill and tgkill name it): what getpid returned, else
+// set_tid_address (the main thread's first call: its tid, the pid), else
+// gettid, else `fallback` (the trace's header).
+std::uint64_t recorded_pid(const std::vector<SyscallRecord>& syscalls, const arch::ArchInfo& arch,
+                           std::uint64_t fallback) {
+  for (const SyscallId wanted : {SyscallId::getpid, SyscallId::set_tid_address, SyscallId::gettid})
+    for (const auto& record : syscalls)
+      if (arch.syscall_id(record.number) == wanted && record.result > 0) return static_cast<std::uint64_t>(record.result);
+  return fallback;
+}
+
 }  // namespace
+
+// The trace's first block or instruction: its event index and address
+// (nullopt when the trace runs no code).
+struct FirstCode {
+  std::uint64_t event = 0;
+  std::uint64_t address = 0;
+};
+Expected<std::optional<FirstCode>> first_code(const std::string& path) {
+  auto reader = TraceReader::open(path);
+  if (!reader) return reader.error();
+  std::optional<FirstCode> found;
+  while (!found) {
+    // One call may give several events (a UCIR frame's block and its
+    // instructions): the first of them counts, at its own index.
+    auto more = (*reader)->next([&](const events::Event& event) {
+      if (found) return;
+      const std::uint64_t index = (*reader)->index() - 1;
+      if (const auto* block = std::get_if<events::BlockEvent>(&event.payload))
+        found = FirstCode{index, block->address.value};
+      if (const auto* instruction = std::get_if<events::InstructionEvent>(&event.payload))
+        found = FirstCode{index, instruction->address.value};
+    });
+    if (!more) return more.error();
+    if (!*more) break;
+  }
+  return found;
+}
 
 Expected<ReplayReport> replay_trace(const std::string& trace_path, const ReplayOptions& options) {
   // Pass 1: the syscalls and their effects, what the trace holds, the first reads.
@@ -708,18 +961,64 @@ Expected<ReplayReport> replay_trace(const std::string& trace_path, const ReplayO
   config.envp = (*first)->environment();
   config.rootfs = options.rootfs;
   config.diagnostics = nullptr;
-  config.max_instructions = 2 * idx.instructions() + 1'000'000;
+  // A re-run that goes on past the trace's length stops there. Not for a
+  // trace of blocks alone, whose block sizes are compared: Unicorn's count
+  // of instructions instruments each one, which ends a very long block
+  // sooner (the translator's buffer fills: a mips block of 343 instructions
+  // became 237); there the comparison stops a re-run that goes past the
+  // trace's end.
+  if (idx.saw(EventKind::kInstruction)) config.max_instructions = 2 * idx.instructions() + 1'000'000;
+  // The re-run's thread ids start from it, as the recording's did (clone's results, tkill's targets).
+  const std::uint64_t trace_pid = recorded_pid(idx.syscalls(), **program_arch, info.process_id);
+  if (trace_pid) config.main_thread_id = static_cast<std::uint32_t>(trace_pid);
   auto process = linux_layer::LinuxProcess::create(config);
   if (!process) return process.error();
   uc_engine* engine = (*process)->engine();
   const arch::ArchInfo& arch = (*process)->arch();  // program_arch's, the trace's since resolve_arch
 
-  // The trace's starting state.
+  // A trace that opens inside a syscall (a forked child's: its fork returns
+  // 0) starts from its parent's memory at the fork, not from a fresh load.
+  auto code = first_code(trace_path);
+  if (!code) return code.error();
+  // (A program runs code before its first syscall: a trace whose syscall
+  // comes first, or that has one and no code at all, opened inside it.)
+  const bool opens_in_syscall =
+      !idx.syscalls().empty() && (!*code || idx.syscalls().front().event < (*code)->event);
+  if (opens_in_syscall && !*code) {
+    // A child killed before it ran an instruction of its own: its trace is
+    // its fork's return alone, and a re-run has nothing to execute.
+    report.not_compared.push_back("the run (the trace ends inside the syscall it opens with: no code ran)");
+    return report;
+  }
+  // Its registers and memory at that point are its parent's, which a fresh
+  // load does not have (the thread pointer, the heap that holds its thread's
+  // data): without them (BAP frames below the mem level) the re-run goes astray.
+  if (opens_in_syscall && (info.initial_registers.empty() ||
+                           (info.initial_memory.empty() && !idx.saw(EventKind::kMemoryRead))))
+    return make_error(ErrorCode::kUnsupported,
+                      "the trace opens inside a syscall (a forked child's) and holds neither its memory there nor "
+                      "the values its reads got: record it in UCIR, or at --level mem or full",
+                      trace_path);
+  // The trace's starting state (a forked child's has its parent's heap and mappings).
+  if (opens_in_syscall)
+    if (auto adopted = (*process)->adopt_memory_layout(info.initial_memory); !adopted) return adopted.error();
   for (const auto& region : info.initial_memory)
     if (region.bytes.size() == region.size) write_mapped(engine, region.start.value, region.bytes);
   if (info.initial_memory.empty()) {
     auto reads = (*index)->first_reads();
     if (!reads) return reads.error();
+    if (opens_in_syscall) {
+      // Pages a fresh load lacks (a forked child's heap): mapped read-write for them.
+      std::vector<events::InitialRegion> read_pages;
+      for (const auto& read : *reads) {
+        events::InitialRegion region;
+        region.start = events::GuestAddress{read.address};
+        region.size = read.bytes.size();
+        region.prot = PROT_READ | PROT_WRITE;
+        read_pages.push_back(std::move(region));
+      }
+      if (auto adopted = (*process)->adopt_memory_layout(read_pages); !adopted) return adopted.error();
+    }
     for (const auto& read : *reads) write_mapped(engine, read.address, read.bytes);
   }
   for (const auto& value : info.initial_registers) {
@@ -731,23 +1030,30 @@ Expected<ReplayReport> replay_trace(const std::string& trace_path, const ReplayO
       (void)uc_reg_write(engine, arch.registers[value.index].uc_id, wanted.data());
   }
 
-  // The recorded pid (kill/tgkill name it): what getpid/gettid returned, else the trace's.
-  std::uint64_t trace_pid = info.process_id;
-  for (const auto& record : idx.syscalls()) {
-    const SyscallId id = arch.syscall_id(record.number);
-    if (id == SyscallId::getpid || id == SyscallId::gettid) {
-      trace_pid = static_cast<std::uint64_t>(record.result);
-      break;
-    }
-  }
-  TraceSyscalls source(idx.syscalls(), arch, engine, trace_pid, (*process)->guest_pid());
+  // Where the trace's signals were delivered (a pass over the trace when it
+  // has any, or when its last syscall is not an exit: a death by a signal's
+  // default action inside that syscall, which a format may not name).
+  SignalPlan signals;
+  const auto ends_image = [](const SyscallRecord& last) {
+    return last.name == "exit" || last.name == "exit_group" ||
+           replaces_image(last.name, last.result);
+  };
+  const bool ends_in_syscall = !idx.syscalls().empty() && !ends_image(idx.syscalls().back());
+  if (idx.saw(EventKind::kSignal) || ends_in_syscall)
+    if (auto status = signals.collect(trace_path); !status) return status.error();
+  // The schedule of a trace with threads (a pass over the trace).
+  ThreadSchedule schedule;
+  if (idx.saw(EventKind::kThread))
+    if (auto status = schedule.collect(trace_path); !status) return status.error();
+  TraceSyscalls source(idx.syscalls(), arch, engine, trace_pid, (*process)->guest_pid(), signals, schedule,
+                       **process);
 
   // The time stamp counter's values (a pass over the trace; hooks before the recorder's).
   TimeStampCounter tsc;
   if (idx.saw(EventKind::kRegisters)) {
-    if (auto status = tsc.collect(trace_path, options.progress); !status) return status.error();
+    if (auto status = tsc.collect(trace_path, arch, options.progress); !status) return status.error();
   } else {
-    report.not_compared.push_back("rdtsc values (the trace has no registers: a program that reads them may diverge)");
+    report.not_compared.push_back("clock values (rdtsc, rdtime: the trace has no registers: a program that reads them may diverge)");
   }
   tsc.install(engine, arch);
 
@@ -760,6 +1066,14 @@ Expected<ReplayReport> replay_trace(const std::string& trace_path, const ReplayO
                         caps.syscall_pc && level != core::TraceLevel::kBlocks);
   comparator.compare_only(!idx.saw(EventKind::kInstruction), idx.saw(EventKind::kMemoryRead), idx.saw(EventKind::kMemoryWrite),
                           idx.saw(EventKind::kRegisters));
+  // A trace that opens inside a syscall: that syscall's effects are the
+  // starting state, and the re-run starts where it returned to, the trace's
+  // first code.
+  if (const SyscallRecord* opening = opens_in_syscall ? source.take_opening_syscall() : nullptr) {
+    source.apply_opening_effects(*opening);
+    (*process)->start_at((*code)->address);
+    comparator.skip_trace_syscalls_before((*code)->event);
+  }
   core::RecorderOptions recorder_options;
   recorder_options.level = level;
   recorder_options.ring_bytes = 16u << 20;
@@ -768,25 +1082,43 @@ Expected<ReplayReport> replay_trace(const std::string& trace_path, const ReplayO
   replay_info.program = config.program;
   auto recorder = core::Recorder::attach(engine, arch, recorder_options, {&comparator}, replay_info);
   if (!recorder) return recorder.error();
-  cli::ProcessRecording glue(**recorder);
-  (*process)->set_observer(&glue);
+  session::ProcessRecording glue(**recorder);
+  signals.install(engine, **process);  // after the recorder's hooks
+  schedule.install(engine);
+  (*process)->set_observer(&glue);  // its module loads first, as the recording's
   (*process)->set_syscall_source(&source);
   const linux_layer::RunOutcome outcome = (*process)->run();
+  signals.remove();
+  schedule.remove();
   (*process)->set_observer(nullptr);
   (*process)->set_syscall_source(nullptr);
   if (!source.divergence_) glue.finish_run(outcome);
+  if (source.ran_out_) comparator.rerun_stopped_past_last_syscall();
+  if (source.image_replaced_) comparator.rerun_ended_by_exec();
   (void)(*recorder)->finish();
   tsc.remove();
   if (!comparator.error_.empty()) return make_error(ErrorCode::kBadFormat, comparator.error_);
 
   report.steps_compared = comparator.steps_compared_;
+  if (comparator.killed_outside_syscall_)
+    report.not_compared.push_back(
+        "what the re-run did after the trace's last step (its process was killed there by a signal from another "
+        "process while it ran without syscalls: the re-run was stopped there)");
   report.syscalls_answered = source.answered_;
   report.syscalls_run = source.run_;
   // The earliest of the two (the source sees syscalls before the comparator's events catch up).
   report.divergence = comparator.divergence_;
-  if (source.divergence_ && (!report.divergence || source.divergence_->event <= report.divergence->event))
+  // (A syscall past the trace's last is no divergence where the trace's
+  // process was killed from outside before it: the comparator saw that.)
+  const bool source_went_past_kill = source.ran_out_ && comparator.killed_outside_syscall_;
+  if (source.divergence_ && !source_went_past_kill &&
+      (!report.divergence || source.divergence_->event <= report.divergence->event))
     report.divergence = source.divergence_;
-  if (!report.divergence && outcome.kind == linux_layer::RunOutcome::Kind::kInstructionLimit)
+  if (source.image_replaced_)
+    report.not_compared.push_back("the image its execve started (its own trace, named BASE.PID.N)");
+  if (!report.divergence && outcome.kind == linux_layer::RunOutcome::Kind::kInstructionLimit &&
+      !comparator.killed_outside_syscall_ &&  // (the drain that saw it may have lagged the loop's run)
+      !source.image_replaced_)  // (stopped at the execve: a stop reads as the limit)
     report.divergence = Divergence{idx.event_count(), outcome.pc, "the run's length", "it ends",
                                    "ran twice as many instructions without ending"};
   return report;
@@ -803,10 +1135,10 @@ Expected<ReplayReport> replay_engine_trace(const std::string& trace_path, const 
     return make_error(ErrorCode::kInvalidArgument,
                       fmt::format("the trace is of {}, the engine of {}", (*first)->arch().name, replay.arch->name),
                       trace_path);
-  bool seen[11] = {};
+  bool seen[events::kEventKindCount] = {};
   for (;;) {
     auto more = (*first)->next([&](const events::Event& event) {
-      if (static_cast<std::size_t>(event.kind) < 11) seen[static_cast<std::size_t>(event.kind)] = true;
+      if (static_cast<std::size_t>(event.kind) < events::kEventKindCount) seen[static_cast<std::size_t>(event.kind)] = true;
     });
     if (!more) return more.error();
     if (!*more) break;

@@ -19,6 +19,21 @@
 // (rdtsc, rdtscp: ld.so reads it) is the other input: where the trace has
 // registers, the re-run gets the values it recorded.
 //
+// Signals (signal_plan.h): each is delivered where the trace says: made
+// pending at the syscall whose return delivered it (pause and rt_sigsuspend
+// then run in the emulator), or delivered by a code hook at the interrupted
+// instruction's recorded execution (a timer's); the answered syscall's effects
+// leave the delivery's part to the kernel; a fault's comes by itself. Signal
+// steps compare where they interrupted, the signal, si_code, the handler, and
+// (where the level records registers) the handler's registers.
+//
+// Threads (thread_schedule.h): in a trace with thread events, clone with
+// CLONE_THREAD, exit, futex, set_tid_address, set_robust_list and
+// sched_yield run too (thread ids start from the recorded pid), and the
+// re-run's scheduler switches where and to whom the trace's did (after the
+// same syscall, at the same quantum's end); a call the trace told unfinished
+// parks its thread; a futex wait's result comes from the trace.
+//
 // Starting state: the trace's initial memory and registers when it has them
 // (UCIR's first keyframe, binary trace's initial memory); for BAP frames,
 // which have neither, the program is loaded with the meta frame's arguments

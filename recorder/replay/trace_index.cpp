@@ -374,6 +374,13 @@ Expected<std::unique_ptr<TraceIndex>> TraceIndex::build(TraceReader& reader, con
             for (const auto& value : p.register_changes) add_register(value);
             record.register_changes.assign(p.register_changes.begin(), p.register_changes.end());
             self.syscalls_.push_back(std::move(record));
+          } else if constexpr (std::is_same_v<T, events::SignalEvent>) {
+            // The frame the kernel wrote and the handler's registers; the handler runs next.
+            for (const auto& write : p.frame_writes) add_memory(kMemory, write.address.value, write.bytes);
+            for (const auto& value : p.register_changes) add_register(value);
+            add_pc(p.handler.value);
+          } else if constexpr (std::is_same_v<T, events::ThreadEvent>) {
+            for (const auto& value : p.registers) add_register(value);  // a switch: the new thread's
           }
         },
         event.payload);

@@ -120,4 +120,18 @@ class TraceReader {
   std::unique_ptr<Progress> progress_;
 };
 
+// Reads every event of the trace at `path`, in order, into on_event(event,
+// index). Fails with the reader's error (the file, the offset).
+template <typename OnEvent>
+Status read_every_event(const std::string& path, OnEvent&& on_event) {
+  auto reader = TraceReader::open(path);
+  if (!reader) return reader.error();
+  std::uint64_t index = 0;
+  for (;;) {
+    auto more = (*reader)->next([&](const events::Event& event) { on_event(event, index++); });
+    if (!more) return more.error();
+    if (!*more) return ok_status();
+  }
+}
+
 }  // namespace tracecorn::replay

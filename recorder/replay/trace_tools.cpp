@@ -148,6 +148,7 @@ bool in(std::uint64_t address, const std::pair<std::uint64_t, std::uint64_t>& ra
 bool EventFilter::matches(const events::Event& event) const {
   if (!kinds[kind_index(event.kind)]) return false;
   if (event.sequence.value < first || event.sequence.value > last) return false;
+  if (thread && event.thread.value != *thread) return false;
   if (!range) return true;
   return std::visit(
       [&](const auto& p) {
@@ -162,14 +163,23 @@ bool EventFilter::matches(const events::Event& event) const {
           return in(p.pc.value, *range) || in(p.address.value, *range);
         else if constexpr (std::is_same_v<T, events::ModuleLoadEvent>)
           return p.start.value < range->second && p.end.value > range->first;
+        else if constexpr (std::is_same_v<T, events::SignalEvent>)
+          return in(p.interrupted_pc.value, *range) || in(p.handler.value, *range);
         else
           return false;
       },
       event.payload);
 }
 
-Expected<EventFilter> parse_event_filter(const std::string& kinds, const std::string& range, const std::string& window) {
+Expected<EventFilter> parse_event_filter(const std::string& kinds, const std::string& range, const std::string& window,
+                                         const std::string& thread) {
   EventFilter filter;
+  if (!thread.empty()) {
+    std::uint64_t tid = 0;
+    if (!parse_number(thread, tid) || tid > 0xffffffffu)
+      return make_error(ErrorCode::kInvalidArgument, "--thread: expected a thread id (a number), not \"" + thread + "\"");
+    filter.thread = static_cast<std::uint32_t>(tid);
+  }
   if (!kinds.empty()) {
     std::fill(std::begin(filter.kinds), std::end(filter.kinds), false);
     std::size_t at = 0;
@@ -177,14 +187,14 @@ Expected<EventFilter> parse_event_filter(const std::string& kinds, const std::st
       const std::size_t comma = std::min(kinds.find(',', at), kinds.size());
       const std::string word = kinds.substr(at, comma - at);
       bool known = false;
-      for (std::size_t k = 1; k < 11; ++k)
+      for (std::size_t k = 1; k < events::kEventKindCount; ++k)
         if (word == events::event_kind_name(static_cast<EventKind>(k)) ||
             (word == "mem" && (k == kind_index(EventKind::kMemoryRead) || k == kind_index(EventKind::kMemoryWrite))))
           filter.kinds[k] = known = true;
       if (!known)
         return make_error(ErrorCode::kInvalidArgument,
                           "--kind: unknown event kind \"" + word +
-                              "\" (block, insn, read, write, mem, regs, syscall, fault, module, exit, gap)");
+                              "\" (block, insn, read, write, mem, regs, syscall, fault, module, exit, gap, signal, thread)");
       at = comma + 1;
     }
   }
@@ -207,7 +217,7 @@ Expected<EventFilter> parse_event_filter(const std::string& kinds, const std::st
   return filter;
 }
 
-std::string level_from_kinds(const bool (&seen)[11]) {
+std::string level_from_kinds(const bool (&seen)[events::kEventKindCount]) {
   const bool memory = seen[kind_index(EventKind::kMemoryRead)] || seen[kind_index(EventKind::kMemoryWrite)];
   if (seen[kind_index(EventKind::kRegisters)]) return memory ? "full" : "regs";
   if (memory) return "mem";
@@ -229,7 +239,8 @@ Expected<TraceStats> compute_stats(TraceReader& reader, formats::AddressNamer* n
   auto status = read_each(reader, [&](const events::Event& event) {
     const std::size_t k = kind_index(event.kind);
     ++stats.events;
-    if (k < 11) ++stats.count[k];
+    ++stats.thread_events[event.thread.value];
+    if (k < events::kEventKindCount) ++stats.count[k];
     std::uint64_t bytes = 0;
     std::visit(
         [&](const auto& p) {
@@ -250,12 +261,20 @@ Expected<TraceStats> compute_stats(TraceReader& reader, formats::AddressNamer* n
             for (const auto& r : p.register_changes) bytes += 2 + r.size;
             bytes += 8 * p.call_stack.size() + 24 * p.mapping_changes.size();
             ++stats.syscalls[std::string(p.name)];
+          } else if constexpr (std::is_same_v<T, events::SignalEvent>) {
+            bytes = 8 * 8;
+            for (const auto& w : p.frame_writes) bytes += 8 + w.bytes.size();
+            for (const auto& r : p.register_changes) bytes += 2 + r.size;
+            ++stats.signals[p.signal];
+          } else if constexpr (std::is_same_v<T, events::ThreadEvent>) {
+            bytes = 16;
+            for (const auto& r : p.registers) bytes += 2 + r.size;
           } else {
             bytes = 16;
           }
         },
         event.payload);
-    if (k < 11) stats.bytes[k] += bytes;
+    if (k < events::kEventKindCount) stats.bytes[k] += bytes;
     blocks.feed(event, on_block);
     if (namer) formats::name_event_mappings(*namer, event);  // after the event, as the text writer does
   });
@@ -268,13 +287,13 @@ Expected<TraceStats> compute_stats(TraceReader& reader, formats::AddressNamer* n
 Expected<std::vector<std::string>> convert_trace(const std::string& in, const std::string& out, TraceFormat format,
                                                  bool compress, bool progress) {
   // Pass 1: the kinds the trace holds (its level, which some writers need).
-  bool seen[11] = {};
+  bool seen[events::kEventKindCount] = {};
   {
     auto reader = TraceReader::open(in);
     if (!reader) return reader.error();
     if (progress) (*reader)->show_progress("convert: looking at the events");
     auto status = read_each(**reader, [&](const events::Event& event) {
-      if (kind_index(event.kind) < 11) seen[kind_index(event.kind)] = true;
+      if (kind_index(event.kind) < events::kEventKindCount) seen[kind_index(event.kind)] = true;
     });
     if (!status) return status.error();
   }
@@ -304,7 +323,7 @@ Expected<std::vector<std::string>> convert_trace(const std::string& in, const st
   std::vector<std::string> lost;
   const Capabilities& target = TraceReader::capabilities(format);
   const Capabilities& source = (*reader)->capabilities();
-  for (int k = 1; k < 11; ++k)
+  for (std::size_t k = 1; k < events::kEventKindCount; ++k)
     if (seen[k] && !target.carries(static_cast<EventKind>(k)))
       lost.push_back(std::string(events::event_kind_name(static_cast<EventKind>(k))) + " events");
   if (source.initial_memory && !target.initial_memory) lost.push_back("the initial memory");

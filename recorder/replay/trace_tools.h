@@ -26,33 +26,41 @@ namespace tracecorn::replay {
 struct TraceStats {
   std::uint64_t events = 0;
   std::uint64_t instructions = 0;  // instruction events, else the blocks' counts
-  std::uint64_t count[11] = {};    // by EventKind
-  std::uint64_t bytes[11] = {};    // model bytes by EventKind (addresses, values, code, effects; not the file's encoding)
+  std::uint64_t count[events::kEventKindCount] = {};  // by EventKind
+  std::uint64_t bytes[events::kEventKindCount] = {};  // model bytes by EventKind (addresses, values, code, effects; not the file's encoding)
   std::map<std::uint64_t, std::uint64_t> block_hits;  // block start -> times entered
   std::map<std::uint64_t, std::string> block_names;   // block start -> its name, when compute_stats had a namer
   std::map<std::string, std::uint64_t> syscalls;      // name -> calls
+  std::map<std::uint32_t, std::uint64_t> signals;     // host signal number -> deliveries to a handler
+  std::map<std::uint32_t, std::uint64_t> thread_events;  // thread id -> its events (events::Event::thread)
   std::uint64_t file_bytes = 0;
 };
 
 // Which events `tracecorn dump` prints (--kind, --range, --events); every
 // condition given must hold. Kinds are event_kind_name()'s words (block, insn,
-// read, write, regs, syscall, fault, module, exit, gap; "mem" is read and
-// write). An event is in an address range [start, end) by: its address (block,
+// read, write, regs, syscall, fault, module, exit, gap, signal, thread; "mem"
+// is read and write). An event is in an address range [start, end) by: its address (block,
 // insn), the accessed address or its pc (read, write), its pc (regs, syscall),
 // its pc or address (fault), an overlap of its [start, end) (module); exits
-// and gaps have no address and are never in one. The event window is on the
-// event numbers dump prints after '#' (events::Event::sequence), inclusive.
+// and gaps have no address and are never in one; a signal is in one by where
+// it interrupted or its handler. The event window is on the event numbers dump
+// prints after '#' (events::Event::sequence), inclusive. A thread keeps only
+// the events of that guest thread (events::Event::thread: the process's pid
+// for a single-threaded guest's events, 0 for a harness's).
 struct EventFilter {
-  bool kinds[11] = {false, true, true, true, true, true, true, true, true, true, true};  // by EventKind
+  bool kinds[events::kEventKindCount] = {false, true, true, true, true, true, true, true, true, true, true, true, true};  // by EventKind
   std::optional<std::pair<std::uint64_t, std::uint64_t>> range;   // [start, end)
   std::uint64_t first = 0, last = ~std::uint64_t{0};              // the sequence window, inclusive
+  std::optional<std::uint32_t> thread;                            // only this thread's events
   bool matches(const events::Event& event) const;
 };
 
 // Builds a filter from the options' text: `kinds` "syscall,block" (empty: all),
 // `range` "A-B" (hex with 0x, or decimal; empty: none), `window` "N-M", "N-"
-// or "N" (empty: all). Fails with kInvalidArgument naming the bad word.
-Expected<EventFilter> parse_event_filter(const std::string& kinds, const std::string& range, const std::string& window);
+// or "N" (empty: all), `thread` a thread id (empty: all). Fails with
+// kInvalidArgument naming the bad word.
+Expected<EventFilter> parse_event_filter(const std::string& kinds, const std::string& range, const std::string& window,
+                                         const std::string& thread = "");
 
 // Reads `reader` to its end and counts. With `namer` (told what the trace maps,
 // formats/text/text_writer.h), each block is named at its first entry
@@ -60,7 +68,7 @@ Expected<EventFilter> parse_event_filter(const std::string& kinds, const std::st
 Expected<TraceStats> compute_stats(TraceReader& reader, formats::AddressNamer* namer = nullptr);
 
 // The level a trace's events correspond to ("blocks"... "full"), from the kinds seen.
-std::string level_from_kinds(const bool (&seen)[11]);
+std::string level_from_kinds(const bool (&seen)[events::kEventKindCount]);
 
 // Converts the trace at `in` into `out` in `format` (zstd when `compress`).
 // Returns sentences saying what the target cannot carry of what the trace has,

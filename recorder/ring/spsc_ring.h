@@ -13,9 +13,10 @@
 //
 // ## Design
 //
-// Memory layout. One buffer of `capacity` bytes (a power of two, 64-byte aligned,
-// zeroed and pre-faulted by create() so the producer takes no page fault on first
-// touch). Cursors are monotonically increasing 64-bit byte positions (they never
+// Memory layout. One buffer of `capacity` bytes (a power of two, page aligned:
+// fresh anonymous pages, zero until the producer first writes one, so a short
+// recording touches only what it uses; the first pass takes each page's fault
+// once). Cursors are monotonically increasing 64-bit byte positions (they never
 // wrap in practice: 2^64 bytes); a position's offset in the buffer is
 // `position & (capacity - 1)`.
 //
@@ -151,7 +152,9 @@ inline constexpr std::uint64_t slot_bytes(std::uint64_t framed_size) noexcept {
   return (framed_size + kAlignment - 1) & ~(kAlignment - 1);
 }
 
-struct AlignedFree {
+// Releases the ring's pages (an anonymous mapping of `bytes`).
+struct UnmapRing {
+  std::size_t bytes = 0;
   void operator()(std::byte* buffer) const noexcept;
 };
 
@@ -226,7 +229,7 @@ class SpscRing {
   OverflowPolicy policy() const noexcept { return policy_; }
 
  private:
-  SpscRing(std::unique_ptr<std::byte[], detail::AlignedFree> buffer, std::uint64_t capacity,
+  SpscRing(std::unique_ptr<std::byte[], detail::UnmapRing> buffer, std::uint64_t capacity,
            const RingOptions& options) noexcept;
 
   // Slow path of reserve(): makes `needed` bytes free after head_ (waits or drops).
@@ -254,7 +257,7 @@ class SpscRing {
   }
 
   // Immutable after construction (read by both sides; shares no line with a cursor).
-  alignas(detail::kCacheLine) const std::unique_ptr<std::byte[], detail::AlignedFree> buffer_;
+  alignas(detail::kCacheLine) const std::unique_ptr<std::byte[], detail::UnmapRing> buffer_;
   const std::uint64_t capacity_;
   const std::uint64_t mask_;
   const std::uint64_t release_every_;  // consumer frees space at least this often (bytes)

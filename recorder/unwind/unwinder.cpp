@@ -35,6 +35,7 @@ std::string_view frame_source_name(FrameSource source) {
     case FrameSource::kFramePointer: return "fp";
     case FrameSource::kEhabi: return "ehabi";
     case FrameSource::kPrologue: return "prologue";
+    case FrameSource::kSignalFrame: return "signal";
   }
   return "?";
 }
@@ -53,9 +54,36 @@ std::string_view stop_reason_name(StopReason reason) {
   return "?";
 }
 
+namespace {
+
+// A signal frame as a row: the CFA is the stack pointer the trampoline runs
+// on, and every saved register is at its offset from there.
+UnwindRow signal_frame_row(const UnwinderConfig& config, std::span<const UnwinderConfig::SavedSlot> saved) {
+  UnwindRow row;
+  row.cfa.reg = static_cast<std::uint16_t>(config.sp_register);
+  row.return_column = static_cast<std::uint16_t>(config.pc_register);
+  row.signal_frame = true;
+  for (const auto& slot : saved) {
+    if (slot.column >= kMaxRegisters || row.rule_count == kMaxRowRules ||
+        row.rule_for(slot.column).kind != RuleKind::kUnspecified)
+      continue;  // a column beyond the tracked ones, no room left, or a column given twice
+    RegisterRule rule;
+    rule.kind = RuleKind::kOffset;
+    rule.column = slot.column;
+    rule.offset = slot.offset;
+    std::uint8_t at = row.rule_count++;  // sorted by column
+    for (; at > 0 && row.rules[at - 1].column > rule.column; --at) row.rules[at] = row.rules[at - 1];
+    row.rules[at] = rule;
+  }
+  return row;
+}
+
+}  // namespace
+
 struct Unwinder::CacheEntry {
   std::uint64_t pc = 0;
   UnwindMethod method = UnwindMethod::kAuto;
+  bool return_address = false;
   bool valid = false;
   Lookup lookup = Lookup::kNone;
   FrameSource source = FrameSource::kCfi;
@@ -83,6 +111,10 @@ Unwinder::Unwinder(UnwinderConfig config) : config_(config) {
   frame_pointer_row_.rules[0] = fp_rule;
   frame_pointer_row_.rules[1] = ra_rule;
   frame_pointer_row_.rule_count = 2;
+  for (const auto& trampoline : config_.signal_trampolines) {
+    if (trampoline.code.empty()) continue;
+    trampoline_rows_.emplace_back(trampoline.code, signal_frame_row(config_, trampoline.saved));
+  }
 }
 
 Unwinder::~Unwinder() = default;
@@ -206,8 +238,25 @@ Unwinder::Lookup Unwinder::prologue_row(const Mapping& mapping, std::uint64_t pc
   return Lookup::kFound;
 }
 
+const UnwindRow* Unwinder::trampoline_row(std::uint64_t pc, MemoryReader& memory) const noexcept {
+  std::uint8_t code[32];
+  for (const auto& [expected, row] : trampoline_rows_) {
+    if (expected.size() > sizeof code || !memory.read(pc, code, expected.size())) continue;
+    if (std::equal(expected.begin(), expected.end(), code)) return &row;
+  }
+  return nullptr;
+}
+
 Unwinder::Lookup Unwinder::compute_row(const Mapping& mapping, std::uint64_t pc, UnwindMethod method,
-                                       MemoryReader& memory, UnwindRow& row, FrameSource& source) {
+                                       bool return_address, MemoryReader& memory, UnwindRow& row,
+                                       FrameSource& source) {
+  if (return_address) {
+    if (const UnwindRow* signal = trampoline_row(pc + 1, memory)) {
+      row = *signal;
+      source = FrameSource::kSignalFrame;
+      return Lookup::kFound;
+    }
+  }
   if (method == UnwindMethod::kFramePointer) {
     row = frame_pointer_row_;
     source = FrameSource::kFramePointer;
@@ -287,9 +336,10 @@ Unwinder::Lookup Unwinder::compute_row(const Mapping& mapping, std::uint64_t pc,
 }
 
 Unwinder::Lookup Unwinder::row_for(const Mapping& mapping, std::uint64_t pc, UnwindMethod method,
-                                   MemoryReader& memory, const UnwindRow*& row, FrameSource& source) noexcept {
+                                   bool return_address, MemoryReader& memory, const UnwindRow*& row,
+                                   FrameSource& source) noexcept {
   CacheEntry& entry = cache_[(pc ^ (pc >> 12) ^ static_cast<std::uint64_t>(method) * 0x9e37) & cache_mask_];
-  if (entry.valid && entry.pc == pc && entry.method == method) {
+  if (entry.valid && entry.pc == pc && entry.method == method && entry.return_address == return_address) {
     ++stats_.cache_hits;
     row = &entry.row;
     source = entry.source;
@@ -299,13 +349,14 @@ Unwinder::Lookup Unwinder::row_for(const Mapping& mapping, std::uint64_t pc, Unw
   entry.valid = false;
   Lookup lookup = Lookup::kError;
   try {
-    lookup = compute_row(mapping, pc, method, memory, entry.row, entry.source);
+    lookup = compute_row(mapping, pc, method, return_address, memory, entry.row, entry.source);
   } catch (const std::exception& error) {  // allocation failure while parsing
     last_error_ = error.what();
   }
   if (lookup == Lookup::kError) return lookup;  // errors are not cached: the message is kept fresh
   entry.pc = pc;
   entry.method = method;
+  entry.return_address = return_address;
   entry.lookup = lookup;
   entry.valid = true;
   row = &entry.row;
@@ -371,18 +422,24 @@ UnwindResult Unwinder::unwind(const RegisterSet& initial, MemoryReader& memory, 
       return result;
     }
     const std::uint64_t lookup_pc = exact ? pc : pc - 1;
-    const Mapping* mapping = find_mapping(lookup_pc);
-    if (!mapping) {
-      result.stop = StopReason::kOutsideModules;
-      return result;
-    }
     const UnwindRow* row = nullptr;
     FrameSource source = FrameSource::kCfi;
-    const Lookup lookup = row_for(*mapping, lookup_pc, method, memory, row, source);
-    if (lookup != Lookup::kFound) {
-      result.stop = lookup == Lookup::kNone ? StopReason::kNoUnwindInfo : StopReason::kBadUnwindInfo;
-      return result;
+    if (const Mapping* mapping = find_mapping(lookup_pc)) {
+      const Lookup lookup = row_for(*mapping, lookup_pc, method, !exact, memory, row, source);
+      if (lookup != Lookup::kFound) {
+        result.stop = lookup == Lookup::kNone ? StopReason::kNoUnwindInfo : StopReason::kBadUnwindInfo;
+        return result;
+      }
+    } else {
+      // Outside every module: only a signal trampoline of no file (the
+      // vDSO's, tracecorn's page) goes on.
+      row = exact ? nullptr : trampoline_row(pc, memory);
+      if (!row) {
+        result.stop = StopReason::kOutsideModules;
+        return result;
+      }
     }
+    if (row->signal_frame) source = FrameSource::kSignalFrame;
     // The CFA.
     std::uint64_t cfa = 0;
     expression.registers = &regs;

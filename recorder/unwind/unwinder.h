@@ -16,9 +16,19 @@
 //   (FirstFrame::kAfterTrap). For a fault, frame 0 is the faulting instruction,
 //   looked up at the pc itself (FirstFrame::kExact).
 // - Frame n > 0 is a return address, looked up at address - 1 (a call may be
-//   the last instruction of its function), except right after a signal frame
-//   (a CIE with augmentation 'S'), whose caller's pc is the interrupted
-//   instruction itself.
+//   the last instruction of its function), except right after a signal frame,
+//   whose caller's pc is the interrupted instruction itself.
+// - Signal frames, as gdb finds them: a return address whose code is one of
+//   the architecture's signal trampolines (UnwinderConfig::signal_trampolines:
+//   glibc's restorers, the kernel's vDSO code, tracecorn's trampoline page,
+//   recognised by their instruction bytes, inside a module or not) is the
+//   trampoline's frame (gdb's `<signal handler called>`); the next frame's
+//   registers (pc, sp and every other one the frame saved) are read from the
+//   kernel's frame at fixed offsets from the stack pointer the trampoline
+//   runs on. The frame found that way, and any frame found through a CIE with
+//   augmentation 'S', has FrameSource::kSignalFrame: the frame before it is
+//   the trampoline's. The trampoline is checked before any table (only when a
+//   row is computed: the answer is cached with it).
 // - Each frame says which method found it (frame 0: kInitial).
 // - Methods: kAuto uses SFrame where the module's .sframe covers the pc, else
 //   CFI (.eh_frame, then .debug_frame, then on Arm .ARM.exidx: EHABI is
@@ -74,8 +84,10 @@ std::string_view unwind_method_name(UnwindMethod method);
 
 // kPrologue: found by prologue analysis (a heuristic, like gdb's, for code no
 // table covers); the others by the tables of their name.
-enum class FrameSource : std::uint8_t { kInitial, kSFrame, kCfi, kFramePointer, kEhabi, kPrologue };
-// "initial", "sframe", "cfi", "fp", "ehabi", "prologue"
+// kSignalFrame: read from a signal frame (the interrupted code's frame; the
+// frame before it is the signal trampoline's).
+enum class FrameSource : std::uint8_t { kInitial, kSFrame, kCfi, kFramePointer, kEhabi, kPrologue, kSignalFrame };
+// "initial", "sframe", "cfi", "fp", "ehabi", "prologue", "signal"
 std::string_view frame_source_name(FrameSource source);
 
 enum class FirstFrame : std::uint8_t { kAfterTrap, kExact };
@@ -116,6 +128,20 @@ struct UnwinderConfig {
   // prologue analysis (the frame-pointer convention is the last resort).
   arch::PrologueAnalyzer analyze_prologue = nullptr;
   std::size_t cache_entries = 4096;  // rounded up to a power of two
+  // The signal trampolines (arch::ArchInfo::signal_abi.trampolines in this
+  // config's columns): `code` is the instructions at the trampoline (static
+  // data that outlives the unwinder); each saved register is one word at
+  // `offset` from the stack pointer the trampoline runs on. Registers beyond
+  // kMaxRegisters are left out; at most kMaxRowRules are kept.
+  struct SavedSlot {
+    std::uint16_t column;
+    std::int32_t offset;
+  };
+  struct SignalTrampoline {
+    std::span<const std::uint8_t> code;
+    std::vector<SavedSlot> saved;
+  };
+  std::vector<SignalTrampoline> signal_trampolines;
 };
 
 class Unwinder {
@@ -163,10 +189,14 @@ class Unwinder {
 
   const Mapping* find_mapping(std::uint64_t pc) const;
   // The row for `pc` by `method`: from the cache, else from the tables.
-  Lookup row_for(const Mapping& mapping, std::uint64_t pc, UnwindMethod method, MemoryReader& memory,
-                 const UnwindRow*& row, FrameSource& source) noexcept;
-  Lookup compute_row(const Mapping& mapping, std::uint64_t pc, UnwindMethod method, MemoryReader& memory,
-                     UnwindRow& row, FrameSource& source);
+  // `return_address`: pc + 1 is a return address (a signal trampoline's
+  // code there makes the row the signal frame's).
+  Lookup row_for(const Mapping& mapping, std::uint64_t pc, UnwindMethod method, bool return_address,
+                 MemoryReader& memory, const UnwindRow*& row, FrameSource& source) noexcept;
+  Lookup compute_row(const Mapping& mapping, std::uint64_t pc, UnwindMethod method, bool return_address,
+                     MemoryReader& memory, UnwindRow& row, FrameSource& source);
+  // The signal frame's row when the code at `pc` is a signal trampoline, else nullptr.
+  const UnwindRow* trampoline_row(std::uint64_t pc, MemoryReader& memory) const noexcept;
   // The row prologue analysis gives for `pc` (kNone: no symbol, unreadable code).
   Lookup prologue_row(const Mapping& mapping, std::uint64_t pc, MemoryReader& memory, UnwindRow& row);
   void flush_cache();
@@ -178,6 +208,7 @@ class Unwinder {
   std::unique_ptr<CacheEntry[]> cache_;
   std::size_t cache_mask_ = 0;
   UnwindRow frame_pointer_row_;
+  std::vector<std::pair<std::span<const std::uint8_t>, UnwindRow>> trampoline_rows_;  // code, its signal frame's row
   std::string last_error_;
   Stats stats_;
 };

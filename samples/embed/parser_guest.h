@@ -163,10 +163,10 @@ class ParserGuest {
 
   Status init() {
     const arch::ArchInfo& x86 = arch();
-    if (uc_open(x86.unicorn_arch, x86.unicorn_mode, &engine_) != UC_ERR_OK)
+    if (uc_open(x86.engine->unicorn_arch, x86.engine->unicorn_mode, &engine_) != UC_ERR_OK)
       return make_error(ErrorCode::kEmulator, "cannot open a Unicorn engine");
     // The CPU state Linux gives a process, and the fault locator (see locate_crash()).
-    auto cpu = x86.make_guest_cpu(engine_);
+    auto cpu = x86.engine->make_guest_cpu(engine_);
     if (!cpu) return cpu.error();
     cpu_ = std::move(*cpu);
 

@@ -96,7 +96,9 @@ int main(void) {
   action.sa_handler = on_alarm_write;
   action.sa_flags = 0;
   sigaction(SIGALRM, &action, NULL);
-  struct itimerval soon = {{0, 0}, {0, 20000}};
+  // 200 ms: the guest must reach read() first, even emulated on a loaded
+  // machine (a timer that fires before it leaves the second read waiting).
+  struct itimerval soon = {{0, 0}, {0, 200000}};
   setitimer(ITIMER_REAL, &soon, NULL);
   char byte = 0;
   const ssize_t interrupted = read(fds[0], &byte, 1);

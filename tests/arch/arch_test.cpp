@@ -362,7 +362,7 @@ TEST_CASE("Arch i386: Malicious: set_thread_area refuses entries outside TLS, an
   uc_engine* engine = nullptr;
   REQUIRE(uc_open(UC_ARCH_X86, UC_MODE_32, &engine) == UC_ERR_OK);
   {
-    auto cpu = i386_arch().make_guest_cpu(engine);
+    auto cpu = i386_arch().engine->make_guest_cpu(engine);
     REQUIRE(cpu.has_value());
     auto desc = [](std::uint32_t entry, std::uint32_t base, std::uint32_t flags) {
       std::array<std::uint8_t, 16> bytes{};
@@ -686,9 +686,9 @@ TEST_CASE("Arch mips: break and trap instructions give Linux's signal for their 
       REQUIRE_MESSAGE(code.size() >= 8, "mips-linux-gnu-as failed (scripts/setup.sh installs it)\n" << output);
 
       uc_engine* engine = nullptr;
-      REQUIRE(uc_open(arch->unicorn_arch, arch->unicorn_mode, &engine) == UC_ERR_OK);
+      REQUIRE(uc_open(arch->engine->unicorn_arch, arch->engine->unicorn_mode, &engine) == UC_ERR_OK);
       {
-        auto cpu = arch->make_guest_cpu(engine);
+        auto cpu = arch->engine->make_guest_cpu(engine);
         REQUIRE(cpu.has_value());
         constexpr std::uint64_t kBase = 0x400000;
         REQUIRE(uc_mem_map(engine, kBase, 0x1000, UC_PROT_ALL) == UC_ERR_OK);
@@ -734,9 +734,9 @@ TEST_CASE("Arch mips: sigframe and rt_sigframe are Linux's o32 layouts in the gu
       CHECK_FALSE(arch->signal_abi.has_sa_restorer);
       CHECK(arch->signal_abi.sa_siginfo == 8);
       uc_engine* engine = nullptr;
-      REQUIRE(uc_open(arch->unicorn_arch, arch->unicorn_mode, &engine) == UC_ERR_OK);
+      REQUIRE(uc_open(arch->engine->unicorn_arch, arch->engine->unicorn_mode, &engine) == UC_ERR_OK);
       {
-        auto cpu = arch->make_guest_cpu(engine);
+        auto cpu = arch->engine->make_guest_cpu(engine);
         REQUIRE(cpu.has_value());
         GuestCpu& guest = **cpu;
         CHECK(guest.has_signal_frames());

@@ -135,10 +135,19 @@ TEST_CASE("Cli: bad programs get one clear error line and a distinct status") {
   CHECK(missing.status == 127);
   check_one_error_line(missing, dir / "no-such-program");
 
+  // A `#!` script runs its interpreter (binfmt_script), when it may be executed.
   write_file(dir / "script.sh", "#!/bin/sh\necho hi\n");
   const ProcessResult script = run_process(tracecorn_run({}, {dir / "script.sh"}));
   CHECK(script.status == 126);
-  check_one_error_line(script, "not an ELF file");
+  check_one_error_line(script, "cannot run the script: Permission denied");
+  std::filesystem::permissions(dir / "script.sh", std::filesystem::perms::owner_exec, std::filesystem::perm_options::add);
+  const ProcessResult ran = run_process(tracecorn_run({}, {dir / "script.sh"}));
+  CHECK(ran.status == 0);
+  CHECK(ran.out == "hi\n");
+  write_file(dir / "text", "just text\n");
+  const ProcessResult text = run_process(tracecorn_run({}, {dir / "text"}));
+  CHECK(text.status == 126);
+  check_one_error_line(text, "not an ELF file");
 
   const ProcessResult directory = run_process(tracecorn_run({}, {dir.path()}));
   CHECK(directory.status == 126);

@@ -1,6 +1,7 @@
 // Role: Debian's own dynamically linked coreutils (/bin/true, /bin/echo,
 // /usr/bin/sha256sum, /bin/ls, /usr/bin/sort), python3 and perl as guests
-// (the last two with a timer's signal caught by a handler): they exercise the
+// (the last two with a timer's signal caught by a handler; python3, xz and
+// zstd also with threads): they exercise the
 // dynamic loader, libc's startup and a real program's syscalls; each is run
 // natively and under tracecorn with the same argv, environment and stdin.
 //
@@ -103,6 +104,37 @@ TEST_CASE("Debian: python3 and perl catch their timer's SIGALRM in a handler") {
        "signal.signal(signal.SIGALRM, on_alarm)\nsignal.setitimer(signal.ITIMER_REAL, 0.2)\nwhile True: pass\n"}));
   TRACECORN_CHECK_SAME_BEHAVIOUR(program(
       {"/usr/bin/perl", "-e", "$SIG{ALRM} = sub { print \"alarm\\n\"; exit 4 }; alarm 1; 1 while 1;"}));
+}
+
+TEST_CASE("Debian: python3 threads and a thread pool") {
+  const std::string missing = missing_executable("/usr/bin/python3", "apt-get install python3");
+  REQUIRE_MESSAGE(missing.empty(), missing);
+  TRACECORN_CHECK_SAME_BEHAVIOUR(program(
+      {"/usr/bin/python3", "-S", "-c",
+       "import threading, concurrent.futures\n"
+       "results = [0] * 3\n"
+       "def work(i):\n    results[i] = sum(range(i * 1000, (i + 1) * 1000))\n"
+       "ts = [threading.Thread(target=work, args=(i,)) for i in range(3)]\n"
+       "[t.start() for t in ts]; [t.join() for t in ts]\n"
+       "print('threads', results, threading.active_count())\n"
+       "with concurrent.futures.ThreadPoolExecutor(max_workers=3) as pool:\n"
+       "    print('pool', sorted(pool.map(lambda x: x * x, range(8))))\n"
+       "cond = threading.Condition(); box = []\n"
+       "def take():\n    with cond:\n        cond.wait_for(lambda: box)\n        print('took', box.pop())\n"
+       "t = threading.Thread(target=take); t.start()\n"
+       "with cond:\n    box.append(42); cond.notify()\n"
+       "t.join()\n"}));
+}
+
+TEST_CASE("Debian: xz -T2 and zstd -T2 compress with worker threads") {
+  const std::string missing = missing_executable("/usr/bin/xz", "apt-get install xz-utils") +
+                              missing_executable("/usr/bin/zstd", "apt-get install zstd");
+  REQUIRE_MESSAGE(missing.empty(), missing);
+  TempDir dir("threads-compress");
+  write_file(dir / "input", sample_text() + payload(96 * 1024));
+  // The compressed bytes on stdout must equal the native run's.
+  TRACECORN_CHECK_SAME_BEHAVIOUR(program({"/usr/bin/xz", "-T2", "-1", "-c", dir / "input"}));
+  TRACECORN_CHECK_SAME_BEHAVIOUR(program({"/usr/bin/zstd", "-T2", "-q", "-c", dir / "input"}));
 }
 
 }  // namespace tracecorn::behaviour

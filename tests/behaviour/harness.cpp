@@ -81,7 +81,8 @@ std::vector<std::string> base_env() {
 std::chrono::milliseconds run_timeout() {
   const char* text = std::getenv("TRACECORN_BEHAVIOUR_TIMEOUT");
   long seconds = text ? std::strtol(text, nullptr, 10) : 0;
-  return std::chrono::milliseconds(1000 * (seconds > 0 ? seconds : 20));
+  // A sanitized build (scripts/asan.sh) runs tracecorn several times slower.
+  return std::chrono::milliseconds(1000 * (seconds > 0 ? seconds : 20 * TRACECORN_BEHAVIOUR_TIMEOUT_SCALE));
 }
 
 TempDir::TempDir(std::string_view tag) {

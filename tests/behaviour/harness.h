@@ -56,7 +56,8 @@ std::vector<std::string> qemu_cpu_options(const std::string& arch);
 // The environment every run starts from: PATH, LC_ALL=C, TZ=UTC, HOME.
 std::vector<std::string> base_env();
 
-// Per-run wall-clock limit: 20 s, or TRACECORN_BEHAVIOUR_TIMEOUT seconds.
+// Per-run wall-clock limit: 20 s (times TRACECORN_TEST_TIMEOUT_SCALE, 4 in the
+// sanitized build), or TRACECORN_BEHAVIOUR_TIMEOUT seconds.
 std::chrono::milliseconds run_timeout();
 
 // A fresh empty directory under $TMPDIR (or /tmp), removed with its contents

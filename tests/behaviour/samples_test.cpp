@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "harness.h"
+#include "qemu_deviations.h"
 #include "sample_spec.h"
 
 namespace tracecorn::behaviour {
@@ -55,47 +56,9 @@ void check_all_samples(const std::string& variant) {
   }
 }
 
-// Samples where qemu-user itself departs from Linux, so the reference for the
-// cross-built sample is the native run of the host build instead (its output
-// does not depend on the architecture). Each entry needs its evidence.
-struct QemuDeviation {
-  std::string_view sample;
-  std::string_view evidence;
-  std::string_view arch = {};  // empty: every architecture
-};
-constexpr QemuDeviation kQemuDeviations[] = {
-    {"bad_pointers",
-     "qemu-user 7.2 checks guest buffers before making the host call: read(0, unmapped, 8) at end of file gives "
-     "EFAULT (Linux: 0, the native x86-64 run) and a path running into an unmapped page EFAULT (Linux: "
-     "ENAMETOOLONG); both paths are generic kernel code, the same on arm64"},
-    {"mmap_file",
-     "qemu-i386-static 7.2 loses the first page of a mapping that mremap shrank in place after growing it (the "
-     "sample then dies of SIGSEGV at that page under qemu, `qemu-i386-static -strace` shows the two mremaps "
-     "succeeding); Linux keeps it (the native x86-64 run, and qemu-aarch64-static, print 'shrunk keeps its first "
-     "page: yes')",
-     "i386"},
-    {"divide_by_zero",
-     "qemu-mips-static 7.2 sends SIGTRAP for the `teq $divisor,$zero,7` gcc emits before the division (for every "
-     "break and trap code); Linux's do_trap_or_bp (arch/mips/kernel/traps.c) sends SIGFPE for codes 6 and 7, as "
-     "the x86-64 CPU does for the division itself (the native run)",
-     "mips"},
-    {"divide_by_zero", "the same qemu 7.2 behaviour as for mips", "mipsel"},
-    {"signal_handlers",
-     "qemu-riscv64-static 7.2 does not block a handler's sa_mask while it runs (the SIGUSR2 raised inside the "
-     "SIGUSR1 handler is delivered at once); Linux blocks it (kernel/signal.c, generic code: the native x86-64 run "
-     "and qemu-aarch64-static block it)",
-     "riscv64"},
-};
-
-bool qemu_deviates(const std::string& name, const std::string& arch) {
-  for (const auto& deviation : kQemuDeviations)
-    if (deviation.sample == name && (deviation.arch.empty() || deviation.arch == arch)) return true;
-  return false;
-}
-
 // A sample cross-built for `arch`: the reference run is qemu-<arch>-static
 // (the same argv, environment, stdin), or the native host build for the
-// samples in kQemuDeviations; tracecorn must agree with it.
+// samples in qemu_deviations.cpp; tracecorn must agree with it.
 void check_cross_sample(const SampleSpec& sample, const std::string& arch, const std::string& variant) {
   const std::string binary = cross_samples_binary(arch) + "/" + variant + "/" + sample.name;
   const std::string qemu = qemu_for(arch);

@@ -57,11 +57,11 @@ struct QemuCrash {
 constexpr std::string_view kQemuMipsTrapEvidence =
     "qemu-mips(el)-static 7.2 sends SIGTRAP for every break and trap instruction, whatever its code (`break 7`, "
     "`teq $0,$0,6` too); Linux's do_trap_or_bp (arch/mips/kernel/traps.c) sends SIGFPE for codes 6 and 7, the "
-    "`teq $divisor,$zero,7` gcc emits before a division (see kQemuDeviations in samples_test.cpp)";
+    "`teq $divisor,$zero,7` gcc emits before a division (see qemu_deviations.cpp)";
 const std::vector<QemuCrash> kQemuCrashes = {
     {"mmap_file", "i386",
      "qemu-i386-static 7.2 loses the first page of a mapping mremap shrank in place after growing it; the sample "
-     "reads it and dies of SIGSEGV (Linux keeps it: see kQemuDeviations in samples_test.cpp)"},
+     "reads it and dies of SIGSEGV (Linux keeps it: see qemu_deviations.cpp)"},
     {"divide_by_zero", "mips", kQemuMipsTrapEvidence, SIGTRAP},
     {"divide_by_zero", "mipsel", kQemuMipsTrapEvidence, SIGTRAP},
 };

@@ -72,6 +72,11 @@ std::vector<std::string> parse_qemu_strace(std::string_view log, std::string_vie
 std::vector<std::string> parse_tracecorn_syscall_log(std::string_view log) {
   std::vector<std::string> names;
   for_each_line(log, [&](std::string_view line) {
+    // A multi-threaded process's lines begin with "[tid] ".
+    if (line.starts_with('[')) {
+      const auto close = line.find("] ");
+      if (close != std::string_view::npos) line.remove_prefix(close + 2);
+    }
     std::string_view name = leading_call_name(line);
     if (!name.empty()) names.emplace_back(name);
   });

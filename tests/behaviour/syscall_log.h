@@ -11,6 +11,7 @@
 //              "<pid> Unknown syscall <nr>"       no name in qemu's table
 //              "--- SIGSEGV {...} ---"            signals: skipped
 //   tracecorn: "<name>(<args>) = <ret>"           e.g. openat(AT_FDCWD, "/etc/passwd", 0x0) = 3
+//              "[<tid>] <name>(<args>) = <ret>"  once the process has several threads
 #pragma once
 
 #include <string>

@@ -16,16 +16,28 @@
 namespace tracecorn::test {
 
 // Whether sample `name` (a path ending in the sample's name) takes signals
-// in handlers (samples/guest/signal_{handlers,timers,faults,x86_traps}.c):
-// the formats have no signal event yet (issue 18), so a trace of the handler's
-// entry and return shows pc jumps and registers nothing explains, and frames
-// written after a fault or at a block boundary are not in it. The round trips
-// and the replay of every sample leave these out; the behaviour tests run them.
+// in handlers (samples/guest/signal_{handlers,timers,faults,x86_traps}.c).
+// Their traces carry signal events; a test that cannot take them yet asks
+// for the samples without them (with_signal_samples = false).
 bool takes_signals_in_handlers(const std::string& name);
+// Whether sample `name` runs several threads (threads, futex_ops,
+// robust_mutex, posix_timers: glibc's SIGEV_THREAD helper): their
+// recordings depend on the host's timing (how long a spin waits for a
+// sleeping thread), so the every-sample round trips and replays leave them
+// out and test them on their own (thread_samples, replayer_threads_test.cpp).
+bool runs_several_threads(const std::string& name);
+// Whether sample `name` starts processes (fork_wait, exec_programs,
+// event_loops, parent_death, busy_kill): each child writes a trace of its
+// own (recorded through the CLI only), so the in-process round trips and
+// replay leave them out.
+bool starts_processes(const std::string& name);
 
-// "dynamic/hello" and every sample under static/, sorted, except those that
-// take signals in handlers.
-std::vector<std::string> all_samples(const std::string& samples_dir);
+// The samples under static/ that run several threads (runs_several_threads), sorted.
+std::vector<std::string> thread_samples(const std::string& samples_dir);
+
+// "dynamic/hello" and every sample under static/, sorted; the signal samples
+// unless `with_signal_samples` is false.
+std::vector<std::string> all_samples(const std::string& samples_dir, bool with_signal_samples = true);
 
 struct SampleRun {
   std::unique_ptr<linux_layer::LinuxProcess> process;  // after the run: its engine holds the final state

@@ -16,10 +16,13 @@
 
 #include <unistd.h>
 
+#include <csignal>
+
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <map>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -103,6 +106,10 @@ std::size_t compare(const std::vector<Copied>& recorded_events, const std::vecto
         if (a.address != b.address || a.size != b.size || a.value != b.value || a.pc != b.pc || a.text != b.text)
           note(i, "fault, module or gap");
         break;
+      case events::EventKind::kSignal:
+      case events::EventKind::kThread:
+        if (!test::same_signal_or_thread(a, b)) note(i, a.kind == events::EventKind::kSignal ? "signal" : "thread");
+        break;
       default:
         break;
     }
@@ -145,6 +152,12 @@ std::string canonical(const Copied& e) {
     case events::EventKind::kGap:
       put(e.address), put(e.size), put(e.value), put(e.pc);
       out += e.text;
+      break;
+    case events::EventKind::kSignal:
+    case events::EventKind::kThread:
+      put(e.value), put(e.result), put(e.count), put(e.args[0]), put(e.pc), put(e.address), put(e.size), put(e.pc_known);
+      for (const auto& [address, bytes] : e.writes) put(address), put(bytes.size()), out.append(bytes.begin(), bytes.end());
+      put_registers(e.registers);
       break;
     default:
       break;
@@ -236,6 +249,17 @@ std::unique_ptr<CopySink> round_trip(const std::string& sample, core::TraceLevel
   return recorded;
 }
 
+// Reads `path` back and compares its events with `recorded`'s; returns what was read.
+CopySink read_back_and_compare(const std::string& path, const CopySink& recorded) {
+  CopySink read(&formats::FramesReader::can_carry);
+  auto reader = formats::FramesReader::open(path);
+  REQUIRE(reader.has_value());
+  REQUIRE((*reader)->read_all(read).has_value());
+  std::string first;
+  CHECK_MESSAGE(compare(recorded.events_, read.events_, first) == 0, first);
+  return read;
+}
+
 std::vector<std::string> split(const std::string& line, char separator) {
   std::vector<std::string> parts;
   std::stringstream stream(line);
@@ -290,6 +314,21 @@ TEST_CASE("BAP frames: recording, writing and reading back gives the same events
   std::filesystem::remove(path);
 }
 
+// thread_id in every frame: each event comes back on the thread it ran on.
+// A long run (bap_roundtrip_long_runs): about two minutes at the full level.
+TEST_CASE("BAP frames long runs: the samples that run threads round-trip at the full level, each event on its thread") {
+  const auto samples = test::thread_samples(kSamples);
+  REQUIRE(samples.size() >= 4);
+  const std::string path = temp_path("threads.frames");
+  for (const std::string& sample : samples) {
+    const auto recorded = round_trip(sample, core::TraceLevel::kFull, false, path);
+    std::set<std::uint32_t> threads;
+    for (const auto& event : recorded->events_) threads.insert(event.thread);
+    CHECK(threads.size() >= 2);
+  }
+  std::filesystem::remove(path);
+}
+
 TEST_CASE("BAP frames: round trips at the lower levels and through zstd") {
   const std::string path = temp_path("levels.frames");
   for (auto level : {core::TraceLevel::kBlocks, core::TraceLevel::kInstructions, core::TraceLevel::kMemory,
@@ -297,12 +336,7 @@ TEST_CASE("BAP frames: round trips at the lower levels and through zstd") {
     if (level == core::TraceLevel::kBlocks) {
       // Blocks have no frame: only syscalls and modules come back.
       auto recorded = record(kSamples + "/static/hello", level, path, false, "");
-      auto reader = formats::FramesReader::open(path);
-      REQUIRE(reader.has_value());
-      CopySink read(&formats::FramesReader::can_carry);
-      REQUIRE((*reader)->read_all(read).has_value());
-      std::string first;
-      CHECK_MESSAGE(compare(recorded->events_, read.events_, first) == 0, first);
+      read_back_and_compare(path, *recorded);
       continue;
     }
     round_trip("static/hello", level, false, path);
@@ -514,5 +548,47 @@ TEST_CASE("BAP frames: arm std_frame mode says ARM or Thumb as the ELF mapping s
   CHECK(wrong == 0);
   CHECK(arm > 10);      // the sample's own code, built -marm
   CHECK(thumb > 1000);  // glibc's Thumb-2
+  std::filesystem::remove(path);
+}
+
+TEST_CASE("BAP frames: signal deliveries are exception frames read back with their numbers, handlers and frames") {
+  const std::string path = temp_path("signals.frames");
+  for (const std::string sample : {"static/signal_handlers", "static/signal_faults", "static/signal_timers"}) {
+    const auto recorded = round_trip(sample, core::TraceLevel::kFull, false, path);  // every event compared
+    const auto signals = test::of_kind(recorded->events_, events::EventKind::kSignal);
+    REQUIRE(signals.size() >= 3);
+    for (const auto& signal : signals) {
+      CHECK(signal.registers.size() == test::arch_register_count(recorded->info_));
+      if (signal.pc_known)  // a fault's signal
+        CHECK((signal.value == SIGSEGV || signal.value == SIGBUS || signal.value == SIGILL || signal.value == SIGFPE ||
+               signal.value == SIGTRAP));
+      if (sample.ends_with("signal_timers")) CHECK(signal.value == SIGALRM);
+    }
+  }
+  // An exception frame per delivery, numbered with the signal, from the
+  // interrupted pc to the handler (what BAP's own reader sees of them).
+  const auto recorded = record(kSamples + "/static/signal_faults", core::TraceLevel::kInstructions, path, false, "");
+  const auto first = test::of_kind(recorded->events_, events::EventKind::kSignal).front();
+  char expected[96];
+  std::snprintf(expected, sizeof expected, "exception\t%llu\t%d\t%llx\t", static_cast<unsigned long long>(first.value),
+                static_cast<int>(::getpid()), static_cast<unsigned long long>(first.pc));
+  std::size_t exception_frames = 0;
+  for (const std::string& line : decoded_frames(path))
+    if (line.rfind(expected, 0) == 0) ++exception_frames;
+  CHECK(exception_frames >= 1);
+  std::filesystem::remove(path);
+}
+
+TEST_CASE("BAP frames: thread events and every frame's thread_id round-trip") {
+  const std::string path = temp_path("threads.frames");
+  const auto recorded = test::record_with_threads(kSamples + "/static/hello", core::TraceLevel::kFull,
+                                                  &formats::FramesReader::can_carry,
+                                                  [&](const arch::ArchInfo& arch) -> std::unique_ptr<events::Sink> {
+                                                    auto writer = formats::FramesWriter::open(path, arch, {});
+                                                    REQUIRE(writer.has_value());
+                                                    return std::move(*writer);
+                                                  });
+  const auto read = read_back_and_compare(path, *recorded);
+  CHECK(test::of_kind(read.events_, events::EventKind::kThread).size() == 4);
   std::filesystem::remove(path);
 }

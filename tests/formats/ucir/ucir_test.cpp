@@ -484,6 +484,33 @@ TEST_CASE("Malicious: an unknown op, a frame inside a syscall, an overrunning op
   CHECK(snappy_warning.find("does not start with its identifier chunk") != std::string::npos);
 }
 
+// Our OP_THREAD and OP_SIGNAL (ucir_layout.h): a change that is not 1, 2 or
+// 3, and an effect that is not theirs, are named with the op's offset.
+TEST_CASE("Malicious: an OP_THREAD with an unknown change or a mapping among its effects is named with its offset") {
+  const Bytes original = expected_tiny_trace();
+  const std::size_t frame_start = original.size() - (13 + 13 + 17 + 11 + 14 + 48 + 15 + 2 + 1);
+  const std::size_t at = frame_start + 13;  // the frame's first op (its OP_JMP)
+  char where[40];
+  Bytes bad_change = original;
+  bad_change[at] = 0x82;
+  bad_change[at + 1] = 9;
+  std::string error = read_everything(bad_change);
+  CHECK_MESSAGE(error.find("OP_THREAD change 9") != std::string::npos, error);
+  std::snprintf(where, sizeof where, "at offset 0x%zx", at);
+  CHECK(error.find(where) != std::string::npos);
+
+  Bytes mapping = original;
+  const std::uint8_t thread[24] = {0x82, 3, 7, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0};
+  std::copy(std::begin(thread), std::end(thread), mapping.begin() + static_cast<std::ptrdiff_t>(at));
+  Bytes map_op(34, 0);
+  map_op[0] = 9;  // OP_MEM_MAP, as an effect of the thread change
+  std::copy(map_op.begin(), map_op.end(), mapping.begin() + static_cast<std::ptrdiff_t>(at + 24));
+  error = read_everything(mapping);
+  CHECK_MESSAGE(error.find("OP_MEM_MAP inside OP_THREAD") != std::string::npos, error);
+  std::snprintf(where, sizeof where, "at offset 0x%zx", at + 24);
+  CHECK(error.find(where) != std::string::npos);
+}
+
 namespace {
 
 // CRC-32C, written here from its definition (reflected polynomial 0x82f63b78),

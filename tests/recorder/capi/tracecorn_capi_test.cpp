@@ -460,5 +460,7 @@ TEST_CASE("CAPI: level names parse as the CLI spells them; statuses and kinds ha
   CHECK(std::string(tracecorn_status_name(TRACECORN_ERROR_IO)) == "i/o error");
   CHECK(std::string(tracecorn_status_name(static_cast<tracecorn_status>(99))) == "unknown status");
   CHECK(std::string(tracecorn_event_kind_name(TRACECORN_EVENT_MEM_WRITE)) == "write");
+  CHECK(std::string(tracecorn_event_kind_name(TRACECORN_EVENT_SIGNAL)) == "signal");
+  CHECK(std::string(tracecorn_event_kind_name(TRACECORN_EVENT_THREAD)) == "thread");
   CHECK(std::string(tracecorn_event_kind_name(static_cast<tracecorn_event_kind>(0))) == "unknown");
 }

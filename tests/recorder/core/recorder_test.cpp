@@ -5,14 +5,17 @@
 // and several recorders at once on several threads.
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <csignal>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <span>
 #include <string>
 #include <thread>
 #include <vector>
 
-#include "recorder/cli/process_recording.h"
+#include "recorder/session/process_recording.h"
 #include "recorder/core/recorder.h"
 #include "recorder/linux/linux_process.h"
 
@@ -35,6 +38,7 @@ struct StoredEvent {
   std::uint16_t first_halfword = 0;  // insn: its first two bytes, little endian (arm: spots IT instructions)
   std::vector<events::RegisterValue> registers;
   std::vector<std::pair<std::uint64_t, std::vector<std::uint8_t>>> memory_writes;
+  std::uint32_t thread = 0;
 };
 
 class ProbeSink final : public events::Sink {
@@ -44,12 +48,14 @@ class ProbeSink final : public events::Sink {
     StoredEvent stored;
     stored.kind = event.kind;
     stored.sequence = event.sequence.value;
+    stored.thread = event.thread.value;
     std::visit(
         [&](const auto& payload) {
           using T = std::decay_t<decltype(payload)>;
           if constexpr (std::is_same_v<T, events::BlockEvent> || std::is_same_v<T, events::InstructionEvent>) {
             stored.address = payload.address.value;
             stored.mode = payload.mode;
+            if constexpr (std::is_same_v<T, events::BlockEvent>) stored.number = payload.instruction_count;
             if constexpr (std::is_same_v<T, events::InstructionEvent>)
               if (payload.bytes.size() >= 2)
                 stored.first_halfword = static_cast<std::uint16_t>(payload.bytes[0] | payload.bytes[1] << 8);
@@ -70,6 +76,18 @@ class ProbeSink final : public events::Sink {
           } else if constexpr (std::is_same_v<T, events::FaultEvent>) {
             stored.address = payload.pc.value;
             stored.value = payload.address.value;
+          } else if constexpr (std::is_same_v<T, events::SignalEvent>) {
+            stored.address = payload.handler.value;
+            stored.pc = payload.interrupted_pc.value;
+            stored.pc_known = payload.fault;
+            stored.number = payload.signal;
+            stored.registers.assign(payload.register_changes.begin(), payload.register_changes.end());
+            for (const auto& write : payload.frame_writes)
+              stored.memory_writes.push_back({write.address.value, {write.bytes.begin(), write.bytes.end()}});
+          } else if constexpr (std::is_same_v<T, events::ThreadEvent>) {
+            stored.number = static_cast<std::uint64_t>(payload.change);
+            stored.value = payload.from.value;
+            stored.registers.assign(payload.registers.begin(), payload.registers.end());
           }
         },
         event.payload);
@@ -132,7 +150,7 @@ void fix_at_random(linux_layer::LinuxProcess& process);
 // so that two runs of a program compute the same values.
 class FixedRandomGlue final : public linux_layer::ProcessObserver {
  public:
-  FixedRandomGlue(cli::ProcessRecording& glue, uc_engine* engine) : glue_(glue), engine_(engine) {}
+  FixedRandomGlue(session::ProcessRecording& glue, uc_engine* engine) : glue_(glue), engine_(engine) {}
   void on_syscall_enter(std::uint64_t pc, std::uint64_t number) noexcept override { glue_.on_syscall_enter(pc, number); }
   void on_memory_written(std::uint64_t address, std::span<const std::uint8_t> bytes) noexcept override {
     glue_.on_memory_written(address, bytes);
@@ -151,7 +169,7 @@ class FixedRandomGlue final : public linux_layer::ProcessObserver {
   }
 
  private:
-  cli::ProcessRecording& glue_;
+  session::ProcessRecording& glue_;
   uc_engine* engine_;
 };
 
@@ -178,7 +196,7 @@ std::unique_ptr<Recording> record(const std::string& program, core::RecorderOpti
     uc_hook_add(result->process->engine(), &probe_hook, UC_HOOK_CODE,
                 reinterpret_cast<void*>(&FullRegisterProbe::on_code), probe, 1, 0);
   }
-  cli::ProcessRecording glue(*result->recorder);
+  session::ProcessRecording glue(*result->recorder);
   FixedRandomGlue fixed(glue, result->process->engine());
   if (deterministic) fix_at_random(*result->process);
   result->process->set_observer(deterministic ? static_cast<linux_layer::ProcessObserver*>(&fixed) : &glue);
@@ -320,7 +338,7 @@ std::unique_ptr<Recording> check_regs_against_brute_force(const std::string& pro
 }
 
 // The brute-force comparison on x86 samples of `directory`, with derived
-// values: most values came from the recipes (derived_registers.h), which the
+// values: most values came from the recipes (arch/derived_registers.h), which the
 // comparison checks against Unicorn after every instruction; at least
 // 1/`min_share` of the instructions must have been derived.
 void check_x86_brute_force_with_derived_values(const std::string& directory, std::uint64_t min_share) {
@@ -667,7 +685,7 @@ TEST_CASE("Recorder: a sink that cannot write stops the run early, and finish re
   options.level = core::TraceLevel::kInstructions;
   auto recorder = core::Recorder::attach((*process)->engine(), (*process)->arch(), options, {&sink}, events::TraceInfo{});
   REQUIRE(recorder.has_value());
-  cli::ProcessRecording glue(**recorder);
+  session::ProcessRecording glue(**recorder);
   (*process)->set_observer(&glue);
   const auto outcome = (*process)->run();
   (*process)->set_observer(nullptr);
@@ -843,25 +861,39 @@ using PcValues = std::vector<std::pair<std::uint64_t, std::uint64_t>>;
 
 }  // namespace
 
+namespace {
+
+// `add rax, rbx` twice from rax = 1, rbx = 2, at the regs level with derived
+// values; between the two runs rax becomes 100 and `between` tells the
+// recorder. The values recorded must follow: 3, 5, then 102, 104.
+std::unique_ptr<SnippetRecording> run_add_twice(const std::function<void(core::Recorder&)>& between) {
+  const std::uint8_t code[] = {0x48, 0x01, 0xd8, 0x48, 0x01, 0xd8, 0x90};  // add rax, rbx; add rax, rbx; nop
+  core::RecorderOptions options;
+  options.level = core::TraceLevel::kRegisters;
+  options.derive_registers = true;
+  auto run = std::make_unique<SnippetRecording>(code, std::initializer_list<std::pair<int, std::uint64_t>>{
+                                                          {UC_X86_REG_RAX, 1}, {UC_X86_REG_RBX, 2}},
+                                                options);
+  REQUIRE(uc_emu_start(run->engine, kSnippetCode, kSnippetCode + 7, 0, 0) == UC_ERR_OK);
+  const std::uint64_t rax = 100;
+  uc_reg_write(run->engine, UC_X86_REG_RAX, &rax);
+  between(*run->recorder);
+  REQUIRE(uc_emu_start(run->engine, kSnippetCode, kSnippetCode + 7, 0, 0) == UC_ERR_OK);
+  CHECK(run->recorder->finish().empty());
+  const PcValues expected = {{kSnippetCode, 3}, {kSnippetCode + 3, 5}, {kSnippetCode, 102}, {kSnippetCode + 3, 104}};
+  CHECK(run->rax_changes() == expected);
+  return run;
+}
+
+}  // namespace
+
 // A harness that owns its engine records with derive_registers and writes a
 // register between two runs: after Recorder::registers_changed() the values the
 // recorder derives start from the written one (the recorder reads the whole
 // register file again at the next block).
 TEST_CASE("Recorder: derived register values follow a register the caller writes between runs") {
-  const std::uint8_t code[] = {0x48, 0x01, 0xd8, 0x48, 0x01, 0xd8, 0x90};  // add rax, rbx; add rax, rbx; nop
-  core::RecorderOptions options;
-  options.level = core::TraceLevel::kRegisters;
-  options.derive_registers = true;
-  SnippetRecording run(code, {{UC_X86_REG_RAX, 1}, {UC_X86_REG_RBX, 2}}, options);
-  REQUIRE(uc_emu_start(run.engine, kSnippetCode, kSnippetCode + 7, 0, 0) == UC_ERR_OK);
-  const std::uint64_t rax = 100;
-  uc_reg_write(run.engine, UC_X86_REG_RAX, &rax);
-  run.recorder->registers_changed();
-  REQUIRE(uc_emu_start(run.engine, kSnippetCode, kSnippetCode + 7, 0, 0) == UC_ERR_OK);
-  CHECK(run.recorder->finish().empty());
-  const PcValues expected = {{kSnippetCode, 3}, {kSnippetCode + 3, 5}, {kSnippetCode, 102}, {kSnippetCode + 3, 104}};
-  CHECK(run.rax_changes() == expected);
-  CHECK(run.recorder->stats().registers_derived >= 4);
+  const auto run = run_add_twice([](core::Recorder& recorder) { recorder.registers_changed(); });
+  CHECK(run->recorder->stats().registers_derived >= 4);
 }
 
 // --start-at in the middle of a block, at the regs level: the start instruction's
@@ -924,4 +956,76 @@ TEST_CASE("Recorder: code the guest rewrites after running it is decoded again (
       CHECK(at_start == PcValues{{kSnippetCode, 3}, {kSnippetCode, 1}});
     }
   }
+}
+
+// The scheduler's side of the contract, as a harness can drive it: a switch
+// between runs gives the events after it the new thread, records every
+// register, and the recorder's register copy (derive_registers) follows the
+// switched-to thread's values.
+TEST_CASE("Recorder: a thread switch gives later events the new thread, every register, and a fresh register copy") {
+  const auto run = run_add_twice([](core::Recorder& recorder) {  // rax = 100: the other thread's registers
+    events::ThreadEvent created, switched;
+    created.change = events::ThreadChange::kCreated;
+    switched.change = events::ThreadChange::kSwitched;
+    recorder.thread_event(events::ThreadId{77}, created);
+    recorder.thread_event(events::ThreadId{77}, switched);
+  });
+  const auto& stored = run->sink.stored_;
+  const auto first_switch = std::find_if(stored.begin(), stored.end(), [](const StoredEvent& e) {
+    return e.kind == events::EventKind::kThread && e.number == 3;
+  });
+  REQUIRE(first_switch != stored.end());
+  CHECK(first_switch->thread == 77);
+  CHECK(first_switch->registers.size() == arch::x86_64_arch().registers.size());
+  const auto& arch = arch::x86_64_arch();
+  const auto rax_index = static_cast<std::uint16_t>(arch.find_register("rax") - arch.registers.data());
+  std::uint64_t switched_rax = 0;
+  std::memcpy(&switched_rax, first_switch->registers[rax_index].bytes.data(), 8);
+  CHECK(switched_rax == 100);
+  std::size_t before = 0, after = 0;
+  for (auto it = stored.begin(); it != stored.end(); ++it) {
+    if (it->kind == events::EventKind::kThread) continue;
+    if (it < first_switch) before += it->thread == 0;  // (a harness's engine: no process, thread 0)
+    else after += it->thread == 77;
+  }
+  CHECK(before >= 3);
+  CHECK(after >= 3);
+  CHECK(before + after + 2 == stored.size());
+  // The created thread's event is about thread 77 but does not switch to it.
+  CHECK(std::prev(first_switch)->kind == events::EventKind::kThread);
+  CHECK(std::prev(first_switch)->number == 1);
+}
+
+// Timer signals delivered at a block boundary: the block the kernel left for
+// the handler is not in the trace (its block hook had recorded it), the block
+// before ran whole, the handler's block follows, and the event carries the
+// frame and every register, the pc being the handler's.
+TEST_CASE("Recorder: a timer's signal between two blocks is recorded after the last block that ran, with its frame") {
+  core::RecorderOptions options;
+  options.level = core::TraceLevel::kInstructions;
+  const std::string program = kSamples + "/static/signal_timers";
+  auto recording = record(program, options, nullptr, {program});
+  const auto& arch = recording->process->arch();
+  const auto& stored = recording->sink.stored_;
+  std::size_t at_blocks = 0, signals = 0;
+  for (std::size_t i = 0; i < stored.size(); ++i) {
+    if (stored[i].kind != events::EventKind::kSignal) continue;
+    ++signals;
+    CHECK(stored[i].number == SIGALRM);
+    REQUIRE(stored[i].registers.size() == arch.registers.size());
+    for (const auto& value : stored[i].registers)
+      if (arch.registers[value.index].uc_id == arch.pc_reg) CHECK(value.as_u64() == stored[i].address);
+    REQUIRE(i + 1 < stored.size());
+    CHECK(stored[i + 1].kind == events::EventKind::kBlock);
+    CHECK(stored[i + 1].address == stored[i].address);  // the handler
+    if (stored[i].memory_writes.empty()) continue;  // delivered as a syscall returned: the frame is the syscall's
+    ++at_blocks;
+    std::size_t block = i, instructions = 0;
+    while (block > 0 && stored[block - 1].kind != events::EventKind::kBlock)
+      instructions += stored[--block].kind == events::EventKind::kInstruction;
+    REQUIRE(block > 0);
+    CHECK(instructions == stored[block - 1].number);  // the block before ran whole
+  }
+  CHECK(signals >= 3);
+  CHECK(at_blocks >= 1);
 }

@@ -160,3 +160,35 @@ TEST_CASE("LinuxProcess: an ELF for another architecture is refused with its mac
   CHECK(process.error().to_string().find("supported: x86_64, aarch64") != std::string::npos);
   ::unlink(path.c_str());
 }
+
+// A forked child's replay maps its parent's regions from the trace
+// (LinuxProcess::adopt_memory_layout): a trace is input, and a region it
+// names must not overflow, hang or map beyond an address space.
+TEST_CASE("Malicious: a trace's regions past the address space are refused by adopt_memory_layout") {
+  ProcessConfig config;
+  config.program = kSamples + "/static/hello";
+  auto process = LinuxProcess::create(config);
+  REQUIRE(process.has_value());
+  tracecorn::events::InitialRegion huge;
+  huge.start = tracecorn::events::GuestAddress{0x10000000};
+  huge.size = std::uint64_t{1} << 50;
+  huge.prot = 3;
+  auto refused = (*process)->adopt_memory_layout(std::span(&huge, 1));
+  REQUIRE_FALSE(refused.has_value());
+  CHECK(refused.error().to_string().find("0x10000000") != std::string::npos);
+  tracecorn::events::InitialRegion wrapping;
+  wrapping.start = tracecorn::events::GuestAddress{UINT64_MAX - 4095};
+  wrapping.size = 8192;
+  wrapping.prot = 3;
+  CHECK_FALSE((*process)->adopt_memory_layout(std::span(&wrapping, 1)).has_value());
+  // A sane one is mapped, and one already mapped is left as it is.
+  tracecorn::events::InitialRegion heap;
+  heap.start = tracecorn::events::GuestAddress{0x20000000};
+  heap.size = 3 * 4096;
+  heap.prot = 3;
+  heap.name = "[heap]";
+  REQUIRE((*process)->adopt_memory_layout(std::span(&heap, 1)).has_value());
+  std::uint8_t byte = 7;
+  CHECK(uc_mem_write((*process)->engine(), 0x20000000 + 2 * 4096, &byte, 1) == UC_ERR_OK);
+  CHECK((*process)->adopt_memory_layout(std::span(&heap, 1)).has_value());
+}

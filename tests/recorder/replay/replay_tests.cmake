@@ -5,6 +5,7 @@ target_sources(unit_tests PRIVATE
   recorder/replay/trace_index_test.cpp
   recorder/replay/replayer_test.cpp
   recorder/replay/replayer_cross_test.cpp
+  recorder/replay/replayer_threads_test.cpp
   recorder/replay/trace_tools_test.cpp)
 target_link_libraries(unit_tests PRIVATE tracecorn_replay)
 # The commands that read traces back (replay, stat, convert, exports), on good and damaged traces.
@@ -19,6 +20,8 @@ foreach(row "aarch64 static" "arm static" "arm static-marm" "i386 static" "i386 
   string(REPLACE " " "." name "${row}")
   add_test(NAME replay_long_runs.${name} COMMAND unit_tests "-tc=Replay long runs: ${row}:*")
 endforeach()
+# The thread samples on every architecture, following their recorded schedules (replayer_threads_test.cpp).
+add_test(NAME replay_long_runs.threads COMMAND unit_tests "-tc=Replay long runs: threads:*")
 # dump's filters (--kind, --range, --events) against the unfiltered dump, in every format.
 add_test(NAME dump_filters COMMAND /usr/bin/python3 ${CMAKE_CURRENT_SOURCE_DIR}/recorder/replay/check_dump_filters.py
   $<TARGET_FILE:tracecorn> ${CMAKE_BINARY_DIR}/samples/guest/static/hello ${CMAKE_CURRENT_BINARY_DIR}/dump_filters)
@@ -32,3 +35,6 @@ add_test(NAME mutated_traces COMMAND /usr/bin/python3 ${CMAKE_CURRENT_SOURCE_DIR
   $<TARGET_FILE:tracecorn> ${CMAKE_BINARY_DIR}/samples/guest/static/hello ${CMAKE_CURRENT_BINARY_DIR}/mutated_traces)
 set_tests_properties(mutated_traces PROPERTIES
   ENVIRONMENT "TRACECORN_TEST_TIMEOUT_SCALE=$<IF:$<BOOL:${TRACECORN_TEST_TIMEOUT_SCALE}>,${TRACECORN_TEST_TIMEOUT_SCALE},1>")
+# Signal and thread events in dump (--kind signal, --thread), stat and convert, in every format.
+add_test(NAME signal_dump COMMAND /usr/bin/python3 ${CMAKE_CURRENT_SOURCE_DIR}/recorder/replay/check_signal_dump.py
+  $<TARGET_FILE:tracecorn> ${CMAKE_BINARY_DIR}/samples/guest/static/signal_handlers ${CMAKE_CURRENT_BINARY_DIR}/signal_dump)

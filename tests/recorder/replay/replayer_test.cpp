@@ -5,7 +5,9 @@
 // the check can fail: a trace whose syscall result was edited by one byte is
 // reported at that syscall's event, a program other than the recorded one
 // diverges, a module load edited in a binary trace is reported at its event,
-// and ld.so's rdtsc gets the recorded values. The other architectures (arm
+// and ld.so's rdtsc gets the recorded values; the signal samples replay with
+// each signal where the trace delivered it, and a timer's signal moved by one
+// instruction is reported there. The other architectures (arm
 // Thumb-2 and ARM code among them): replayer_cross_test.cpp.
 #include <doctest/doctest.h>
 
@@ -29,7 +31,50 @@ bool is_long(const std::string& sample) {
   return sample == "static/heap" || sample == "static/stdio_buffered" || sample == "static/big_bss";
 }
 
+// Passes to `inner` the trace's start and its first syscall event only: the
+// trace of a process that ended inside the syscall it opens with (a forked
+// child killed at its fork's return, before an instruction of its own).
+class FirstSyscallOnly final : public events::Sink {
+ public:
+  explicit FirstSyscallOnly(events::Sink& inner) : inner_(inner) {}
+  void begin(const events::TraceInfo& info) override { inner_.begin(info); }
+  void on_event(const events::Event& event) override {
+    if (event.kind != events::EventKind::kSyscall || passed_) return;
+    passed_ = true;
+    inner_.on_event(event);
+  }
+  void on_instructions(const events::InstructionRun&) override {}
+  std::string end(const events::TraceSummary& summary) override { return inner_.end(summary); }
+
+ private:
+  events::Sink& inner_;
+  bool passed_ = false;
+};
+
 }  // namespace
+
+TEST_CASE("Replay: a trace that ends inside the syscall it opens with (a child killed at its fork's return) matches, with nothing to re-run") {
+  const std::string program = test::kReplaySamples + "/static/hello";
+  const std::string path = test::replay_temp_path("syscall-only.ucir");
+  std::unique_ptr<events::Sink> writer;
+  std::unique_ptr<FirstSyscallOnly> first_only;
+  const auto run = test::record_sample(program, core::TraceLevel::kBlocks, [&](linux_layer::LinuxProcess& process) {
+    writer = test::open_writer(TraceFormat::kUcir, path, process.arch(), false);
+    first_only = std::make_unique<FirstSyscallOnly>(*writer);
+    return std::vector<events::Sink*>{first_only.get()};
+  });
+  REQUIRE_MESSAGE(run.finish_error.empty(), run.finish_error);
+  replay::ReplayOptions options;
+  options.program = program;
+  auto report = replay::replay_trace(path, options);
+  REQUIRE_MESSAGE(report.has_value(), report.error().to_string());
+  CHECK_MESSAGE(!report->divergence.has_value(), report->divergence->to_string());
+  CHECK(report->steps_compared == 0);
+  CHECK(report->trace_events == 1);
+  CHECK(std::any_of(report->not_compared.begin(), report->not_compared.end(),
+                    [](const std::string& line) { return line.find("no code ran") != std::string::npos; }));
+  std::filesystem::remove(path);
+}
 
 TEST_CASE("Replay long runs: every sample, recorded in every format, replays without divergence") {
   const auto scratch = std::filesystem::path(test::replay_temp_path("dir"));
@@ -173,4 +218,93 @@ TEST_CASE("Replay: rdtsc is an input too: the re-run gets the values the trace r
   REQUIRE(rdtsc > 0);  // else this case proves nothing
   test::check_replay_matches(path, program);
   std::filesystem::remove(path);
+}
+
+// The signal samples replay at the levels below full too (every signal where
+// the trace delivered it: at a syscall's return, between two blocks for the
+// timers, at the faulting instruction); "Replay long runs" above replays them
+// at full level in every format.
+TEST_CASE("Replay: the signal samples replay without divergence at the blocks and regs levels") {
+  for (const std::string sample : {"static/signal_handlers", "static/signal_timers", "static/signal_faults"}) {
+    const std::string program = test::kReplaySamples + "/" + sample;
+    for (const auto level : {core::TraceLevel::kBlocks, core::TraceLevel::kRegisters}) {
+      CAPTURE(sample);
+      CAPTURE(core::trace_level_name(level));
+      const std::string path = test::replay_temp_path("signals.ucir");
+      test::record_files(program, level, {{TraceFormat::kUcir, path}});
+      test::check_replay_matches(path, program);
+      std::filesystem::remove(path);
+    }
+  }
+}
+
+namespace {
+
+// Copies a trace's events into `out`, but the first signal delivered between
+// two blocks (a timer's) is written one instruction later than it came.
+class SignalMover final : public events::Sink {
+ public:
+  explicit SignalMover(events::Sink& out) : out_(out) {}
+  void begin(const events::TraceInfo& info) override { out_.begin(info); }
+  void on_event(const events::Event& event) override {
+    const auto* signal = std::get_if<events::SignalEvent>(&event.payload);
+    if (signal && !moved_ && !signal->fault && !signal->frame_writes.empty()) {
+      held_ = event;  // deep copies of what the spans point at
+      held_signal_ = *signal;
+      for (const auto& write : signal->frame_writes) held_bytes_.emplace_back(write.bytes.begin(), write.bytes.end());
+      for (std::size_t i = 0; i < held_bytes_.size(); ++i)
+        held_writes_.push_back({signal->frame_writes[i].address, held_bytes_[i]});
+      held_registers_.assign(signal->register_changes.begin(), signal->register_changes.end());
+      held_signal_.frame_writes = held_writes_;
+      held_signal_.register_changes = held_registers_;
+      held_->payload = held_signal_;
+      moved_ = true;
+      moved_event_ = event.sequence.value;
+      return;
+    }
+    out_.on_event(event);
+    if (held_ && event.kind == events::EventKind::kInstruction) {
+      out_.on_event(*held_);
+      held_.reset();
+    }
+  }
+  std::string end(const events::TraceSummary& summary) override { return out_.end(summary); }
+  std::uint64_t moved_event_ = 0;
+  bool moved_ = false;
+
+ private:
+  events::Sink& out_;
+  std::optional<events::Event> held_;
+  events::SignalEvent held_signal_;
+  std::vector<std::vector<std::uint8_t>> held_bytes_;
+  std::vector<events::MemoryWriteEffect> held_writes_;
+  std::vector<events::RegisterValue> held_registers_;
+};
+
+}  // namespace
+
+TEST_CASE("Replay: a timer's signal moved by one instruction in the trace is reported there") {
+  const std::string program = test::kReplaySamples + "/static/signal_timers";
+  const std::string path = test::replay_temp_path("timer.ucir"), moved = test::replay_temp_path("moved.ucir");
+  test::record_files(program, core::TraceLevel::kInstructions, {{TraceFormat::kUcir, path}});
+  test::check_replay_matches(path, program);  // as recorded: no divergence
+  auto reader = replay::TraceReader::open(path);
+  REQUIRE(reader.has_value());
+  auto writer = test::open_writer(TraceFormat::kUcir, moved, (*reader)->arch(), false);
+  SignalMover mover(*writer);
+  REQUIRE((*reader)->read_all(mover).has_value());
+  REQUIRE(mover.moved_);
+  replay::ReplayOptions options;
+  options.program = program;
+  auto report = replay::replay_trace(moved, options);
+  REQUIRE(report.has_value());
+  REQUIRE(report->divergence.has_value());
+  MESSAGE(report->divergence->to_string());
+  // Where the trace now has the interrupted block's first instruction, the
+  // re-run took the signal (the event numbers are the moved trace's).
+  CHECK(report->divergence->event >= mover.moved_event_);
+  CHECK(report->divergence->event <= mover.moved_event_ + 2);
+  CHECK(report->divergence->what == "what happens next");
+  std::filesystem::remove(path);
+  std::filesystem::remove(moved);
 }

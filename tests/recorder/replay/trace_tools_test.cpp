@@ -85,13 +85,13 @@ TEST_CASE("Trace tools: stat counts what the recorder produced") {
     REQUIRE(reader.has_value());
     auto stats = replay::compute_stats(**reader);
     REQUIRE(stats.has_value());
-    std::uint64_t expected[11] = {};
+    std::uint64_t expected[events::kEventKindCount] = {};
     std::map<std::string, std::uint64_t> syscalls;
     for (const auto& e : r.probe->events_) {
       if (!(*reader)->capabilities().carries(e.kind)) continue;
       ++expected[static_cast<int>(e.kind)];
     }
-    for (int k = 1; k < 11; ++k) CHECK(stats->count[k] == expected[k]);
+    for (std::size_t k = 1; k < events::kEventKindCount; ++k) CHECK(stats->count[k] == expected[k]);
     CHECK(stats->instructions == expected[static_cast<int>(events::EventKind::kInstruction)]);
     std::uint64_t syscall_total = 0;
     for (const auto& [name, calls] : stats->syscalls) syscall_total += calls;

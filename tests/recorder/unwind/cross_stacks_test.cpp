@@ -20,6 +20,9 @@
 // SFrame exactly when it has .sframe), and `tracecorn run --strace -k`'s
 // lines: the same pcs, each named by a symbol at the address gdb's symbol has
 // (readelf -s gives the aliases: gdb says getrlimit64 where we say __getrlimit).
+// And samples/guest/signal_stacks on aarch64, riscv64, mips and mipsel: every
+// syscall's stack, those made inside signal handlers included, equals gdb's
+// backtrace through its `<signal handler called>` frame (check_signal_stacks).
 // Who runs it: unit_tests, on the doctest thread; a few seconds a variant.
 // Invariants: static binaries only (qemu-user loads a PIE elsewhere than Linux
 // does); without gdb-multiarch or qemu-aarch64-static the cases fail saying
@@ -70,6 +73,7 @@ const CrossArch kMips = {"mips", "/usr/bin/qemu-mips-static", "mips-linux-gnu-ob
 const CrossArch kMipsel = {"mipsel", "/usr/bin/qemu-mipsel-static", "mipsel-linux-gnu-objdump", "\\bsyscall\\b", 4,
                            "$v0", "binutils-mipsel-linux-gnu"};
 const std::string kGdbMultiarch = "/usr/bin/gdb-multiarch";
+const std::string kTrampolineFrame = "<signal handler called>";  // gdb's name of a signal trampoline's frame
 
 struct NamedFrame {
   std::uint64_t pc = 0;
@@ -92,13 +96,16 @@ std::string missing_tools(const CrossArch& arch) {
 }
 
 // gdb's stack at every trap of `program` run under qemu's stub (a Unix socket
-// of this process's own, so parallel runs do not meet).
-std::vector<NamedStack> gdb_trap_stacks(const CrossArch& arch, const std::string& program, const std::string& tag) {
+// of this process's own, so parallel runs do not meet); `qemu_cpu`, when set,
+// is the CPU qemu emulates (QEMU_CPU).
+std::vector<NamedStack> gdb_trap_stacks(const CrossArch& arch, const std::string& program, const std::string& tag,
+                                        const std::string& qemu_cpu = "") {
   const std::string socket =
       (std::filesystem::temp_directory_path() / ("tracecorn-gdb-" + std::to_string(::getpid()) + "-" + tag)).string();
   const std::string script = std::string(TRACECORN_UNWIND_TEST_DIR) + "/gdb_trap_stacks.py";
   const std::string command =
-      "rm -f '" + socket + "'; '" + arch.qemu + "' -g '" + socket + "' '" + program + "' >/dev/null 2>&1 & q=$!; " +
+      "rm -f '" + socket + "'; " + (qemu_cpu.empty() ? "" : "QEMU_CPU=" + qemu_cpu + " ") + "'" + arch.qemu +
+      "' -g '" + socket + "' '" + program + "' >/dev/null 2>&1 & q=$!; " +
       "i=0; while [ ! -S '" + socket + "' ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i+1)); done; " +
       "TRACECORN_GDB_TARGET='" + socket + "' TRACECORN_OBJDUMP='" + arch.objdump + "' TRACECORN_TRAP_REGEX='" +
       arch.trap_regex + "' TRACECORN_TRAP_LENGTH=" + std::to_string(arch.trap_length) + " TRACECORN_SYSCALL_REGISTER='" +
@@ -121,6 +128,8 @@ std::vector<NamedStack> gdb_trap_stacks(const CrossArch& arch, const std::string
         frame.name = words[3];
       }
       stacks.back().frames.push_back(frame);
+    } else if (words.size() == 2 && words[0] == "sigtramp" && !stacks.empty()) {
+      stacks.back().frames.push_back({std::stoull(words[1], nullptr, 16), 0, kTrampolineFrame});
     }
   }
   if (stacks.empty()) MESSAGE("gdb's output: " << output);
@@ -359,6 +368,57 @@ void check_against_gdb_multiarch(const CrossArch& arch, const std::string& progr
   CHECK(named_frames > 0);
 }
 
+// samples/guest/signal_stacks (aarch64, riscv64, mips, mipsel; on i386 and
+// arm gdb-multiarch 13 on qemu-user unwinds the frame above its own
+// `<signal handler called>` to pc 0, so there is no reference to compare
+// with): a handler entered from raise() under main ->
+// outer -> inner, one entered at a faulting store in a loop): at every trap
+// the same pcs as gdb's backtrace, except gdb's `<signal handler called>`
+// frame, where ours must be a signal trampoline's frame too (the one before a
+// FrameSource::kSignalFrame frame): qemu returns handlers through a page of
+// its own where tracecorn maps its trampoline page, so those addresses differ.
+// `trampoline_syscalls`: the rt_sigreturn numbers made from such a page, where
+// gdb has no breakpoint (it breaks only on the program's traps): left out of
+// ours. `qemu_cpu`: see gdb_trap_stacks. Returns the number of stacks
+// through a signal frame.
+std::size_t check_signal_stacks(const CrossArch& arch, const std::string& program,
+                                const std::set<std::uint64_t>& trampoline_syscalls, const std::string& qemu_cpu = "") {
+  const std::string missing = missing_tools(arch);
+  REQUIRE_MESSAGE(missing.empty(), missing);
+  INFO(program);
+  REQUIRE(std::filesystem::exists(program));
+  const auto expected = gdb_trap_stacks(arch, program, arch.name + "-signal", qemu_cpu);
+  const auto walks = unwind::test::emulated_stacks(program);
+  std::vector<SyscallStack> emulated;
+  for (const auto& stack : walks[0])
+    if (!trampoline_syscalls.count(stack.number)) emulated.push_back(stack);
+  REQUIRE(emulated.size() == expected.size());
+  std::size_t through_signal_frames = 0;
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    CAPTURE(i);
+    const auto& want = expected[i].frames;
+    const auto& got = emulated[i];
+    CHECK(got.number == expected[i].number);
+    REQUIRE_MESSAGE(got.pcs.size() == want.size(),
+                    "ours:" << pcs_text(got.pcs) << "\ngdb: " << pcs_text(pcs_of(expected[i])));
+    bool signal = false;
+    for (std::size_t k = 0; k < want.size(); ++k) {
+      CAPTURE(k);
+      if (want[k].name == kTrampolineFrame) {
+        signal = true;
+        REQUIRE(k + 1 < want.size());
+        CHECK(got.sources[k + 1] == unwind::FrameSource::kSignalFrame);
+      } else {
+        CHECK(got.pcs[k] == want[k].pc);
+      }
+    }
+    through_signal_frames += signal;
+  }
+  MESSAGE(arch.name << " signal_stacks: " << expected.size() << " syscalls, " << through_signal_frames
+                    << " of them inside handlers, equal gdb's backtrace");
+  return through_signal_frames;
+}
+
 // The unwind variant `variant` of nested_calls for `arch` (samples/unwind_variants_cross.cmake).
 std::string unwind_variant(const CrossArch& arch, const std::string& variant) {
   return std::string(TRACECORN_UNWIND_SAMPLES_DIR) + "-" + arch.name + "/" + variant + "/nested_calls";
@@ -404,4 +464,26 @@ TEST_CASE("Stacks mips: big-endian static binary (.eh_frame), every syscall equa
 TEST_CASE("Stacks mipsel: static binary (.eh_frame), every syscall equals gdb-multiarch on qemu-mipsel-static, through glibc's functions without CFI by prologue analysis") {
   check_against_gdb_multiarch(kMipsel, std::string(TRACECORN_SAMPLES_DIR) + "-mipsel/static/nested_calls",
                               "mipsel-static", false, Compare::kPrologue);
+}
+
+TEST_CASE("Stacks aarch64: syscalls inside signal handlers equal gdb-multiarch's backtrace through <signal handler called>") {
+  // The writes in both handlers and the fault handler's mprotect. qemu 7.2's
+  // default CPU has SVE and puts an SVE record in its signal frames, which
+  // gdb 13 refuses ("Invalid vector length in signal frame 4 vs 16"); a
+  // Cortex-A72 has none (tracecorn's frames have fpsimd_context only).
+  CHECK(check_signal_stacks(kAarch64, std::string(TRACECORN_SAMPLES_DIR) + "-aarch64/static/signal_stacks", {139},
+                            "cortex-a72") == 3);
+}
+TEST_CASE("Stacks riscv64: syscalls inside signal handlers equal gdb-multiarch's backtrace through <signal handler called>") {
+  CHECK(check_signal_stacks(kRiscv64, std::string(TRACECORN_SAMPLES_DIR) + "-riscv64/static/signal_stacks", {139}) ==
+        3);
+}
+TEST_CASE("Stacks mips: syscalls inside signal handlers equal gdb-multiarch's backtrace through <signal handler called>") {
+  // mips' handlers without SA_SIGINFO return through sigreturn (4119), not rt_sigreturn (4193).
+  CHECK(check_signal_stacks(kMips, std::string(TRACECORN_SAMPLES_DIR) + "-mips/static/signal_stacks", {4119, 4193}) ==
+        3);
+}
+TEST_CASE("Stacks mipsel: syscalls inside signal handlers equal gdb-multiarch's backtrace through <signal handler called>") {
+  CHECK(check_signal_stacks(kMipsel, std::string(TRACECORN_SAMPLES_DIR) + "-mipsel/static/signal_stacks",
+                            {4119, 4193}) == 3);
 }

@@ -6,7 +6,10 @@
 #   syscall NUMBER
 #   frame MODULE_BASENAME OFFSET_HEX     (offset from the module's lowest mapping)
 #   frame ? PC_HEX                       (a pc in no file mapping)
-# The program's own output goes to /dev/null. Frame 0 is the pc gdb reports at
+#   frame <signal handler called> MODULE_BASENAME OFFSET_HEX
+#                                        (gdb's signal trampoline frame)
+# Stops for a signal the program receives are not syscalls: gdb passes the
+# signal on and they print nothing. The program's own output goes to /dev/null. Frame 0 is the pc gdb reports at
 # the syscall entry: the address after the syscall instruction. Only physical
 # frames are printed (not gdb's inline or tail-call frames).
 import os
@@ -19,6 +22,8 @@ for setting in ("pagination off", "confirm off", "backtrace past-main on", "back
     except gdb.error:
         pass
 gdb.execute("catch syscall")
+last_stop = [None]
+gdb.events.stop.connect(lambda event: last_stop.__setitem__(0, event))
 
 
 def mappings():
@@ -49,6 +54,12 @@ def describe(pc, spans, lowest):
 gdb.execute("run > /dev/null", to_string=True)
 entering = True
 while gdb.selected_inferior().pid != 0:
+    if isinstance(last_stop[0], gdb.SignalEvent):  # a signal, not a syscall stop: pass it on
+        try:
+            gdb.execute("continue", to_string=True)
+        except gdb.error:
+            break
+        continue
     if entering:
         # ld.so tells gdb about new libraries only at its r_debug breakpoint;
         # a syscall made before that (libc's early init) would be unwound
@@ -62,7 +73,9 @@ while gdb.selected_inferior().pid != 0:
             # Inline and tail-call frames are gdb's reconstructions from debug
             # info (the samples carry -g): no return address of theirs is on
             # the stack, so an unwinder cannot (and should not) report them.
-            if frame.type() not in (gdb.INLINE_FRAME, gdb.TAILCALL_FRAME):
+            if frame.type() == gdb.SIGTRAMP_FRAME:
+                print(describe(frame.pc(), spans, lowest).replace("frame ", "frame <signal handler called> ", 1))
+            elif frame.type() not in (gdb.INLINE_FRAME, gdb.TAILCALL_FRAME):
                 print(describe(frame.pc(), spans, lowest))
             try:
                 frame = frame.older()

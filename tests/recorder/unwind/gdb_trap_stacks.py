@@ -14,6 +14,10 @@
 #   syscall NUMBER                          (the syscall number register: $x8, $eax)
 #   frame PC START NAME                     (START: NAME's address, from `info symbol`)
 #   frame PC ? ?                            (a pc no symbol covers)
+#   sigtramp PC                             (gdb's signal trampoline frame,
+#                                            `<signal handler called>`)
+# Stops for a signal the program receives (qemu's stub reports them) are not
+# traps: gdb passes the signal on and they print nothing.
 # The frames are those `backtrace` prints (see the walk below for where
 # Python's Frame.older() alone would stop one frame short).
 # Frame 0's PC is the address after the trap (where the kernel resumes; the
@@ -48,6 +52,8 @@ for address in traps:
 trap_length = int(os.environ["TRACECORN_TRAP_LENGTH"])
 gdb.execute("target remote " + os.environ["TRACECORN_GDB_TARGET"], to_string=True)
 
+last_stop = [None]
+gdb.events.stop.connect(lambda event: last_stop.__setitem__(0, event))
 symbol_line = re.compile(r"^(\S+)(?: \+ (\d+))? in section ")
 
 
@@ -68,12 +74,17 @@ while True:
         break  # the program has exited: the stub closed the connection
     if gdb.selected_inferior().pid == 0:
         break
+    if isinstance(last_stop[0], gdb.SignalEvent):
+        continue
     print("syscall %d" % int(gdb.parse_and_eval(os.environ["TRACECORN_SYSCALL_REGISTER"])))
     frame = gdb.newest_frame()
     first = True
     level = 0
     while frame is not None:
-        if frame.type() not in (gdb.INLINE_FRAME, gdb.TAILCALL_FRAME):
+        if frame.type() == gdb.SIGTRAMP_FRAME:
+            print("sigtramp %x" % frame.pc())
+            first = False
+        elif frame.type() not in (gdb.INLINE_FRAME, gdb.TAILCALL_FRAME):
             if first:
                 length = trap_length
                 if length == 0:

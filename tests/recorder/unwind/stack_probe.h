@@ -1,7 +1,11 @@
 // Role: the emulated side of the unwinder's stack tests: runs a guest program
 // in-process (LinuxProcess, its stdout on /dev/null) and walks the stack at
 // every syscall entry with each method of kMethods (auto, cfi, sframe, fp),
-// keeping each frame's pc, its (module, offset) text and the method that found it.
+// keeping each frame's pc, its (module, offset) text and the method that found it
+// (a signal trampoline's frame, the one before a FrameSource::kSignalFrame
+// frame, is "<signal handler called> MODULE OFFSET", as gdb_syscall_stacks.py
+// prints gdb's); and the native side: gdb's stacks at every syscall
+// (gdb_syscall_stacks.py).
 // Who calls it: tests/recorder/unwind/stacks_test.cpp (x86-64, against gdb)
 // and cross_stacks_test.cpp (other architectures, against gdb-multiarch), on
 // the doctest thread.
@@ -26,6 +30,7 @@
 
 #include "recorder/core/guest_stacks.h"
 #include "recorder/linux/linux_process.h"
+#include "tests/recorder/unwind/unwind_test_support.h"
 
 namespace tracecorn::unwind::test {
 
@@ -71,7 +76,8 @@ class StackProbe final : public linux_layer::ProcessObserver {
       SyscallStack stack;
       stack.number = number;
       for (std::size_t i = 0; i < result.depth; ++i) {
-        stack.frames.push_back(modules_.describe(frames[i].pc));
+        const bool trampoline = i + 1 < result.depth && frames[i + 1].source == unwind::FrameSource::kSignalFrame;
+        stack.frames.push_back((trampoline ? "<signal handler called> " : "") + modules_.describe(frames[i].pc));
         stack.sources.push_back(frames[i].source);
         stack.pcs.push_back(frames[i].pc);
       }
@@ -136,6 +142,30 @@ inline std::vector<std::vector<SyscallStack>> emulated_stacks(const std::string&
   std::vector<std::vector<SyscallStack>> result;
   for (std::size_t w = 0; w < kMethods.size(); ++w) result.push_back(probe.stacks(w));
   return result;
+}
+
+// gdb's stack at every syscall entry of `program` run natively
+// (gdb_syscall_stacks.py: catch syscall, backtrace past main and entry), as
+// (module, offset) texts.
+inline std::vector<SyscallStack> gdb_syscall_stacks(const std::string& program) {
+  const std::string script = std::string(TRACECORN_UNWIND_TEST_DIR) + "/gdb_syscall_stacks.py";
+  const std::string output = run_tool("gdb -batch -nx -x '" + script + "' --args '" + program + "' 2>/dev/null");
+  std::vector<SyscallStack> stacks;
+  std::istringstream in(output);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("syscall ", 0) == 0) {
+      stacks.push_back({std::stoull(line.substr(8)), {}, {}, {}});
+    } else if (line.rfind("frame ", 0) == 0 && !stacks.empty()) {
+      stacks.back().frames.push_back(line.substr(6));
+    }
+  }
+  // No FDE covers ld.so's entry point (_start/_dl_start_user): gdb's heuristic
+  // unwinder then walks on into the words above the initial stack pointer
+  // (argc, argv[0], NULL), which lie in no module. Those are not frames.
+  for (auto& stack : stacks)
+    while (!stack.frames.empty() && stack.frames.back().rfind("? ", 0) == 0) stack.frames.pop_back();
+  return stacks;
 }
 
 // How many frames of `stacks` each method found (under auto: SFrame for the

@@ -32,28 +32,8 @@ using unwind::test::SyscallStack;
 namespace {
 
 const std::string kUnwindSamples = TRACECORN_UNWIND_SAMPLES_DIR;
-const std::string kGdbScript = std::string(TRACECORN_UNWIND_TEST_DIR) + "/gdb_syscall_stacks.py";
 
-std::vector<SyscallStack> gdb_stacks(const std::string& program) {
-  const std::string output =
-      unwind::test::run_tool("gdb -batch -nx -x '" + kGdbScript + "' --args '" + program + "' 2>/dev/null");
-  std::vector<SyscallStack> stacks;
-  std::istringstream in(output);
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind("syscall ", 0) == 0) {
-      stacks.push_back({std::stoull(line.substr(8)), {}, {}, {}});
-    } else if (line.rfind("frame ", 0) == 0 && !stacks.empty()) {
-      stacks.back().frames.push_back(line.substr(6));
-    }
-  }
-  // No FDE covers ld.so's entry point (_start/_dl_start_user): gdb's heuristic
-  // unwinder then walks on into the words above the initial stack pointer
-  // (argc, argv[0], NULL), which lie in no module. Those are not frames.
-  for (auto& stack : stacks)
-    while (!stack.frames.empty() && stack.frames.back().rfind("? ", 0) == 0) stack.frames.pop_back();
-  return stacks;
-}
+std::vector<SyscallStack> gdb_stacks(const std::string& program) { return unwind::test::gdb_syscall_stacks(program); }
 
 std::string join(const std::vector<std::string>& frames) {
   std::string text;
@@ -195,17 +175,12 @@ TEST_CASE("Stacks: tracecorn record --format text carries gdb's stack at every s
   const std::string program = kUnwindSamples + "/sframe-dynamic/nested_calls";
   const auto expected = gdb_stacks(program);
   REQUIRE(expected.size() > 10);
-  char directory[] = "/tmp/tracecorn-stacks-XXXXXX";
-  REQUIRE(::mkdtemp(directory) != nullptr);
-  const std::string trace = std::string(directory) + "/trace.txt";
-  unwind::test::run_tool(std::string(TRACECORN_CLI) + " record --format text -o '" + trace + "' -- '" + program +
-                 "' > /dev/null 2>&1");
   // "#N module START-END bias B PATH", "#N syscall PC NAME(...) = R", "    at 0xPC ..."
-  std::ifstream in(trace);
-  std::string line;
+  const auto lines = unwind::test::text_trace_lines(TRACECORN_CLI, program);
+  REQUIRE(!lines.empty());
   ModuleMap modules;
   std::vector<SyscallStack> actual;
-  while (std::getline(in, line)) {
+  for (const std::string& line : lines) {
     const auto words = unwind::test::split_words(line);
     if (words.size() >= 6 && words[1] == "module") {
       const auto dash = words[2].find('-');
@@ -217,7 +192,6 @@ TEST_CASE("Stacks: tracecorn record --format text carries gdb's stack at every s
       actual.back().frames.push_back(modules.describe(std::stoull(words[1], nullptr, 16)));
     }
   }
-  std::filesystem::remove_all(directory);
   for (std::size_t i = 0; i < actual.size() && i < expected.size(); ++i) actual[i].number = 0;
   // The text trace names syscalls; pair them by position in the in-process run's order instead.
   const auto emulated = emulated_stacks(program)[0];

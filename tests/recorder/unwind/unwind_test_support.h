@@ -7,11 +7,14 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <sstream>
 #include <string>
 #include <vector>
+
+#include <stdlib.h>
 
 namespace tracecorn::unwind::test {
 
@@ -24,6 +27,22 @@ inline std::string run_tool(const std::string& command) {
   while ((got = std::fread(buffer, 1, sizeof buffer, pipe)) > 0) output.append(buffer, got);
   ::pclose(pipe);
   return output;
+}
+
+// The lines of `cli record --format text` of `program` (its output dropped),
+// recorded into a temporary folder that is removed after.
+inline std::vector<std::string> text_trace_lines(const std::string& cli, const std::string& program) {
+  char directory[] = "/tmp/tracecorn-text-trace-XXXXXX";
+  if (!::mkdtemp(directory)) return {};
+  const std::string trace = std::string(directory) + "/trace.txt";
+  run_tool(cli + " record --format text -o '" + trace + "' -- '" + program + "' > /dev/null 2>&1");
+  std::vector<std::string> lines;
+  {
+    std::ifstream in(trace);
+    for (std::string line; std::getline(in, line);) lines.push_back(line);
+  }
+  std::filesystem::remove_all(directory);
+  return lines;
 }
 
 inline std::vector<std::uint8_t> read_bytes(const std::string& path) {

@@ -8,8 +8,10 @@ target_sources(unit_tests PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/ehabi_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/prologue_unwind_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/sframe_test.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/signal_stacks_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/stacks_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/symbolizer_test.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/unwinder_signal_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/unwinder_test.cpp)
 target_link_libraries(unit_tests PRIVATE tracecorn_unwind tracecorn_guest_stacks)
 target_include_directories(unit_tests PRIVATE ${PROJECT_SOURCE_DIR})

@@ -1,4 +1,4 @@
-// Role: tests of the derived register writes (recorder/core/derived_registers.h):
+// Role: tests of the derived register writes (arch/derived_registers.h):
 // every instruction form the producer computes instead of reading (mov, movabs,
 // add, sub, cmp, and, or, xor, test, inc, dec, neg, not, lea; register,
 // high-byte register and immediate operands; 8/16/32/64-bit; lea with base,
@@ -21,7 +21,7 @@
 
 #include "arch/arch.h"
 #include "recorder/core/block_cache.h"
-#include "recorder/core/derived_registers.h"
+#include "arch/derived_registers.h"
 
 namespace tracecorn {
 namespace {
@@ -140,7 +140,7 @@ void check_against_unicorn(const arch::ArchInfo& arch, bool is_64bit) {
   std::mt19937_64 random(20261122);
   const std::uint64_t edges[] = {0, 1, 0x7f, 0x80, 0xff, 0x7fff, 0x8000, 0xffff, 0x7fffffff, 0x80000000, 0xffffffff,
                                  0x7fffffffffffffff, 0x8000000000000000, 0xffffffffffffffff, 0x0f0f, 0x8080};
-  const int flags_found = arch.register_index_for_capstone(X86_REG_EFLAGS);
+  const int flags_found = arch.engine->register_index_for_capstone(X86_REG_EFLAGS);
   REQUIRE(flags_found >= 0);
   const auto flags_index = static_cast<std::uint16_t>(flags_found);
   std::size_t forms = 0, trials = 0, mismatches = 0;
@@ -151,10 +151,10 @@ void check_against_unicorn(const arch::ArchInfo& arch, bool is_64bit) {
     CAPTURE(code.size());
     CAPTURE(static_cast<int>(code.back()));
     CHECK(insn.size == code.size());
-    const core::DerivedWrites& recipe = insn.derived;
-    CHECK_MESSAGE(recipe.operation != core::DerivedOperation::kNone,
+    const arch::DerivedWrites& recipe = insn.derived;
+    CHECK_MESSAGE(recipe.operation != arch::DerivedOperation::kNone,
                   "no recipe for the form at index " << forms << " of " << code.size() << " bytes");
-    if (recipe.operation == core::DerivedOperation::kNone) continue;
+    if (recipe.operation == arch::DerivedOperation::kNone) continue;
     ++forms;
     REQUIRE(uc_mem_write(engine, kCode, code.data(), code.size()) == UC_ERR_OK);
     auto read = [&](std::uint16_t index) {
@@ -181,7 +181,7 @@ void check_against_unicorn(const arch::ArchInfo& arch, bool is_64bit) {
       const std::uint64_t a = read(recipe.a.index), b = read(recipe.b.index), destination = read(recipe.destination);
       const std::uint64_t old_flags = read(flags_index);
       REQUIRE(uc_emu_start(engine, kCode, kCode + code.size(), 0, 1) == UC_ERR_OK);
-      const core::DerivedValues derived = core::derive_values(recipe, a, b, destination, old_flags);
+      const arch::DerivedValues derived = arch::derive_values(recipe, a, b, destination, old_flags);
       ++trials;
       const std::uint64_t unicorn_destination = read(recipe.destination);
       const std::uint64_t unicorn_flags = read(flags_index);
@@ -224,7 +224,7 @@ TEST_CASE("Derived registers: memory operands, prefixes, other instructions and 
     CAPTURE(static_cast<int>(code[code.size() - 1]));
     const core::DecodedBlock block = (*decoder)->decode(0x1000, code, true);
     REQUIRE(!block.instructions.empty());
-    CHECK(block.instructions[0].derived.operation == core::DerivedOperation::kNone);
+    CHECK(block.instructions[0].derived.operation == arch::DerivedOperation::kNone);
   }
   // The same bytes as another architecture's: no recipe either.
   auto arm = core::BlockDecoder::create(arch::aarch64_arch());
@@ -232,7 +232,7 @@ TEST_CASE("Derived registers: memory operands, prefixes, other instructions and 
   const Bytes add = {0x20, 0x00, 0x02, 0x8b};  // add x0, x1, x2
   const core::DecodedBlock block = (*arm)->decode(0x1000, add, true);
   REQUIRE(!block.instructions.empty());
-  CHECK(block.instructions[0].derived.operation == core::DerivedOperation::kNone);
+  CHECK(block.instructions[0].derived.operation == arch::DerivedOperation::kNone);
 }
 
 }  // namespace tracecorn

@@ -1,10 +1,11 @@
 // Role: implementation of ProcessRecording (see process_recording.h).
-#include "recorder/cli/process_recording.h"
+#include "recorder/session/process_recording.h"
 
-namespace tracecorn::cli {
+namespace tracecorn::session {
 
 void ProcessRecording::on_syscall_enter(std::uint64_t pc, std::uint64_t) noexcept {
   in_syscall_ = true;
+  syscall_pc_ = pc;
   recorder_.syscall_enter(pc);
 }
 
@@ -29,6 +30,14 @@ void ProcessRecording::on_module_loaded(std::uint64_t start, std::uint64_t end, 
   recorder_.module_loaded(start, end, load_bias, path);
 }
 
+void ProcessRecording::on_signal_delivered(const events::SignalEvent& signal) noexcept {
+  recorder_.signal_delivered(signal);
+}
+
+void ProcessRecording::on_thread_event(events::ThreadId thread, const events::ThreadEvent& change) noexcept {
+  recorder_.thread_event(thread, change);
+}
+
 void ProcessRecording::finish_run(const linux_layer::RunOutcome& outcome) noexcept {
   using Kind = linux_layer::RunOutcome::Kind;
   if (outcome.is_fault)
@@ -37,4 +46,4 @@ void ProcessRecording::finish_run(const linux_layer::RunOutcome& outcome) noexce
     recorder_.exited(outcome.kind == Kind::kSignaled, outcome.exit_code, outcome.signal);
 }
 
-}  // namespace tracecorn::cli
+}  // namespace tracecorn::session

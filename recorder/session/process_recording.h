@@ -1,15 +1,16 @@
-// Role: glue between the Linux layer and the recorder, for `tracecorn record`:
-// forwards what the emulated kernel reports (syscalls, their effects, modules)
-// to a Recorder. Lives in the CLI because the recorder core may not use the
-// Linux layer (docs/design.md).
+// Role: the session layer's glue between the Linux layer and the recorder, for
+// a recording (`tracecorn record`, the tests) and a replay's re-run: forwards
+// what the emulated kernel reports (syscalls, their effects, modules, signals,
+// threads) to a Recorder. Not in the core, which may not use the Linux layer,
+// nor in the CLI, which nothing below it may use (docs/design.md).
 // Threads: every call comes on the emulation thread, from inside Unicorn's
-// syscall hook; nothing here throws.
+// syscall or block hooks or between runs; nothing here throws.
 #pragma once
 
 #include "recorder/core/recorder.h"
 #include "recorder/linux/linux_process.h"
 
-namespace tracecorn::cli {
+namespace tracecorn::session {
 
 class ProcessRecording final : public linux_layer::ProcessObserver {
  public:
@@ -23,6 +24,14 @@ class ProcessRecording final : public linux_layer::ProcessObserver {
                   std::int64_t result) noexcept override;
   void on_module_loaded(std::uint64_t start, std::uint64_t end, std::uint64_t load_bias,
                         std::string_view path) noexcept override;
+  void on_signal_delivered(const events::SignalEvent& signal) noexcept override;
+  void on_thread_event(events::ThreadId thread, const events::ThreadEvent& change) noexcept override;
+
+  // The trap pc of the syscall being recorded (the last one entered).
+  std::uint64_t syscall_pc() const { return syscall_pc_; }
+  // A recording started inside a syscall (a forked child's, inside fork):
+  // the syscall at `pc` is entered now, so its return is recorded.
+  void resume_syscall(std::uint64_t pc) noexcept { on_syscall_enter(pc, 0); }
 
   // After the run: the fault (if the guest died of one) and the exit.
   void finish_run(const linux_layer::RunOutcome& outcome) noexcept;
@@ -30,6 +39,7 @@ class ProcessRecording final : public linux_layer::ProcessObserver {
  private:
   core::Recorder& recorder_;
   bool in_syscall_ = false;
+  std::uint64_t syscall_pc_ = 0;
 };
 
-}  // namespace tracecorn::cli
+}  // namespace tracecorn::session

@@ -1,16 +1,21 @@
-// Role: implementation of the derived register writes (see derived_registers.h).
-#include "recorder/core/derived_registers.h"
+// Role: x86's instruction semantics for derived registers (arch/derived_registers.h):
+// which x86-64 and i386 instructions have a recipe, read from Capstone's x86
+// detail (ArchEngine::describe_derived_writes of both).
+#include "arch/derived_registers.h"
+
+#include "arch/arch_engine.h"
+#include "arch/x86_common.h"
 
 #include <algorithm>
 #include <string_view>
 
-namespace tracecorn::core {
+namespace tracecorn::arch {
 
 namespace {
 
 // The general-purpose registers (their full names in the arch tables): the only
 // registers a recipe reads or writes (not segment, control or vector registers).
-bool is_general_register(const arch::ArchInfo& arch, int index) {
+bool is_general_register(const ArchInfo& arch, int index) {
   static constexpr std::string_view kNames[] = {"rax", "rbx", "rcx", "rdx", "rsi", "rdi", "rbp", "rsp",
                                                 "r8",  "r9",  "r10", "r11", "r12", "r13", "r14", "r15",
                                                 "eax", "ebx", "ecx", "edx", "esi", "edi", "ebp", "esp"};
@@ -23,15 +28,15 @@ bool is_high_byte(unsigned reg) {
   return reg == X86_REG_AH || reg == X86_REG_BH || reg == X86_REG_CH || reg == X86_REG_DH;
 }
 
-bool register_operand(const arch::ArchInfo& arch, unsigned reg, DerivedOperand& out) {
-  const int index = arch.register_index_for_capstone(reg);
+bool register_operand(const ArchInfo& arch, unsigned reg, DerivedOperand& out) {
+  const int index = arch.engine->register_index_for_capstone(reg);
   if (!is_general_register(arch, index)) return false;
   out.index = static_cast<std::uint16_t>(index);
   out.shift = is_high_byte(reg) ? 8 : 0;
   return true;
 }
 
-bool source_operand(const arch::ArchInfo& arch, const cs_x86_op& op, DerivedOperand& out) {
+bool source_operand(const ArchInfo& arch, const cs_x86_op& op, DerivedOperand& out) {
   if (op.type == X86_OP_IMM) {
     out.keep = 0;
     out.constant = static_cast<std::uint64_t>(op.imm);
@@ -42,7 +47,7 @@ bool source_operand(const arch::ArchInfo& arch, const cs_x86_op& op, DerivedOper
 
 // lea's memory operand: base (a general register, rip, or none), index (a
 // general register or none) and scale, no segment base (lea ignores it).
-bool address_operands(const arch::ArchInfo& arch, const cs_insn& insn, const cs_x86_op& op, DerivedWrites& recipe) {
+bool address_operands(const ArchInfo& arch, const cs_insn& insn, const cs_x86_op& op, DerivedWrites& recipe) {
   if (op.type != X86_OP_MEM) return false;
   const x86_op_mem& mem = op.mem;
   if (mem.base == X86_REG_RIP) {
@@ -69,8 +74,8 @@ bool address_operands(const arch::ArchInfo& arch, const cs_insn& insn, const cs_
 
 }  // namespace
 
-bool describe_derived_writes(const arch::ArchInfo& arch, const cs_insn& insn, DerivedWrites& out) {
-  if (arch.capstone_arch != CS_ARCH_X86 || !insn.detail) return false;
+bool x86_describe_derived_writes(const ArchInfo& arch, const cs_insn& insn, DerivedWrites& out) {
+  if (!insn.detail) return false;
   DerivedWrites recipe;
   std::uint8_t operands = 2;
   recipe.stores_result = true;
@@ -116,7 +121,7 @@ bool describe_derived_writes(const arch::ArchInfo& arch, const cs_insn& insn, De
     if (operands == 2 && !source_operand(arch, x86.operands[1], recipe.b)) return false;
   }
   if (recipe.sets_flags) {
-    const int flags = arch.register_index_for_capstone(X86_REG_EFLAGS);
+    const int flags = arch.engine->register_index_for_capstone(X86_REG_EFLAGS);
     if (flags < 0) return false;
     recipe.flags_index = static_cast<std::uint16_t>(flags);
     recipe.flags_head = recipe.flags_index | std::uint64_t{arch.registers[recipe.flags_index].size} << 16;
@@ -125,20 +130,4 @@ bool describe_derived_writes(const arch::ArchInfo& arch, const cs_insn& insn, De
   return true;
 }
 
-bool writes_exactly(DerivedWrites& recipe, const std::uint16_t* written, std::size_t count) {
-  if (recipe.operation == DerivedOperation::kNone) return false;
-  bool destination_seen = false, flags_seen = false;
-  for (std::size_t i = 0; i < count; ++i) {
-    if (recipe.stores_result && written[i] == recipe.destination && !destination_seen)
-      destination_seen = true;
-    else if (recipe.sets_flags && written[i] == recipe.flags_index && !flags_seen)
-      flags_seen = true;
-    else
-      return false;
-  }
-  if (destination_seen != recipe.stores_result || flags_seen != recipe.sets_flags) return false;
-  recipe.destination_first = recipe.stores_result && written[0] == recipe.destination;
-  return true;
-}
-
-}  // namespace tracecorn::core
+}  // namespace tracecorn::arch

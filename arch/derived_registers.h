@@ -1,5 +1,7 @@
-// Role: register values the recorder's producer computes instead of reading
-// them through Unicorn (regs and full levels, x86-64 and i386). Each read costs
+// Role: the instruction semantics behind derived registers: register values the
+// recorder's producer computes instead of reading them through Unicorn (regs and
+// full levels; x86-64 and i386 describe their instructions, through
+// ArchEngine::describe_derived_writes, in arch/x86_derived_registers.cpp). Each read costs
 // a call into Unicorn, and reading the flags makes it compute QEMU's lazy flags
 // (helper_cc_compute_all); most instructions of real code are simple integer
 // operations whose results and flags are a pure function of the registers
@@ -23,26 +25,27 @@
 // when it sets flags, the flags register), so what the producer computes is
 // what it would otherwise read.
 //
-// Who calls it: BlockDecoder (decode time, either thread: pure functions) and
-// the recorder's producer (emulation thread). No state.
+// Who calls it: the recorder core's BlockDecoder (decode time, either thread:
+// pure functions) and its producer (emulation thread), which keeps the shadow
+// register file. No state.
 // Invariants: the computed values equal what Unicorn 2.0.1 reports after the
 // instruction (Intel SDM semantics for defined flags; AF = 0 after logic ops,
 // as QEMU's CC_OP_LOGIC leaves it; a 32-bit result zero-extends into its 64-bit
 // register, an 8- or 16-bit result keeps the register's other bits), which
-// tests/recorder/core/derived_registers_test.cpp checks against Unicorn itself.
+// tests/arch/derived_registers_test.cpp checks against Unicorn itself.
 #pragma once
 
 #include <cstdint>
 
 #include <capstone/capstone.h>
 
-#include "arch/arch.h"
+#include "arch/arch_info.h"
 
-namespace tracecorn::core {
+namespace tracecorn::arch {
 
 enum class DerivedOperation : std::uint8_t { kNone, kMove, kAdd, kSub, kAnd, kOr, kXor, kInc, kDec, kNeg, kNot, kLea };
 
-// One source: a register (index into arch::ArchInfo::registers, its value
+// One source: a register (index into ArchInfo::registers, its value
 // shifted right by `shift` bits: 8 for ah/bh/ch/dh), an immediate, or, for
 // lea's base and index, nothing (value 0). Its value is
 // ((register >> shift) & keep) | constant: keep is all ones for a register and
@@ -77,11 +80,12 @@ struct DerivedWrites {
   bool destination_first = false;
 };
 
-// Fills `out` and returns true when `insn` (decoded with detail on an x86
-// architecture) is one of the forms above; false (out untouched) for anything
-// else, other architectures included. The caller checks the recipe against
-// the instruction's written registers (writes_exactly).
-bool describe_derived_writes(const arch::ArchInfo& arch, const cs_insn& insn, DerivedWrites& out);
+// Fills `out` and returns true when `insn` (decoded with detail for `arch`) is
+// one of the forms above (the architecture's ArchEngine::describe_derived_writes
+// says); false (out untouched) for anything else, and for every instruction of
+// an architecture without recipes. The caller checks the recipe against the
+// instruction's written registers (writes_exactly).
+bool describe_derived_writes(const ArchInfo& arch, const cs_insn& insn, DerivedWrites& out);
 
 // True when `written` (indices into the arch's register table, as
 // arch::instruction_registers gives them) is exactly the registers `recipe`
@@ -184,4 +188,4 @@ inline constexpr std::uint64_t mask_of(unsigned bytes) {
   return values;
 }
 
-}  // namespace tracecorn::core
+}  // namespace tracecorn::arch

@@ -1,0 +1,3 @@
+module tracecorn.samples/fanout
+
+go 1.19

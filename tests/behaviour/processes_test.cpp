@@ -1,0 +1,425 @@
+// Role: real programs that start processes, natively and under `tracecorn
+// run` with the same argv, environment and stdin: busybox sh pipelines and
+// loops calling other applets, GNU tar through a pipe, Debian's zcat and
+// gunzip (shell scripts: a `#!` program on tracecorn's command line), find
+// -exec, xargs, timeout killing its child (status 124), env and nice chains,
+// make with two rules, python3's subprocess and asyncio (epoll, a
+// socketpair); and `tracecorn record` of a
+// pipeline: one trace per process image (OUT, OUT.PID, OUT.PID.N), each read
+// back whole by `tracecorn stat`, and every one replays.
+// Invariants: outputs are made order-independent where the host may
+// interleave them (sorted listings); every file is in a fresh TempDir.
+#include <cctype>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "fixtures.h"
+#include "harness.h"
+
+namespace tracecorn::behaviour {
+namespace {
+
+ProcessSpec in_dir(std::vector<std::string> argv, const std::string& cwd) {
+  ProcessSpec spec;
+  spec.argv = std::move(argv);
+  spec.env = base_env();
+  spec.env.push_back("PATH=/usr/bin:/bin");
+  spec.cwd = cwd;
+  spec.timeout = run_timeout();
+  return spec;
+}
+
+// python3 -S -c `code`: importing asyncio or subprocess takes the longest of
+// these runs (seconds under tracecorn, tens of them in a sanitized build),
+// so its limit is five times the others'.
+ProcessSpec python(const std::string& code, const std::string& cwd) {
+  ProcessSpec spec = in_dir({"/usr/bin/python3", "-S", "-c", code}, cwd);
+  spec.timeout = 5 * run_timeout();
+  return spec;
+}
+
+void require(std::initializer_list<const char*> programs) {
+  std::string missing = missing_executable(paths().tracecorn, "build the tracecorn target");
+  for (const char* program : programs) missing += missing_executable(program, "scripts/setup.sh installs it");
+  REQUIRE_MESSAGE(missing.empty(), missing);
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// A command line as `tracecorn stat` shows it (recorder/replay/process_tree.h):
+// words joined by spaces, a word with a space or a shell character quoted '...'.
+std::string shown(const std::vector<std::string>& argv) {
+  std::string text;
+  for (const auto& word : argv) {
+    std::string quoted = word;
+    if (word.empty() || word.find_first_of(" \t\n'\"\\$;|&<>*?()") != std::string::npos) {
+      quoted = "'";
+      for (const char c : word) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+      quoted += "'";
+    }
+    text += (text.empty() ? "" : " ") + quoted;
+  }
+  return text;
+}
+
+// The strings of strace's ["a", "b"] list starting at `from`.
+std::vector<std::string> strace_strings(const std::string& line, std::size_t from) {
+  std::vector<std::string> words;
+  for (std::size_t at = from; at < line.size() && line[at] != ']'; ++at) {
+    if (line[at] != '"') continue;
+    std::string word;
+    for (++at; at < line.size() && line[at] != '"'; ++at) {
+      if (line[at] == '\\' && at + 1 < line.size()) {
+        const char next = line[++at];
+        word += next == 'n' ? '\n' : next == 't' ? '\t' : next;
+      } else {
+        word += line[at];
+      }
+    }
+    words.push_back(word);
+  }
+  return words;
+}
+
+// A process tree as "depth: command -> ending" lines, in preorder (a parent's
+// images, then its children in fork order): from `strace -f -q -s 4096 -e
+// trace=process -o FILE`'s lines (the reference) ...
+std::string tree_from_strace(const std::string& log) {
+  struct Process {
+    std::vector<std::vector<std::string>> images;  // its execs'
+    std::vector<std::pair<long, std::size_t>> children;  // pid, how many execs it had made at the fork
+    std::string ending = "no exit";
+  };
+  std::map<long, Process> processes;
+  std::map<long, std::vector<std::string>> pending_exec;  // an execve <unfinished ...>
+  long root = 0;
+  std::istringstream lines(log);
+  for (std::string line; std::getline(lines, line);) {
+    const long pid = std::atol(line.c_str());
+    if (!root) root = pid;
+    const std::size_t result = line.rfind(" = ");  // (strace pads short lines before it)
+    const long value = result == std::string::npos ? -1 : std::atol(line.c_str() + result + 3);
+    if (const std::size_t exec = line.find("execve(\""); exec != std::string::npos) {
+      pending_exec[pid] = strace_strings(line, line.find('[', exec));
+      if (value != 0) continue;
+    } else if (line.find("<... execve resumed>") == std::string::npos || value != 0) {
+      if (line.find("+++ exited with ") != std::string::npos)
+        processes[pid].ending = "exit " + std::to_string(std::atol(line.c_str() + line.find("with ") + 5));
+      else if (const std::size_t killed = line.find("+++ killed by "); killed != std::string::npos)
+        processes[pid].ending = line.substr(killed + 4, line.find(' ', killed + 14) - killed - 4);
+      else if ((line.find("clone(") != std::string::npos || line.find("<... clone resumed>") != std::string::npos ||
+                line.find("fork(") != std::string::npos || line.find("<... vfork resumed>") != std::string::npos) &&
+               value > 0)
+        processes[pid].children.emplace_back(value, processes[pid].images.size());
+      continue;
+    }
+    processes[pid].images.push_back(pending_exec[pid]);
+  }
+  std::string text;
+  std::function<void(long, std::size_t, std::vector<std::string>)> visit = [&](long pid, std::size_t depth,
+                                                                               std::vector<std::string> argv) {
+    const Process& process = processes[pid];
+    std::vector<std::vector<std::string>> images = process.images;
+    if (depth > 0) images.insert(images.begin(), argv);  // a child runs its parent's image until it execs
+    for (std::size_t i = 0; i < images.size(); ++i)
+      text += std::to_string(depth) + ": " + shown(images[i]) + " -> " +
+              (i + 1 < images.size() ? "exec" : process.ending) + "\n";
+    for (const auto& [child, execs] : process.children)  // the image it ran at that fork
+      visit(child, depth + 1, images.at(depth > 0 ? execs : execs - 1));
+  };
+  visit(root, 0, {});
+  return text;
+}
+
+// ... and from `tracecorn stat`'s "process tree" lines.
+std::string tree_from_stat(const std::string& out) {
+  std::string text;
+  std::istringstream lines(out.substr(std::min(out.size(), out.find("process tree ("))));
+  std::string line;
+  std::getline(lines, line);
+  std::size_t depth = 0;
+  while (std::getline(lines, line)) {
+    const std::size_t indent = line.find_first_not_of(' ');
+    if (indent == std::string::npos) break;
+    if (std::isdigit(static_cast<unsigned char>(line[indent]))) {
+      depth = indent / 2 - 1;
+      continue;
+    }
+    text += std::to_string(depth) + ": " + line.substr(indent, line.rfind("  [") - indent) + "\n";
+  }
+  return text;
+}
+
+}  // namespace
+
+TEST_CASE("Processes: busybox sh pipelines, loops and subshells equal the native run") {
+  require({"/bin/busybox"});
+  TempDir dir("processes-sh");
+  TRACECORN_CHECK_SAME_BEHAVIOUR(in_dir(
+      {"/bin/busybox", "sh", "-c",
+       "for i in 1 2 3; do echo line $i | busybox tr a-z A-Z; done; (exit 3); echo subshell $?; "
+       "echo a b c | busybox wc -w | busybox sed s/3/three/; sh -c 'kill -TERM $$'; echo killed $?; "
+       "false | true; echo last $?; busybox seq 1 200 | busybox head -n 2; echo end"},
+      dir.path()));
+}
+
+TEST_CASE("Processes: tar czf through a pipe, zcat and gunzip scripts equal the native run") {
+  require({"/bin/tar", "/bin/gzip", "/bin/zcat", "/bin/gunzip", "/bin/busybox"});
+  TempDir dir("processes-tar");
+  std::filesystem::create_directories(dir / "tree/sub");
+  write_file(dir / "tree/a.txt", sample_text());
+  write_file(dir / "tree/sub/b.bin", payload(20000));
+  TRACECORN_CHECK_SAME_BEHAVIOUR(
+      in_dir({"/bin/busybox", "sh", "-c", "tar czf - tree | tar tzf - | busybox sort"}, dir.path()));
+  write_file(dir / "text", sample_text());
+  const ProcessResult zipped = run_process(in_dir({"/bin/gzip", "-k", "text"}, dir.path()));
+  REQUIRE(zipped.status == 0);
+  TRACECORN_CHECK_SAME_BEHAVIOUR(in_dir({"/bin/zcat", "text.gz"}, dir.path()));
+  TRACECORN_CHECK_SAME_BEHAVIOUR(in_dir({"/bin/gunzip", "-c", "text.gz"}, dir.path()));
+}
+
+TEST_CASE("Processes: find -exec, xargs, timeout, env and nice equal the native run") {
+  require({"/usr/bin/find", "/usr/bin/xargs", "/usr/bin/timeout", "/usr/bin/env", "/usr/bin/nice", "/bin/busybox"});
+  TempDir dir("processes-tools");
+  std::filesystem::create_directories(dir / "tree/sub");
+  write_file(dir / "tree/one", "one\n");
+  write_file(dir / "tree/sub/two", "two\n");
+  TRACECORN_CHECK_SAME_BEHAVIOUR(
+      in_dir({"/bin/busybox", "sh", "-c", "find tree -type f -exec md5sum {} + | busybox sort"}, dir.path()));
+  ProcessSpec xargs = in_dir({"/usr/bin/xargs", "-n", "2", "echo", "pair:"}, dir.path());
+  xargs.stdin_data = "a b c d e\n";
+  TRACECORN_CHECK_SAME_BEHAVIOUR(xargs);
+  TRACECORN_CHECK_SAME_BEHAVIOUR(in_dir({"/usr/bin/timeout", "1", "sleep", "5"}, dir.path()));  // 124
+  TRACECORN_CHECK_SAME_BEHAVIOUR(
+      in_dir({"/usr/bin/env", "GREETING=hi", "/usr/bin/nice", "-n", "1", "/bin/sh", "-c", "echo $GREETING; nice"},
+             dir.path()));
+}
+
+TEST_CASE("Processes: make with two rules and python3's subprocess equal the native run") {
+  require({"/usr/bin/make", "/usr/bin/python3"});
+  TempDir dir("processes-make");
+  write_file(dir / "Makefile", "all: out.txt\n\tcat out.txt\nout.txt:\n\techo built > out.txt\n");
+  TRACECORN_CHECK_SAME_BEHAVIOUR(in_dir({"/usr/bin/make", "-s", "-f", "Makefile"}, dir.path()));
+  TRACECORN_CHECK_SAME_BEHAVIOUR(python(
+      "import subprocess\n"
+      "r = subprocess.run(['sh', '-c', 'echo out; echo err >&2; exit 5'], capture_output=True)\n"
+      "print(r.returncode, r.stdout, r.stderr)\n"
+      "print(subprocess.check_output(['echo', 'checked']))\n",
+      dir.path()));
+}
+
+TEST_CASE("Processes: python3's asyncio subprocess (epoll, a socketpair, SIGCHLD) equals the native run") {
+  require({"/usr/bin/python3"});
+  TempDir dir("processes-asyncio");
+  TRACECORN_CHECK_SAME_BEHAVIOUR(python(
+      "import asyncio\n"
+      "async def main():\n"
+      "    p = await asyncio.create_subprocess_exec('sh', '-c', 'echo async; exit 4', stdout=asyncio.subprocess.PIPE)\n"
+      "    out, _ = await p.communicate()\n"
+      "    print(out, p.returncode)\n"
+      "    await asyncio.sleep(0.01)\n"
+      "asyncio.run(main())\n",
+      dir.path()));
+}
+
+TEST_CASE("Processes: record writes one trace per process image, each read back whole") {
+  require({"/bin/busybox"});
+  TempDir dir("processes-record");
+  const std::string trace = dir / "pipe.ucir";
+  ProcessSpec record = in_dir({paths().tracecorn, "record", "--format", "ucir", "-o", trace, "--", "/bin/busybox",
+                               "sh", "-c", "echo hi | busybox tr a-z A-Z; exec busybox true"},
+                              dir.path());
+  const ProcessResult recorded = run_process(record);
+  REQUIRE_MESSAGE(recorded.status == 0, recorded.err);
+  CHECK(recorded.out == "HI\n");
+  // The shell; its two pipeline children (OUT.PID), of which the second
+  // execs busybox for `tr` (OUT.PID.1); and the shell's exec'd image (OUT.ROOTPID.1).
+  std::vector<std::string> traces;
+  for (const auto& entry : std::filesystem::directory_iterator(dir.path()))
+    if (entry.path().filename().string().rfind("pipe.ucir", 0) == 0) traces.push_back(entry.path().string());
+  CHECK(traces.size() == 5);
+  std::size_t exec_images = 0;
+  for (const auto& path : traces) {
+    CAPTURE(path);
+    exec_images += path.size() > 2 && path.compare(path.size() - 2, 2, ".1") == 0;
+    const ProcessResult stat = run_process(in_dir({paths().tracecorn, "stat", path}, dir.path()));
+    CHECK_MESSAGE(stat.status == 0, stat.err);
+    CHECK(stat.out.find(" events, ") != std::string::npos);
+  }
+  CHECK(exec_images == 2);
+}
+
+// The tree `tracecorn stat` prints from the first trace is the native run's
+// (strace -f): the same processes in the same places, each image's command
+// line, the shell's exec of its last command, and each ending (an exit
+// status, SIGTERM). Recorded in the binary trace, whose exits carry the
+// signal; `tracecorn replay` of the first trace then replays all eight traces.
+TEST_CASE("Processes: stat of the first trace prints the process tree strace -f shows natively, and replay replays it") {
+  require({"/bin/busybox", "/usr/bin/strace"});
+  TempDir dir("processes-tree");
+  const std::vector<std::string> command = {
+      "/bin/busybox", "sh", "-c", "echo hi | busybox tr a-z A-Z; busybox sh -c 'kill -TERM $$'; (exit 3); busybox true"};
+  std::vector<std::string> traced = {"/usr/bin/strace", "-f", "-q", "-s", "4096", "-e", "trace=process", "-o",
+                                     dir / "native.log"};
+  traced.insert(traced.end(), command.begin(), command.end());
+  REQUIRE(run_process(in_dir(traced, dir.path())).status == 0);
+  const std::string native = tree_from_strace(read_file(dir / "native.log"));
+  std::vector<std::string> record = {paths().tracecorn, "record", "--format", "bintrace", "--level", "regs",
+                                     "-o", dir / "tree.bt", "--"};
+  record.insert(record.end(), command.begin(), command.end());
+  const ProcessResult recorded = run_process(in_dir(record, dir.path()));
+  REQUIRE_MESSAGE(recorded.status == 0, recorded.err);
+  const ProcessResult stat = run_process(in_dir({paths().tracecorn, "stat", dir / "tree.bt"}, dir.path()));
+  REQUIRE_MESSAGE(stat.status == 0, stat.err);
+  CHECK(stat.out.find("process tree (5 processes, 8 traces):") != std::string::npos);
+  CHECK(tree_from_stat(stat.out) == native);
+  CHECK(native.find("1: busybox sh -c 'kill -TERM $$' -> killed by SIGTERM") != std::string::npos);
+
+  const ProcessResult replayed = run_process(in_dir({paths().tracecorn, "replay", dir / "tree.bt"}, dir.path()));
+  CHECK_MESSAGE(replayed.status == 0, replayed.out << replayed.err);
+  CHECK(replayed.out.find("the process tree replays: the 8 traces of its 5 processes match") != std::string::npos);
+
+  // A child's trace that is no trace: stat names it and fails.
+  std::string child;
+  for (const auto& entry : std::filesystem::directory_iterator(dir.path()))
+    if (entry.path().filename().string().rfind("tree.bt.", 0) == 0) child = entry.path().string();
+  REQUIRE_FALSE(child.empty());
+  write_file(child, "not a trace at all\n");
+  const ProcessResult broken = run_process(in_dir({paths().tracecorn, "stat", dir / "tree.bt"}, dir.path()));
+  CHECK(broken.status == 125);
+  CHECK_MESSAGE(broken.err.find("the process tree: " + child + ": at offset 0x0: not a trace") != std::string::npos,
+                broken.err);
+}
+
+// Every process of a recorded tree replays on its own: the parent with its
+// forks, kills and waits answered from its trace (and each SIGCHLD handler
+// reading the siginfo it read), each child from its fork's return (its
+// parent's memory at the fork is its trace's initial state; BAP frames give
+// what it read first). A child's trace opens with its fork's return in the
+// middle of a block: its first step is the instruction after the syscall
+// (a UCIR frame gives the block and its instructions at once; the re-run
+// starts at the first of them, not the last).
+TEST_CASE("Processes: each process's trace of fork_wait replays without divergence (UCIR blocks and insns, BAP frames full)") {
+  require({});
+  for (const auto& [format, level] :
+       {std::pair<std::string, std::string>{"ucir", "blocks"}, {"ucir", "insns"}, {"frames", "full"}}) {
+    CAPTURE(format);
+    TempDir dir("processes-replay");
+    const std::string trace = dir / ("tree." + format);
+    const ProcessResult recorded = run_process(in_dir({paths().tracecorn, "record", "--format", format, "--level", level,
+                                                       "-o", trace, "--", paths().samples_binary + "/static/fork_wait"},
+                                                      dir.path()));
+    REQUIRE_MESSAGE(recorded.status == 0, recorded.err);
+    std::size_t traces = 0;
+    for (const auto& entry : std::filesystem::directory_iterator(dir.path())) {
+      const std::string path = entry.path().string();
+      if (entry.path().filename().string().rfind("tree.", 0) != 0) continue;
+      ++traces;
+      CAPTURE(path);
+      const ProcessResult replayed = run_process(in_dir({paths().tracecorn, "replay", "--no-children", path}, dir.path()));
+      CHECK_MESSAGE(replayed.status == 0, replayed.out << replayed.err);
+      CHECK(replayed.out.find("replay matches") != std::string::npos);
+    }
+    CHECK(traces == 8);  // the parent and its seven children
+  }
+}
+
+// The same on the other architectures, in UCIR at the insns level: each
+// child's trace starts from its parent's memory, its fork's return and its
+// registers (i386: the GDT page the architecture maps itself is kept).
+TEST_CASE("Processes: each process's trace of fork_wait replays on every other architecture (UCIR insns)") {
+  require({});
+  for (const std::string arch : {"aarch64", "arm", "i386", "mips", "mipsel", "riscv64"}) {
+    CAPTURE(arch);
+    const std::string program = cross_samples_binary(arch) + "/static/fork_wait";
+    if (!std::filesystem::exists(program)) continue;  // that cross compiler is missing
+    TempDir dir("processes-replay-" + arch);
+    const std::string trace = dir / "tree.ucir";
+    const ProcessResult recorded = run_process(in_dir(
+        {paths().tracecorn, "record", "--format", "ucir", "--level", "insns", "-o", trace, "--", program}, dir.path()));
+    REQUIRE_MESSAGE(recorded.status == 0, recorded.err);
+    std::size_t replayed_whole = 0;
+    for (const auto& entry : std::filesystem::directory_iterator(dir.path())) {
+      if (entry.path().filename().string().rfind("tree.", 0) != 0) continue;
+      CAPTURE(entry.path().string());
+      const ProcessResult replayed = run_process(in_dir({paths().tracecorn, "replay", "--no-children", entry.path().string()}, dir.path()));
+      CHECK_MESSAGE(replayed.status == 0, replayed.out << replayed.err);
+      replayed_whole += replayed.out.find("replay matches") != std::string::npos;
+    }
+    CHECK(replayed_whole == 8);  // the parent and its seven children
+  }
+}
+
+// A child killed in a loop without syscalls (busy_kill: SIGTERM, SIGUSR1 from
+// its parent) has a trace that ends after a block: its replay matches up to
+// there and stops, saying why; the parent's and the third child's (killed
+// as it unblocked the signal, in a syscall) replay whole.
+TEST_CASE("Processes: each process's trace of busy_kill replays, the children killed in their loops up to their last block") {
+  require({});
+  TempDir dir("processes-busy-kill");
+  const std::string trace = dir / "tree.ucir";
+  const ProcessResult recorded = run_process(in_dir({paths().tracecorn, "record", "--format", "ucir", "--level", "blocks",
+                                                     "-o", trace, "--", paths().samples_binary + "/static/busy_kill"},
+                                                    dir.path()));
+  REQUIRE_MESSAGE(recorded.status == 0, recorded.err);
+  std::size_t traces = 0, stopped_in_loop = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(dir.path())) {
+    if (entry.path().filename().string().rfind("tree.", 0) != 0) continue;
+    ++traces;
+    CAPTURE(entry.path().string());
+    const ProcessResult replayed = run_process(in_dir({paths().tracecorn, "replay", "--no-children", entry.path().string()}, dir.path()));
+    CHECK_MESSAGE(replayed.status == 0, replayed.out << replayed.err);
+    CHECK(replayed.out.find("replay matches") != std::string::npos);
+    stopped_in_loop += replayed.out.find("killed there by a signal from another process") != std::string::npos;
+  }
+  CHECK(traces == 4);  // the parent and its three children
+  CHECK(stopped_in_loop >= 1);  // (both, unless a loaded machine was slow to start a child's loop)
+}
+
+// A child's BAP frames trace below the mem level holds neither its memory at
+// the fork (its thread's data sits in the parent's heap) nor what its reads
+// got: its replay is refused, naming the file and what to record instead,
+// while the parent's (a fresh load) replays.
+TEST_CASE("Processes: a child's BAP frames trace at the insns level is refused by replay with the reason, the parent's replays") {
+  require({});
+  TempDir dir("processes-replay-refused");
+  const std::string trace = dir / "tree.frames";
+  const ProcessResult recorded =
+      run_process(in_dir({paths().tracecorn, "record", "--format", "frames", "--level", "insns", "-o", trace, "--",
+                          paths().samples_binary + "/static/fork_wait"},
+                         dir.path()));
+  REQUIRE_MESSAGE(recorded.status == 0, recorded.err);
+  std::size_t refused = 0, no_code = 0, replayed_whole = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(dir.path())) {
+    const std::string path = entry.path().string();
+    if (entry.path().filename().string().rfind("tree.", 0) != 0) continue;
+    CAPTURE(path);
+    const ProcessResult replayed = run_process(in_dir({paths().tracecorn, "replay", "--no-children", path}, dir.path()));
+    if (path == trace) {
+      CHECK_MESSAGE(replayed.status == 0, replayed.out << replayed.err);
+      replayed_whole += replayed.status == 0;
+      continue;
+    }
+    if (replayed.status == 0) {  // the child its parent kills, when it died before it ran code of its own
+      CHECK(replayed.out.find("no code ran") != std::string::npos);
+      ++no_code;
+      continue;
+    }
+    CHECK(replayed.err.find(path + ": the trace opens inside a syscall (a forked child's)") != std::string::npos);
+    CHECK(replayed.err.find("record it in UCIR, or at --level mem or full") != std::string::npos);
+    ++refused;
+  }
+  CHECK(replayed_whole == 1);
+  CHECK(refused + no_code == 7);
+  CHECK(refused >= 6);
+}
+
+}  // namespace tracecorn::behaviour

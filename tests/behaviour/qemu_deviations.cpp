@@ -1,0 +1,79 @@
+// Role: the table of samples where qemu-user 7.2 itself departs from Linux,
+// each with its evidence; the cross-architecture sample tests take the native
+// run of the host build as the reference for these (or leave them out).
+// Invariant: constant data, read from any thread.
+#include "qemu_deviations.h"
+
+#include <string_view>
+
+namespace tracecorn::behaviour {
+namespace {
+
+struct QemuDeviation {
+  std::string_view sample;
+  std::string_view evidence;
+  std::string_view arch = {};  // empty: every architecture
+};
+
+constexpr QemuDeviation kQemuDeviations[] = {
+    {"signal_fd",
+     "qemu-user 7.2 reads a signalfd into a buffer of its own: a read into an unmapped address gives EFAULT and "
+     "leaves the signal pending (Linux takes it: the next read gives EAGAIN), and signalfd4 with a 4-byte mask "
+     "succeeds (Linux: EINVAL); the native x86-64 run is the reference"},
+    {"bad_pointers",
+     "qemu-user 7.2 checks guest buffers before making the host call: read(0, unmapped, 8) at end of file gives "
+     "EFAULT (Linux: 0, the native x86-64 run) and a path running into an unmapped page EFAULT (Linux: "
+     "ENAMETOOLONG); both paths are generic kernel code, the same on arm64"},
+    {"mmap_file",
+     "qemu-i386-static 7.2 loses the first page of a mapping that mremap shrank in place after growing it (the "
+     "sample then dies of SIGSEGV at that page under qemu, `qemu-i386-static -strace` shows the two mremaps "
+     "succeeding); Linux keeps it (the native x86-64 run, and qemu-aarch64-static, print 'shrunk keeps its first "
+     "page: yes')",
+     "i386"},
+    {"divide_by_zero",
+     "qemu-mips-static 7.2 sends SIGTRAP for the `teq $divisor,$zero,7` gcc emits before the division (for every "
+     "break and trap code); Linux's do_trap_or_bp (arch/mips/kernel/traps.c) sends SIGFPE for codes 6 and 7, as "
+     "the x86-64 CPU does for the division itself (the native run)",
+     "mips"},
+    {"divide_by_zero", "the same qemu 7.2 behaviour as for mips", "mipsel"},
+    {"futex_ops",
+     "qemu-mips-static 7.2's FUTEX_WAKE_OP stores the new value with its bytes swapped (the sample prints 'word b "
+     "is now 50331648', 0x03000000); Linux stores 3 (kernel/futex/waitwake.c futex_atomic_op_inuser, generic "
+     "code: the native x86-64 run and qemu-mipsel-static print 3)",
+     "mips"},
+    {"robust_mutex",
+     "qemu-user 7.2 answers set_robust_list with ENOSYS (`qemu-arm-static -strace` shows 'set_robust_list(...) = -1 "
+     "errno=38'), so glibc cannot flag a dead owner's lock and the sample hangs in pthread_mutex_lock; Linux walks "
+     "the robust list at thread exit (kernel/futex/core.c exit_robust_list, generic code: the native x86-64 run)"},
+    {"posix_timers",
+     "qemu-mips-static 7.2 gives a POSIX timer's signal si_code -2, the generic SI_TIMER; mips' SI_TIMER is -3 "
+     "(arch/mips/include/uapi/asm/siginfo.h swaps SI_ASYNCIO and SI_TIMER; Debian's mips-linux-gnu asm/siginfo.h "
+     "says the same), so under qemu the sample prints 'SI_TIMER and value right: no' and glibc's SIGEV_THREAD "
+     "helper, which waits for SI_TIMER, never runs the callback (the sample hangs); the native x86-64 run is the "
+     "reference",
+     "mips"},
+    {"posix_timers", "the same qemu 7.2 behaviour as for mips", "mipsel"},
+    {"exec_programs",
+     "qemu-user 7.2 hands an execve to the host kernel, which runs another architecture's ELF only through a "
+     "binfmt_misc entry (none is registered on the test machines: the exec of the sample itself fails with ENOEXEC "
+     "and its child exits 98); on the guest's own machine Linux runs it (fs/binfmt_elf.c, generic: the native "
+     "x86-64 run is the reference)"},
+    {"parent_death",
+     "the same qemu-user 7.2 execve as for exec_programs: the child's exec of the sample itself fails (no binfmt_misc "
+     "entry), so it never waits for its parent's end; the native x86-64 run is the reference"},
+    {"signal_handlers",
+     "qemu-riscv64-static 7.2 does not block a handler's sa_mask while it runs (the SIGUSR2 raised inside the "
+     "SIGUSR1 handler is delivered at once); Linux blocks it (kernel/signal.c, generic code: the native x86-64 run "
+     "and qemu-aarch64-static block it)",
+     "riscv64"},
+};
+
+}  // namespace
+
+bool qemu_deviates(const std::string& name, const std::string& arch) {
+  for (const auto& deviation : kQemuDeviations)
+    if (deviation.sample == name && (deviation.arch.empty() || deviation.arch == arch)) return true;
+  return false;
+}
+
+}  // namespace tracecorn::behaviour

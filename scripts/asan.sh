@@ -19,7 +19,8 @@
 # take about 10 minutes on 2 cores).
 # Leaks inside Debian's Unicorn 2.0.1 itself are suppressed
 # (scripts/lsan.supp); ours are not.
-# Called by scripts/test.sh (so by CI) after the ordinary suite.
+# Run by hand: CI runs the bounded scripts/ci_sanitized.sh instead (this whole
+# pass, a third build of the tree, does not fit CI's 90 minutes on 2 cores).
 # Usage: scripts/asan.sh [ctest options...]   e.g. scripts/asan.sh -R unit_tests
 # Environment: ASAN_BUILD_DIR (default build-asan).
 set -euo pipefail

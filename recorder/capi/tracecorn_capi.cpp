@@ -501,7 +501,7 @@ tracecorn_status tracecorn_parse_level(const char* name, tracecorn_level* out) {
 }
 
 const char* tracecorn_status_name(tracecorn_status status) {
-  switch (status) {
+  switch (raw_enum(status)) {  // a C caller may pass any int
     case TRACECORN_OK: return "ok";
     case TRACECORN_ERROR_INVALID_ARGUMENT: return "invalid argument";
     case TRACECORN_ERROR_IO: return "i/o error";

@@ -171,8 +171,12 @@ std::int64_t Kernel::do_fork(SyscallId id, std::uint64_t flags, std::uint64_t st
   // closes the child's end of this pipe (close-on-exec).
   int vfork_pipe[2] = {-1, -1};
   if ((flags & kCloneVfork) && ::pipe2(vfork_pipe, O_CLOEXEC) != 0) return -EAGAIN;
-  std::fflush(nullptr);
+  // The recorder's drain held first, then every stdio buffer emptied: the
+  // child's copies of the parent's streams (its trace file among them) start
+  // empty, so nothing the child flushes later (its exec's fflush) can write
+  // the parent's bytes a second time at the offset the two share.
   if (config_.lifecycle) config_.lifecycle->before_fork();
+  std::fflush(nullptr);
   const pid_t pid = ::fork();
   if (pid != 0 && config_.lifecycle) config_.lifecycle->after_fork_in_parent();
   if (pid < 0) {

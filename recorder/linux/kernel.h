@@ -415,6 +415,8 @@ class Kernel {
   std::int64_t do_clone(arch::SyscallId id, std::uint64_t flags, std::uint64_t stack, std::uint64_t parent_tid,
                         std::uint64_t child_tid, std::uint64_t tls);
   std::int64_t do_clone3(std::uint64_t args_address, std::uint64_t size);
+  std::uint64_t robust_list_head_bytes() const;
+  std::int64_t do_get_robust_list(std::int32_t tid, std::uint64_t head_address, std::uint64_t size_address);
   std::int64_t do_thread_exit(int code);
   // At a thread's death: the robust mutexes it still holds (its
   // set_robust_list list) get FUTEX_OWNER_DIED and wake a waiter.

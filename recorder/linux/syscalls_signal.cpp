@@ -432,8 +432,10 @@ std::optional<std::int64_t> Kernel::signal_syscall(SyscallId id, const SyscallAr
       return do_kill_processes(static_cast<std::int64_t>(static_cast<std::int32_t>(a[0])), static_cast<int>(a[1]));
     case SyscallId::tgkill: case SyscallId::tkill: {
       const bool with_group = id == SyscallId::tgkill;
-      if (with_group && static_cast<std::int64_t>(a[0]) != own_pid) return -ESRCH;
-      GuestThread* target = find_thread(static_cast<std::int64_t>(a[with_group ? 1 : 0]));
+      const std::int32_t tid = static_cast<std::int32_t>(a[with_group ? 1 : 0]);  // pid_t, as Linux reads them
+      if (tid <= 0 || (with_group && static_cast<std::int32_t>(a[0]) <= 0)) return -EINVAL;
+      if (with_group && static_cast<std::int32_t>(a[0]) != own_pid) return -ESRCH;
+      GuestThread* target = find_thread(tid);
       if (!target) return -ESRCH;
       return do_send_signal(static_cast<int>(a[with_group ? 2 : 1]), kSiTkill, target);
     }

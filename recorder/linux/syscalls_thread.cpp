@@ -22,6 +22,7 @@
 #include <csignal>
 #include <cstring>
 #include <thread>
+#include <vector>
 
 #include "recorder/linux/kernel.h"
 
@@ -61,6 +62,9 @@ std::size_t Kernel::live_threads() const {
 std::int64_t Kernel::do_clone(arch::SyscallId id, std::uint64_t flags, std::uint64_t stack, std::uint64_t parent_tid,
                               std::uint64_t child_tid, std::uint64_t tls) {
   constexpr std::uint64_t kThreadFlags = kCloneVm | kCloneFs | kCloneFiles | kCloneSighand | kCloneThread;
+  // copy_process's refusals: a thread shares the signal handlers, which need the memory.
+  if ((flags & kCloneThread) && !(flags & kCloneSighand)) return -EINVAL;
+  if ((flags & kCloneSighand) && !(flags & kCloneVm)) return -EINVAL;
   // Without the thread flags: a new process (fork, vfork, posix_spawn).
   if ((flags & kThreadFlags) != kThreadFlags) return do_fork(id, flags, stack, parent_tid, child_tid, tls);
   auto child = std::make_unique<GuestThread>();
@@ -104,8 +108,16 @@ std::int64_t Kernel::do_clone(arch::SyscallId id, std::uint64_t flags, std::uint
 
 std::int64_t Kernel::do_clone3(std::uint64_t args_address, std::uint64_t size) {
   // struct clone_args: eight u64 (CLONE_ARGS_SIZE_VER0) and later fields, which must be 0 here.
-  if (size < 64 || size > 4096) return -EINVAL;
+  // As copy_clone_args_from_user: past a page is E2BIG, under VER0 EINVAL, and
+  // bytes past the 88 Linux 6.1 knows must be zero (E2BIG).
+  if (size > 4096) return -E2BIG;
+  if (size < 64) return -EINVAL;
   std::uint8_t bytes[88] = {};
+  if (size > sizeof bytes) {
+    std::vector<std::uint8_t> tail(size - sizeof bytes);
+    if (!copy_in(args_address + sizeof bytes, tail.data(), tail.size())) return -EFAULT;
+    if (std::any_of(tail.begin(), tail.end(), [](std::uint8_t byte) { return byte != 0; })) return -E2BIG;
+  }
   if (!copy_in(args_address, bytes, std::min<std::uint64_t>(size, sizeof bytes))) return -EFAULT;
   const arch::FrameReader reader(std::span<const std::uint8_t>(bytes), arch_.little_endian);
   const std::uint64_t flags = reader.get(0, 8), pidfd = reader.get(8, 8), child_tid = reader.get(16, 8),
@@ -231,13 +243,14 @@ std::optional<Clock::time_point> Kernel::futex_deadline(const SyscallArgs& a, bo
 }
 
 std::int64_t Kernel::do_futex_wait(const SyscallArgs& a, std::uint32_t bitset, bool absolute, bool wide_time) {
-  std::uint64_t word = 0;
-  if (!copy_in_words(a[0], std::span(&word, 1))) return -EFAULT;
-  if (static_cast<std::uint32_t>(word) != static_cast<std::uint32_t>(a[2])) return -EAGAIN;
-  if (bitset == 0) return -EINVAL;
+  // Linux's order: the timeout, the bitset, the word's alignment, then the word.
   int error = 0;
   const std::optional<Clock::time_point> deadline = futex_deadline(a, absolute, wide_time, error);
   if (error) return -error;
+  if (bitset == 0 || a[0] % 4) return -EINVAL;
+  std::uint64_t word = 0;
+  if (!copy_in_words(a[0], std::span(&word, 1))) return -EFAULT;
+  if (static_cast<std::uint32_t>(word) != static_cast<std::uint32_t>(a[2])) return -EAGAIN;
   if (live_threads() <= 1) {
     // Nobody can wake it: a timeout passes (interruptibly), an endless wait is refused.
     if (!deadline) {
@@ -259,6 +272,11 @@ std::int64_t Kernel::do_futex_wait(const SyscallArgs& a, std::uint32_t bitset, b
 std::int64_t Kernel::do_futex(const SyscallArgs& a, bool wide_time) {
   const int command = static_cast<int>(a[1]) & FUTEX_CMD_MASK;
   const auto count = static_cast<std::int64_t>(static_cast<std::int32_t>(a[2]));
+  // FUTEX_CLOCK_REALTIME only with the absolute waits; every op's word is 4-byte aligned.
+  if ((a[1] & FUTEX_CLOCK_REALTIME) && command != FUTEX_WAIT_BITSET && command != FUTEX_WAIT_REQUEUE_PI &&
+      command != FUTEX_LOCK_PI2)
+    return -ENOSYS;
+  if (command != FUTEX_WAIT && command != FUTEX_WAIT_BITSET && a[0] % 4) return -EINVAL;  // the waits check it later
   switch (command) {
     case FUTEX_WAIT: return do_futex_wait(a, FUTEX_BITSET_MATCH_ANY, false, wide_time);
     case FUTEX_WAIT_BITSET: return do_futex_wait(a, static_cast<std::uint32_t>(a[5]), true, wide_time);
@@ -267,6 +285,7 @@ std::int64_t Kernel::do_futex(const SyscallArgs& a, bool wide_time) {
       if (static_cast<std::uint32_t>(a[5]) == 0) return -EINVAL;
       return futex_wake(a[0], count, static_cast<std::uint32_t>(a[5]));
     case FUTEX_REQUEUE: case FUTEX_CMP_REQUEUE: {
+      if (count < 0 || static_cast<std::int32_t>(a[3]) < 0 || a[4] % 4) return -EINVAL;
       if (command == FUTEX_CMP_REQUEUE) {
         std::uint64_t word = 0;
         if (!copy_in_words(a[0], std::span(&word, 1))) return -EFAULT;
@@ -290,6 +309,7 @@ std::int64_t Kernel::do_futex_wake_op(const SyscallArgs& a) {
   if (op_word & (8u << 28)) oparg = 1u << (oparg & 31);  // FUTEX_OP_OPARG_SHIFT
   if (oparg & 0x800 && !(op_word & (8u << 28))) oparg |= 0xfffff000u;  // sign-extend the 12-bit field
   if (cmparg & 0x800) cmparg |= 0xfffff000u;
+  if (a[4] % 4) return -EINVAL;
   std::uint64_t word = 0;
   if (!copy_in_words(a[4], std::span(&word, 1))) return -EFAULT;
   const auto old = static_cast<std::uint32_t>(word);
@@ -319,6 +339,25 @@ std::int64_t Kernel::do_futex_wake_op(const SyscallArgs& a) {
   return woken;
 }
 
+std::uint64_t Kernel::robust_list_head_bytes() const { return arch_.elf_64bit ? 24u : 12u; }
+
+std::int64_t Kernel::do_get_robust_list(std::int32_t tid, std::uint64_t head_address, std::uint64_t size_address) {
+  // Another process's list is not ours to give: only this process's threads are found (ESRCH otherwise).
+  const GuestThread* thread = tid == 0 ? running_ : find_thread(tid);
+  if (!thread) return -ESRCH;
+  const std::uint64_t words[2] = {robust_list_head_bytes(), thread->robust_list};
+  const std::size_t word = arch_.elf_64bit ? 8 : 4;
+  const auto written = [&](std::uint64_t address, std::uint64_t value) {
+    std::uint8_t bytes[8] = {};
+    arch::FrameWriter writer(std::span(bytes, word), arch_.little_endian);
+    writer.put(0, word, value);
+    return copy_out(address, bytes, word);
+  };
+  // As Linux: the size first, then the head.
+  if (!written(size_address, words[0]) || !written(head_address, words[1])) return -EFAULT;
+  return 0;
+}
+
 std::optional<std::int64_t> Kernel::thread_syscall(SyscallId id, const SyscallArgs& a) {
   switch (id) {
     case SyscallId::clone:
@@ -329,9 +368,10 @@ std::optional<std::int64_t> Kernel::thread_syscall(SyscallId id, const SyscallAr
     case SyscallId::gettid: return running_->tid;
     case SyscallId::set_tid_address: running_->clear_child_tid = a[0]; return running_->tid;
     case SyscallId::set_robust_list:
-      if (a[1] != (arch_.elf_64bit ? 24u : 12u)) return -EINVAL;
+      if (a[1] != robust_list_head_bytes()) return -EINVAL;
       running_->robust_list = a[0];
       return 0;
+    case SyscallId::get_robust_list: return do_get_robust_list(static_cast<std::int32_t>(a[0]), a[1], a[2]);
     case SyscallId::futex: return do_futex(a, arch_.elf_64bit);
     case SyscallId::sched_yield:
       yield_requested_ = live_threads() > 1;

@@ -45,6 +45,12 @@ constexpr QemuDeviation kQemuDeviations[] = {
      "qemu-user 7.2 answers set_robust_list with ENOSYS (`qemu-arm-static -strace` shows 'set_robust_list(...) = -1 "
      "errno=38'), so glibc cannot flag a dead owner's lock and the sample hangs in pthread_mutex_lock; Linux walks "
      "the robust list at thread exit (kernel/futex/core.c exit_robust_list, generic code: the native x86-64 run)"},
+    {"thread_abuse",
+     "qemu-user 7.2 answers set_robust_list, get_robust_list and clone3 with ENOSYS (`qemu-aarch64-static -strace` "
+     "shows 'clone3(...) = -1 errno=38'), so none of their argument checks runs; Linux checks the robust list "
+     "head's size (EINVAL), the thread (ESRCH) and the answer's address (EFAULT), and clone3's block (EINVAL under "
+     "64 bytes, E2BIG past a page or with a non-zero tail, EFAULT unreadable): generic code in kernel/futex/syscalls.c "
+     "and kernel/fork.c, so the native x86-64 run is the reference"},
     {"posix_timers",
      "qemu-mips-static 7.2 gives a POSIX timer's signal si_code -2, the generic SI_TIMER; mips' SI_TIMER is -3 "
      "(arch/mips/include/uapi/asm/siginfo.h swaps SI_ASYNCIO and SI_TIMER; Debian's mips-linux-gnu asm/siginfo.h "

@@ -6,7 +6,9 @@
 # samples/embed) with -fsanitize=<list> -fno-sanitize-recover=all
 # -fno-omit-frame-pointer. The guest samples (samples/CMakeLists.txt, its
 # unwinder variants and cross builds) are left alone: they are programs the
-# emulator runs, linked static, and must stay what a native run executes.
+# emulator runs, linked static, and must stay what a native run executes; so
+# is any other target with the TRACECORN_GUEST_PROGRAM property (bench/'s
+# thread_work).
 # Empty (the default): nothing changes.
 # Invariant: only targets built here are touched (no imported or interface ones).
 set(TRACECORN_SANITIZE "" CACHE STRING "Sanitizers for host targets, e.g. address,undefined or thread (empty: none)")
@@ -28,7 +30,8 @@ if(TRACECORN_SANITIZE)
   get_property(guest_targets DIRECTORY "${PROJECT_SOURCE_DIR}/samples" PROPERTY BUILDSYSTEM_TARGETS)
   foreach(target IN LISTS all_targets)
     get_target_property(type ${target} TYPE)
-    if(target IN_LIST guest_targets OR NOT type MATCHES "^(EXECUTABLE|STATIC_LIBRARY|SHARED_LIBRARY|MODULE_LIBRARY|OBJECT_LIBRARY)$")
+    get_target_property(guest_program ${target} TRACECORN_GUEST_PROGRAM)
+    if(target IN_LIST guest_targets OR guest_program OR NOT type MATCHES "^(EXECUTABLE|STATIC_LIBRARY|SHARED_LIBRARY|MODULE_LIBRARY|OBJECT_LIBRARY)$")
       continue()
     endif()
     set_property(TARGET ${target} APPEND PROPERTY COMPILE_OPTIONS ${sanitize_flags})

@@ -6,9 +6,14 @@
 // natively and under tracecorn with the same argv, environment and stdin.
 //
 // Invariants: inputs are small (GNU sort only starts threads for inputs of
-// 128Ki lines or more, so every run here is single threaded); LC_ALL=C, so no
+// 128Ki lines or more: one case gives it 140,000 lines and --parallel=2, the
+// others run single threaded); LC_ALL=C, so no
 // locale files are read; `ls -l` output is made stable by fixed mtimes, TZ=UTC
 // and an explicit --time-style.
+#include <cstdint>
+#include <cstdio>
+#include <fstream>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -135,6 +140,31 @@ TEST_CASE("Debian: xz -T2 and zstd -T2 compress with worker threads") {
   // The compressed bytes on stdout must equal the native run's.
   TRACECORN_CHECK_SAME_BEHAVIOUR(program({"/usr/bin/xz", "-T2", "-1", "-c", dir / "input"}));
   TRACECORN_CHECK_SAME_BEHAVIOUR(program({"/usr/bin/zstd", "-T2", "-q", "-c", dir / "input"}));
+}
+
+// GNU sort sorts with --parallel's threads once the input has 128 Ki lines
+// (SUBTHREAD_LINES_HEURISTIC), whatever nproc says: 140,000 lines here.
+TEST_CASE("Debian: sort --parallel=2 sorts 140,000 lines with a second thread, as natively") {
+  require_tools("/usr/bin/sort");
+  TempDir dir("debian-sort-parallel");
+  std::string lines;
+  std::uint64_t state = 7;
+  for (int i = 0; i < 140000; ++i) {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    char line[32];
+    std::snprintf(line, sizeof line, "%08llx %d\n", static_cast<unsigned long long>(state >> 32), i);
+    lines += line;
+  }
+  write_file(dir / "lines", lines);
+  const ProcessSpec spec = program({"/usr/bin/sort", "--parallel=2", "-S", "64M", dir / "lines"});
+  const std::string log = dir / "syscalls.log";
+  const ProcessResult native = run_process(spec), emulated = run_process(under_tracecorn(spec, {"--syscall-log", log}));
+  const std::string diff = compare_runs(spec, native, emulated);
+  CHECK_MESSAGE(diff.empty(), diff);
+  CHECK(native.out.size() == lines.size());
+  std::ifstream log_file(log);
+  const std::string syscalls((std::istreambuf_iterator<char>(log_file)), std::istreambuf_iterator<char>());
+  CHECK_MESSAGE(syscalls.find("clone") != std::string::npos, "sort started no thread: " << syscalls.substr(0, 2000));
 }
 
 }  // namespace tracecorn::behaviour

@@ -22,6 +22,9 @@ foreach(row "aarch64 static" "arm static" "arm static-marm" "i386 static" "i386 
 endforeach()
 # The thread samples on every architecture, following their recorded schedules (replayer_threads_test.cpp).
 add_test(NAME replay_long_runs.threads COMMAND unit_tests "-tc=Replay long runs: threads:*")
+# stat's events by thread against a brute-force count over the dump, and dump --thread, in every format.
+add_test(NAME thread_counts COMMAND /usr/bin/python3 ${CMAKE_CURRENT_SOURCE_DIR}/recorder/replay/check_thread_counts.py
+  $<TARGET_FILE:tracecorn> ${CMAKE_BINARY_DIR}/samples/guest/static ${CMAKE_CURRENT_BINARY_DIR}/thread_counts)
 # dump's filters (--kind, --range, --events) against the unfiltered dump, in every format.
 add_test(NAME dump_filters COMMAND /usr/bin/python3 ${CMAKE_CURRENT_SOURCE_DIR}/recorder/replay/check_dump_filters.py
   $<TARGET_FILE:tracecorn> ${CMAKE_BINARY_DIR}/samples/guest/static/hello ${CMAKE_CURRENT_BINARY_DIR}/dump_filters)

@@ -46,7 +46,8 @@ export LSAN_OPTIONS="suppressions=$repo/scripts/lsan.supp:print_suppressions=0:$
   -R '^(unit_tests|mutated_traces)$')
 
 # The behaviour lanes: doctest filters (a comma separates cases). Each lane's
-# output goes to its own log, printed whole when the lane fails.
+# output goes to its own log, printed whole when the lane fails; a lane still
+# running after 25 minutes is killed (a hang must not eat CI's budget).
 lanes=(
   "Samples: static,Samples: aarch64 static,Samples: arm static,Samples: riscv64 static,Samples: mips static,Debian: python3 threads and a thread pool,Debian: xz -T2 and zstd -T2 compress with worker threads"
   "Samples: i386 static,Record: *,Processes: *,Threads: *,Survive: SIGINT and SIGTERM finish every format*,Cli: *"
@@ -55,7 +56,7 @@ logs=$(mktemp -d "${TMPDIR:-/tmp}/tracecorn-ci-sanitized-XXXXXX")
 trap 'rm -rf "$logs"' EXIT
 pids=()
 for index in "${!lanes[@]}"; do
-  TRACECORN_BIN=$sanitized_cli TRACECORN_BEHAVIOUR_TIMEOUT=240 \
+  TRACECORN_BIN=$sanitized_cli TRACECORN_BEHAVIOUR_TIMEOUT=240 timeout --signal=KILL 1500 \
     "$behaviour_tests" --no-colors=true --no-version=true "--test-case=${lanes[$index]}" \
     >"$logs/lane$index.log" 2>&1 &
   pids+=($!)

@@ -121,7 +121,7 @@ void Kernel::read_arguments(SyscallArgs& args) const {
   // 0 arguments, which the handlers check as they check any other value).
   std::uint64_t sp = 0;
   uc_reg_read(engine_, arch_.sp_reg, &sp);
-  const std::size_t word = arch_.elf_64bit ? 8 : 4;
+  const std::size_t word = guest_word_bytes();
   for (std::size_t i = abi.register_arguments; i < 6; ++i) {
     std::uint8_t bytes[8] = {};
     args[i] = 0;

@@ -175,6 +175,8 @@ class Kernel {
   // The 64-bit value a 32-bit ABI passes in the register pair starting at
   // argument `index` (moved to the next even index where the ABI aligns pairs).
   std::uint64_t argument_pair(const SyscallArgs& a, std::size_t index) const;
+  // The size of the guest's long and pointer: 8 on the 64-bit ABIs, 4 on the others.
+  std::size_t guest_word_bytes() const { return arch_.elf_64bit ? 8 : 4; }
   // Writes 32-bit words in the guest's byte order (at most 4); false on EFAULT.
   bool copy_out_words32(std::uint64_t address, std::initializer_list<std::uint64_t> values);
   // Reads words.size() (at most 6) unsigned 32-bit words in the guest's byte
@@ -415,7 +417,6 @@ class Kernel {
   std::int64_t do_clone(arch::SyscallId id, std::uint64_t flags, std::uint64_t stack, std::uint64_t parent_tid,
                         std::uint64_t child_tid, std::uint64_t tls);
   std::int64_t do_clone3(std::uint64_t args_address, std::uint64_t size);
-  std::uint64_t robust_list_head_bytes() const;
   std::int64_t do_get_robust_list(std::int32_t tid, std::uint64_t head_address, std::uint64_t size_address);
   std::int64_t do_thread_exit(int code);
   // At a thread's death: the robust mutexes it still holds (its

@@ -26,7 +26,7 @@ namespace tracecorn::linux_layer {
 std::optional<std::vector<std::string>> Kernel::read_string_array(std::uint64_t address, int& error) const {
   std::vector<std::string> strings;
   if (!address) return strings;  // Linux takes a null argv or envp as empty
-  const std::size_t word = arch_.elf_64bit ? 8 : 4;
+  const std::size_t word = guest_word_bytes();
   for (std::size_t i = 0; i < 65536; ++i) {
     std::uint8_t bytes[8] = {};
     if (!copy_in(address + i * word, bytes, word)) {
@@ -136,7 +136,7 @@ void Kernel::apply_inherited_state(const InheritedState& state) {
   umask_ = state.umask;
   // Ignored signals stay ignored (a handler would point into the old image).
   const std::size_t handler_at = arch_.signal_abi.sigaction_flags_first ? 4 : 0;
-  const std::size_t word = arch_.elf_64bit ? 8 : 4;
+  const std::size_t word = guest_word_bytes();
   for (int signal = 1; signal <= kMaxSignal; ++signal) {
     if (!(state.ignored_signals & signal_bit(signal))) continue;
     auto* record = reinterpret_cast<std::uint8_t*>(signals_.raw_actions[signal]);

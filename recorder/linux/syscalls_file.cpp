@@ -146,7 +146,7 @@ std::int64_t Kernel::do_vector_io(int fd, std::uint64_t iov, std::uint64_t count
   if (fs_.entry(fd)->signal_fd) return -EINVAL;  // (readv of a signalfd: not offered; read(2) is)
   // struct iovec is two guest words (pointer, length).
   std::vector<struct iovec> vectors(count);
-  const unsigned word = arch_.elf_64bit ? 8 : 4;
+  const unsigned word = guest_word_bytes();
   std::vector<std::uint8_t> raw(count * 2 * word);
   if (count && !copy_in(iov, raw.data(), raw.size())) return -EFAULT;
   for (std::size_t i = 0; i < count; ++i) {

@@ -342,7 +342,7 @@ bool Kernel::copy_out_rusage(std::uint64_t address, const struct rusage& usage) 
       static_cast<std::uint64_t>(usage.ru_oublock), static_cast<std::uint64_t>(usage.ru_msgsnd),
       static_cast<std::uint64_t>(usage.ru_msgrcv), static_cast<std::uint64_t>(usage.ru_nsignals),
       static_cast<std::uint64_t>(usage.ru_nvcsw), static_cast<std::uint64_t>(usage.ru_nivcsw)};
-  const std::size_t word = arch_.elf_64bit ? 8 : 4;
+  const std::size_t word = guest_word_bytes();
   std::uint8_t bytes[18 * 8] = {};
   arch::FrameWriter writer(std::span(bytes, 18 * word), arch_.little_endian);
   for (std::size_t i = 0; i < 18; ++i) writer.put(i * word, word, words[i]);

@@ -72,7 +72,7 @@ constexpr std::uint64_t kUnblockable = signal_bit(SIGKILL) | signal_bit(SIGSTOP)
 std::size_t Kernel::sigaction_bytes() const {
   const arch::SignalAbi& abi = arch_.signal_abi;
   if (abi.sigaction_flags_first) return 4 + 4 + std::size_t{abi.sigset_bytes};
-  const std::size_t word = arch_.elf_64bit ? 8 : 4;
+  const std::size_t word = guest_word_bytes();
   return word * (abi.has_sa_restorer ? 3 : 2) + 8;
 }
 
@@ -109,7 +109,7 @@ void Kernel::note_disposition(int signal) {
 SignalAction Kernel::signal_action(int signal) const {
   const auto* record = reinterpret_cast<const std::uint8_t*>(signals_.raw_actions[signal]);
   const arch::FrameReader reader(std::span(record, sizeof signals_.raw_actions[signal]), arch_.little_endian);
-  const std::size_t word = arch_.elf_64bit ? 8 : 4;
+  const std::size_t word = guest_word_bytes();
   SignalAction action;
   if (arch_.signal_abi.sigaction_flags_first) {
     action.flags = reader.get(0, 4);
@@ -212,7 +212,7 @@ std::int64_t Kernel::do_sigqueueinfo(std::int64_t pid, std::int64_t thread, int 
   if (!copy_in(info_address, info, sizeof info)) return -EFAULT;
   const arch::FrameReader reader(std::span(info, sizeof info), arch_.little_endian);
   const auto code = static_cast<std::int32_t>(reader.get(arch_.signal_abi.siginfo_code_before_errno ? 4 : 8, 4));
-  const std::size_t word = arch_.elf_64bit ? 8 : 4;
+  const std::size_t word = guest_word_bytes();
   const std::uint64_t value = reader.get((arch_.elf_64bit ? 16 : 12) + 8, word);
   const std::int64_t own_pid = ::getpid();
   if (pid == own_pid) {
@@ -309,7 +309,7 @@ std::int64_t Kernel::do_itimer(SyscallId id, const SyscallArgs& a) {
     return whole ? whole : 1;
   }
   const int which = static_cast<int>(a[0]);
-  const std::size_t word = arch_.elf_64bit ? 8 : 4;
+  const std::size_t word = guest_word_bytes();
   const std::uint64_t new_value = id == SyscallId::setitimer ? a[1] : 0;
   const std::uint64_t old_value = id == SyscallId::setitimer ? a[2] : a[1];
   if (which < 0 || which > 2) return -EINVAL;
@@ -472,7 +472,7 @@ std::array<std::uint8_t, arch::kSiginfoBytes> Kernel::build_siginfo(int signal, 
   const int code = origin.code == kSiTimer ? arch_.signal_abi.si_timer_code : origin.code;
   writer.put(swapped ? 4 : 8, 4, static_cast<std::uint32_t>(code));
   // The union starts after three ints, aligned for a pointer.
-  const std::size_t word = arch_.elf_64bit ? 8 : 4;
+  const std::size_t word = guest_word_bytes();
   const std::size_t fields = arch_.elf_64bit ? 16 : 12;
   if (origin.is_fault) {
     writer.put(fields, word, origin.address);

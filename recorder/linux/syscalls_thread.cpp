@@ -133,7 +133,7 @@ std::int64_t Kernel::do_clone3(std::uint64_t args_address, std::uint64_t size) {
 void Kernel::release_robust_futexes(const GuestThread& thread) {
   // struct robust_list_head: list (a pointer), futex_offset (a long), list_op_pending (a pointer).
   if (!thread.robust_list) return;
-  const std::size_t word = arch_.elf_64bit ? 8 : 4;
+  const std::size_t word = guest_word_bytes();
   std::uint8_t head[24] = {};
   if (!copy_in(thread.robust_list, head, 3 * word)) return;
   const arch::FrameReader reader(std::span<const std::uint8_t>(head, 3 * word), arch_.little_endian);
@@ -339,14 +339,11 @@ std::int64_t Kernel::do_futex_wake_op(const SyscallArgs& a) {
   return woken;
 }
 
-std::uint64_t Kernel::robust_list_head_bytes() const { return arch_.elf_64bit ? 24u : 12u; }
-
 std::int64_t Kernel::do_get_robust_list(std::int32_t tid, std::uint64_t head_address, std::uint64_t size_address) {
   // Another process's list is not ours to give: only this process's threads are found (ESRCH otherwise).
   const GuestThread* thread = tid == 0 ? running_ : find_thread(tid);
   if (!thread) return -ESRCH;
-  const std::uint64_t words[2] = {robust_list_head_bytes(), thread->robust_list};
-  const std::size_t word = arch_.elf_64bit ? 8 : 4;
+  const std::size_t word = guest_word_bytes();
   const auto written = [&](std::uint64_t address, std::uint64_t value) {
     std::uint8_t bytes[8] = {};
     arch::FrameWriter writer(std::span(bytes, word), arch_.little_endian);
@@ -354,7 +351,7 @@ std::int64_t Kernel::do_get_robust_list(std::int32_t tid, std::uint64_t head_add
     return copy_out(address, bytes, word);
   };
   // As Linux: the size first, then the head.
-  if (!written(size_address, words[0]) || !written(head_address, words[1])) return -EFAULT;
+  if (!written(size_address, 3 * word) || !written(head_address, thread->robust_list)) return -EFAULT;  // the head: 3 words
   return 0;
 }
 
@@ -368,7 +365,7 @@ std::optional<std::int64_t> Kernel::thread_syscall(SyscallId id, const SyscallAr
     case SyscallId::gettid: return running_->tid;
     case SyscallId::set_tid_address: running_->clear_child_tid = a[0]; return running_->tid;
     case SyscallId::set_robust_list:
-      if (a[1] != robust_list_head_bytes()) return -EINVAL;
+      if (a[1] != 3 * guest_word_bytes()) return -EINVAL;
       running_->robust_list = a[0];
       return 0;
     case SyscallId::get_robust_list: return do_get_robust_list(static_cast<std::int32_t>(a[0]), a[1], a[2]);
@@ -379,7 +376,7 @@ std::optional<std::int64_t> Kernel::thread_syscall(SyscallId id, const SyscallAr
     case SyscallId::sched_getaffinity: {
       // One engine runs one thread at a time: the guest sees one CPU (nproc prints 1).
       const std::uint64_t size = a[1];
-      const std::size_t word = arch_.elf_64bit ? 8 : 4;
+      const std::size_t word = guest_word_bytes();
       if (size < word || size % word) return -EINVAL;
       std::vector<std::uint8_t> mask(std::min<std::uint64_t>(size, 128), 0);
       mask[arch_.little_endian ? 0 : word - 1] = 1;

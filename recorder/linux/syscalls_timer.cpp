@@ -180,7 +180,7 @@ std::int64_t Kernel::do_timer_create(int clock, std::uint64_t event_address, std
   timer.value = id;  // no sigevent: SIGEV_SIGNAL, SIGALRM, the timer id as the value
   if (event_address) {
     // struct sigevent: sigev_value (a pointer-sized union), sigev_signo, sigev_notify, then _tid.
-    const std::size_t word = arch_.elf_64bit ? 8 : 4;
+    const std::size_t word = guest_word_bytes();
     std::uint8_t bytes[24] = {};
     if (!copy_in(event_address, bytes, word + 12)) return -EFAULT;
     const arch::FrameReader reader(std::span<const std::uint8_t>(bytes), arch_.little_endian);

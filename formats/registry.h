@@ -89,6 +89,9 @@ class FormatReader {
   virtual std::string warning() const = 0;
   // Whether the records read so far include the format's interruption note.
   virtual bool interrupted() const = 0;
+  // The signal that killed the process where the format says so in a note
+  // instead of an exit event (BAP frames' death note), once read; else 0.
+  virtual std::uint32_t killed_by_signal() const { return 0; }
   // "" or why the file ended before its natural end.
   virtual std::string ended_early() const { return warning(); }
   // Bytes of the file read so far (compressed bytes for a zstd file).

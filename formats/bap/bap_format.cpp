@@ -44,6 +44,7 @@ class FramesAdapter final : public FormatReader {
   Expected<bool> next(const EventCallback& on_event) override { return reader_->next(on_event); }
   std::string warning() const override { return reader_->warning(); }
   bool interrupted() const override { return reader_->interrupted(); }
+  std::uint32_t killed_by_signal() const override { return reader_->killed_by_signal(); }
   std::vector<std::string> environment() const override { return reader_->meta().target_envp; }
   std::uint64_t bytes_read() const override { return reader_->file_bytes_read(); }
 

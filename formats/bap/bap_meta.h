@@ -27,6 +27,7 @@ struct FramesMeta {
   std::string user;
   std::string host;
   double time = 0;  // when the recording started, seconds since the epoch
+  std::string level;  // tracecorn's: the recording's level ("" when unknown)
 };
 
 // Fills the MD5 and the stats of the file at `meta.target_path`, and the user,

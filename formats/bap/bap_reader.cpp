@@ -228,6 +228,7 @@ Status FramesReader::parse_header() {
     meta_.user = meta.user();
     meta_.host = meta.host();
     meta_.time = meta.time();
+    meta_.level = meta.tracecorn_level();
     offset_ += size;
   }
   header_.first_frame_offset = offset_;
@@ -249,6 +250,7 @@ Status FramesReader::parse_header() {
   info_.arch_name = arch_->name;
   info_.program = meta_.target_path;
   info_.argv = meta_.target_args;
+  info_.level = meta_.level;
   return ok_status();
 }
 
@@ -497,6 +499,8 @@ Status FramesReader::produce(const EventCallback& on_event) {
     event.thread = events::ThreadId{static_cast<std::uint32_t>(frame.thread_id())};
     if (frame.tracecorn_interrupted()) {
       interrupted_ = true;  // the interruption note (bap_writer.h): no event
+    } else if (frame.tracecorn_killed()) {
+      killed_by_signal_ = static_cast<std::uint32_t>(frame.exception_number());  // the death note: no event
     } else if (frame.has_tracecorn_signal_code() || frame.has_tracecorn_thread_change()) {
       // Ours (frames.proto): a signal delivery or a thread change, with its effects.
       const std::vector<events::MemoryWriteEffect> writes = memory_writes(frame.tracecorn_memory_writes());

@@ -99,8 +99,8 @@ class FramesReader {
   // program) calls this with the architecture to read as. Returns false, and
   // changes nothing, when `candidate` has other ids than the header's.
   bool resolve_arch(const arch::ArchInfo& candidate);
-  // Arch, program and argv from the meta frame, level "" (frames do not say),
-  // the initial registers from the first key frame.
+  // Arch, program, argv and level from the meta frame (level "" in a trace
+  // of another tracer's), the initial registers from the first key frame.
   const events::TraceInfo& info() const { return info_; }
 
   // Decodes the next frame and calls `on_event` for each of its events (valid
@@ -124,6 +124,9 @@ class FramesReader {
   // recording was stopped by SIGINT or SIGTERM and finished). A file cut short
   // (warning()) is not marked, nor is read_all()'s summary.
   bool interrupted() const { return interrupted_; }
+  // The signal of the death note read so far (bap_writer.h: the process was
+  // killed by it), else 0.
+  std::uint32_t killed_by_signal() const { return killed_by_signal_; }
   std::uint64_t frames_read() const { return frame_index_; }  // index of the next frame
   std::uint64_t events_read() const { return next_sequence_; }
   // Bytes of the file read so far (compressed bytes for a zstd file), for progress displays.
@@ -170,6 +173,7 @@ class FramesReader {
   bool toc_used_ = false;
   std::string warning_;
   bool interrupted_ = false;
+  std::uint32_t killed_by_signal_ = 0;
   std::vector<events::RegisterValue> registers_;
   std::vector<bool> known_;
 };

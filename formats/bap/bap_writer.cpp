@@ -49,6 +49,7 @@ void fill_meta(const FramesMeta& meta, pb::meta_frame& out) {
   out.set_user(meta.user);
   out.set_host(meta.host);
   out.set_time(meta.time);
+  if (!meta.level.empty()) out.set_tracecorn_level(meta.level);
 }
 
 }  // namespace
@@ -378,7 +379,19 @@ struct FramesWriter::State {
         flush();
         const auto& exit = std::get<events::ExitEvent>(event.payload);
         exit_signal = exit.by_signal ? static_cast<std::uint32_t>(exit.signal) : 0;
-        ++dropped;
+        if (!exit.by_signal) {
+          ++dropped;  // (the exit_group syscall frame says it)
+          return;
+        }
+        // The death note (frames.proto): what ends the trace, where its last
+        // frame may be any instruction (a signal from another process).
+        frame.Clear();
+        auto* note = frame.mutable_exception_frame();
+        note->set_exception_number(exit_signal);
+        note->set_thread_id(event.thread.value);
+        note->set_tracecorn_killed(true);
+        note->set_tracecorn_description("the process was killed by signal " + std::to_string(exit_signal));
+        write_message(frame, true);
         return;
       }
       case EventKind::kBlock:
@@ -444,6 +457,7 @@ void FramesWriter::begin(const events::TraceInfo& info) {
       meta.target_args = info.argv;
       (void)collect_host_meta(meta);  // what cannot be read stays empty: the trace is still useful
     }
+    if (meta.level.empty()) meta.level = info.level;
     pb::meta_frame meta_frame;
     fill_meta(meta, meta_frame);
     s.write_message(meta_frame, false);

@@ -37,7 +37,12 @@
 //   the pc, and (ours) the faulting address and description. A gap (events
 //   lost) is an exception_frame with exception_number 0 and (ours)
 //   tracecorn_lost_events and the reason.
-// - Exit and block events have no frame (dropped_events() counts exits).
+// - Block events have no frame, nor exits with a status (the exit_group
+//   syscall says it; dropped_events() counts them). A death by a signal is
+//   the death note: an exception_frame with exception_number = the signal
+//   and (ours) tracecorn_killed; our reader reports it
+//   (FramesReader::killed_by_signal()) and produces no event.
+// - The meta frame carries (ours) tracecorn_level, the TraceInfo's level.
 // - end() of an interrupted recording (TraceSummary::interrupted: SIGINT or
 //   SIGTERM) writes the interruption note as the last frame: an
 //   exception_frame with exception_number = the signal of the exit event (0
@@ -103,7 +108,7 @@ class FramesWriter final : public events::Sink {
   bool failed() const override;  // a write error is kept (end() returns it)
 
   std::uint64_t frames_written() const;  // n so far (the meta frame is not counted)
-  std::uint64_t dropped_events() const;  // events with no frame (exits; memory events with no instruction)
+  std::uint64_t dropped_events() const;  // events with no frame (exits with a status; memory events with no instruction)
   std::uint64_t bytes_written() const;   // in the (decompressed) file
 
  private:

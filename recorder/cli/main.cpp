@@ -547,6 +547,15 @@ int run_command(const RunOptions& options, const RecordOptions* record) {
   const std::string path = record ? trace_path_for(record->output, (*process)->guest_pid(),
                                                    (*process)->tree_root_pid(), (*process)->image_serial())
                                   : "";
+  // (for every image a record runs, traced or not: its forks may be). Where
+  // the trace has memory or registers: a stop from another thread lets the
+  // rest of a block run without their hooks. At blocks and insns, where the
+  // hook would cost most, the trace holds no value those instructions could
+  // change: the stop is left to Unicorn.
+  if (record) {
+    const core::TraceLevel level = core::parse_trace_level(record->level).value_or(core::TraceLevel::kFull);
+    if (core::level_has_memory(level) || core::level_has_registers(level)) (*process)->stop_outside_kills_at_blocks();
+  }
   if (record && path.empty()) note_not_recorded((*process)->guest_pid());
   if (record && !path.empty()) {
     validate_record_options(*record);
@@ -807,6 +816,10 @@ int stat_command(const std::string& path) {
   fmt::print("events by thread:\n");
   for (const auto& [thread, count] : stats->thread_events) fmt::print("  {} {}\n", thread, count);
   if ((*reader)->interrupted()) fmt::print("interrupted: the recording was stopped by SIGINT or SIGTERM and finished\n");
+  if (const std::uint32_t signal = (*reader)->killed_by_signal()) {
+    const char* abbrev = signal < 65 ? sigabbrev_np(static_cast<int>(signal)) : nullptr;
+    fmt::print("killed: the process was killed by {}\n", abbrev ? std::string("SIG") + abbrev : "signal " + std::to_string(signal));
+  }
   if (auto complete = (*reader)->check_complete(); !complete) {  // the counts above stop where the file does
     fmt::print(stderr, "tracecorn: {}\n", complete.error().to_string());
     return kExitToolError;

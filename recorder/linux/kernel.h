@@ -136,6 +136,14 @@ class Kernel {
   // Whether post_host_signal stopped the run for such a signal (and clears
   // that). Emulation thread, after a run.
   bool take_fatal_signal_stop() { return fatal_signal_stop_.exchange(false, std::memory_order_acq_rel); }
+  // From now on post_host_signal leaves that stop, and request_stop its stop,
+  // to on_block (the block hook must be in:
+  // LinuxProcess::stop_outside_kills_at_blocks). Before a run.
+  void stop_fatal_signals_at_blocks() { fatal_stops_at_blocks_.store(true, std::memory_order_relaxed); }
+  bool fatal_signals_stop_at_blocks() const { return fatal_stops_at_blocks_.load(std::memory_order_relaxed); }
+  // Where on_block stopped the run (the start of a block none of whose
+  // instructions ran), and forgets it; nullopt when it did not. After a run.
+  std::optional<std::uint64_t> take_block_stop_pc() { return std::exchange(block_stop_pc_, std::nullopt); }
   // Takes the host's signals and applies the default action of those pending
   // with no handler; true when one ended the process. A signal with a handler
   // stays pending (its frame needs an exact pc: the next syscall's return).
@@ -550,6 +558,8 @@ class Kernel {
   std::uint64_t fatal_dispositions_ = fatal_by_default();
   std::atomic<std::uint64_t> fatal_signals_now_{0};
   std::atomic<bool> fatal_signal_stop_{false};
+  std::atomic<bool> fatal_stops_at_blocks_{false};  // on_block makes that stop (a block's start: exact)
+  std::optional<std::uint64_t> block_stop_pc_;       // emulation thread only
   std::set<std::string> noted_;
   std::vector<std::uint8_t> scratch_;  // reused I/O buffer
   std::vector<std::weak_ptr<SignalFd>> signal_fds_;  // every signalfd still open (sync_signal_fds)

@@ -361,10 +361,16 @@ void LinuxProcess::set_syscall_source(SyscallSource* source) { kernel_->set_sysc
 
 void LinuxProcess::request_stop() {
   kernel_->request_stop();
-  uc_emu_stop(engine_);
+  // (a recording stops at the next block's start instead: see stop_outside_kills_at_blocks)
+  if (!kernel_->fatal_signals_stop_at_blocks()) uc_emu_stop(engine_);
 }
 
+void LinuxProcess::stop_outside_kills_at_blocks() { kernel_->stop_fatal_signals_at_blocks(); }
+
 RunOutcome LinuxProcess::run() {
+  // (after the recorder's hooks: its block hook sees a block before this one can end the run there)
+  if (kernel_->fatal_signals_stop_at_blocks() && !install_block_hooks())
+    return outcome_of(UC_ERR_HOOK, std::chrono::steady_clock::duration{});
   const auto started = std::chrono::steady_clock::now();
   const std::uint64_t timeout_us = static_cast<std::uint64_t>(config_.timeout.count());
   std::uint64_t begin = entry_pc_;
@@ -382,6 +388,10 @@ RunOutcome LinuxProcess::run() {
       run_count = run_count > done ? run_count - done : 1;
     }
     const uc_err err = uc_emu_start(engine_, begin, UINT64_MAX, run_timeout_us, run_count);
+    if (const std::optional<std::uint64_t> stopped_at = kernel_->take_block_stop_pc()) {
+      const std::uint64_t pc = resumable_pc(*stopped_at);
+      uc_reg_write(engine_, arch_->pc_reg, &pc);
+    }
     RunOutcome outcome = outcome_of(err, std::chrono::steady_clock::now() - started);
     if (const std::optional<std::uint64_t> next = restart_after_signal(outcome, err)) {
       begin = *next;

@@ -261,6 +261,13 @@ class LinuxProcess {
   // Stops the run soon (uc_emu_stop, and any wait of the guest for a signal
   // returns): tracecorn's own SIGINT/SIGTERM. Callable from any thread.
   void request_stop();
+  // From now on a signal from another process that ends the guest while it
+  // runs without syscalls, and request_stop(), stop it at the start of its
+  // next block, through a block hook, instead of wherever the engine is when
+  // the signal comes (the instructions after the stop would run unhooked: a
+  // recording's last register values would include their effects). For
+  // recordings, before run().
+  void stop_outside_kills_at_blocks();
 
   struct LoadedModule {
     std::uint64_t start, end, bias;

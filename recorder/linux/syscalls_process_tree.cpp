@@ -400,10 +400,12 @@ void Kernel::post_host_signal(int signal, const SignalOrigin& origin) noexcept {
   }
   // A guest busy in a loop makes no syscall to take it: a signal that ends
   // the process stops the run now (Unicorn allows uc_emu_stop from another
-  // thread; the pc it leaves may be a block's start, which an end does not use).
+  // thread; the pc it leaves may be a block's start, which an end does not
+  // use, and the instructions after it run without hooks), or at the next
+  // block's start (on_block) for a recording.
   if (fatal_signals_now_.load(std::memory_order_relaxed) & signal_bit(signal)) {
     fatal_signal_stop_.store(true, std::memory_order_release);
-    uc_emu_stop(engine_);
+    if (!fatal_stops_at_blocks_.load(std::memory_order_relaxed)) uc_emu_stop(engine_);
   }
 }
 

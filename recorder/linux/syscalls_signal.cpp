@@ -644,8 +644,21 @@ void Kernel::on_block(std::uint64_t address) noexcept {
   const bool timer_due = timer_wakeup_ && timer_wakeup_->due();
   const bool cpu_timer_due = instruction_counter_ && guest_instructions() >= cpu_timer_next_;
   const bool quantum_over = preemption_ && --quantum_left_ == 0;
-  if (!timer_due && !cpu_timer_due && !quantum_over) [[likely]]
+  const bool stop_here = fatal_signal_stop_.load(std::memory_order_relaxed) ||
+                         (fatal_stops_at_blocks_.load(std::memory_order_relaxed) &&
+                          stop_requested_.load(std::memory_order_relaxed));
+  if (!timer_due && !cpu_timer_due && !quantum_over && !stop_here) [[likely]]
     return;
+  if (stop_here) {  // (post_host_signal, request_stop: the run ends here, before the block's first instruction)
+    if (quantum_over) quantum_left_ = 1;  // (should the run go on: the switch is at the next block)
+    // The pc Unicorn leaves after a stop is the last one a hook synced (the
+    // previous block's last instruction), and a pc written in a hook makes it
+    // go on there: the run sets the block's start after it ended
+    // (take_block_stop_pc), for the recorder's stop record to end the block there.
+    block_stop_pc_ = address;
+    uc_emu_stop(engine_);
+    return;
+  }
   try {
     if (timer_due || cpu_timer_due) {
       if (timer_due) timer_wakeup_->take_due();

@@ -237,7 +237,7 @@ class Comparator final : public events::Sink {
   // trace may end there too, or with an exit that carries no status (UCIR's).
   void rerun_ended_by_exec() { rerun_ended_by_exec_ = true; }
   void on_event(const events::Event& event) override {
-    if (divergence_ || !error_.empty() || killed_outside_syscall_) return;
+    if (divergence_ || !error_.empty() || killed_outside_syscall_ || recording_interrupted_) return;
     if (!wanted(event.kind)) return;
     note_module(event, replay_events_, replay_started_, replay_modules_);
     replay_builder_.feed(event, replay_events_++, replay_steps_);
@@ -245,7 +245,7 @@ class Comparator final : public events::Sink {
   }
   std::string end(const events::TraceSummary&) override {
     if (divergence_ || !error_.empty()) return "";
-    if (killed_outside_syscall_) {
+    if (killed_outside_syscall_ || recording_interrupted_) {
       compare_modules();
       return "";
     }
@@ -261,14 +261,15 @@ class Comparator final : public events::Sink {
       while (replay_steps_.size() > trace_steps_.size()) replay_steps_.pop_front(), ++replay_steps_skipped_;
     }
     compare_ready(true);
-    if (divergence_ || !error_.empty() || killed_outside_syscall_) return "";
+    if (divergence_ || !error_.empty() || killed_outside_syscall_ || recording_interrupted_) return "";
     // The trace must have nothing left.
     pull_trace(true);
     if (rerun_stopped_past_last_syscall_ && trace_steps_.size() == 1 &&
         ends_by_signal_from_outside(trace_steps_.front(), Step{})) {
       // The re-run went on to a syscall the trace has not (the source
       // stopped it there before its step reached here): the same death.
-      killed_outside_syscall_ = true;
+      trace_steps_.clear();
+      note_stopped_where_trace_ends();
       compare_modules();
       return "";
     }
@@ -286,6 +287,8 @@ class Comparator final : public events::Sink {
   // The trace's process was killed by a signal from another process between
   // two blocks (it ran without syscalls): the re-run was stopped there too.
   bool killed_outside_syscall_ = false;
+  // The recording was interrupted (its note): the re-run was stopped where it ends.
+  bool recording_interrupted_ = false;
   std::atomic<bool> rerun_stopped_past_last_syscall_ = false;
   std::atomic<bool> rerun_ended_by_exec_ = false;
   std::string error_;  // the trace could not be read
@@ -328,6 +331,12 @@ class Comparator final : public events::Sink {
       pull_trace(false);
       if (!error_.empty()) return;
       const Step& mine = replay_steps_.front();
+      if (trace_steps_.empty() && trace_done_ && ends_where_rerun_stops()) {
+        note_stopped_where_trace_ends();  // (as ends_by_signal_from_outside() below)
+        replay_steps_.clear();
+        if (!align_ends_) uc_emu_stop(engine_);
+        return;
+      }
       if (trace_steps_.empty()) {
         Step end_marker;
         end_marker.event = trace_.index();
@@ -335,8 +344,8 @@ class Comparator final : public events::Sink {
         return;
       }
       if (ends_by_signal_from_outside(trace_steps_.front(), mine)) {
-        killed_outside_syscall_ = true;
         trace_steps_.pop_front();
+        note_stopped_where_trace_ends();
         replay_steps_.clear();
         if (!align_ends_) uc_emu_stop(engine_);  // from the drain thread, as diverge()
         return;
@@ -347,6 +356,20 @@ class Comparator final : public events::Sink {
       trace_steps_.pop_front();
       replay_steps_.pop_front();
     }
+  }
+  // The trace, read to its end, ends where the re-run must stop: a format
+  // without exit events (BAP frames) whose death note says a signal killed
+  // the process after code, or a recording interrupted by SIGINT or SIGTERM.
+  bool ends_where_rerun_stops() const {
+    const bool after_code = last_trace_kind_ == EventKind::kBlock || last_trace_kind_ == EventKind::kInstruction;
+    return (trace_.killed_by_signal() != 0 && after_code) || trace_.interrupted();
+  }
+  // The re-run stops where the trace ends (its last step compared): its
+  // process was killed there from outside, or the recording was interrupted
+  // there (the interruption note, the trace's last record: read to the end).
+  void note_stopped_where_trace_ends() {
+    pull_trace(true);
+    (trace_.interrupted() ? recording_interrupted_ : killed_outside_syscall_) = true;
   }
   // The trace ends (its exit) right after code, where the re-run goes on: its
   // process died there of a signal another process sent while it ran without
@@ -951,6 +974,15 @@ Expected<ReplayReport> replay_trace(const std::string& trace_path, const ReplayO
   report.trace_events = idx.event_count();
   const core::TraceLevel level = infer_level(idx);
   report.level = std::string(core::trace_level_name(level));
+  // Register values with neither the memory they came from nor what loads
+  // read (BAP frames at the regs level): the re-run's memory differs from the
+  // first load (the auxiliary vector's random bytes, the stack canary's
+  // source), and so would the registers loaded from it.
+  if (level == core::TraceLevel::kRegisters && info.initial_memory.empty())
+    return make_error(ErrorCode::kUnsupported,
+                      "the trace has register values but neither the initial memory nor what its reads got (the "
+                      "random bytes a program loads would differ in a re-run): record it at --level full, or in UCIR",
+                      trace_path);
   for (const auto& line : caps.cannot_carry) report.not_compared.push_back(line);
   if (level == core::TraceLevel::kBlocks)
     report.not_compared.push_back("syscall pcs (a blocks-level trace gives the block's address)");
@@ -993,8 +1025,12 @@ Expected<ReplayReport> replay_trace(const std::string& trace_path, const ReplayO
   // Its registers and memory at that point are its parent's, which a fresh
   // load does not have (the thread pointer, the heap that holds its thread's
   // data): without them (BAP frames below the mem level) the re-run goes astray.
-  if (opens_in_syscall && (info.initial_registers.empty() ||
-                           (info.initial_memory.empty() && !idx.saw(EventKind::kMemoryRead))))
+  // (A trace that says its level records reads, and has none, read nothing:
+  // a child killed before its first load.)
+  const bool reads_recorded = idx.saw(EventKind::kMemoryRead) ||
+                              (!info.level.empty() && core::level_has_memory(core::parse_trace_level(info.level)
+                                                                                 .value_or(core::TraceLevel::kBlocks)));
+  if (opens_in_syscall && (info.initial_registers.empty() || (info.initial_memory.empty() && !reads_recorded)))
     return make_error(ErrorCode::kUnsupported,
                       "the trace opens inside a syscall (a forked child's) and holds neither its memory there nor "
                       "the values its reads got: record it in UCIR, or at --level mem or full",
@@ -1104,20 +1140,25 @@ Expected<ReplayReport> replay_trace(const std::string& trace_path, const ReplayO
     report.not_compared.push_back(
         "what the re-run did after the trace's last step (its process was killed there by a signal from another "
         "process while it ran without syscalls: the re-run was stopped there)");
+  if (comparator.recording_interrupted_)
+    report.not_compared.push_back(
+        "what the re-run did after the trace's last step (the recording was interrupted there by SIGINT or "
+        "SIGTERM: the re-run was stopped there)");
+  const bool stopped_at_trace_end = comparator.killed_outside_syscall_ || comparator.recording_interrupted_;
   report.syscalls_answered = source.answered_;
   report.syscalls_run = source.run_;
   // The earliest of the two (the source sees syscalls before the comparator's events catch up).
   report.divergence = comparator.divergence_;
   // (A syscall past the trace's last is no divergence where the trace's
   // process was killed from outside before it: the comparator saw that.)
-  const bool source_went_past_kill = source.ran_out_ && comparator.killed_outside_syscall_;
+  const bool source_went_past_kill = source.ran_out_ && stopped_at_trace_end;
   if (source.divergence_ && !source_went_past_kill &&
       (!report.divergence || source.divergence_->event <= report.divergence->event))
     report.divergence = source.divergence_;
   if (source.image_replaced_)
     report.not_compared.push_back("the image its execve started (its own trace, named BASE.PID.N)");
   if (!report.divergence && outcome.kind == linux_layer::RunOutcome::Kind::kInstructionLimit &&
-      !comparator.killed_outside_syscall_ &&  // (the drain that saw it may have lagged the loop's run)
+      !stopped_at_trace_end &&  // (the drain that saw it may have lagged the loop's run)
       !source.image_replaced_)  // (stopped at the execve: a stop reads as the limit)
     report.divergence = Divergence{idx.event_count(), outcome.pc, "the run's length", "it ends",
                                    "ran twice as many instructions without ending"};

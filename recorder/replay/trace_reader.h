@@ -103,6 +103,10 @@ class TraceReader {
   // read_all()'s summary says interrupted for this only (a file that ends early
   // is check_complete()'s error).
   bool interrupted() const { return reader_->interrupted(); }
+  // The signal that killed the process, where the format says it in a note
+  // and not in an exit event (BAP frames: FramesReader::killed_by_signal()),
+  // once read; else 0.
+  std::uint32_t killed_by_signal() const { return reader_->killed_by_signal(); }
   // "" or why the file ended before its natural end: warning() unless the
   // format's warnings are about something else (binary trace: unknown events).
   std::string ended_early() const { return reader_->ended_early(); }

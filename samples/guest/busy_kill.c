@@ -2,7 +2,9 @@
 // process busy in a loop that makes no syscall. Its parent kills it with
 // SIGTERM, then another with SIGUSR1 (both end a process by default), and a
 // third that blocks SIGTERM (and waits until it is pending) ends only once it
-// unblocks it.
+// unblocks it. An argument sets how long the parent lets a child spin before
+// it sends the signal, in milliseconds (100 when none): shorter makes the
+// traces of a recording at the full level smaller.
 // Invariants: deterministic output only (no pids, no counts): each child says
 // on a pipe that it is in its loop before its parent sends the signal; a loop
 // runs at most a few seconds natively, so a signal that never comes shows as
@@ -12,6 +14,7 @@
 // exit: 0
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <sys/wait.h>
@@ -59,14 +62,14 @@ static pid_t start_child(int notify, int block_first) {
   _exit(0);
 }
 
-static void kill_busy_child(const char* what, int signal, int block_first) {
+static void kill_busy_child(const char* what, int signal, int block_first, long spin_ms) {
   int notify[2];
   if (pipe(notify) != 0) return;
   const pid_t child = start_child(notify[1], block_first);
   close(notify[1]);
   char byte = 0;
   if (read(notify[0], &byte, 1) != 1) printf("%s: no word from the child\n", what);
-  const struct timespec in_the_loop = {0, 100 * 1000000};  // the child is in its loop by then
+  const struct timespec in_the_loop = {spin_ms / 1000, spin_ms % 1000 * 1000000};  // the child is in its loop by then
   if (!block_first) nanosleep(&in_the_loop, NULL);
   kill(child, signal);
   int status = 0;
@@ -78,9 +81,10 @@ static void kill_busy_child(const char* what, int signal, int block_first) {
   close(notify[0]);
 }
 
-int main(void) {
-  kill_busy_child("a child in a loop sent SIGTERM", SIGTERM, 0);
-  kill_busy_child("a child in a loop sent SIGUSR1", SIGUSR1, 0);
-  kill_busy_child("a child in a loop that blocks SIGTERM", SIGTERM, 1);
+int main(int argc, char** argv) {
+  const long spin_ms = argc > 1 ? atol(argv[1]) : 100;
+  kill_busy_child("a child in a loop sent SIGTERM", SIGTERM, 0, spin_ms);
+  kill_busy_child("a child in a loop sent SIGUSR1", SIGUSR1, 0, spin_ms);
+  kill_busy_child("a child in a loop that blocks SIGTERM", SIGTERM, 1, spin_ms);
   return 0;
 }

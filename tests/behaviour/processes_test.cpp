@@ -16,6 +16,7 @@
 #include <map>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "fixtures.h"
@@ -361,27 +362,45 @@ TEST_CASE("Processes: each process's trace of fork_wait replays on every other a
 // A child killed in a loop without syscalls (busy_kill: SIGTERM, SIGUSR1 from
 // its parent) has a trace that ends after a block: its replay matches up to
 // there and stops, saying why; the parent's and the third child's (killed
-// as it unblocked the signal, in a syscall) replay whole.
+// as it unblocked the signal, in a syscall) replay whole. In UCIR at the
+// blocks level; and at the full level in BAP frames, which has no exit event
+// (its death note says the signal), and in the binary trace, both with every
+// register after every instruction: the run stops at a block's start, so the
+// last instruction's registers are its own (the parent lets each child spin
+// 5 ms, not 100, for traces of a few MB).
 TEST_CASE("Processes: each process's trace of busy_kill replays, the children killed in their loops up to their last block") {
   require({});
-  TempDir dir("processes-busy-kill");
-  const std::string trace = dir / "tree.ucir";
-  const ProcessResult recorded = run_process(in_dir({paths().tracecorn, "record", "--format", "ucir", "--level", "blocks",
-                                                     "-o", trace, "--", paths().samples_binary + "/static/busy_kill"},
-                                                    dir.path()));
-  REQUIRE_MESSAGE(recorded.status == 0, recorded.err);
-  std::size_t traces = 0, stopped_in_loop = 0;
-  for (const auto& entry : std::filesystem::directory_iterator(dir.path())) {
-    if (entry.path().filename().string().rfind("tree.", 0) != 0) continue;
-    ++traces;
-    CAPTURE(entry.path().string());
-    const ProcessResult replayed = run_process(in_dir({paths().tracecorn, "replay", "--no-children", entry.path().string()}, dir.path()));
-    CHECK_MESSAGE(replayed.status == 0, replayed.out << replayed.err);
-    CHECK(replayed.out.find("replay matches") != std::string::npos);
-    stopped_in_loop += replayed.out.find("killed there by a signal from another process") != std::string::npos;
+  for (const auto& [format, level, spin_ms] :
+       {std::tuple<std::string, std::string, std::string>{"ucir", "blocks", "100"}, {"frames", "full", "5"},
+        {"bintrace", "full", "5"}}) {
+    CAPTURE(format);
+    TempDir dir("processes-busy-kill");
+    const std::string trace = dir / ("tree." + format);
+    const ProcessResult recorded = run_process(in_dir({paths().tracecorn, "record", "--format", format, "--level", level,
+                                                       "-o", trace, "--", paths().samples_binary + "/static/busy_kill",
+                                                       spin_ms},
+                                                      dir.path()));
+    REQUIRE_MESSAGE(recorded.status == 0, recorded.err);
+    std::size_t traces = 0, stopped_in_loop = 0;
+    for (const auto& entry : std::filesystem::directory_iterator(dir.path())) {
+      if (entry.path().filename().string().rfind("tree.", 0) != 0) continue;
+      ++traces;
+      CAPTURE(entry.path().string());
+      const ProcessResult replayed =
+          run_process(in_dir({paths().tracecorn, "replay", "--no-children", entry.path().string()}, dir.path()));
+      CHECK_MESSAGE(replayed.status == 0, replayed.out << replayed.err);
+      CHECK(replayed.out.find("replay matches") != std::string::npos);
+      stopped_in_loop += replayed.out.find("killed there by a signal from another process") != std::string::npos;
+      if (format == "frames" && entry.path().string() != trace) {  // each child's death note
+        const ProcessResult stat = run_process(in_dir({paths().tracecorn, "stat", entry.path().string()}, dir.path()));
+        CHECK(stat.status == 0);
+        CHECK((stat.out.find("killed: the process was killed by SIGTERM") != std::string::npos ||
+               stat.out.find("killed: the process was killed by SIGUSR1") != std::string::npos));
+      }
+    }
+    CHECK(traces == 4);  // the parent and its three children
+    CHECK(stopped_in_loop >= 1);  // (both, unless a loaded machine was slow to start a child's loop)
   }
-  CHECK(traces == 4);  // the parent and its three children
-  CHECK(stopped_in_loop >= 1);  // (both, unless a loaded machine was slow to start a child's loop)
 }
 
 // A child's BAP frames trace below the mem level holds neither its memory at

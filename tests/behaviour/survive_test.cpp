@@ -24,6 +24,7 @@
 #include <random>
 #include <regex>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "harness.h"
@@ -207,6 +208,39 @@ TEST_CASE("Survive: SIGINT and SIGTERM finish every format, plain and zstd, and 
       std::remove((file + ".dump").c_str());
       std::remove(file.c_str());
     }
+  }
+}
+
+// A recording interrupted while its guest loops without syscalls stops at the
+// start of a block (none of whose instructions ran), so every register value
+// of the last instruction is its own: the trace replays up to its end, where
+// replay stops the re-run and says why. (Stopped from another thread, Unicorn
+// would run the rest of its block without hooks, and the last instruction's
+// registers in the trace would hold their effects.)
+TEST_CASE("Survive: a recording interrupted in a loop replays up to where it stopped, in every format") {
+  TempDir dir("survive-replay");
+  for (const auto& [format, level, seconds] :
+       {std::tuple<std::string, std::string, std::string>{"ucir", "regs", "0.2"}, {"bintrace", "regs", "0.2"},
+        {"frames", "full", "0.1"}}) {
+    CAPTURE(format);
+    const std::string file = dir / ("loop." + format);
+    std::vector<std::string> argv = {"/usr/bin/timeout", "--preserve-status", "-s", "INT", seconds,
+                                     paths().tracecorn,  "record",            "--format", format,
+                                     "--level",          level,               "-o",       file,
+                                     "--",               paths().busybox};
+    argv.insert(argv.end(), kEndlessLoop.begin(), kEndlessLoop.end());
+    ProcessSpec spec;
+    spec.argv = argv;
+    spec.env = base_env();
+    spec.timeout = std::chrono::milliseconds(60000);
+    const ProcessResult recorded = run_process(spec);
+    REQUIRE_MESSAGE(recorded.status == 128 + 2, recorded.describe_status() << "\n" << recorded.err);
+    const ProcessResult replayed = shell("exec \"$@\"", {paths().tracecorn, "replay", file});
+    CHECK_MESSAGE(replayed.status == 0, replayed.describe_status() << "\n" << replayed.out << replayed.err);
+    CHECK_MESSAGE(replayed.out.find("replay matches") != std::string::npos, replayed.out);
+    CHECK_MESSAGE(replayed.out.find("the recording was interrupted there by SIGINT or SIGTERM") != std::string::npos,
+                  replayed.out);
+    std::remove(file.c_str());
   }
 }
 

@@ -577,3 +577,42 @@ TEST_CASE("BAP frames: the writer refuses an output it cannot patch") {
   REQUIRE_FALSE(writer.has_value());
   CHECK(writer.error().code == ErrorCode::kInvalidArgument);
 }
+
+// A process killed by a signal (from another process, after any instruction)
+// ends its trace with the death note, an exception frame numbered with the
+// signal that our reader reports and turns into no event; an exit with a
+// status has no frame (the exit_group syscall frame says it). The meta frame
+// carries the recording's level.
+TEST_CASE("BAP frames: a death by a signal is the death note, an exit with a status no frame; the level is in the meta frame") {
+  for (const bool by_signal : {true, false}) {
+    CAPTURE(by_signal);
+    TinyTrace tiny;
+    tiny.info.level = "mem";
+    const std::string path = temp_path(by_signal ? "killed.frames" : "exited.frames");
+    auto writer = formats::FramesWriter::open(path, tiny.arch, formats::FramesWriterOptions{});
+    REQUIRE(writer.has_value());
+    (*writer)->begin(tiny.info);
+    events::Event event;
+    event.kind = events::EventKind::kModuleLoad;
+    event.payload = events::ModuleLoadEvent{events::GuestAddress{0x400000}, events::GuestAddress{0x402000}, 0, "/bin/x"};
+    (*writer)->on_event(event);
+    event.sequence = events::EventSequence{1};
+    event.kind = events::EventKind::kExit;
+    event.payload = by_signal ? events::ExitEvent{true, 0, 10} : events::ExitEvent{false, 3, 0};
+    (*writer)->on_event(event);
+    REQUIRE((*writer)->end({}).empty());
+    CHECK((*writer)->frames_written() == (by_signal ? 3u : 2u));  // the key frame, the modload (and the note)
+    CHECK((*writer)->dropped_events() == (by_signal ? 0u : 1u));
+
+    auto reader = formats::FramesReader::open(path);
+    REQUIRE_MESSAGE(reader.has_value(), reader.error().to_string());
+    CHECK((*reader)->info().level == "mem");
+    CHECK((*reader)->meta().level == "mem");
+    const Collected read = read_all(**reader);
+    CHECK(read.kinds == std::vector<events::EventKind>{events::EventKind::kModuleLoad});
+    CHECK((*reader)->killed_by_signal() == (by_signal ? 10u : 0u));
+    CHECK_FALSE((*reader)->interrupted());
+    CHECK((*reader)->warning().empty());
+    std::filesystem::remove(path);
+  }
+}

@@ -54,6 +54,19 @@ foreach(format ucir frames bintrace)
   endforeach()
 endforeach()
 
+# BAP frames at the regs level hold register values but neither the memory nor
+# what reads got: the re-run's random bytes (AT_RANDOM) would differ, so replay
+# refuses it with the reason, naming the file.
+execute_process(COMMAND ${TRACECORN} record --format frames --level regs -o ${WORK_DIR}/regs.frames -- ${SAMPLE}
+  RESULT_VARIABLE status OUTPUT_QUIET ERROR_QUIET)
+execute_process(COMMAND ${TRACECORN} replay ${WORK_DIR}/regs.frames RESULT_VARIABLE status ERROR_VARIABLE err OUTPUT_QUIET)
+if(status EQUAL 0)
+  message(FATAL_ERROR "replay of BAP frames at the regs level: exit status 0")
+endif()
+check_contains("${err}" "${WORK_DIR}/regs.frames: the trace has register values but neither the initial memory"
+  "replay frames regs")
+check_contains("${err}" "record it at --level full, or in UCIR" "replay frames regs")
+
 # A fault's pc is named too (BAP frames carry faults): the segfault sample's write through NULL in main.
 get_filename_component(samples_dir ${SAMPLE} DIRECTORY)
 execute_process(COMMAND ${TRACECORN} record --format frames --level blocks -o ${WORK_DIR}/segfault.frames

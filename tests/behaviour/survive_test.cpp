@@ -65,6 +65,21 @@ ProcessResult shell(const std::string& script, const std::vector<std::string>& a
   return run_process(spec);
 }
 
+// `record` (its command line up to the program) of busybox's endless loop,
+// sent SIG`signal` ("INT", "TERM") by timeout(1) after `seconds`.
+ProcessResult record_loop_until(const std::string& signal, const std::string& seconds,
+                                const std::vector<std::string>& record) {
+  ProcessSpec spec;
+  spec.argv = {"/usr/bin/timeout", "--preserve-status", "-s", signal, seconds};
+  spec.argv.insert(spec.argv.end(), record.begin(), record.end());
+  spec.argv.push_back("--");
+  spec.argv.push_back(paths().busybox);
+  spec.argv.insert(spec.argv.end(), kEndlessLoop.begin(), kEndlessLoop.end());
+  spec.env = base_env();
+  spec.timeout = std::chrono::milliseconds(60000);
+  return run_process(spec);
+}
+
 // `tracecorn COMMAND FILE` with stdout thrown away (a dump runs to millions of lines).
 ProcessResult read_with(const std::string& command, const std::string& file) {
   return shell("exec \"$@\" >/dev/null", {paths().tracecorn, command, file});
@@ -156,20 +171,12 @@ TEST_CASE("Survive: SIGINT and SIGTERM finish every format, plain and zstd, and 
       CAPTURE(label(config));
       CAPTURE(signal);
       const std::string file = dir / (label(config) + "." + signal);
-      std::vector<std::string> argv = {"/usr/bin/timeout", "--preserve-status", "-s", signal, "0.5"};
-      for (const auto& arg : record_args(config, file)) argv.push_back(arg);
+      std::vector<std::string> record = record_args(config, file);
       // Plain BAP frames are decoded by python3-protobuf below: at the blocks
       // level the file stays a few KiB (at full, 0.5 s of the loop is ~160 MB,
       // minutes of Python).
-      if (config.format == "frames" && !config.zstd) argv.insert(argv.end(), {"--level", "blocks"});
-      argv.push_back("--");
-      argv.push_back(paths().busybox);
-      argv.insert(argv.end(), kEndlessLoop.begin(), kEndlessLoop.end());
-      ProcessSpec spec;
-      spec.argv = argv;
-      spec.env = base_env();
-      spec.timeout = std::chrono::milliseconds(60000);
-      const ProcessResult result = run_process(spec);
+      if (config.format == "frames" && !config.zstd) record.insert(record.end(), {"--level", "blocks"});
+      const ProcessResult result = record_loop_until(signal, "0.5", record);
       const int number = signal == "INT" ? 2 : 15;
       CHECK_MESSAGE(result.status == 128 + number, result.describe_status() << "\n" << result.err);
       CHECK_MESSAGE(result.err.find("tracecorn: interrupted by SIG" + signal) != std::string::npos, result.err);
@@ -224,16 +231,8 @@ TEST_CASE("Survive: a recording interrupted in a loop replays up to where it sto
         {"frames", "full", "0.1"}}) {
     CAPTURE(format);
     const std::string file = dir / ("loop." + format);
-    std::vector<std::string> argv = {"/usr/bin/timeout", "--preserve-status", "-s", "INT", seconds,
-                                     paths().tracecorn,  "record",            "--format", format,
-                                     "--level",          level,               "-o",       file,
-                                     "--",               paths().busybox};
-    argv.insert(argv.end(), kEndlessLoop.begin(), kEndlessLoop.end());
-    ProcessSpec spec;
-    spec.argv = argv;
-    spec.env = base_env();
-    spec.timeout = std::chrono::milliseconds(60000);
-    const ProcessResult recorded = run_process(spec);
+    const ProcessResult recorded = record_loop_until(
+        "INT", seconds, {paths().tracecorn, "record", "--format", format, "--level", level, "-o", file});
     REQUIRE_MESSAGE(recorded.status == 128 + 2, recorded.describe_status() << "\n" << recorded.err);
     const ProcessResult replayed = shell("exec \"$@\"", {paths().tracecorn, "replay", file});
     CHECK_MESSAGE(replayed.status == 0, replayed.describe_status() << "\n" << replayed.out << replayed.err);

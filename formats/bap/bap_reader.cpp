@@ -500,7 +500,8 @@ Status FramesReader::produce(const EventCallback& on_event) {
     if (frame.tracecorn_interrupted()) {
       interrupted_ = true;  // the interruption note (bap_writer.h): no event
     } else if (frame.tracecorn_killed()) {
-      killed_by_signal_ = static_cast<std::uint32_t>(frame.exception_number());  // the death note: no event
+      // The death note: no event. (A number past 32 bits, from another writer, stays non-zero.)
+      killed_by_signal_ = static_cast<std::uint32_t>(std::min<std::uint64_t>(frame.exception_number(), UINT32_MAX));
     } else if (frame.has_tracecorn_signal_code() || frame.has_tracecorn_thread_change()) {
       // Ours (frames.proto): a signal delivery or a thread change, with its effects.
       const std::vector<events::MemoryWriteEffect> writes = memory_writes(frame.tracecorn_memory_writes());

@@ -808,18 +808,14 @@ int stat_command(const std::string& path) {
   for (const auto& [name, calls] : stats->syscalls) fmt::print("  {} {}\n", name, calls);
   if (!stats->signals.empty()) {
     fmt::print("signals delivered to handlers:\n");
-    for (const auto& [signal, count] : stats->signals) {
-      const char* abbrev = signal > 0 && signal < 65 ? sigabbrev_np(static_cast<int>(signal)) : nullptr;
-      fmt::print("  {} {}\n", abbrev ? std::string("SIG") + abbrev : "signal " + std::to_string(signal), count);
-    }
+    for (const auto& [signal, count] : stats->signals)
+      fmt::print("  {} {}\n", tracecorn::replay::signal_name(static_cast<std::int32_t>(signal)), count);
   }
   fmt::print("events by thread:\n");
   for (const auto& [thread, count] : stats->thread_events) fmt::print("  {} {}\n", thread, count);
   if ((*reader)->interrupted()) fmt::print("interrupted: the recording was stopped by SIGINT or SIGTERM and finished\n");
-  if (const std::uint32_t signal = (*reader)->killed_by_signal()) {
-    const char* abbrev = signal < 65 ? sigabbrev_np(static_cast<int>(signal)) : nullptr;
-    fmt::print("killed: the process was killed by {}\n", abbrev ? std::string("SIG") + abbrev : "signal " + std::to_string(signal));
-  }
+  if (const std::uint32_t signal = (*reader)->killed_by_signal())
+    fmt::print("killed: the process was killed by {}\n", tracecorn::replay::signal_name(static_cast<std::int32_t>(signal)));
   if (auto complete = (*reader)->check_complete(); !complete) {  // the counts above stop where the file does
     fmt::print(stderr, "tracecorn: {}\n", complete.error().to_string());
     return kExitToolError;

@@ -82,11 +82,6 @@ std::vector<std::string> entry_arguments(const TraceReader& reader) {
   return argv;
 }
 
-std::string signal_name(std::int32_t signal) {
-  const char* abbrev = signal > 0 && signal < 65 ? sigabbrev_np(signal) : nullptr;
-  return abbrev ? std::string("SIG") + abbrev : "signal " + std::to_string(signal);
-}
-
 // How an image ended: its exit event, else its last syscall. A process
 // ends normally only through exit/exit_group: an exit event without one is a
 // death by a signal (which one, UCIR's exit does not say).
@@ -263,6 +258,11 @@ std::string format_process_tree(const ProcessTree& tree, std::string_view line_p
                           std::filesystem::path(image.path).filename().string());
   }
   return text;
+}
+
+std::string signal_name(std::int32_t signal) {
+  const char* abbrev = signal > 0 && signal < 65 ? sigabbrev_np(signal) : nullptr;
+  return abbrev ? std::string("SIG") + abbrev : "signal " + std::to_string(signal);
 }
 
 }  // namespace tracecorn::replay

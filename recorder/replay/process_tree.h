@@ -56,4 +56,7 @@ Expected<ProcessTree> read_process_tree(const std::string& path);
 //   "12011 fork_wait -> exit 0  (t.ucir)".
 std::string format_process_tree(const ProcessTree& tree, std::string_view line_prefix = "");
 
+// "SIGTERM" for 15, "signal N" for a number with no name (0, above 64, negative).
+std::string signal_name(std::int32_t signal);
+
 }  // namespace tracecorn::replay

@@ -34,8 +34,9 @@ bash scripts/fetch_guest_busybox.sh armhf build/guest-busybox >/dev/null  # and 
 bash scripts/fetch_guest_busybox.sh i386 build/guest-busybox >/dev/null   # and i386 behaviour tests
 bash scripts/fetch_guest_busybox.sh mipsel build/guest-busybox >/dev/null # and mipsel behaviour tests
 # clang 14, sanitized: the library, the CLI, the unit tests and the fuzzers (the
-# behaviour tests build once, with g++, and drive either CLI).
-CC=clang CXX=clang++ cmake -S . -B build-clang -G Ninja -DTRACECORN_WERROR=ON \
+# behaviour tests build once, with g++, and drive either CLI). File by file, not
+# in unity batches: that checks that each file includes what it uses.
+CC=clang CXX=clang++ cmake -S . -B build-clang -G Ninja -DTRACECORN_WERROR=ON -DTRACECORN_UNITY_BUILD=OFF \
   -DTRACECORN_SANITIZE=address,undefined -DTRACECORN_TEST_TIMEOUT_SCALE=4 >/dev/null
 cmake --build build-clang -j "$(nproc)" --target tracecorn unit_tests ucir_reader_fuzzer bintrace_reader_fuzzer \
   bap_reader_fuzzer unwind_fuzzer ehabi_fuzzer elf_loader_fuzzer bintrace_spool_fuzzer riscv64_decoder_fuzzer \

@@ -52,7 +52,7 @@ class FramesAdapter final : public FormatReader {
   std::unique_ptr<FramesReader> reader_;
 };
 
-const Capabilities& capabilities() {
+const Capabilities& frames_capabilities() {
   static const Capabilities caps = [] {
     Capabilities c = capabilities_of_kinds(&FramesReader::can_carry);
     c.initial_registers = true;
@@ -66,13 +66,13 @@ const Capabilities& capabilities() {
   return caps;
 }
 
-Expected<std::unique_ptr<FormatReader>> open_reader(const std::string& path) {
+Expected<std::unique_ptr<FormatReader>> open_frames_reader(const std::string& path) {
   auto reader = FramesReader::open(path);
   if (!reader) return reader.error();
   return std::unique_ptr<FormatReader>(new FramesAdapter(std::move(*reader)));
 }
 
-Expected<std::unique_ptr<events::Sink>> open_writer(WriterRequest& request) {
+Expected<std::unique_ptr<events::Sink>> open_frames_writer(WriterRequest& request) {
   FramesWriterOptions options;
   options.compress_zstd = request.compress_zstd;
   options.tracer_version = TRACECORN_VERSION;
@@ -102,9 +102,9 @@ const FormatDescriptor& frames_format() {
                                        .compressible = true,
                                        .needs_registers = false,
                                        .detect = &FramesReader::recognizes,
-                                       .capabilities = &capabilities,
-                                       .open_reader = &open_reader,
-                                       .open_writer = &open_writer,
+                                       .capabilities = &frames_capabilities,
+                                       .open_reader = &open_frames_reader,
+                                       .open_writer = &open_frames_writer,
                                        .explain_missing = nullptr};
   return format;
 }

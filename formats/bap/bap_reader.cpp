@@ -12,6 +12,7 @@
 #include "formats/common/byte_stream.h"
 #include "formats/common/read_all.h"
 #include "frames.pb.h"
+#include "recorder/support/hex.h"
 
 namespace tracecorn::formats {
 
@@ -25,12 +26,6 @@ std::uint64_t load_u64(const std::uint8_t* bytes) {
   std::uint64_t value = 0;
   for (int i = 7; i >= 0; --i) value = value << 8 | bytes[i];
   return value;
-}
-
-std::string hex(std::uint64_t value) {
-  char text[24];
-  std::snprintf(text, sizeof text, "0x%llx", static_cast<unsigned long long>(value));
-  return text;
 }
 
 }  // namespace

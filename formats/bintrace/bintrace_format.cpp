@@ -58,7 +58,7 @@ class BintraceAdapter final : public FormatReader {
   events::TraceInfo info_;
 };
 
-const Capabilities& capabilities() {
+const Capabilities& bintrace_capabilities() {
   static const Capabilities caps = [] {
     Capabilities c = capabilities_of_kinds(&BintraceReader::can_carry);
     c.initial_memory = c.initial_registers = true;
@@ -72,13 +72,13 @@ const Capabilities& capabilities() {
   return caps;
 }
 
-Expected<std::unique_ptr<FormatReader>> open_reader(const std::string& path) {
+Expected<std::unique_ptr<FormatReader>> open_bintrace_reader(const std::string& path) {
   auto reader = BintraceReader::open(path);
   if (!reader) return reader.error();
   return std::unique_ptr<FormatReader>(new BintraceAdapter(std::move(*reader)));
 }
 
-Expected<std::unique_ptr<events::Sink>> open_writer(WriterRequest& request) {
+Expected<std::unique_ptr<events::Sink>> open_bintrace_writer(WriterRequest& request) {
   BintraceWriterOptions options;
   options.compress_zstd = request.compress_zstd;
   options.tool_version = TRACECORN_VERSION;
@@ -89,7 +89,7 @@ Expected<std::unique_ptr<events::Sink>> open_writer(WriterRequest& request) {
 
 // A binary trace recording that was killed leaves only its events spool
 // (bintrace_writer.h): say so rather than just "not found".
-std::string explain_missing(const std::string& path) {
+std::string explain_missing_bintrace(const std::string& path) {
   if (::access((path + ".events.part").c_str(), F_OK) != 0) return "";
   return "not found, but " + path + ".events.part is: the events spool of a binary trace recording "
          "that never finished (killed?); a binary trace is written whole when the recording ends: "
@@ -105,10 +105,10 @@ const FormatDescriptor& bintrace_format() {
                                        .compressible = true,
                                        .needs_registers = true,
                                        .detect = &BintraceReader::recognizes,
-                                       .capabilities = &capabilities,
-                                       .open_reader = &open_reader,
-                                       .open_writer = &open_writer,
-                                       .explain_missing = &explain_missing};
+                                       .capabilities = &bintrace_capabilities,
+                                       .open_reader = &open_bintrace_reader,
+                                       .open_writer = &open_bintrace_writer,
+                                       .explain_missing = &explain_missing_bintrace};
   return format;
 }
 

@@ -13,6 +13,7 @@
 #include "formats/bintrace/bintrace_layout.h"
 #include "formats/common/byte_stream.h"
 #include "formats/common/read_all.h"
+#include "recorder/support/hex.h"
 
 namespace tracecorn::formats {
 
@@ -73,12 +74,6 @@ struct Cursor {
     return out;
   }
 };
-
-std::string hex(std::uint64_t value) {
-  char buffer[24];
-  std::snprintf(buffer, sizeof buffer, "0x%" PRIx64, value);
-  return buffer;
-}
 
 std::string magic_text(std::uint32_t magic) {
   std::string text;

@@ -16,6 +16,7 @@
 
 #include "formats/bintrace/bintrace_encode.h"
 #include "formats/bintrace/bintrace_layout.h"
+#include "recorder/support/hex.h"
 
 namespace tracecorn::formats {
 
@@ -30,12 +31,6 @@ using bt::put_u16;
 using bt::put_u32;
 using bt::put_u64;
 using bt::put_u8;
-
-std::string hex(std::uint64_t value) {
-  char buffer[24];
-  std::snprintf(buffer, sizeof buffer, "0x%" PRIx64, value);
-  return buffer;
-}
 
 const std::vector<std::uint8_t>& zeros() {
   static const std::vector<std::uint8_t> kZeros(bt::kWriterMemoryEntryBytes, 0);

@@ -7,7 +7,7 @@
 namespace tracecorn::formats {
 namespace {
 
-Expected<std::unique_ptr<events::Sink>> open_writer(WriterRequest& request) {
+Expected<std::unique_ptr<events::Sink>> open_chrome_writer(WriterRequest& request) {
   ChromeWriterOptions options;
   options.source_has_instructions = request.source_has_instructions;
   options.source_name = std::move(request.source_name);
@@ -20,7 +20,7 @@ Expected<std::unique_ptr<events::Sink>> open_writer(WriterRequest& request) {
 }  // namespace
 
 const FormatDescriptor& chrome_format() {
-  static const FormatDescriptor format{.name = "chrome", .open_writer = &open_writer};
+  static const FormatDescriptor format{.name = "chrome", .open_writer = &open_chrome_writer};
   return format;
 }
 

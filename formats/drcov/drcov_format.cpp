@@ -6,7 +6,7 @@
 namespace tracecorn::formats {
 namespace {
 
-Expected<std::unique_ptr<events::Sink>> open_writer(WriterRequest& request) {
+Expected<std::unique_ptr<events::Sink>> open_drcov_writer(WriterRequest& request) {
   auto writer = DrcovWriter::open(request.path, request.records_written);
   if (!writer) return writer.error();
   return std::unique_ptr<events::Sink>(std::move(*writer));
@@ -15,7 +15,7 @@ Expected<std::unique_ptr<events::Sink>> open_writer(WriterRequest& request) {
 }  // namespace
 
 const FormatDescriptor& drcov_format() {
-  static const FormatDescriptor format{.name = "drcov", .open_writer = &open_writer};
+  static const FormatDescriptor format{.name = "drcov", .open_writer = &open_drcov_writer};
   return format;
 }
 

@@ -7,7 +7,7 @@
 namespace tracecorn::formats {
 namespace {
 
-Expected<std::unique_ptr<events::Sink>> open_writer(WriterRequest& request) {
+Expected<std::unique_ptr<events::Sink>> open_text_writer(WriterRequest& request) {
   auto writer = TextWriter::open(request.path, *request.arch);
   if (!writer) return writer.error();
   if (request.address_namer) (*writer)->set_address_namer(std::move(request.address_namer));
@@ -17,7 +17,7 @@ Expected<std::unique_ptr<events::Sink>> open_writer(WriterRequest& request) {
 }  // namespace
 
 const FormatDescriptor& text_format() {
-  static const FormatDescriptor format{.name = "text", .open_writer = &open_writer};
+  static const FormatDescriptor format{.name = "text", .open_writer = &open_text_writer};
   return format;
 }
 

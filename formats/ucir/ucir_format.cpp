@@ -40,9 +40,11 @@ class UcirAdapter final : public FormatReader {
   std::unique_ptr<UcirReader> reader_;
 };
 
-bool detect(std::span<const std::uint8_t> head) { return head.size() >= 4 && std::memcmp(head.data(), "UCIR", 4) == 0; }
+bool detect_ucir(std::span<const std::uint8_t> head) {
+  return head.size() >= 4 && std::memcmp(head.data(), "UCIR", 4) == 0;
+}
 
-const Capabilities& capabilities() {
+const Capabilities& ucir_capabilities() {
   // Built once from the reader's own can_carry(); immutable after.
   static const Capabilities caps = [] {
     Capabilities c = capabilities_of_kinds(&UcirReader::can_carry);
@@ -58,13 +60,13 @@ const Capabilities& capabilities() {
   return caps;
 }
 
-Expected<std::unique_ptr<FormatReader>> open_reader(const std::string& path) {
+Expected<std::unique_ptr<FormatReader>> open_ucir_reader(const std::string& path) {
   auto reader = UcirReader::open(path);
   if (!reader) return reader.error();
   return std::unique_ptr<FormatReader>(new UcirAdapter(std::move(*reader)));
 }
 
-Expected<std::unique_ptr<events::Sink>> open_writer(WriterRequest& request) {
+Expected<std::unique_ptr<events::Sink>> open_ucir_writer(WriterRequest& request) {
   UcirWriterOptions options;
   options.compress_zstd = request.compress_zstd;
   options.strict = request.ucir_strict;
@@ -81,10 +83,10 @@ const FormatDescriptor& ucir_format() {
                                        .binary_name = "UCIR",
                                        .compressible = true,
                                        .needs_registers = false,
-                                       .detect = &detect,
-                                       .capabilities = &capabilities,
-                                       .open_reader = &open_reader,
-                                       .open_writer = &open_writer,
+                                       .detect = &detect_ucir,
+                                       .capabilities = &ucir_capabilities,
+                                       .open_reader = &open_ucir_reader,
+                                       .open_writer = &open_ucir_writer,
                                        .explain_missing = nullptr};
   return format;
 }

@@ -19,6 +19,7 @@
 #include <fcntl.h>
 
 #include "recorder/linux/kernel.h"
+#include "recorder/linux/syscall_helpers.h"
 
 namespace tracecorn::linux_layer {
 
@@ -26,7 +27,6 @@ using arch::SyscallId;
 
 namespace {
 
-int as_int(std::uint64_t value) { return static_cast<int>(static_cast<std::int32_t>(value)); }
 
 timespec to_timespec(std::chrono::nanoseconds value) {
   return timespec{static_cast<time_t>(value.count() / 1'000'000'000), static_cast<long>(value.count() % 1'000'000'000)};

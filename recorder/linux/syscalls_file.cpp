@@ -25,6 +25,7 @@
 #include <cstring>
 
 #include "recorder/linux/kernel.h"
+#include "recorder/linux/syscall_helpers.h"
 
 namespace tracecorn::linux_layer {
 
@@ -34,8 +35,6 @@ namespace {
 
 constexpr std::uint64_t kMaxIoChunk = 64ull << 20;  // a single read/write moves at most this much
 
-int as_int(std::uint64_t value) { return static_cast<int>(static_cast<std::uint32_t>(value)); }
-std::int64_t host_result(long result) { return result < 0 ? -errno : result; }
 
 // A path usable with any host path syscall for this location, through /proc's
 // descriptor links where the location is a descriptor.

@@ -23,6 +23,7 @@
 #include <cstring>
 
 #include "recorder/linux/kernel.h"
+#include "recorder/linux/syscall_helpers.h"
 
 namespace tracecorn::linux_layer {
 
@@ -33,7 +34,6 @@ namespace {
 constexpr std::uint64_t kMaxNetChunk = 64ull << 20;  // one send or receive moves at most this much
 constexpr std::uint32_t kMaxOptionBytes = 4096;      // setsockopt/getsockopt values
 
-int as_int(std::uint64_t value) { return static_cast<int>(static_cast<std::uint32_t>(value)); }
 
 bool is_net_syscall(SyscallId id) {
   switch (id) {

@@ -16,16 +16,11 @@
 #include <cstring>
 
 #include "recorder/linux/kernel.h"
+#include "recorder/linux/syscall_helpers.h"
 
 namespace tracecorn::linux_layer {
 
 using arch::SyscallId;
-
-namespace {
-
-std::int64_t host_result(long result) { return result < 0 ? -errno : result; }
-
-}  // namespace
 
 int Kernel::current_rlimit(int resource, std::uint64_t (&current)[2]) const {
   if (rlimits_[resource][0]) {

@@ -24,6 +24,7 @@
 #include <map>
 
 #include "recorder/linux/kernel.h"
+#include "recorder/linux/syscall_helpers.h"
 
 namespace tracecorn::linux_layer {
 
@@ -32,9 +33,6 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
-constexpr std::uint64_t kCloneVm = 0x100, kCloneVfork = 0x4000, kCloneSettls = 0x80000,
-                        kCloneParentSettid = 0x100000, kCloneChildCleartid = 0x200000,
-                        kCloneChildSettid = 0x1000000;
 
 // A process as /proc/PID/stat shows it: its parent and process group.
 struct HostProcess {

@@ -25,19 +25,12 @@
 #include <vector>
 
 #include "recorder/linux/kernel.h"
+#include "recorder/linux/syscall_helpers.h"
 
 namespace tracecorn::linux_layer {
 
 using arch::SyscallId;
 using Clock = std::chrono::steady_clock;
-
-namespace {
-
-constexpr std::uint64_t kCloneVm = 0x100, kCloneFs = 0x200, kCloneFiles = 0x400, kCloneSighand = 0x800,
-                        kCloneThread = 0x10000, kCloneSettls = 0x80000, kCloneParentSettid = 0x100000,
-                        kCloneChildCleartid = 0x200000, kCloneChildSettid = 0x1000000;
-
-}  // namespace
 
 void Kernel::start_thread_table() {
   auto main_thread = std::make_unique<GuestThread>();

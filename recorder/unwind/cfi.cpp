@@ -5,6 +5,7 @@
 #include <array>
 #include <cstdio>
 
+#include "recorder/support/hex.h"
 #include "recorder/unwind/byte_reader.h"
 
 namespace tracecorn::unwind {
@@ -19,12 +20,6 @@ constexpr std::uint8_t kPeAbsptr = 0x00, kPeUleb128 = 0x01, kPeUdata2 = 0x02, kP
 constexpr std::uint8_t kPePcrel = 0x10, kPeDatarel = 0x30, kPeAligned = 0x50, kPeIndirect = 0x80;
 
 constexpr unsigned kMaxStateStack = 64;
-
-std::string hex(std::uint64_t value) {
-  char text[24];
-  std::snprintf(text, sizeof text, "0x%llx", static_cast<unsigned long long>(value));
-  return text;
-}
 
 // Reads a pointer in `encoding`. `field_address` is the address of the field
 // (for pcrel), `data_base` the base of datarel (0: datarel is not allowed).

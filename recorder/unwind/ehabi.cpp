@@ -5,6 +5,7 @@
 
 #include <cstdio>
 
+#include "recorder/support/hex.h"
 #include "recorder/unwind/byte_reader.h"
 
 namespace tracecorn::unwind {
@@ -22,12 +23,6 @@ std::uint64_t prel31_target(std::uint32_t word, std::uint64_t place) {
   return (place + static_cast<std::uint64_t>(offset)) & kAddressMask;
 }
 
-std::string hex(std::uint64_t value) {
-  char text[24];
-  std::snprintf(text, sizeof text, "0x%llx", static_cast<unsigned long long>(value));
-  return text;
-}
-
 // One decoded instruction, before it is described or applied.
 enum class OpKind : std::uint8_t {
   kVspAdd,      // vsp += delta (delta may be negative)
@@ -39,7 +34,7 @@ enum class OpKind : std::uint8_t {
   kSpare,       // spare or reserved encodings
 };
 
-struct Op {
+struct EhabiOp {
   OpKind kind = OpKind::kSpare;
   std::uint8_t length = 1;
   std::int64_t delta = 0;
@@ -68,7 +63,7 @@ std::string range_list(const char* prefix, unsigned first, unsigned count) {
 
 // Decodes the instruction at `at` of ops[0, size). False when it is cut off
 // (or a uleb128 runs over 5 bytes).
-bool decode(const std::uint8_t* ops, std::size_t size, std::size_t at, Op& op) {
+bool decode(const std::uint8_t* ops, std::size_t size, std::size_t at, EhabiOp& op) {
   const std::uint8_t byte = ops[at];
   auto second = [&](std::uint8_t& value) {
     if (at + 1 >= size) return false;
@@ -76,7 +71,7 @@ bool decode(const std::uint8_t* ops, std::size_t size, std::size_t at, Op& op) {
     op.length = 2;
     return true;
   };
-  op = Op{};
+  op = EhabiOp{};
   if (byte < 0x80) {
     const std::int64_t amount = ((byte & 0x3f) << 2) + 4;
     op.kind = OpKind::kVspAdd;
@@ -351,7 +346,7 @@ Expected<EhabiCode> EhabiTable::code(const EhabiEntry& entry) const {
 
 Status EhabiTable::for_each_instruction(const EhabiCode& code,
                                         const std::function<void(const EhabiInstruction&)>& visit) const {
-  Op op;
+  EhabiOp op;
   for (std::size_t at = 0; at < code.size; at += op.length) {
     if (!decode(code.ops.data(), code.size, at, op))
       return error("the unwind instruction " + hex(code.ops[at]) + " at op byte " + std::to_string(at) + " is cut",
@@ -385,7 +380,7 @@ Expected<UnwindRow> EhabiTable::row_for(const EhabiEntry& entry, const EhabiCode
   unsigned base = kSp;
   std::uint16_t popped = 0;
   std::array<std::int64_t, 16> slot{};  // where each popped register lies (base + slot)
-  Op op;
+  EhabiOp op;
   for (std::size_t at = 0; at < code.size; at += op.length) {
     const std::uint64_t where = code.offset + at / 4 * 4;
     if (!decode(code.ops.data(), code.size, at, op))

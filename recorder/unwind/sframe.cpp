@@ -3,6 +3,7 @@
 
 #include <cstdio>
 
+#include "recorder/support/hex.h"
 #include "recorder/unwind/byte_reader.h"
 
 namespace tracecorn::unwind {
@@ -13,12 +14,6 @@ using detail::ByteReader;
 constexpr std::uint16_t kMagic = 0xdee2;
 constexpr std::uint64_t kHeaderSize = 28;
 constexpr std::uint8_t kV1PltRepetition = 16;  // AMD64 PLT entries; v1 has no field (see sframe.h)
-
-std::string hex(std::uint64_t value) {
-  char text[24];
-  std::snprintf(text, sizeof text, "0x%llx", static_cast<unsigned long long>(value));
-  return text;
-}
 
 }  // namespace
 

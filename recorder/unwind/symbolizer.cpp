@@ -6,6 +6,7 @@
 #include <cstring>
 #include <tuple>
 
+#include "recorder/support/hex.h"
 #include "recorder/unwind/byte_reader.h"
 
 namespace tracecorn::unwind {
@@ -77,12 +78,6 @@ void read_symbols(const elf::ElfFile& file, const elf::SectionHeader& table, std
     if (mode) value &= ~std::uint64_t{1};
     out.push_back({Symbol{value, size, std::string(text, length), mode}, type, binding});
   }
-}
-
-std::string hex(std::uint64_t value) {
-  char text[24];
-  std::snprintf(text, sizeof text, "0x%llx", static_cast<unsigned long long>(value));
-  return text;
 }
 
 }  // namespace

@@ -129,6 +129,7 @@ constexpr SyscallNumber kSyscallNumbers[] = {
     {436, SyscallId::close_range}, {437, SyscallId::openat2}, {439, SyscallId::faccessat2},
     {435, SyscallId::clone3}, {387, SyscallId::execveat},
     {114, SyscallId::wait4}, {280, SyscallId::waitid}, {434, SyscallId::pidfd_open},
+    {424, SyscallId::pidfd_send_signal},
     {96, SyscallId::getpriority}, {97, SyscallId::setpriority}, {208, SyscallId::setresuid32}, {210, SyscallId::setresgid32},
     {250, SyscallId::epoll_create}, {251, SyscallId::epoll_ctl}, {252, SyscallId::epoll_wait}, {346, SyscallId::epoll_pwait},
     {350, SyscallId::timerfd_create}, {351, SyscallId::eventfd}, {353, SyscallId::timerfd_settime}, {354, SyscallId::timerfd_gettime},

@@ -88,6 +88,7 @@ constexpr SyscallNumber kSyscallNumbers[] = {
     {0, SyscallId::restart_syscall}, {1, SyscallId::exit}, {2, SyscallId::fork},
     {120, SyscallId::clone}, {435, SyscallId::clone3},
     {7, SyscallId::waitpid}, {114, SyscallId::wait4}, {284, SyscallId::waitid}, {434, SyscallId::pidfd_open},
+    {424, SyscallId::pidfd_send_signal},
     {358, SyscallId::execveat},
     {96, SyscallId::getpriority}, {97, SyscallId::setpriority}, {208, SyscallId::setresuid32}, {210, SyscallId::setresgid32},
     {254, SyscallId::epoll_create}, {255, SyscallId::epoll_ctl}, {256, SyscallId::epoll_wait}, {319, SyscallId::epoll_pwait},

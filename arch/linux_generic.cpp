@@ -64,6 +64,7 @@ constexpr SyscallNumber kSyscallNumbers[] = {
     {293, SyscallId::rseq},           {436, SyscallId::close_range},    {437, SyscallId::openat2},
     {439, SyscallId::faccessat2},     {452, SyscallId::fchmodat2},
     {435, SyscallId::clone3},         {95, SyscallId::waitid},          {434, SyscallId::pidfd_open},
+    {424, SyscallId::pidfd_send_signal},
     {140, SyscallId::setpriority},   {141, SyscallId::getpriority},   {147, SyscallId::setresuid},     {149, SyscallId::setresgid},
     {21, SyscallId::epoll_ctl},      {22, SyscallId::epoll_pwait},    {85, SyscallId::timerfd_create}, {86, SyscallId::timerfd_settime},
     {87, SyscallId::timerfd_gettime},         {281, SyscallId::execveat},

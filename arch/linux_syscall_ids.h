@@ -37,7 +37,8 @@ namespace tracecorn::arch {
   X(munlock) X(epoll_create1) X(eventfd2) X(close_range) X(openat2) X(fchmodat2) X(clone3) X(timer_create) X(timer_settime) X(timer_gettime) X(timer_getoverrun) X(timer_delete)  \
   X(membarrier) X(restart_syscall) X(set_thread_area) X(get_thread_area) X(execveat)        \
   X(rt_sigpending) X(rt_sigsuspend) X(rt_sigtimedwait) X(sigreturn)                         \
-  X(waitid) X(pidfd_open) X(getpriority) X(setpriority) X(setresuid) X(setresgid)             \
+  X(waitid) X(pidfd_open) X(pidfd_send_signal) X(getpriority) X(setpriority) X(setresuid)    \
+  X(setresgid)                                                                               \
   X(epoll_create) X(epoll_ctl) X(epoll_wait) X(epoll_pwait) X(eventfd) X(timerfd_create)     \
   X(timerfd_settime) X(timerfd_gettime) X(signalfd) X(signalfd4) X(rt_sigqueueinfo)         \
   X(rt_tgsigqueueinfo)                                                                       \

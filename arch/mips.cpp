@@ -137,6 +137,7 @@ constexpr SyscallNumber kSyscallNumbers[] = {
     {367, SyscallId::rseq}, {403, SyscallId::clock_gettime64}, {406, SyscallId::clock_getres_time64},
     {407, SyscallId::clock_nanosleep_time64}, {422, SyscallId::futex_time64}, {435, SyscallId::clone3},
     {7, SyscallId::waitpid}, {114, SyscallId::wait4}, {278, SyscallId::waitid}, {434, SyscallId::pidfd_open},
+    {424, SyscallId::pidfd_send_signal},
     {96, SyscallId::getpriority}, {97, SyscallId::setpriority}, {185, SyscallId::setresuid}, {190, SyscallId::setresgid},
     {248, SyscallId::epoll_create}, {249, SyscallId::epoll_ctl}, {250, SyscallId::epoll_wait}, {313, SyscallId::epoll_pwait},
     {319, SyscallId::eventfd}, {321, SyscallId::timerfd_create}, {322, SyscallId::timerfd_gettime}, {323, SyscallId::timerfd_settime},

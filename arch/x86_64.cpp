@@ -232,7 +232,7 @@ constexpr SyscallNumber kSyscallNumbers[] = {
     {211, SyscallId::get_thread_area},
     {452, SyscallId::fchmodat2},
     {435, SyscallId::clone3},
-    {247, SyscallId::waitid}, {434, SyscallId::pidfd_open},
+    {247, SyscallId::waitid}, {434, SyscallId::pidfd_open}, {424, SyscallId::pidfd_send_signal},
     {117, SyscallId::setresuid}, {119, SyscallId::setresgid}, {140, SyscallId::getpriority}, {141, SyscallId::setpriority},
     {213, SyscallId::epoll_create}, {232, SyscallId::epoll_wait}, {233, SyscallId::epoll_ctl}, {281, SyscallId::epoll_pwait},
     {283, SyscallId::timerfd_create}, {284, SyscallId::eventfd}, {286, SyscallId::timerfd_settime}, {287, SyscallId::timerfd_gettime},

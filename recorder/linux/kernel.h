@@ -371,6 +371,13 @@ class Kernel {
   // caller's, < -1), or -1 (every process but the caller), each only of the
   // guest's own tree.
   std::int64_t do_kill_processes(std::int64_t pid, int guest_signal);
+  // pidfds (pidfd_open, pidfd_send_signal, waitid's P_PIDFD): a guest
+  // descriptor over a host pidfd, of a process of the guest's own tree.
+  std::int64_t do_pidfd_open(std::int64_t pid, std::uint64_t flags);
+  std::int64_t do_pidfd_send_signal(int fd, int guest_signal, std::uint64_t info_address, std::uint64_t flags);
+  // The pid a guest pidfd refers to; -EBADF (not open, or not a pidfd) or
+  // -ESRCH (its process is gone and reaped).
+  std::int64_t pid_of_pidfd(int fd) const;
   std::int64_t do_execve(int dirfd, std::uint64_t path_address, std::uint64_t argv_address,
                          std::uint64_t envp_address, int flags);
   // A guest array of string pointers ending with a null pointer (argv, envp);

@@ -19,6 +19,7 @@
 
 #include <cerrno>
 #include <csignal>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <map>
@@ -148,7 +149,8 @@ std::optional<std::int64_t> Kernel::process_tree_syscall(SyscallId id, const Sys
       }
       return 0;
     }
-    case SyscallId::pidfd_open: return -ENOSYS;  // Python's asyncio then watches children with waitpid
+    case SyscallId::pidfd_open: return do_pidfd_open(static_cast<std::int32_t>(a[0]), a[1]);
+    case SyscallId::pidfd_send_signal: return do_pidfd_send_signal(as_int(a[0]), as_int(a[1]), a[2], a[3]);
     default: return std::nullopt;
   }
 }
@@ -290,7 +292,15 @@ std::int64_t Kernel::do_waitid(int idtype, std::int64_t id, std::uint64_t info_a
                                std::uint64_t rusage_address) {
   constexpr int kKnownOptions = WNOHANG | WEXITED | WSTOPPED | WCONTINUED | WNOWAIT | __WALL | __WCLONE | __WNOTHREAD;
   if ((options & ~kKnownOptions) || !(options & (WEXITED | WSTOPPED | WCONTINUED))) return -EINVAL;
-  if (idtype < P_ALL || idtype > P_PGID) return -EINVAL;  // P_PIDFD: pidfd_open is not offered
+  bool nonblocking_pidfd = false;  // PIDFD_NONBLOCK: EAGAIN where waitid would block
+  if (idtype == P_PIDFD) {          // the pidfd's process, as P_PID
+    const std::int64_t pid = pid_of_pidfd(static_cast<int>(id));
+    if (pid < 0) return pid == -ESRCH ? -ECHILD : pid;  // reaped: no child of that pid any more
+    nonblocking_pidfd = (::fcntl(fs_.host_fd(static_cast<int>(id)), F_GETFL) & O_NONBLOCK) != 0;
+    idtype = P_PID;
+    id = pid;
+  }
+  if (idtype < P_ALL || idtype > P_PGID) return -EINVAL;
   while (true) {
     siginfo_t info {};
     struct rusage usage {};
@@ -320,6 +330,7 @@ std::int64_t Kernel::do_waitid(int idtype, std::int64_t id, std::uint64_t info_a
       if (rusage_address && !copy_out_rusage(rusage_address, usage)) return -EFAULT;
       return 0;
     }
+    if (nonblocking_pidfd) return -EAGAIN;
     switch (wait_for_children(idtype == P_PID ? id : -1)) {
       case WaitEnd::kInterrupted: return kRestartSys;
       case WaitEnd::kWouldBlock: return kBlockAndRetry;
@@ -345,6 +356,43 @@ bool Kernel::copy_out_rusage(std::uint64_t address, const struct rusage& usage) 
   arch::FrameWriter writer(std::span(bytes, 18 * word), arch_.little_endian);
   for (std::size_t i = 0; i < 18; ++i) writer.put(i * word, word, words[i]);
   return copy_out(address, bytes, 18 * word);
+}
+
+std::int64_t Kernel::do_pidfd_open(std::int64_t pid, std::uint64_t flags) {
+  // PIDFD_NONBLOCK is O_NONBLOCK, in the guest's numbering (mips has its own).
+  const auto host_flags = static_cast<int>(arch::open_flags_to_host(arch_, flags));
+  if ((host_flags & ~O_NONBLOCK) || pid <= 0) return -EINVAL;
+  // A process outside the guest's tree is as one that does not exist.
+  if (pid != ::getpid() && !host_process_descends_from(static_cast<std::uint64_t>(pid), tree_root_pid_)) return -ESRCH;
+  const int host = GuestFs::lift_host_fd(static_cast<int>(::syscall(SYS_pidfd_open, static_cast<pid_t>(pid), host_flags)));
+  if (host < 0) return -errno;
+  return fs_.install(host, /*close_on_exec=*/true, "anon_inode:[pidfd]");  // always close-on-exec, as Linux
+}
+
+std::int64_t Kernel::pid_of_pidfd(int fd) const {
+  const int host = fs_.host_fd(fd);
+  if (host < 0) return -EBADF;
+  // The kernel names a pidfd's process in its fdinfo ("Pid:\t-1" once reaped).
+  std::FILE* fdinfo = std::fopen(("/proc/self/fdinfo/" + std::to_string(host)).c_str(), "re");
+  if (!fdinfo) return -EBADF;
+  char line[128];
+  std::int64_t pid = -EBADF;  // not a pidfd: Linux's pidfd_pid() says EBADF
+  while (std::fgets(line, sizeof line, fdinfo)) {
+    long long value = 0;
+    if (std::sscanf(line, "Pid:\t%lld", &value) == 1) pid = value > 0 ? value : -ESRCH;
+  }
+  std::fclose(fdinfo);
+  return pid;
+}
+
+std::int64_t Kernel::do_pidfd_send_signal(int fd, int guest_signal, std::uint64_t info_address, std::uint64_t flags) {
+  const std::int64_t pid = pid_of_pidfd(fd);
+  if (pid < 0) return pid;
+  if (flags != 0) return -EINVAL;
+  // With a siginfo, as rt_sigqueueinfo to that process; without, as kill (SI_USER).
+  if (info_address) return do_sigqueueinfo(pid, -1, guest_signal, info_address);
+  if (pid == ::getpid()) return do_send_signal(guest_signal, kSiUser, nullptr);
+  return do_kill_processes(pid, guest_signal);
 }
 
 std::int64_t Kernel::do_kill_processes(std::int64_t pid, int guest_signal) {

@@ -359,6 +359,39 @@ TEST_CASE("Processes: each process's trace of fork_wait replays on every other a
   }
 }
 
+// pidfds (pidfd_wait: pidfd_open, poll, waitid P_PIDFD, pidfd_send_signal):
+// the output equals the native run (samples_test compares it on every
+// architecture), and each of the three processes' traces replays, the
+// parent's pidfd calls answered from its trace (UCIR insns, on x86-64 and
+// on one 32-bit architecture whose pidfd numbers differ from mips').
+TEST_CASE("Processes: each process's trace of pidfd_wait replays without divergence (UCIR insns)") {
+  require({});
+  for (const std::string arch : {"x86_64", "mipsel"}) {
+    CAPTURE(arch);
+    const std::string program =
+        (arch == "x86_64" ? paths().samples_binary : cross_samples_binary(arch)) + "/static/pidfd_wait";
+    if (!std::filesystem::exists(program)) continue;  // that cross compiler is missing
+    TempDir dir("processes-pidfd-" + arch);
+    const std::string trace = dir / "tree.ucir";
+    const ProcessResult recorded = run_process(in_dir(
+        {paths().tracecorn, "record", "--format", "ucir", "--level", "insns", "-o", trace, "--", program}, dir.path()));
+    REQUIRE_MESSAGE(recorded.status == 0, recorded.err);
+    CHECK(recorded.out.find("waitid(P_PIDFD): 0, CLD_KILLED, SIGTERM") != std::string::npos);
+    std::size_t traces = 0, replayed_whole = 0;
+    for (const auto& entry : std::filesystem::directory_iterator(dir.path())) {
+      if (entry.path().filename().string().rfind("tree.", 0) != 0) continue;
+      ++traces;
+      CAPTURE(entry.path().string());
+      const ProcessResult replayed =
+          run_process(in_dir({paths().tracecorn, "replay", "--no-children", entry.path().string()}, dir.path()));
+      CHECK_MESSAGE(replayed.status == 0, replayed.out << replayed.err);
+      replayed_whole += replayed.out.find("replay matches") != std::string::npos;
+    }
+    CHECK(traces == 3);  // the parent and its two children
+    CHECK(replayed_whole == 3);
+  }
+}
+
 // A child killed in a loop without syscalls (busy_kill: SIGTERM, SIGUSR1 from
 // its parent) has a trace that ends after a block: its replay matches up to
 // there and stops, saying why; the parent's and the third child's (killed

@@ -16,6 +16,14 @@ struct QemuDeviation {
 };
 
 constexpr QemuDeviation kQemuDeviations[] = {
+    {"pidfd_wait",
+     "qemu-mips-static 7.2 passes pidfd_open's flags to the host untranslated (`qemu-mipsel-static -strace` shows "
+     "'pidfd_open(PID,128)'): mips' PIDFD_NONBLOCK, its O_NONBLOCK 0x80, is the host's O_EXCL (EINVAL before Linux "
+     "6.9, PIDFD_THREAD since), so the pidfd blocks and the sample's waitid on a live child never returns; Linux "
+     "takes 0x80 as O_NONBLOCK on mips (kernel/pid.c, PIDFD_NONBLOCK = O_NONBLOCK), and the output does not depend "
+     "on the architecture, so the native x86-64 run is the reference",
+     "mips"},
+    {"pidfd_wait", "the same qemu 7.2 behaviour as for mips", "mipsel"},
     {"signal_fd",
      "qemu-user 7.2 reads a signalfd into a buffer of its own: a read into an unmapped address gives EFAULT and "
      "leaves the signal pending (Linux takes it: the next read gives EAGAIN), and signalfd4 with a 4-byte mask "

@@ -12,7 +12,7 @@
 #     tree's own snapshot too);
 #   - that each refusal is named on stderr.
 # Inputs (-D): TRACECORN, HOSTILE_DIR (build/samples/guest/hostile), WORK_DIR,
-# MODE (escape|read_only|memory|spawn|busybox_pipeline|limits|big_write|net),
+# MODE (escape|read_only|memory|spawn|outside_tree|busybox_pipeline|limits|big_write|net),
 # VARIANT (static|static-pie|dynamic), BUSYBOX (busybox_pipeline).
 # Invariants: every run is bounded (TIMEOUT); WORK_DIR is wiped first; the
 # native reference runs only inside a throw-away tree (chroot), never on the
@@ -229,6 +229,19 @@ elseif(MODE STREQUAL "spawn")
   check_equal("${run_rc}" "0" "spawn capped: exit status (stderr: ${run_err})")
   check_contains("${run_out}" "fork_bomb: 3 forks, then EAGAIN\n" "spawn capped: the bomb stops at the cap")
   check_count("${run_err}" "reached --max-processes 4: EAGAIN" 1 "spawn capped: named once")
+
+elseif(MODE STREQUAL "outside_tree")
+  # Processes outside the guest's own tree (tracecorn's parent, init, and
+  # from a child its grandparent's parent): kill as another user's process,
+  # pidfd_open as one that is not there; its own child stays reachable. No
+  # native reference: natively these calls reach the test's own parent.
+  run_tracecorn(-- "${guest_dir}/outside_tree")
+  check_equal("${run_rc}" "0" "outside_tree: exit status (stderr: ${run_err})")
+  foreach(line "kill parent 0: EPERM" "kill parent SIGCONT: EPERM" "kill init SIGCONT: EPERM"
+               "pidfd_open parent: ESRCH" "pidfd_open init: ESRCH" "child: kill grandparent's parent SIGCONT: EPERM"
+               "pidfd_open own child: ok" "pidfd_send_signal own child 0: ok" "wait own child: ok")
+    check_contains("${run_out}" "${line}\n" "outside_tree")
+  endforeach()
 
 elseif(MODE STREQUAL "busybox_pipeline")
   # busybox sh forks for each side of a pipeline: both run, as natively.

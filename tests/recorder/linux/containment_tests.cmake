@@ -6,7 +6,7 @@ find_program(TRACECORN_BUSYBOX_STATIC busybox PATHS /bin /usr/bin NO_DEFAULT_PAT
 set(containment_script ${CMAKE_CURRENT_SOURCE_DIR}/recorder/linux/check_containment.cmake)
 set(containment_runs
   "escape static" "escape dynamic" "read_only static" "memory static" "memory dynamic" "spawn static"
-  "spawn dynamic" "busybox_pipeline static" "limits static" "big_write static" "net static")
+  "spawn dynamic" "outside_tree static" "busybox_pipeline static" "limits static" "big_write static" "net static")
 foreach(run IN LISTS containment_runs)
   separate_arguments(parts UNIX_COMMAND "${run}")
   list(GET parts 0 mode)

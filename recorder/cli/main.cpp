@@ -468,11 +468,9 @@ void die_by_signal(int signal) {
   ::raise(signal);
 }
 
-// Runs the guest; with `record`, records it. Returns the exit status.
-int run_command(const RunOptions& options, const RecordOptions* record) {
-  namespace linux = tracecorn::linux_layer;
-  namespace core = tracecorn::core;
-  linux::ProcessConfig config;
+// The guest's process as the options describe it (no syscall log yet).
+tracecorn::linux_layer::ProcessConfig process_config_for(const RunOptions& options) {
+  tracecorn::linux_layer::ProcessConfig config;
   config.program = find_program(options.command.front());
   config.argv = options.command;
   config.envp = guest_environment(options);
@@ -485,18 +483,111 @@ int run_command(const RunOptions& options, const RecordOptions* record) {
   config.relaunch_command = options.relaunch_command;
   config.inherited_state_fd = options.exec_state_fd;
   config.max_processes = options.max_processes;
+  return config;
+}
 
-  std::unique_ptr<std::FILE, int (*)(std::FILE*)> log(nullptr, &std::fclose);
+using LogFile = std::unique_ptr<std::FILE, int (*)(std::FILE*)>;
+
+// Opens --syscall-log (an exec'd image goes on with the log its process
+// began) and points `config` at it, or at stderr for --strace. False, said
+// on stderr, when the log cannot be opened.
+bool open_syscall_log(const RunOptions& options, tracecorn::linux_layer::ProcessConfig& config, LogFile& log) {
   if (!options.syscall_log.empty()) {
-    // An exec'd image goes on with the log its process began.
     log.reset(std::fopen(options.syscall_log.c_str(), options.exec_state_fd >= 0 ? "a" : "w"));
     if (!log) {
       fmt::print(stderr, "tracecorn: {}: cannot open the syscall log: {}\n", options.syscall_log, std::strerror(errno));
-      return kExitToolError;
+      return false;
     }
     config.syscall_log = log.get();
   }
   if (options.strace) config.syscall_log = stderr;
+  return true;
+}
+
+// The call stacks at syscalls (--stacks; recording defaults to auto, run -k
+// too); null for none.
+tracecorn::Expected<std::unique_ptr<tracecorn::core::GuestStacks>> stacks_for(
+    tracecorn::linux_layer::LinuxProcess& process, const RunOptions& options, const RecordOptions* record) {
+  const std::string choice = !options.stacks.empty()                    ? options.stacks
+                             : (record || options.strace_stacks) ? "auto"
+                                                                 : "none";
+  if (choice == "none") return std::unique_ptr<tracecorn::core::GuestStacks>();
+  return tracecorn::core::GuestStacks::create(process.engine(), process.arch(),
+                                              *tracecorn::unwind::parse_unwind_method(choice),
+                                              tracecorn::cli::host_path_mapper(options.rootfs));
+}
+
+// What ended the run as the user sees it: a stop by the interrupt watcher or
+// by the recorder looks like any other early return of uc_emu_start.
+void explain_early_stop(tracecorn::linux_layer::RunOutcome& outcome, int interrupt, const ImageRecording& image) {
+  using Kind = tracecorn::linux_layer::RunOutcome::Kind;
+  if (outcome.kind == Kind::kExited) return;
+  if (interrupt != 0) {
+    outcome.kind = Kind::kSignaled;
+    outcome.is_fault = false;
+    outcome.signal = interrupt;
+    outcome.description = std::string("interrupted by SIG") + sigabbrev_np(outcome.signal) +
+                          (image.recorder ? "; the trace was finished and marked interrupted" : "");
+  } else if (image.recorder && image.recorder->stop_requested()) {
+    outcome.kind = Kind::kStopped;
+    outcome.is_fault = false;
+    outcome.description = image.recorder->sink_failed() ? "stopped: the trace cannot be written (below)"
+                                                        : "stopped: the recording's stop condition was reached";
+  }
+}
+
+// Ends the image's recording after its run (the flight recorder's dump, the
+// trace finished) and prints --stats' recording lines. Returns the recorder's
+// instruction count; sets `status` to kExitToolError when the trace could not
+// be completed.
+std::uint64_t finish_image_recording(ImageRecording& image, tracecorn::linux_layer::LinuxProcess& process,
+                                     const tracecorn::linux_layer::RunOutcome& outcome, const RunOptions& options,
+                                     const RecordOptions& record, bool interrupted, int& status) {
+  tracecorn::core::Recorder* recorder = image.recorder.get();
+  process.set_observer(nullptr);
+  image.recording->finish_run(outcome);
+  const auto say_failure = [&](const std::string& error) {
+    if (error.empty()) return;
+    fmt::print(stderr, "tracecorn: {}\n", error);
+    status = kExitToolError;
+  };
+  if (record.flight_recorder) say_failure(recorder->dump(*image.sink));
+  say_failure(recorder->finish(interrupted));
+  const auto stats = recorder->stats();
+  if (stats.records_lost)
+    fmt::print(stderr, "tracecorn: {} records could not be recorded (see the gap markers)\n", stats.records_lost);
+  if (!options.stats) return stats.instructions;
+  fmt::print(stderr, "tracecorn: recorded {} events in {} ring records ({} bytes, {} producer stalls, {} overwritten)\n",
+             stats.events, stats.records, stats.ring_bytes_written, stats.producer_stalls, stats.records_overwritten);
+  // What the sinks were handed, by kind: `tracecorn stat` on the file counts the same way.
+  std::string by_kind;
+  for (std::size_t k = 1; k < stats.events_by_kind.size(); ++k)
+    if (stats.events_by_kind[k])
+      by_kind += fmt::format("{}{} {}", by_kind.empty() ? "" : ", ",
+                             tracecorn::events::event_kind_name(static_cast<tracecorn::events::EventKind>(k)),
+                             stats.events_by_kind[k]);
+  fmt::print(stderr, "tracecorn: events by kind: {}\n", by_kind.empty() ? "none" : by_kind);
+  if (stats.registers_derived)
+    fmt::print(stderr, "tracecorn: register writes derived (not read) for {} instructions\n", stats.registers_derived);
+  return stats.instructions;
+}
+
+// --stats' line about the call stacks walked.
+void print_stack_stats(const tracecorn::core::GuestStacks& stacks) {
+  const auto walked = stacks.stats();
+  fmt::print(stderr, "tracecorn: {} call stacks, {} frames, {:.3f} s unwinding ({:.2f} us a stack){}\n", walked.stacks,
+             walked.frames, static_cast<double>(walked.nanoseconds) / 1e9,
+             walked.stacks ? static_cast<double>(walked.nanoseconds) / 1e3 / static_cast<double>(walked.stacks) : 0.0,
+             stacks.unreadable_modules() ? fmt::format(", {} modules unreadable", stacks.unreadable_modules()) : "");
+}
+
+// Runs the guest; with `record`, records it. Returns the exit status.
+int run_command(const RunOptions& options, const RecordOptions* record) {
+  namespace linux = tracecorn::linux_layer;
+  namespace core = tracecorn::core;
+  linux::ProcessConfig config = process_config_for(options);
+  LogFile log(nullptr, &std::fclose);
+  if (!open_syscall_log(options, config, log)) return kExitToolError;
 
   // A write to a pipe nobody reads fails with EPIPE; the Linux layer gives
   // the guest its SIGPIPE (tracecorn itself must not die of the host's).
@@ -519,25 +610,14 @@ int run_command(const RunOptions& options, const RecordOptions* record) {
     }
     counter = std::move(*attached);
   }
-
-  // Call stacks at syscalls (--stacks; recording defaults to auto, run -k too).
-  const std::string stacks_choice = !options.stacks.empty() ? options.stacks
-                                    : (record || options.strace_stacks) ? "auto"
-                                                                        : "none";
-  std::unique_ptr<core::GuestStacks> stacks;
-  if (stacks_choice != "none") {
-    auto created = core::GuestStacks::create((*process)->engine(), (*process)->arch(),
-                                             *tracecorn::unwind::parse_unwind_method(stacks_choice),
-                                             tracecorn::cli::host_path_mapper(options.rootfs));
-    if (!created) {
-      fmt::print(stderr, "tracecorn: {}\n", created.error().to_string());
-      return kExitToolError;
-    }
-    stacks = std::move(*created);
+  auto stacks = stacks_for(**process, options, record);
+  if (!stacks) {
+    fmt::print(stderr, "tracecorn: {}\n", stacks.error().to_string());
+    return kExitToolError;
   }
   std::unique_ptr<tracecorn::cli::StraceStackPrinter> strace_printer;
-  if (!record && options.strace && options.strace_stacks && stacks) {
-    strace_printer = std::make_unique<tracecorn::cli::StraceStackPrinter>(*stacks, stderr);
+  if (!record && options.strace && options.strace_stacks && *stacks) {
+    strace_printer = std::make_unique<tracecorn::cli::StraceStackPrinter>(**stacks, stderr);
     (*process)->set_observer(strace_printer.get());
   }
 
@@ -559,7 +639,7 @@ int run_command(const RunOptions& options, const RecordOptions* record) {
   if (record && path.empty()) note_not_recorded((*process)->guest_pid());
   if (record && !path.empty()) {
     validate_record_options(*record);
-    auto first = start_recording(**process, options, *record, config, stacks.get(), path);
+    auto first = start_recording(**process, options, *record, config, stacks->get(), path);
     if (!first) {
       fmt::print(stderr, "tracecorn: {}\n", first.error().to_string());
       return kExitToolError;
@@ -567,25 +647,13 @@ int run_command(const RunOptions& options, const RecordOptions* record) {
     image = std::move(*first);
     (*process)->set_observer(image.recording.get());
   }
-  tree_hooks.attach(**process, record ? &image : nullptr, stacks.get());
+  tree_hooks.attach(**process, record ? &image : nullptr, stacks->get());
 
   interrupts.watch(**process);
   linux::RunOutcome outcome = (*process)->run();
   interrupts.stop_watching();  // it must not reach the process after this function ends
-  // A stop by the watcher looks like any other early return of uc_emu_start.
   const bool interrupted = interrupts.received() != 0 && outcome.kind != linux::RunOutcome::Kind::kExited;
-  if (interrupted) {
-    outcome.kind = linux::RunOutcome::Kind::kSignaled;
-    outcome.is_fault = false;
-    outcome.signal = interrupts.received();
-    outcome.description = std::string("interrupted by SIG") + sigabbrev_np(outcome.signal) +
-                          (image.recorder ? "; the trace was finished and marked interrupted" : "");
-  } else if (image.recorder && image.recorder->stop_requested() && outcome.kind != linux::RunOutcome::Kind::kExited) {
-    outcome.kind = linux::RunOutcome::Kind::kStopped;
-    outcome.is_fault = false;
-    outcome.description = image.recorder->sink_failed() ? "stopped: the trace cannot be written (below)"
-                                                  : "stopped: the recording's stop condition was reached";
-  }
+  explain_early_stop(outcome, interrupts.received(), image);
   std::fflush(stdout);
   int status = outcome.host_exit_status();
   // A process of the guest's tree other than its root dies as its guest did,
@@ -596,50 +664,9 @@ int run_command(const RunOptions& options, const RecordOptions* record) {
     fmt::print(stderr, "tracecorn: {}\n", outcome.description);
   // A fault ends the run inside a block: what ran before the faulting instruction.
   std::uint64_t instructions = !counter ? 0 : outcome.is_fault ? counter->instructions_before(outcome.pc) : counter->instructions();
-  if (image.recorder) {
-    core::Recorder* recorder = image.recorder.get();
-    (*process)->set_observer(nullptr);
-    image.recording->finish_run(outcome);
-    if (record->flight_recorder) {
-      const std::string error = recorder->dump(*image.sink);
-      if (!error.empty()) {
-        fmt::print(stderr, "tracecorn: {}\n", error);
-        status = kExitToolError;
-      }
-    }
-    const std::string error = recorder->finish(interrupted);
-    if (!error.empty()) {
-      fmt::print(stderr, "tracecorn: {}\n", error);
-      status = kExitToolError;
-    }
-    const auto stats = recorder->stats();
-    instructions = stats.instructions;
-    if (stats.records_lost)
-      fmt::print(stderr, "tracecorn: {} records could not be recorded (see the gap markers)\n", stats.records_lost);
-    if (options.stats)
-      fmt::print(stderr, "tracecorn: recorded {} events in {} ring records ({} bytes, {} producer stalls, {} overwritten)\n",
-                 stats.events, stats.records, stats.ring_bytes_written, stats.producer_stalls,
-                 stats.records_overwritten);
-    if (options.stats) {  // what the sinks were handed, by kind: `tracecorn stat` on the file counts the same way
-      std::string by_kind;
-      for (std::size_t k = 1; k < stats.events_by_kind.size(); ++k)
-        if (stats.events_by_kind[k])
-          by_kind += fmt::format("{}{} {}", by_kind.empty() ? "" : ", ",
-                                 tracecorn::events::event_kind_name(static_cast<tracecorn::events::EventKind>(k)),
-                                 stats.events_by_kind[k]);
-      fmt::print(stderr, "tracecorn: events by kind: {}\n", by_kind.empty() ? "none" : by_kind);
-      if (stats.registers_derived)
-        fmt::print(stderr, "tracecorn: register writes derived (not read) for {} instructions\n",
-                   stats.registers_derived);
-    }
-  }
-  if (stacks && options.stats) {
-    const auto walked = stacks->stats();
-    fmt::print(stderr, "tracecorn: {} call stacks, {} frames, {:.3f} s unwinding ({:.2f} us a stack){}\n", walked.stacks,
-               walked.frames, static_cast<double>(walked.nanoseconds) / 1e9,
-               walked.stacks ? static_cast<double>(walked.nanoseconds) / 1e3 / static_cast<double>(walked.stacks) : 0.0,
-               stacks->unreadable_modules() ? fmt::format(", {} modules unreadable", stacks->unreadable_modules()) : "");
-  }
+  if (image.recorder)
+    instructions = finish_image_recording(image, **process, outcome, options, *record, interrupted, status);
+  if (*stacks && options.stats) print_stack_stats(**stacks);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   if (options.stats)
     fmt::print(stderr, "tracecorn: {} instructions, {} syscalls, {:.3f} s, exit status {}\n", instructions,

@@ -940,45 +940,61 @@ Expected<std::optional<FirstCode>> first_code(const std::string& path) {
   return found;
 }
 
-Expected<ReplayReport> replay_trace(const std::string& trace_path, const ReplayOptions& options) {
-  // Pass 1: the syscalls and their effects, what the trace holds, the first reads.
+// Pass 1 over a trace: its reader (at its end), the index of its syscalls
+// and effects, and the program it names, read as that program's architecture.
+struct IndexedTrace {
+  std::unique_ptr<TraceReader> reader;
+  std::unique_ptr<TraceIndex> index;
+  std::string program;
+  const arch::ArchInfo* program_arch = nullptr;
+};
+
+Expected<IndexedTrace> index_trace(const std::string& trace_path, const ReplayOptions& options) {
+  IndexedTrace trace;
   auto first = TraceReader::open(trace_path);
   if (!first) return first.error();
-  const events::TraceInfo& info = (*first)->info();
-  linux_layer::ProcessConfig config;
-  config.program = options.program.empty() ? info.program : options.program;
+  trace.reader = std::move(*first);
+  const events::TraceInfo& info = trace.reader->info();
+  trace.program = options.program.empty() ? info.program : options.program;
   // UCIR names no program, but its first keyframe names each mapping's file: the lowest is the program's.
   for (const auto& region : info.initial_memory)
-    if (config.program.empty() && !region.file.empty()) config.program = region.file;
-  if (config.program.empty())
+    if (trace.program.empty() && !region.file.empty()) trace.program = region.file;
+  if (trace.program.empty())
     return make_error(ErrorCode::kInvalidArgument, "the trace does not name its program: give it (-- PROGRAM)",
                       trace_path);
   // Read the trace as the program's architecture where its format cannot tell
   // (BAP frames' mips and mipsel), before any event (memory values' byte order).
-  auto program_arch = linux_layer::LinuxProcess::program_arch(config.program);
+  auto program_arch = linux_layer::LinuxProcess::program_arch(trace.program);
   if (!program_arch) return program_arch.error();
-  if (!(*first)->resolve_arch(**program_arch))
+  trace.program_arch = *program_arch;
+  if (!trace.reader->resolve_arch(*trace.program_arch))
     return make_error(ErrorCode::kInvalidArgument,
-                      fmt::format("the trace is of {}, the program of {}", (*first)->arch().name, (*program_arch)->name),
+                      fmt::format("the trace is of {}, the program of {}", trace.reader->arch().name,
+                                  trace.program_arch->name),
                       trace_path);
-  if (options.progress) (*first)->show_progress("replay: indexing");
-  auto index = TraceIndex::build(**first);
+  if (options.progress) trace.reader->show_progress("replay: indexing");
+  auto index = TraceIndex::build(*trace.reader);
   if (!index) return index.error();
-  if (auto complete = (*first)->check_complete(); !complete) return complete.error();
-  const TraceIndex& idx = **index;
-  if (idx.saw(EventKind::kGap))
+  trace.index = std::move(*index);
+  if (auto complete = trace.reader->check_complete(); !complete) return complete.error();
+  if (trace.index->saw(EventKind::kGap))
     return make_error(ErrorCode::kUnsupported, "the trace lost events (gap markers): it cannot be replayed", trace_path);
-  const Capabilities& caps = (*first)->capabilities();
+  return trace;
+}
 
+// The report's start: the trace's size and level, and what a replay of it
+// cannot compare; refuses a trace whose re-run could not follow it.
+Expected<ReplayReport> start_report(const std::string& trace_path, const IndexedTrace& trace, core::TraceLevel level) {
+  const TraceIndex& idx = *trace.index;
+  const Capabilities& caps = trace.reader->capabilities();
   ReplayReport report;
   report.trace_events = idx.event_count();
-  const core::TraceLevel level = infer_level(idx);
   report.level = std::string(core::trace_level_name(level));
   // Register values with neither the memory they came from nor what loads
   // read (BAP frames at the regs level): the re-run's memory differs from the
   // first load (the auxiliary vector's random bytes, the stack canary's
   // source), and so would the registers loaded from it.
-  if (level == core::TraceLevel::kRegisters && info.initial_memory.empty())
+  if (level == core::TraceLevel::kRegisters && trace.reader->info().initial_memory.empty())
     return make_error(ErrorCode::kUnsupported,
                       "the trace has register values but neither the initial memory nor what its reads got (the "
                       "random bytes a program loads would differ in a re-run): record it at --level full, or in UCIR",
@@ -988,9 +1004,19 @@ Expected<ReplayReport> replay_trace(const std::string& trace_path, const ReplayO
     report.not_compared.push_back("syscall pcs (a blocks-level trace gives the block's address)");
   if (idx.saw(EventKind::kInstruction) && caps.carries(EventKind::kBlock))
     report.not_compared.push_back("blocks (the instructions are compared instead)");
+  return report;
+}
 
+// The re-run's process: the trace's program, arguments and environment, its
+// thread ids from the recorded pid, bounded to twice the trace's length.
+Expected<std::unique_ptr<linux_layer::LinuxProcess>> rerun_process(const IndexedTrace& trace,
+                                                                   const ReplayOptions& options,
+                                                                   std::uint64_t trace_pid) {
+  const events::TraceInfo& info = trace.reader->info();
+  linux_layer::ProcessConfig config;
+  config.program = trace.program;
   config.argv = !options.argv.empty() ? options.argv : !info.argv.empty() ? info.argv : std::vector{config.program};
-  config.envp = (*first)->environment();
+  config.envp = trace.reader->environment();
   config.rootfs = options.rootfs;
   config.diagnostics = nullptr;
   // A re-run that goes on past the trace's length stops there. Not for a
@@ -999,11 +1025,98 @@ Expected<ReplayReport> replay_trace(const std::string& trace_path, const ReplayO
   // sooner (the translator's buffer fills: a mips block of 343 instructions
   // became 237); there the comparison stops a re-run that goes past the
   // trace's end.
-  if (idx.saw(EventKind::kInstruction)) config.max_instructions = 2 * idx.instructions() + 1'000'000;
+  if (trace.index->saw(EventKind::kInstruction)) config.max_instructions = 2 * trace.index->instructions() + 1'000'000;
   // The re-run's thread ids start from it, as the recording's did (clone's results, tkill's targets).
-  const std::uint64_t trace_pid = recorded_pid(idx.syscalls(), **program_arch, info.process_id);
   if (trace_pid) config.main_thread_id = static_cast<std::uint32_t>(trace_pid);
-  auto process = linux_layer::LinuxProcess::create(config);
+  return linux_layer::LinuxProcess::create(config);
+}
+
+// Puts the trace's starting state in the re-run: its memory (the first
+// keyframe's, or what its first reads got) and its registers; a trace that
+// opens inside a syscall (a forked child's) starts from its parent's memory
+// layout at the fork, not from a fresh load's.
+Status restore_starting_state(linux_layer::LinuxProcess& process, const IndexedTrace& trace, bool opens_in_syscall) {
+  const events::TraceInfo& info = trace.reader->info();
+  uc_engine* engine = process.engine();
+  const arch::ArchInfo& arch = process.arch();
+  if (opens_in_syscall)
+    if (auto adopted = process.adopt_memory_layout(info.initial_memory); !adopted) return adopted.error();
+  for (const auto& region : info.initial_memory)
+    if (region.bytes.size() == region.size) write_mapped(engine, region.start.value, region.bytes);
+  if (info.initial_memory.empty()) {
+    auto reads = trace.index->first_reads();
+    if (!reads) return reads.error();
+    if (opens_in_syscall) {
+      // Pages a fresh load lacks (a forked child's heap): mapped read-write for them.
+      std::vector<events::InitialRegion> read_pages;
+      for (const auto& read : *reads) {
+        events::InitialRegion region;
+        region.start = events::GuestAddress{read.address};
+        region.size = read.bytes.size();
+        region.prot = PROT_READ | PROT_WRITE;
+        read_pages.push_back(std::move(region));
+      }
+      if (auto adopted = process.adopt_memory_layout(read_pages); !adopted) return adopted.error();
+    }
+    for (const auto& read : *reads) write_mapped(engine, read.address, read.bytes);
+  }
+  for (const auto& value : info.initial_registers) {
+    if (value.index >= arch.registers.size() || arch.registers[value.index].uc_id == arch.pc_reg) continue;
+    std::array<std::uint8_t, 64> now{}, wanted{};
+    std::memcpy(wanted.data(), value.bytes.data(), value.size);
+    if (uc_reg_read(engine, arch.registers[value.index].uc_id, now.data()) == UC_ERR_OK &&
+        std::memcmp(now.data(), wanted.data(), value.size) != 0)
+      (void)uc_reg_write(engine, arch.registers[value.index].uc_id, wanted.data());
+  }
+  return ok_status();
+}
+
+// The report's end, from what the comparator and the syscall source saw and
+// how the re-run ended: the first divergence, what was left uncompared.
+void conclude_report(ReplayReport& report, const Comparator& comparator, const TraceSyscalls& source,
+                     const linux_layer::RunOutcome& outcome, const TraceIndex& idx) {
+  report.steps_compared = comparator.steps_compared_;
+  if (comparator.killed_outside_syscall_)
+    report.not_compared.push_back(
+        "what the re-run did after the trace's last step (its process was killed there by a signal from another "
+        "process while it ran without syscalls: the re-run was stopped there)");
+  if (comparator.recording_interrupted_)
+    report.not_compared.push_back(
+        "what the re-run did after the trace's last step (the recording was interrupted there by SIGINT or "
+        "SIGTERM: the re-run was stopped there)");
+  const bool stopped_at_trace_end = comparator.killed_outside_syscall_ || comparator.recording_interrupted_;
+  report.syscalls_answered = source.answered_;
+  report.syscalls_run = source.run_;
+  // The earliest of the two (the source sees syscalls before the comparator's events catch up).
+  report.divergence = comparator.divergence_;
+  // (A syscall past the trace's last is no divergence where the trace's
+  // process was killed from outside before it: the comparator saw that.)
+  const bool source_went_past_kill = source.ran_out_ && stopped_at_trace_end;
+  if (source.divergence_ && !source_went_past_kill &&
+      (!report.divergence || source.divergence_->event <= report.divergence->event))
+    report.divergence = source.divergence_;
+  if (source.image_replaced_)
+    report.not_compared.push_back("the image its execve started (its own trace, named BASE.PID.N)");
+  if (!report.divergence && outcome.kind == linux_layer::RunOutcome::Kind::kInstructionLimit &&
+      !stopped_at_trace_end &&  // (the drain that saw it may have lagged the loop's run)
+      !source.image_replaced_)  // (stopped at the execve: a stop reads as the limit)
+    report.divergence = Divergence{idx.event_count(), outcome.pc, "the run's length", "it ends",
+                                   "ran twice as many instructions without ending"};
+}
+
+Expected<ReplayReport> replay_trace(const std::string& trace_path, const ReplayOptions& options) {
+  // Pass 1: the syscalls and their effects, what the trace holds, the first reads.
+  auto indexed = index_trace(trace_path, options);
+  if (!indexed) return indexed.error();
+  const IndexedTrace& trace = *indexed;
+  const TraceIndex& idx = *trace.index;
+  const events::TraceInfo& info = trace.reader->info();
+  const core::TraceLevel level = infer_level(idx);
+  auto started = start_report(trace_path, trace, level);
+  if (!started) return started.error();
+  ReplayReport report = std::move(*started);
+  const std::uint64_t trace_pid = recorded_pid(idx.syscalls(), *trace.program_arch, info.process_id);
+  auto process = rerun_process(trace, options, trace_pid);
   if (!process) return process.error();
   uc_engine* engine = (*process)->engine();
   const arch::ArchInfo& arch = (*process)->arch();  // program_arch's, the trace's since resolve_arch
@@ -1035,36 +1148,7 @@ Expected<ReplayReport> replay_trace(const std::string& trace_path, const ReplayO
                       "the trace opens inside a syscall (a forked child's) and holds neither its memory there nor "
                       "the values its reads got: record it in UCIR, or at --level mem or full",
                       trace_path);
-  // The trace's starting state (a forked child's has its parent's heap and mappings).
-  if (opens_in_syscall)
-    if (auto adopted = (*process)->adopt_memory_layout(info.initial_memory); !adopted) return adopted.error();
-  for (const auto& region : info.initial_memory)
-    if (region.bytes.size() == region.size) write_mapped(engine, region.start.value, region.bytes);
-  if (info.initial_memory.empty()) {
-    auto reads = (*index)->first_reads();
-    if (!reads) return reads.error();
-    if (opens_in_syscall) {
-      // Pages a fresh load lacks (a forked child's heap): mapped read-write for them.
-      std::vector<events::InitialRegion> read_pages;
-      for (const auto& read : *reads) {
-        events::InitialRegion region;
-        region.start = events::GuestAddress{read.address};
-        region.size = read.bytes.size();
-        region.prot = PROT_READ | PROT_WRITE;
-        read_pages.push_back(std::move(region));
-      }
-      if (auto adopted = (*process)->adopt_memory_layout(read_pages); !adopted) return adopted.error();
-    }
-    for (const auto& read : *reads) write_mapped(engine, read.address, read.bytes);
-  }
-  for (const auto& value : info.initial_registers) {
-    if (value.index >= arch.registers.size() || arch.registers[value.index].uc_id == arch.pc_reg) continue;
-    std::array<std::uint8_t, 64> now{}, wanted{};
-    std::memcpy(wanted.data(), value.bytes.data(), value.size);
-    if (uc_reg_read(engine, arch.registers[value.index].uc_id, now.data()) == UC_ERR_OK &&
-        std::memcmp(now.data(), wanted.data(), value.size) != 0)
-      (void)uc_reg_write(engine, arch.registers[value.index].uc_id, wanted.data());
-  }
+  if (auto restored = restore_starting_state(**process, trace, opens_in_syscall); !restored) return restored.error();
 
   // Where the trace's signals were delivered (a pass over the trace when it
   // has any, or when its last syscall is not an exit: a death by a signal's
@@ -1099,7 +1183,7 @@ Expected<ReplayReport> replay_trace(const std::string& trace_path, const ReplayO
   (void)(*second)->resolve_arch(arch);  // as the first (it held)
   if (options.progress) (*second)->show_progress("replay: comparing");
   Comparator comparator(**second, arch, engine,
-                        caps.syscall_pc && level != core::TraceLevel::kBlocks);
+                        trace.reader->capabilities().syscall_pc && level != core::TraceLevel::kBlocks);
   comparator.compare_only(!idx.saw(EventKind::kInstruction), idx.saw(EventKind::kMemoryRead), idx.saw(EventKind::kMemoryWrite),
                           idx.saw(EventKind::kRegisters));
   // A trace that opens inside a syscall: that syscall's effects are the
@@ -1115,7 +1199,7 @@ Expected<ReplayReport> replay_trace(const std::string& trace_path, const ReplayO
   recorder_options.ring_bytes = 16u << 20;
   recorder_options.capture_initial_state = false;
   events::TraceInfo replay_info;
-  replay_info.program = config.program;
+  replay_info.program = trace.program;
   auto recorder = core::Recorder::attach(engine, arch, recorder_options, {&comparator}, replay_info);
   if (!recorder) return recorder.error();
   session::ProcessRecording glue(**recorder);
@@ -1135,33 +1219,7 @@ Expected<ReplayReport> replay_trace(const std::string& trace_path, const ReplayO
   tsc.remove();
   if (!comparator.error_.empty()) return make_error(ErrorCode::kBadFormat, comparator.error_);
 
-  report.steps_compared = comparator.steps_compared_;
-  if (comparator.killed_outside_syscall_)
-    report.not_compared.push_back(
-        "what the re-run did after the trace's last step (its process was killed there by a signal from another "
-        "process while it ran without syscalls: the re-run was stopped there)");
-  if (comparator.recording_interrupted_)
-    report.not_compared.push_back(
-        "what the re-run did after the trace's last step (the recording was interrupted there by SIGINT or "
-        "SIGTERM: the re-run was stopped there)");
-  const bool stopped_at_trace_end = comparator.killed_outside_syscall_ || comparator.recording_interrupted_;
-  report.syscalls_answered = source.answered_;
-  report.syscalls_run = source.run_;
-  // The earliest of the two (the source sees syscalls before the comparator's events catch up).
-  report.divergence = comparator.divergence_;
-  // (A syscall past the trace's last is no divergence where the trace's
-  // process was killed from outside before it: the comparator saw that.)
-  const bool source_went_past_kill = source.ran_out_ && stopped_at_trace_end;
-  if (source.divergence_ && !source_went_past_kill &&
-      (!report.divergence || source.divergence_->event <= report.divergence->event))
-    report.divergence = source.divergence_;
-  if (source.image_replaced_)
-    report.not_compared.push_back("the image its execve started (its own trace, named BASE.PID.N)");
-  if (!report.divergence && outcome.kind == linux_layer::RunOutcome::Kind::kInstructionLimit &&
-      !stopped_at_trace_end &&  // (the drain that saw it may have lagged the loop's run)
-      !source.image_replaced_)  // (stopped at the execve: a stop reads as the limit)
-    report.divergence = Divergence{idx.event_count(), outcome.pc, "the run's length", "it ends",
-                                   "ran twice as many instructions without ending"};
+  conclude_report(report, comparator, source, outcome, idx);
   return report;
 }
 

@@ -159,6 +159,28 @@ std::string tree_from_stat(const std::string& out) {
   return text;
 }
 
+// Replays each trace of the tree recorded in `dir` (its files named tree.*)
+// on its own (--no-children) and hands `check` each one's path and result.
+// Returns how many traces there were and how many said "replay matches".
+struct ReplayedTraces {
+  std::size_t traces = 0, matched = 0;
+};
+ReplayedTraces replay_each_trace(const std::string& dir,
+                                 const std::function<void(const std::string&, const ProcessResult&)>& check = {}) {
+  ReplayedTraces counts;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    if (entry.path().filename().string().rfind("tree.", 0) != 0) continue;
+    ++counts.traces;
+    const std::string path = entry.path().string();
+    CAPTURE(path);
+    const ProcessResult replayed = run_process(in_dir({paths().tracecorn, "replay", "--no-children", path}, dir));
+    CHECK_MESSAGE(replayed.status == 0, replayed.out << replayed.err);
+    counts.matched += replayed.out.find("replay matches") != std::string::npos;
+    if (check) check(path, replayed);
+  }
+  return counts;
+}
+
 }  // namespace
 
 TEST_CASE("Processes: busybox sh pipelines, loops and subshells equal the native run") {
@@ -319,17 +341,9 @@ TEST_CASE("Processes: each process's trace of fork_wait replays without divergen
                                                        "-o", trace, "--", paths().samples_binary + "/static/fork_wait"},
                                                       dir.path()));
     REQUIRE_MESSAGE(recorded.status == 0, recorded.err);
-    std::size_t traces = 0;
-    for (const auto& entry : std::filesystem::directory_iterator(dir.path())) {
-      const std::string path = entry.path().string();
-      if (entry.path().filename().string().rfind("tree.", 0) != 0) continue;
-      ++traces;
-      CAPTURE(path);
-      const ProcessResult replayed = run_process(in_dir({paths().tracecorn, "replay", "--no-children", path}, dir.path()));
-      CHECK_MESSAGE(replayed.status == 0, replayed.out << replayed.err);
-      CHECK(replayed.out.find("replay matches") != std::string::npos);
-    }
-    CHECK(traces == 8);  // the parent and its seven children
+    const ReplayedTraces replayed = replay_each_trace(dir.path());
+    CHECK(replayed.traces == 8);  // the parent and its seven children
+    CHECK(replayed.matched == 8);
   }
 }
 
@@ -347,15 +361,7 @@ TEST_CASE("Processes: each process's trace of fork_wait replays on every other a
     const ProcessResult recorded = run_process(in_dir(
         {paths().tracecorn, "record", "--format", "ucir", "--level", "insns", "-o", trace, "--", program}, dir.path()));
     REQUIRE_MESSAGE(recorded.status == 0, recorded.err);
-    std::size_t replayed_whole = 0;
-    for (const auto& entry : std::filesystem::directory_iterator(dir.path())) {
-      if (entry.path().filename().string().rfind("tree.", 0) != 0) continue;
-      CAPTURE(entry.path().string());
-      const ProcessResult replayed = run_process(in_dir({paths().tracecorn, "replay", "--no-children", entry.path().string()}, dir.path()));
-      CHECK_MESSAGE(replayed.status == 0, replayed.out << replayed.err);
-      replayed_whole += replayed.out.find("replay matches") != std::string::npos;
-    }
-    CHECK(replayed_whole == 8);  // the parent and its seven children
+    CHECK(replay_each_trace(dir.path()).matched == 8);  // the parent and its seven children
   }
 }
 
@@ -377,18 +383,9 @@ TEST_CASE("Processes: each process's trace of pidfd_wait replays without diverge
         {paths().tracecorn, "record", "--format", "ucir", "--level", "insns", "-o", trace, "--", program}, dir.path()));
     REQUIRE_MESSAGE(recorded.status == 0, recorded.err);
     CHECK(recorded.out.find("waitid(P_PIDFD): 0, CLD_KILLED, SIGTERM") != std::string::npos);
-    std::size_t traces = 0, replayed_whole = 0;
-    for (const auto& entry : std::filesystem::directory_iterator(dir.path())) {
-      if (entry.path().filename().string().rfind("tree.", 0) != 0) continue;
-      ++traces;
-      CAPTURE(entry.path().string());
-      const ProcessResult replayed =
-          run_process(in_dir({paths().tracecorn, "replay", "--no-children", entry.path().string()}, dir.path()));
-      CHECK_MESSAGE(replayed.status == 0, replayed.out << replayed.err);
-      replayed_whole += replayed.out.find("replay matches") != std::string::npos;
-    }
-    CHECK(traces == 3);  // the parent and its two children
-    CHECK(replayed_whole == 3);
+    const ReplayedTraces replayed = replay_each_trace(dir.path());
+    CHECK(replayed.traces == 3);  // the parent and its two children
+    CHECK(replayed.matched == 3);
   }
 }
 
@@ -414,24 +411,18 @@ TEST_CASE("Processes: each process's trace of busy_kill replays, the children ki
                                                        spin_ms},
                                                       dir.path()));
     REQUIRE_MESSAGE(recorded.status == 0, recorded.err);
-    std::size_t traces = 0, stopped_in_loop = 0;
-    for (const auto& entry : std::filesystem::directory_iterator(dir.path())) {
-      if (entry.path().filename().string().rfind("tree.", 0) != 0) continue;
-      ++traces;
-      CAPTURE(entry.path().string());
-      const ProcessResult replayed =
-          run_process(in_dir({paths().tracecorn, "replay", "--no-children", entry.path().string()}, dir.path()));
-      CHECK_MESSAGE(replayed.status == 0, replayed.out << replayed.err);
-      CHECK(replayed.out.find("replay matches") != std::string::npos);
-      stopped_in_loop += replayed.out.find("killed there by a signal from another process") != std::string::npos;
-      if (format == "frames" && entry.path().string() != trace) {  // each child's death note
-        const ProcessResult stat = run_process(in_dir({paths().tracecorn, "stat", entry.path().string()}, dir.path()));
+    std::size_t stopped_in_loop = 0;
+    const ReplayedTraces replayed = replay_each_trace(dir.path(), [&](const std::string& path, const ProcessResult& run) {
+      stopped_in_loop += run.out.find("killed there by a signal from another process") != std::string::npos;
+      if (format == "frames" && path != trace) {  // each child's death note
+        const ProcessResult stat = run_process(in_dir({paths().tracecorn, "stat", path}, dir.path()));
         CHECK(stat.status == 0);
         CHECK((stat.out.find("killed: the process was killed by SIGTERM") != std::string::npos ||
                stat.out.find("killed: the process was killed by SIGUSR1") != std::string::npos));
       }
-    }
-    CHECK(traces == 4);  // the parent and its three children
+    });
+    CHECK(replayed.traces == 4);  // the parent and its three children
+    CHECK(replayed.matched == 4);
     CHECK(stopped_in_loop >= 1);  // (both, unless a loaded machine was slow to start a child's loop)
   }
 }

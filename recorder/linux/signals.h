@@ -32,6 +32,8 @@ namespace tracecorn::linux_layer {
 
 inline constexpr int kMaxSignal = 64;
 inline constexpr std::uint64_t signal_bit(int signal) { return 1ull << (signal - 1); }
+// Every signal a mask can hold back: all but SIGKILL and SIGSTOP (host numbers).
+inline constexpr std::uint64_t kBlockableSignals = ~(signal_bit(SIGKILL) | signal_bit(SIGSTOP));
 
 // The Linux SA_ flags shared by every architecture (SA_SIGINFO is the arch's).
 inline constexpr std::uint64_t kSaOnStack = 0x08000000, kSaRestart = 0x10000000, kSaNoDefer = 0x40000000,

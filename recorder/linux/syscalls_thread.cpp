@@ -481,6 +481,11 @@ GuestThread* Kernel::wait_for_runnable() {
     for (const auto& thread : threads_) {
       if (thread->state != GuestThread::State::kWaiting) continue;
       if (thread->wait.deadline) until = std::min(until, *thread->wait.deadline), can_wake = true;
+      // A signal from another process (or the user) can wake a thread that
+      // waits for one or leaves one unblocked (a sigwait thread, a worker in
+      // pause while the main thread joins it): Linux waits for it.
+      const ThreadSignals& own = thread.get() == running_ ? static_cast<const ThreadSignals&>(signals_) : thread->signals;
+      if (thread->wait.kind == ThreadWait::Kind::kSignal || (~own.blocked & kBlockableSignals)) can_wake = true;
       if (thread->wait.kind == ThreadWait::Kind::kHost && !thread->wait.fds.empty()) {
         fds.insert(fds.end(), thread->wait.fds.begin(), thread->wait.fds.end());
         can_wake = true;
@@ -488,7 +493,8 @@ GuestThread* Kernel::wait_for_runnable() {
     }
     if (!can_wake) {
       end_with_signal(SIGKILL, "deadlock: every thread of the process waits for another one (" +
-                                   std::to_string(live_threads()) + " threads, no timer, no descriptor to wait on)");
+                                   std::to_string(live_threads()) +
+                                   " threads, no timer, no descriptor to wait on, every signal blocked)");
       return nullptr;
     }
     const auto slice = std::chrono::ceil<std::chrono::milliseconds>(until - Clock::now()).count();
@@ -517,8 +523,16 @@ void Kernel::switch_to(GuestThread& next, bool in_syscall_hook, std::uint64_t in
   if (next.fresh) start_fresh_thread(next);
   std::uint64_t resume_pc = next.resume_pc;
   std::optional<std::int64_t> resumed_result;  // a blocked syscall that ends now: reported after the switch
-  if (source_ && source_->follows_schedule() && next.blocked_in && !next.wait.retry)
+  // Replay: the blocked syscall ended at this switch in the recording (a
+  // futex wait's result; a retried wait a signal interrupted) where the
+  // trace says so; else it runs again, as it did.
+  if (source_ && source_->follows_schedule() && next.blocked_in)
     if (const auto recorded = source_->resumed_result(next.tid, next.blocked_in->number)) next.wake_result = recorded;
+  // Woken in a signal wait it runs again (pause, sigsuspend, sigtimedwait):
+  // that syscall takes the signal it waited for (pause returns EINTR as the
+  // handler runs), so it is not delivered here, before the syscall.
+  const bool reruns_signal_wait =
+      next.blocked_in && next.wait.kind == ThreadWait::Kind::kSignal && next.wait.retry && !next.wake_result;
   if (next.wake_result) {
     std::int64_t result = *std::exchange(next.wake_result, std::nullopt);
     if (result == kRestartSys) next.retry_deadline.reset();  // a handler runs first
@@ -546,7 +560,7 @@ void Kernel::switch_to(GuestThread& next, bool in_syscall_hook, std::uint64_t in
   // On its own thread, after the switch: the syscall the thread was blocked in.
   if (resumed_result) report_resumed_syscall(next, *resumed_result);
   next.blocked_in.reset();
-  if (signals_.next_deliverable())
+  if (!reruns_signal_wait && signals_.next_deliverable())
     if (const auto handler = deliver_pending(resume_pc)) resume_pc = *handler;
   if (in_syscall_hook) {
     cpu_.resume_at(resume_pc);
@@ -621,7 +635,9 @@ void Kernel::follow_schedule(bool in_syscall_hook, std::uint64_t interrupted_blo
                              "created or has exited");
     return;
   }
-  if (next == running_) return;
+  // (A switch to the running thread itself is one where it had blocked and
+  // was the one woken: the recording's wait_for_runnable made it too.)
+  if (next == running_ && running_->state != GuestThread::State::kWaiting) return;
   if (running_->state == GuestThread::State::kRunnable)
     running_->resume_pc = isa_pc(in_syscall_hook ? cpu_.syscall_return_pc() : interrupted_block);
   // What woke it (another thread, a timeout, a descriptor) came in the

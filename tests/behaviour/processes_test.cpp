@@ -389,6 +389,38 @@ TEST_CASE("Processes: each process's trace of pidfd_wait replays without diverge
   }
 }
 
+// Signals from another process reaching a threaded process whose every
+// thread waits (thread_signal_wait: a worker in pause while the main thread
+// joins it, then a sigwait thread): the run waits for them as Linux does (it
+// used to end with "deadlock"), and each trace replays, the woken thread's
+// switch, its wait's end and the handler where the recording had them. UCIR
+// insns on every architecture (aarch64 and riscv64 pause in ppoll, whose
+// wait ends at the switch), BAP frames and the binary trace at full on x86-64.
+TEST_CASE("Processes: a signal from a child wakes a threaded process whose threads all wait, and each trace replays") {
+  require({});
+  const std::vector<std::tuple<std::string, std::string, std::string>> runs = {
+      {"x86_64", "ucir", "insns"},  {"x86_64", "frames", "full"}, {"x86_64", "bintrace", "full"},
+      {"aarch64", "ucir", "insns"}, {"arm", "ucir", "insns"},     {"i386", "ucir", "insns"},
+      {"mips", "ucir", "insns"},    {"mipsel", "ucir", "insns"},  {"riscv64", "ucir", "insns"}};
+  for (const auto& [arch, format, level] : runs) {
+    CAPTURE(arch);
+    CAPTURE(format);
+    const std::string program =
+        (arch == "x86_64" ? paths().samples_binary : cross_samples_binary(arch)) + "/static/thread_signal_wait";
+    if (!std::filesystem::exists(program)) continue;  // that cross compiler is missing
+    TempDir dir("processes-thread-signal-" + arch);
+    const std::string trace = dir / ("tree." + format);
+    const ProcessResult recorded = run_process(in_dir(
+        {paths().tracecorn, "record", "--format", format, "--level", level, "-o", trace, "--", program}, dir.path()));
+    REQUIRE_MESSAGE(recorded.status == 0, recorded.err);
+    CHECK(recorded.out.find("worker: pause returned -1, EINTR; the handler ran: yes") != std::string::npos);
+    CHECK(recorded.out.find("shutdown thread: sigwait gave SIGTERM (error 0)") != std::string::npos);
+    const ReplayedTraces replayed = replay_each_trace(dir.path());
+    CHECK(replayed.traces == 2);  // the process and the child that signals it
+    CHECK(replayed.matched == 2);
+  }
+}
+
 // A child killed in a loop without syscalls (busy_kill: SIGTERM, SIGUSR1 from
 // its parent) has a trace that ends after a block: its replay matches up to
 // there and stops, saying why; the parent's and the third child's (killed

@@ -34,7 +34,6 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
-
 // A process as /proc/PID/stat shows it: its parent and process group.
 struct HostProcess {
   std::int64_t ppid = 0, pgrp = 0;

@@ -150,8 +150,10 @@ class InterruptWatcher {
   InterruptWatcher() {
     sigemptyset(&signals_);
     for (const int signal : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM, SIGCHLD, SIGCONT, SIGWINCH,
-                             SIGURG, SIGVTALRM, SIGPROF})
+                             SIGURG, SIGVTALRM, SIGPROF, SIGTSTP})
       sigaddset(&signals_, signal);
+    // (Not SIGTTIN and SIGTTOU: blocked, a background read or write on the
+    // terminal would fail with EIO instead of stopping tracecorn and its guest.)
     for (int signal = SIGRTMIN; signal <= SIGRTMAX; ++signal) sigaddset(&signals_, signal);
     pthread_sigmask(SIG_BLOCK, &signals_, &previous_);
   }

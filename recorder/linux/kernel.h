@@ -332,8 +332,11 @@ class Kernel {
   // when none was (ignored, or a default action, which may end the process).
   std::optional<std::uint64_t> deliver_pending(std::uint64_t resume_pc);
   bool enter_handler(int signal, const SignalAction& action, const SignalOrigin& origin, std::uint64_t resume_pc);
-  // Ignore, stop (unsupported: ignored with a note) or terminate; false when the process ended.
+  // Ignore, stop or terminate; false when the process ended.
   bool take_default_action(int signal, const SignalOrigin& origin);
+  // A stop signal's default action: the host process stops with `signal`
+  // until a SIGCONT (not in a replay or an embedding: noted, and it goes on).
+  void stop_process(int signal);
   SignalAction signal_action(int signal) const;
   std::size_t sigaction_bytes() const;
   // The guest's sigset (its first 8 bytes, its byte order) as a host set, and back.
@@ -364,8 +367,9 @@ class Kernel {
   std::int64_t do_waitid(int idtype, std::int64_t id, std::uint64_t info_address, int options,
                          std::uint64_t rusage_address);
   // Waits until a child matching `pid` (wait4's meaning) may have changed
-  // state; as wait_for_host.
-  WaitEnd wait_for_children(std::int64_t pid);
+  // state; as wait_for_host. `stops_too`: a stop or a continue counts (no
+  // descriptor tells those: it looks again every 20 ms).
+  WaitEnd wait_for_children(std::int64_t pid, bool stops_too);
   bool copy_out_rusage(std::uint64_t address, const struct rusage& usage);
   // kill of `pid` other than the caller: a process, a group (0: the
   // caller's, < -1), or -1 (every process but the caller), each only of the

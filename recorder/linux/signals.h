@@ -32,12 +32,12 @@ namespace tracecorn::linux_layer {
 
 inline constexpr int kMaxSignal = 64;
 inline constexpr std::uint64_t signal_bit(int signal) { return 1ull << (signal - 1); }
-// Every signal a mask can hold back: all but SIGKILL and SIGSTOP (host numbers).
-inline constexpr std::uint64_t kBlockableSignals = ~(signal_bit(SIGKILL) | signal_bit(SIGSTOP));
+// The signals no mask holds back (host numbers).
+inline constexpr std::uint64_t kUnblockable = signal_bit(SIGKILL) | signal_bit(SIGSTOP);
 
 // The Linux SA_ flags shared by every architecture (SA_SIGINFO is the arch's).
 inline constexpr std::uint64_t kSaOnStack = 0x08000000, kSaRestart = 0x10000000, kSaNoDefer = 0x40000000,
-                               kSaResetHand = 0x80000000, kSaRestorer = 0x04000000;
+                               kSaResetHand = 0x80000000, kSaRestorer = 0x04000000, kSaNoCldStop = 0x00000001;
 inline constexpr std::uint64_t kSigDefault = 0, kSigIgnore = 1;
 // si_code values (asm-generic/siginfo.h).
 inline constexpr int kSiUser = 0, kSiKernel = 0x80, kSiQueue = -1, kSiTimer = -2, kSiTkill = -6;

@@ -241,7 +241,7 @@ void Kernel::become_forked_child(std::uint64_t flags, std::uint64_t stack, std::
   if (config_.lifecycle) config_.lifecycle->after_fork_in_child(pid);
 }
 
-Kernel::WaitEnd Kernel::wait_for_children(std::int64_t pid) {
+Kernel::WaitEnd Kernel::wait_for_children(std::int64_t pid, bool stops_too) {
   std::vector<pollfd> fds;
   bool unknown = false;  // a child this image did not fork (its pidfd is missing)
   for (const auto& [child, process] : children_) {
@@ -251,7 +251,7 @@ Kernel::WaitEnd Kernel::wait_for_children(std::int64_t pid) {
   }
   // Without a descriptor to wait on, look again in a while.
   std::optional<Clock::time_point> limit;
-  if (fds.empty() || unknown) limit = Clock::now() + std::chrono::milliseconds(fds.empty() ? 5 : 20);
+  if (fds.empty() || unknown || stops_too) limit = Clock::now() + std::chrono::milliseconds(fds.empty() ? 5 : 20);
   return wait_for_host(fds, limit, nullptr);
 }
 
@@ -279,7 +279,7 @@ std::int64_t Kernel::do_wait4(std::int64_t pid, std::uint64_t status_address, in
       return got;
     }
     if (options & WNOHANG) return 0;
-    switch (wait_for_children(pid)) {
+    switch (wait_for_children(pid, (options & (WUNTRACED | WCONTINUED)) != 0)) {
       case WaitEnd::kInterrupted: return kRestartSys;
       case WaitEnd::kWouldBlock: return kBlockAndRetry;
       default: break;
@@ -330,7 +330,7 @@ std::int64_t Kernel::do_waitid(int idtype, std::int64_t id, std::uint64_t info_a
       return 0;
     }
     if (nonblocking_pidfd) return -EAGAIN;
-    switch (wait_for_children(idtype == P_PID ? id : -1)) {
+    switch (wait_for_children(idtype == P_PID ? id : -1, (options & (WSTOPPED | WCONTINUED)) != 0)) {
       case WaitEnd::kInterrupted: return kRestartSys;
       case WaitEnd::kWouldBlock: return kBlockAndRetry;
       default: break;
@@ -434,9 +434,14 @@ std::int64_t Kernel::do_kill_processes(std::int64_t pid, int guest_signal) {
 }
 
 void Kernel::post_host_signal(int signal, const SignalOrigin& origin) noexcept {
-  if (signal == SIGCHLD) {  // raised by the emulation thread itself (raise_child_signals)
+  // A child that ended: the emulation thread raises SIGCHLD itself
+  // (raise_child_signals). One that stopped or continued: the host's SIGCHLD
+  // says so, and goes to the guest with its code (take_host_signals). (The
+  // host's SIGCHLDs coalesce as the guest's would: one that says a stop may
+  // stand for an end too, so the children are looked at in any case.)
+  if (signal == SIGCHLD) {
     children_changed_.store(true, std::memory_order_release);
-    return;
+    if (origin.code != CLD_STOPPED && origin.code != CLD_CONTINUED) return;
   }
   {
     std::lock_guard lock(host_signals_mutex_);
@@ -515,6 +520,8 @@ void Kernel::take_host_signals() {
   }
   for (const auto& [signal, origin] : posted) {
     const SignalAction action = signal_action(signal);
+    // SA_NOCLDSTOP: no SIGCHLD when a child stops or continues.
+    if (signal == SIGCHLD && (action.flags & kSaNoCldStop)) continue;
     const bool ignored =
         action.handler == kSigIgnore || (action.handler == kSigDefault && default_action_is_ignore(signal));
     if (ignored && !(signals_.blocked & signal_bit(signal))) continue;

@@ -12,13 +12,15 @@
 // Invariants: signals are kept in host numbering (SignalState); the guest's
 // numbers are translated at the syscall boundary; a frame that cannot be
 // written or read back kills the process with SIGSEGV, as Linux does.
-#include <cerrno>
-#include <csignal>
-#include <cstring>
-#include <thread>
-
+#include <pthread.h>
 #include <sys/mman.h>
 #include <unistd.h>
+
+#include <cerrno>
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <thread>
 
 #include "recorder/linux/kernel.h"
 
@@ -64,8 +66,6 @@ namespace {
 bool default_action_is_stop(int signal) {
   return signal == SIGSTOP || signal == SIGTSTP || signal == SIGTTIN || signal == SIGTTOU;
 }
-
-constexpr std::uint64_t kUnblockable = signal_bit(SIGKILL) | signal_bit(SIGSTOP);
 
 }  // namespace
 
@@ -481,11 +481,12 @@ std::array<std::uint8_t, arch::kSiginfoBytes> Kernel::build_siginfo(int signal, 
     writer.put(fields + 4, 4, static_cast<std::uint32_t>(origin.overrun));
     writer.put(fields + 8, word, origin.value);
   } else if (signal == SIGCHLD && origin.code >= CLD_EXITED && origin.code <= CLD_CONTINUED) {
-    // _sigchld: si_pid, si_uid, si_status (a signal in the guest's numbering but for an exit code).
+    // _sigchld: si_pid, si_uid, si_status (a signal in the guest's numbering but for an exit code:
+    // CLD_CONTINUED's is SIGCONT).
     writer.put(fields, 4, origin.pid);
     writer.put(fields + 4, 4, origin.uid);
-    const bool is_signal = origin.code != CLD_EXITED && origin.code != CLD_CONTINUED;
-    const int status = is_signal ? arch::signal_to_guest(arch_, origin.child_status) : origin.child_status;
+    const int status =
+        origin.code != CLD_EXITED ? arch::signal_to_guest(arch_, origin.child_status) : origin.child_status;
     writer.put(fields + 8, 4, static_cast<std::uint32_t>(status));
   } else if (origin.code == kSiUser || origin.code == kSiTkill || origin.code == kSiQueue) {
     writer.put(fields, 4, origin.pid);
@@ -523,13 +524,36 @@ std::optional<std::uint64_t> Kernel::deliver_pending(std::uint64_t resume_pc) {
 bool Kernel::take_default_action(int signal, const SignalOrigin& origin) {
   if (default_action_is_ignore(signal)) return true;
   if (default_action_is_stop(signal)) {
-    note_once(std::string("SIG") + sigabbrev_np(signal) + ": stopping a process is not supported: ignored");
+    stop_process(signal);
     return true;
   }
   std::string how = origin.is_fault ? "" : " (raised by the program)";
   if (origin.code == kSiKernel && signal == SIGALRM) how = " (its timer expired)";
   end_with_signal(signal, std::string("killed by SIG") + sigabbrev_np(signal) + how);
   return false;
+}
+
+void Kernel::stop_process(int signal) {
+  // Replay re-runs a trace alone, and an embedder's process is its own: no
+  // parent there would continue it.
+  if (source_ || config_.relaunch_command.empty()) {
+    note_once(std::string("SIG") + sigabbrev_np(signal) + ": the process is not stopped here (a replay or an embedding)");
+    return;
+  }
+  // The host stops this whole tracecorn process with the same signal, as
+  // Linux stops the guest's threads: its parent's wait sees WIFSTOPPED and
+  // the signal, and SIGCONT makes it go on from here.
+  std::fflush(nullptr);
+  struct sigaction default_action {}, previous_action {};
+  default_action.sa_handler = SIG_DFL;
+  ::sigaction(signal, &default_action, &previous_action);
+  sigset_t just_this, previous_mask;
+  sigemptyset(&just_this);
+  sigaddset(&just_this, signal);
+  ::pthread_sigmask(SIG_UNBLOCK, &just_this, &previous_mask);
+  ::raise(signal);  // (this thread: taken at once, as nothing blocks it)
+  ::pthread_sigmask(SIG_SETMASK, &previous_mask, nullptr);
+  ::sigaction(signal, &previous_action, nullptr);
 }
 
 bool Kernel::map_sigreturn_trampoline() {

@@ -485,7 +485,7 @@ GuestThread* Kernel::wait_for_runnable() {
       // waits for one or leaves one unblocked (a sigwait thread, a worker in
       // pause while the main thread joins it): Linux waits for it.
       const ThreadSignals& own = thread.get() == running_ ? static_cast<const ThreadSignals&>(signals_) : thread->signals;
-      if (thread->wait.kind == ThreadWait::Kind::kSignal || (~own.blocked & kBlockableSignals)) can_wake = true;
+      if (thread->wait.kind == ThreadWait::Kind::kSignal || (~own.blocked & ~kUnblockable)) can_wake = true;
       if (thread->wait.kind == ThreadWait::Kind::kHost && !thread->wait.fds.empty()) {
         fds.insert(fds.end(), thread->wait.fds.begin(), thread->wait.fds.end());
         can_wake = true;

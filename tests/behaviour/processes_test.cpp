@@ -421,6 +421,31 @@ TEST_CASE("Processes: a signal from a child wakes a threaded process whose threa
   }
 }
 
+// Job control (job_control: children stopped by SIGSTOP and SIGTSTP, their
+// own or their parent's, continued by SIGCONT, a SIGTSTP handler, the
+// parent's SIGCHLD for each change): the host stops the child's tracecorn as
+// Linux stops the guest, the parent's waits and SIGCHLD handler see it, and
+// each of the six traces replays (a stop is no event: the re-run goes on). UCIR insns on x86-64 and mipsel (whose signal numbers
+// differ from the host's).
+TEST_CASE("Processes: each process's trace of job_control replays without divergence (UCIR insns)") {
+  require({});
+  for (const std::string arch : {"x86_64", "mipsel"}) {
+    CAPTURE(arch);
+    const std::string program =
+        (arch == "x86_64" ? paths().samples_binary : cross_samples_binary(arch)) + "/static/job_control";
+    if (!std::filesystem::exists(program)) continue;  // that cross compiler is missing
+    TempDir dir("processes-job-control-" + arch);
+    const std::string trace = dir / "tree.ucir";
+    const ProcessResult recorded = run_process(in_dir(
+        {paths().tracecorn, "record", "--format", "ucir", "--level", "insns", "-o", trace, "--", program}, dir.path()));
+    REQUIRE_MESSAGE(recorded.status == 0, recorded.err);
+    CHECK(recorded.out.find("raise(SIGTSTP), waitid(WSTOPPED): CLD_STOPPED, TSTP") != std::string::npos);
+    const ReplayedTraces replayed = replay_each_trace(dir.path());
+    CHECK(replayed.traces == 6);  // the parent and its five children
+    CHECK(replayed.matched == 6);
+  }
+}
+
 // A child killed in a loop without syscalls (busy_kill: SIGTERM, SIGUSR1 from
 // its parent) has a trace that ends after a block: its replay matches up to
 // there and stops, saying why; the parent's and the third child's (killed

@@ -245,7 +245,8 @@ struct SignalAbi {
   // struct sigaction has an sa_restorer word after sa_flags (x86, arm, aarch64:
   // the architecture defines SA_RESTORER); riscv's and mips' have none.
   bool has_sa_restorer = true;
-  std::uint32_t sa_siginfo = 4;  // SA_SIGINFO (mips: 8); the other SA_ flags are the same everywhere
+  std::uint32_t sa_siginfo = 4;  // SA_SIGINFO (mips: 8)
+  std::uint32_t sa_nocldwait = 2;  // SA_NOCLDWAIT (mips: 0x10000); the other SA_ flags are the same everywhere
   // siginfo_t's first three ints are signo, code, errno (mips) instead of signo, errno, code.
   bool siginfo_code_before_errno = false;
   // si_code of a POSIX timer's signal: SI_TIMER, -2 (mips: -3, its SI_ASYNCIO and SI_TIMER are swapped).

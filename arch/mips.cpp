@@ -796,6 +796,7 @@ ArchInfo make_info(bool little_endian) {
                      .numbers = kSignalNumbers,
                      .has_sa_restorer = false,
                      .sa_siginfo = 8,
+                     .sa_nocldwait = 0x10000,
                      .siginfo_code_before_errno = true,
                      .si_timer_code = -3,
                      .sigreturn_trampoline = little_endian ? std::span<const std::uint8_t>(kSigreturnTrampolineLittle)

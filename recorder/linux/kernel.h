@@ -399,7 +399,7 @@ class Kernel {
   // child ended and reaped while SIGCHLD was ignored never reaches a handler
   // installed later). `reaped`: the child a wait just reaped, with `info`.
   void raise_child_signals();
-  // Whether an ended child is reaped at once (SIGCHLD set to SIG_IGN).
+  // Whether an ended child is reaped at once (SIGCHLD set to SIG_IGN, or SA_NOCLDWAIT).
   bool reaps_children_itself() const;
   void raise_child_signal(std::int64_t pid, int code, int status);
 

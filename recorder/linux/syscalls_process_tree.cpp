@@ -269,7 +269,7 @@ std::int64_t Kernel::do_wait4(std::int64_t pid, std::uint64_t status_address, in
         if (WIFEXITED(status)) raise_child_signal(got, CLD_EXITED, WEXITSTATUS(status));
         else raise_child_signal(got, WCOREDUMP(status) ? CLD_DUMPED : CLD_KILLED, WTERMSIG(status));
         children_.erase(got);
-        // SIGCHLD ignored: the child was reaped by itself; the wait goes on
+        // SIGCHLD ignored or SA_NOCLDWAIT: the child was reaped by itself; the wait goes on
         // until no child is left (then ECHILD), as Linux's does.
         if (reaps_children_itself()) continue;
       }
@@ -496,7 +496,7 @@ void Kernel::raise_child_signals() {
       ended.push_back(pid);
     }
   }
-  // SIGCHLD set to SIG_IGN: a child that ends is reaped at once (no zombie,
+  // SIGCHLD set to SIG_IGN or SA_NOCLDWAIT: a child that ends is reaped at once (no zombie,
   // and a wait finds it gone), as Linux does.
   if (reaps_children_itself())
     for (const std::int64_t pid : ended) {
@@ -505,7 +505,11 @@ void Kernel::raise_child_signals() {
     }
 }
 
-bool Kernel::reaps_children_itself() const { return signal_action(SIGCHLD).handler == kSigIgnore; }
+bool Kernel::reaps_children_itself() const {
+  // SIGCHLD ignored, or SA_NOCLDWAIT (a handler then still runs): no zombies.
+  const SignalAction action = signal_action(SIGCHLD);
+  return action.handler == kSigIgnore || (action.flags & arch_.signal_abi.sa_nocldwait);
+}
 
 void Kernel::take_host_signals() {
   // (A plain load first: this runs at every syscall's return.)

@@ -584,6 +584,10 @@ class TraceSyscalls final : public linux_layer::SyscallSource {
     if (block && (next.resume_pc != block || (schedule_.counts_quanta() ? next.quantum != quanta_ended_
                                                                         : next.executions_before != schedule_.executions(block))))
       return std::nullopt;
+    // A signal from outside that the recording delivered as this switch
+    // made: pending now, the switch delivers it to the thread it runs.
+    for (const PlannedSignal& signal : signals_.at_switch(next_switch_))
+      process_.inject_signal(signal.signal, signal.code, signal.sender_pid, signal.frame_bytes, signal.frame);
     ++next_switch_;
     quanta_ended_ = 0;  // the scheduler starts the next thread's quantum
     return next.to;
@@ -1160,7 +1164,7 @@ Expected<ReplayReport> replay_trace(const std::string& trace_path, const ReplayO
   };
   const bool ends_in_syscall = !idx.syscalls().empty() && !ends_image(idx.syscalls().back());
   if (idx.saw(EventKind::kSignal) || ends_in_syscall)
-    if (auto status = signals.collect(trace_path); !status) return status.error();
+    if (auto status = signals.collect(trace_path, trace_pid); !status) return status.error();
   // The schedule of a trace with threads (a pass over the trace).
   ThreadSchedule schedule;
   if (idx.saw(EventKind::kThread))

@@ -21,14 +21,15 @@ constexpr int kSiUser = 0, kSiKernel = 0x80;  // si_code (asm-generic/siginfo.h)
 
 }  // namespace
 
-Status SignalPlan::collect(const std::string& path) {
+Status SignalPlan::collect(const std::string& path, std::uint64_t own_pid) {
   // Pass 1: the signals, each after the syscall it followed (nothing that ran in between), if any.
-  std::uint64_t syscalls = 0;
+  std::uint64_t syscalls = 0, switches = 0;
   std::optional<std::uint64_t> last_syscall;
   bool last_was_exit = false, saw_exit = false;
   // A thread was just switched in (nothing ran since): a signal now is one
   // the re-run's kernel delivers by itself as it switches (a tgkill the
-  // re-run made), not one to plan.
+  // re-run made), or one from outside the re-run (another process's kill,
+  // an itimer's SIGALRM), planned at that switch.
   bool just_switched = false;
   // The last syscall's memory writes: a format may give a frame written as a
   // syscall returned to that syscall (UCIR) rather than to the signal.
@@ -39,6 +40,7 @@ Status SignalPlan::collect(const std::string& path) {
         if (std::get<events::ThreadEvent>(event.payload).change == events::ThreadChange::kSwitched) {
           last_syscall.reset();
           just_switched = true;
+          ++switches;
         }
         return;
       case EventKind::kSyscall: {
@@ -72,7 +74,6 @@ Status SignalPlan::collect(const std::string& path) {
         just_switched = false;
         return;
       case EventKind::kSignal:
-        if (just_switched) return;
         break;
       default: return;
     }
@@ -84,6 +85,11 @@ Status SignalPlan::collect(const std::string& path) {
     for (const auto& write : s.frame_writes)
       if (write.address.value == s.frame.value)
         planned.frame_bytes = std::make_shared<const std::vector<std::uint8_t>>(write.bytes.begin(), write.bytes.end());
+    if (just_switched) {
+      const bool from_outside = own_pid != 0 && (s.sender_pid != own_pid || s.code == kSiKernel);
+      if (from_outside) by_switch_[switches - 1].push_back(planned);
+      return;
+    }
     if (!planned.frame_bytes && last_syscall)
       for (const auto& [address, bytes] : last_syscall_writes)
         if (address == s.frame.value) planned.frame_bytes = std::make_shared<const std::vector<std::uint8_t>>(bytes);
@@ -141,6 +147,12 @@ Status SignalPlan::count_executions(const std::string& path) {
 std::span<const PlannedSignal> SignalPlan::after_syscall(std::uint64_t index) const {
   const auto found = by_syscall_.find(index);
   if (found == by_syscall_.end()) return {};
+  return found->second;
+}
+
+std::span<const PlannedSignal> SignalPlan::at_switch(std::uint64_t index) const {
+  const auto found = by_switch_.find(index);
+  if (found == by_switch_.end()) return {};
   return found->second;
 }
 

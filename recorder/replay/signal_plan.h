@@ -46,17 +46,21 @@ struct PlannedSignal {
 
 class SignalPlan {
  public:
-  // Reads the trace at `path` (one or two passes) for its signal events.
-  // Fails with the reader's error.
-  Status collect(const std::string& path);
+  // Reads the trace at `path` (one or two passes) for its signal events;
+  // `own_pid` is the recorded process's (a signal from another pid came from
+  // outside). Fails with the reader's error.
+  Status collect(const std::string& path, std::uint64_t own_pid);
   // The signals delivered as syscall `index` (trace order) returned.
   std::span<const PlannedSignal> after_syscall(std::uint64_t index) const;
+  // The signals from outside (another process, an itimer) that thread switch
+  // `index` (trace order: 0, 1, ...) delivered to the thread it switched to.
+  std::span<const PlannedSignal> at_switch(std::uint64_t index) const;
   // Adds the code hooks that deliver the signals between instructions (after
   // the recorder's hooks, so that the instruction and block they interrupt
   // are recorded, then taken back, as when recording).
   void install(uc_engine* engine, linux_layer::LinuxProcess& process);
   void remove();
-  bool empty() const { return by_syscall_.empty() && sites_.empty(); }
+  bool empty() const { return by_syscall_.empty() && by_switch_.empty() && sites_.empty(); }
 
  private:
   struct Site {
@@ -71,6 +75,7 @@ class SignalPlan {
   Status count_executions(const std::string& path);
 
   std::map<std::uint64_t, std::vector<PlannedSignal>> by_syscall_;
+  std::map<std::uint64_t, std::vector<PlannedSignal>> by_switch_;
   std::map<std::uint64_t, std::unique_ptr<Site>> sites_;  // by pc
   uc_engine* engine_ = nullptr;
 };

@@ -421,6 +421,33 @@ TEST_CASE("Processes: a signal from a child wakes a threaded process whose threa
   }
 }
 
+// A signal from another process reaching threads that spin without syscalls
+// (thread_spin_signal): the recording takes it as the scheduler switches to
+// the thread that can take it; the replay injects it at that same switch
+// (the re-run never gets the other process's kill). UCIR blocks (the spin
+// makes millions of blocks) on x86-64, aarch64 and mipsel.
+TEST_CASE("Processes: a signal from a child reaching spinning threads at a thread switch replays there (UCIR blocks)") {
+  require({});
+  for (const std::string arch : {"x86_64", "aarch64", "mipsel"}) {
+    CAPTURE(arch);
+    const std::string program =
+        (arch == "x86_64" ? paths().samples_binary : cross_samples_binary(arch)) + "/static/thread_spin_signal";
+    if (!std::filesystem::exists(program)) continue;  // that cross compiler is missing
+    TempDir dir("processes-spin-signal-" + arch);
+    const std::string trace = dir / "tree.ucir";
+    const ProcessResult recorded = run_process(in_dir(
+        {paths().tracecorn, "record", "--format", "ucir", "--level", "blocks", "-o", trace, "--", program}, dir.path()));
+    REQUIRE_MESSAGE(recorded.status == 0, recorded.err);
+    CHECK(recorded.out.find("the spinning thread's handler ran: yes") != std::string::npos);
+    const ProcessResult dumped =
+        run_process(in_dir({paths().tracecorn, "dump", "--kind", "thread,signal", trace}, dir.path()));
+    CHECK(dumped.out.find("signal SIGUSR1") != std::string::npos);
+    const ReplayedTraces replayed = replay_each_trace(dir.path());
+    CHECK(replayed.traces == 2);  // the process and the child that signals it
+    CHECK(replayed.matched == 2);
+  }
+}
+
 // Job control (job_control: children stopped by SIGSTOP and SIGTSTP, their
 // own or their parent's, continued by SIGCONT, a SIGTSTP handler, the
 // parent's SIGCHLD for each change): the host stops the child's tracecorn as

@@ -181,6 +181,31 @@ ReplayedTraces replay_each_trace(const std::string& dir,
   return counts;
 }
 
+// Records sample `name` (its static build for `arch`) in `format` at `level`
+// into a fresh folder, checks that its output holds each of `lines`, and
+// replays every trace of its tree on its own: `traces` of them, each must
+// match. `check_trace` looks at the first trace too. Nothing is run when that
+// architecture's cross compiler is missing.
+void record_and_replay_tree(const std::string& name, const std::string& arch, const std::string& format,
+                            const std::string& level, std::initializer_list<const char*> lines, std::size_t traces,
+                            const std::function<void(const std::string&, const std::string&)>& check_trace = {}) {
+  CAPTURE(arch);
+  CAPTURE(format);
+  const std::string program =
+      (arch == "x86_64" ? paths().samples_binary : cross_samples_binary(arch)) + "/static/" + name;
+  if (!std::filesystem::exists(program)) return;  // that cross compiler is missing
+  TempDir dir("processes-" + name + "-" + arch);
+  const std::string trace = dir / ("tree." + format);
+  const ProcessResult recorded = run_process(in_dir(
+      {paths().tracecorn, "record", "--format", format, "--level", level, "-o", trace, "--", program}, dir.path()));
+  REQUIRE_MESSAGE(recorded.status == 0, recorded.err);
+  for (const char* line : lines) CHECK_MESSAGE(recorded.out.find(line) != std::string::npos, line);
+  if (check_trace) check_trace(trace, dir.path());
+  const ReplayedTraces replayed = replay_each_trace(dir.path());
+  CHECK(replayed.traces == traces);
+  CHECK(replayed.matched == traces);
+}
+
 }  // namespace
 
 TEST_CASE("Processes: busybox sh pipelines, loops and subshells equal the native run") {
@@ -372,21 +397,8 @@ TEST_CASE("Processes: each process's trace of fork_wait replays on every other a
 // on one 32-bit architecture whose pidfd numbers differ from mips').
 TEST_CASE("Processes: each process's trace of pidfd_wait replays without divergence (UCIR insns)") {
   require({});
-  for (const std::string arch : {"x86_64", "mipsel"}) {
-    CAPTURE(arch);
-    const std::string program =
-        (arch == "x86_64" ? paths().samples_binary : cross_samples_binary(arch)) + "/static/pidfd_wait";
-    if (!std::filesystem::exists(program)) continue;  // that cross compiler is missing
-    TempDir dir("processes-pidfd-" + arch);
-    const std::string trace = dir / "tree.ucir";
-    const ProcessResult recorded = run_process(in_dir(
-        {paths().tracecorn, "record", "--format", "ucir", "--level", "insns", "-o", trace, "--", program}, dir.path()));
-    REQUIRE_MESSAGE(recorded.status == 0, recorded.err);
-    CHECK(recorded.out.find("waitid(P_PIDFD): 0, CLD_KILLED, SIGTERM") != std::string::npos);
-    const ReplayedTraces replayed = replay_each_trace(dir.path());
-    CHECK(replayed.traces == 3);  // the parent and its two children
-    CHECK(replayed.matched == 3);
-  }
+  for (const std::string arch : {"x86_64", "mipsel"})  // the parent and its two children
+    record_and_replay_tree("pidfd_wait", arch, "ucir", "insns", {"waitid(P_PIDFD): 0, CLD_KILLED, SIGTERM"}, 3);
 }
 
 // Signals from another process reaching a threaded process whose every
@@ -402,23 +414,11 @@ TEST_CASE("Processes: a signal from a child wakes a threaded process whose threa
       {"x86_64", "ucir", "insns"},  {"x86_64", "frames", "full"}, {"x86_64", "bintrace", "full"},
       {"aarch64", "ucir", "insns"}, {"arm", "ucir", "insns"},     {"i386", "ucir", "insns"},
       {"mips", "ucir", "insns"},    {"mipsel", "ucir", "insns"},  {"riscv64", "ucir", "insns"}};
-  for (const auto& [arch, format, level] : runs) {
-    CAPTURE(arch);
-    CAPTURE(format);
-    const std::string program =
-        (arch == "x86_64" ? paths().samples_binary : cross_samples_binary(arch)) + "/static/thread_signal_wait";
-    if (!std::filesystem::exists(program)) continue;  // that cross compiler is missing
-    TempDir dir("processes-thread-signal-" + arch);
-    const std::string trace = dir / ("tree." + format);
-    const ProcessResult recorded = run_process(in_dir(
-        {paths().tracecorn, "record", "--format", format, "--level", level, "-o", trace, "--", program}, dir.path()));
-    REQUIRE_MESSAGE(recorded.status == 0, recorded.err);
-    CHECK(recorded.out.find("worker: pause returned -1, EINTR; the handler ran: yes") != std::string::npos);
-    CHECK(recorded.out.find("shutdown thread: sigwait gave SIGTERM (error 0)") != std::string::npos);
-    const ReplayedTraces replayed = replay_each_trace(dir.path());
-    CHECK(replayed.traces == 2);  // the process and the child that signals it
-    CHECK(replayed.matched == 2);
-  }
+  for (const auto& [arch, format, level] : runs)  // the process and the child that signals it
+    record_and_replay_tree("thread_signal_wait", arch, format, level,
+                           {"worker: pause returned -1, EINTR; the handler ran: yes",
+                            "shutdown thread: sigwait gave SIGTERM (error 0)"},
+                           2);
 }
 
 // A signal from another process reaching threads that spin without syscalls
@@ -428,49 +428,27 @@ TEST_CASE("Processes: a signal from a child wakes a threaded process whose threa
 // makes millions of blocks) on x86-64, aarch64 and mipsel.
 TEST_CASE("Processes: a signal from a child reaching spinning threads at a thread switch replays there (UCIR blocks)") {
   require({});
-  for (const std::string arch : {"x86_64", "aarch64", "mipsel"}) {
-    CAPTURE(arch);
-    const std::string program =
-        (arch == "x86_64" ? paths().samples_binary : cross_samples_binary(arch)) + "/static/thread_spin_signal";
-    if (!std::filesystem::exists(program)) continue;  // that cross compiler is missing
-    TempDir dir("processes-spin-signal-" + arch);
-    const std::string trace = dir / "tree.ucir";
-    const ProcessResult recorded = run_process(in_dir(
-        {paths().tracecorn, "record", "--format", "ucir", "--level", "blocks", "-o", trace, "--", program}, dir.path()));
-    REQUIRE_MESSAGE(recorded.status == 0, recorded.err);
-    CHECK(recorded.out.find("the spinning thread's handler ran: yes") != std::string::npos);
-    const ProcessResult dumped =
-        run_process(in_dir({paths().tracecorn, "dump", "--kind", "thread,signal", trace}, dir.path()));
+  const auto has_the_signal = [](const std::string& trace, const std::string& dir) {
+    const ProcessResult dumped = run_process(in_dir({paths().tracecorn, "dump", "--kind", "thread,signal", trace}, dir));
     CHECK(dumped.out.find("signal SIGUSR1") != std::string::npos);
-    const ReplayedTraces replayed = replay_each_trace(dir.path());
-    CHECK(replayed.traces == 2);  // the process and the child that signals it
-    CHECK(replayed.matched == 2);
-  }
+  };
+  for (const std::string arch : {"x86_64", "aarch64", "mipsel"})  // the process and the child that signals it
+    record_and_replay_tree("thread_spin_signal", arch, "ucir", "blocks", {"the spinning thread's handler ran: yes"}, 2,
+                           has_the_signal);
 }
 
 // Job control (job_control: children stopped by SIGSTOP and SIGTSTP, their
 // own or their parent's, continued by SIGCONT, a SIGTSTP handler, the
 // parent's SIGCHLD for each change): the host stops the child's tracecorn as
 // Linux stops the guest, the parent's waits and SIGCHLD handler see it, and
-// each of the six traces replays (a stop is no event: the re-run goes on). UCIR insns on x86-64 and mipsel (whose signal numbers
-// differ from the host's).
+// each of the six traces replays (a stop is no event: the re-run goes on).
+// UCIR insns on x86-64 and mipsel (whose signal numbers differ from the
+// host's).
 TEST_CASE("Processes: each process's trace of job_control replays without divergence (UCIR insns)") {
   require({});
-  for (const std::string arch : {"x86_64", "mipsel"}) {
-    CAPTURE(arch);
-    const std::string program =
-        (arch == "x86_64" ? paths().samples_binary : cross_samples_binary(arch)) + "/static/job_control";
-    if (!std::filesystem::exists(program)) continue;  // that cross compiler is missing
-    TempDir dir("processes-job-control-" + arch);
-    const std::string trace = dir / "tree.ucir";
-    const ProcessResult recorded = run_process(in_dir(
-        {paths().tracecorn, "record", "--format", "ucir", "--level", "insns", "-o", trace, "--", program}, dir.path()));
-    REQUIRE_MESSAGE(recorded.status == 0, recorded.err);
-    CHECK(recorded.out.find("raise(SIGTSTP), waitid(WSTOPPED): CLD_STOPPED, TSTP") != std::string::npos);
-    const ReplayedTraces replayed = replay_each_trace(dir.path());
-    CHECK(replayed.traces == 6);  // the parent and its five children
-    CHECK(replayed.matched == 6);
-  }
+  for (const std::string arch : {"x86_64", "mipsel"})  // the parent and its five children
+    record_and_replay_tree("job_control", arch, "ucir", "insns", {"raise(SIGTSTP), waitid(WSTOPPED): CLD_STOPPED, TSTP"},
+                           6);
 }
 
 // A child killed in a loop without syscalls (busy_kill: SIGTERM, SIGUSR1 from

@@ -542,8 +542,11 @@ void Kernel::stop_process(int signal) {
   }
   // The host stops this whole tracecorn process with the same signal, as
   // Linux stops the guest's threads: its parent's wait sees WIFSTOPPED and
-  // the signal, and SIGCONT makes it go on from here.
-  std::fflush(nullptr);
+  // the signal, and SIGCONT makes it go on from here. (Its own streams only,
+  // never fflush(nullptr): a forked child still holds its parent's trace
+  // file, whose buffer would land in the parent's trace.)
+  std::fflush(stdout);
+  std::fflush(stderr);
   struct sigaction default_action {}, previous_action {};
   default_action.sa_handler = SIG_DFL;
   ::sigaction(signal, &default_action, &previous_action);

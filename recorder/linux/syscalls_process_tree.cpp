@@ -363,7 +363,8 @@ std::int64_t Kernel::do_pidfd_open(std::int64_t pid, std::uint64_t flags) {
   if ((host_flags & ~O_NONBLOCK) || pid <= 0) return -EINVAL;
   // A process outside the guest's tree is as one that does not exist.
   if (pid != ::getpid() && !host_process_descends_from(static_cast<std::uint64_t>(pid), tree_root_pid_)) return -ESRCH;
-  const int host = GuestFs::lift_host_fd(static_cast<int>(::syscall(SYS_pidfd_open, static_cast<pid_t>(pid), host_flags)));
+  const int host =
+      GuestFs::lift_host_fd(static_cast<int>(::syscall(SYS_pidfd_open, static_cast<pid_t>(pid), host_flags)));
   if (host < 0) return -errno;
   return fs_.install(host, /*close_on_exec=*/true, "anon_inode:[pidfd]");  // always close-on-exec, as Linux
 }

@@ -537,7 +537,8 @@ void Kernel::stop_process(int signal) {
   // Replay re-runs a trace alone, and an embedder's process is its own: no
   // parent there would continue it.
   if (source_ || config_.relaunch_command.empty()) {
-    note_once(std::string("SIG") + sigabbrev_np(signal) + ": the process is not stopped here (a replay or an embedding)");
+    note_once(std::string("SIG") + sigabbrev_np(signal) +
+              ": the process is not stopped here (a replay or an embedding)");
     return;
   }
   // The host stops this whole tracecorn process with the same signal, as

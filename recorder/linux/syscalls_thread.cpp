@@ -484,7 +484,8 @@ GuestThread* Kernel::wait_for_runnable() {
       // A signal from another process (or the user) can wake a thread that
       // waits for one or leaves one unblocked (a sigwait thread, a worker in
       // pause while the main thread joins it): Linux waits for it.
-      const ThreadSignals& own = thread.get() == running_ ? static_cast<const ThreadSignals&>(signals_) : thread->signals;
+      const ThreadSignals& own =
+          thread.get() == running_ ? static_cast<const ThreadSignals&>(signals_) : thread->signals;
       if (thread->wait.kind == ThreadWait::Kind::kSignal || (~own.blocked & ~kUnblockable)) can_wake = true;
       if (thread->wait.kind == ThreadWait::Kind::kHost && !thread->wait.fds.empty()) {
         fds.insert(fds.end(), thread->wait.fds.begin(), thread->wait.fds.end());

@@ -293,6 +293,7 @@ std::int64_t Kernel::do_waitid(int idtype, std::int64_t id, std::uint64_t info_a
   if ((options & ~kKnownOptions) || !(options & (WEXITED | WSTOPPED | WCONTINUED))) return -EINVAL;
   bool nonblocking_pidfd = false;  // PIDFD_NONBLOCK: EAGAIN where waitid would block
   if (idtype == P_PIDFD) {          // the pidfd's process, as P_PID
+    if (id < 0) return -EINVAL;     // (before the descriptor is looked at, as kernel_waitid)
     const std::int64_t pid = pid_of_pidfd(static_cast<int>(id));
     if (pid < 0) return pid == -ESRCH ? -ECHILD : pid;  // reaped: no child of that pid any more
     nonblocking_pidfd = (::fcntl(fs_.host_fd(static_cast<int>(id)), F_GETFL) & O_NONBLOCK) != 0;

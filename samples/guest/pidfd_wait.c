@@ -2,8 +2,8 @@
 // pidfds, as systemd, Python's asyncio (PidfdChildWatcher) and process
 // supervisors do: pidfd_open, poll on the pidfd, waitid(P_PIDFD) (blocking,
 // and with PIDFD_NONBLOCK), pidfd_send_signal to a child and to itself, and
-// the errors Linux gives for bad flags, bad pids and descriptors that are not
-// pidfds.
+// the errors Linux gives for bad flags, bad pids, descriptors that are not
+// pidfds and hostile arguments (an unmapped siginfo, numbers out of range).
 // Invariants: deterministic output only (facts, never pids or times).
 // Directives (see samples/README.md):
 // archs: x86_64 i386 arm aarch64 riscv64 mips mipsel
@@ -121,9 +121,27 @@ static void own_pidfd_and_errors(void) {
   close(self);
 }
 
+// Hostile arguments: an unmapped siginfo, signal numbers out of range,
+// descriptors out of range, pids that cannot be.
+static void hostile_arguments(void) {
+  const int self = pidfd_open(getpid(), 0);
+  check(self >= 0, "pidfd_open");
+  printf("pidfd_send_signal with an unmapped siginfo: %s\n",
+         outcome(pidfd_send_signal(self, SIGUSR1, (siginfo_t*)8, 0)));
+  printf("pidfd_send_signal of signal -1: %s, of signal 65: %s\n", outcome(pidfd_send_signal(self, -1, NULL, 0)),
+         outcome(pidfd_send_signal(self, 65, NULL, 0)));
+  printf("pidfd_send_signal on descriptor 1<<30: %s, on -1: %s\n",
+         outcome(pidfd_send_signal(1 << 30, 0, NULL, 0)), outcome(pidfd_send_signal(-1, 0, NULL, 0)));
+  siginfo_t info;
+  printf("waitid(P_PIDFD) on descriptor -1: %s\n", outcome(waitid(P_PIDFD, -1, &info, WEXITED | WNOHANG)));
+  printf("pidfd_open of pid -5: %s, of pid 1<<30: %s\n", outcome(pidfd_open(-5, 0)), outcome(pidfd_open(1 << 30, 0)));
+  close(self);
+}
+
 int main(void) {
   watch_exiting_child();
   signal_paused_child();
   own_pidfd_and_errors();
+  hostile_arguments();
   return 0;
 }

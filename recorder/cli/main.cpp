@@ -51,6 +51,7 @@
 #include "recorder/replay/replayer.h"
 #include "recorder/replay/trace_reader.h"
 #include "recorder/replay/trace_tools.h"
+#include "recorder/support/started_thread.h"
 
 extern char** environ;
 
@@ -166,10 +167,12 @@ class InterruptWatcher {
 
   // Starts watching: a stop signal stops `process` (LinuxProcess::request_stop
   // is meant to be called from another thread), the others go to it.
+  // Returns once the watching thread runs (support/started_thread.h).
   void watch(tracecorn::linux_layer::LinuxProcess& process) {
     done_ = false;
+    process_ = &process;
     const std::uint64_t tree_root = process.tree_root_pid();
-    thread_ = std::thread([this, &process, tree_root] {
+    thread_ = tracecorn::start_thread([this, &process, tree_root] {
       const timespec tick{0, 100'000'000};
       while (!done_) {
         siginfo_t info{};
@@ -194,11 +197,13 @@ class InterruptWatcher {
       }
     });
   }
-  // In the child of a fork: the watching thread did not survive it (its
-  // handle is dropped, not joined); a new one watches the same process.
-  void restart_in_forked_child(tracecorn::linux_layer::LinuxProcess& process) {
-    if (thread_.joinable()) thread_.detach();
-    watch(process);
+  // Around a fork of the guest: the watching thread ends before it (it could
+  // hold a lock the child would inherit held: the kernel's queue of host
+  // signals, the allocator) and starts again after it, in the parent and in
+  // the child. Signals sent meanwhile wait, blocked, for the new thread.
+  void pause_for_fork() { stop_watching(); }
+  void resume_after_fork() {
+    if (process_ && !thread_.joinable()) watch(*process_);
   }
   // Ends the watching thread (before the process it stops goes away); the
   // signals stay blocked until the watcher is destroyed. received() stays valid.
@@ -226,6 +231,7 @@ class InterruptWatcher {
   sigset_t previous_{};
   std::atomic<bool> done_{false};
   std::atomic<int> received_{0};
+  tracecorn::linux_layer::LinuxProcess* process_ = nullptr;  // what watch() was last given
   std::thread thread_;
 };
 
@@ -391,15 +397,21 @@ class ProcessTreeHooks final : public tracecorn::linux_layer::ProcessLifecycle {
   }
 
   void after_fork_in_child(std::uint64_t pid) noexcept override {
-    interrupts_.restart_in_forked_child(*process_);
-    if (!recording_ || !recording_->recorder) return;
-    // The parent's recorder and writer are the parent's: forgotten here, never ended.
-    const std::uint64_t fork_pc = recording_->recording->syscall_pc();
-    recording_->recorder->abandon_in_forked_child();
-    (void)recording_->sink.release();
-    (void)recording_->recorder.release();
-    (void)recording_->recording.release();
-    process_->set_observer(nullptr);
+    // The parent's recorder and writer are the parent's: forgotten here,
+    // never ended; first of all, as abandoning them lets go of the handle of
+    // the parent's drain thread (a descriptor a thread started here could
+    // take over: the handle would then mark that thread detached).
+    const bool recording = recording_ && recording_->recorder;
+    const std::uint64_t fork_pc = recording ? recording_->recording->syscall_pc() : 0;
+    if (recording) {
+      recording_->recorder->abandon_in_forked_child();
+      (void)recording_->sink.release();
+      (void)recording_->recorder.release();
+      (void)recording_->recording.release();
+      process_->set_observer(nullptr);
+    }
+    interrupts_.resume_after_fork();
+    if (!recording) return;
     const std::string path = trace_path_for(record_->output, pid, process_->tree_root_pid(), 0);
     if (path.empty()) {
       __fpurge(stdout);  // the parent's trace bytes still buffered there are the parent's to write
@@ -421,10 +433,12 @@ class ProcessTreeHooks final : public tracecorn::linux_layer::ProcessLifecycle {
   }
 
   void before_fork() noexcept override {
+    interrupts_.pause_for_fork();
     if (recording_ && recording_->recorder) recording_->recorder->hold_drain();
   }
   void after_fork_in_parent() noexcept override {
     if (recording_ && recording_->recorder) recording_->recorder->release_drain();
+    interrupts_.resume_after_fork();
   }
 
   void before_exec(const std::string&) noexcept override {

@@ -46,6 +46,7 @@
 #include "recorder/core/event_assembler.h"
 #include "recorder/core/ring_records.h"
 #include "recorder/ring/spsc_ring.h"
+#include "recorder/support/started_thread.h"
 
 namespace tracecorn::core {
 
@@ -149,7 +150,7 @@ class Recorder::Impl {
 
     if (options_.policy == RingPolicy::kLossless) {
       assembler_->begin(info_);
-      drain_ = std::thread([this] { drain_loop(); });
+      drain_ = start_thread([this] { drain_loop(); });
     }
     return ok_status();
   }

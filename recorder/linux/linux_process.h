@@ -41,12 +41,15 @@ class ProcessLifecycle {
   virtual ~ProcessLifecycle() = default;
   // In the child of a fork, right after it, before the child's fork returns
   // 0: only the emulation thread exists in it (the host forked); what ran on
-  // other host threads must be started again. `pid` is the child's.
+  // other host threads must be started again, once the handles of the
+  // parent's threads are let go (a new thread may take over the descriptor
+  // of one of them). `pid` is the child's.
   virtual void after_fork_in_child(std::uint64_t pid) noexcept = 0;
   // Right before the host fork, and in the parent right after it: the
   // caller's other threads wait where they hold no lock the child would
-  // inherit held (the recorder's drain between two batches: a sanitizer's
-  // allocator, unlike glibc's malloc, is not made safe across fork).
+  // inherit held (the recorder's drain between two batches, the CLI's signal
+  // watcher ended: a sanitizer's allocator, unlike glibc's malloc, is not
+  // made safe across fork).
   virtual void before_fork() noexcept = 0;
   virtual void after_fork_in_parent() noexcept = 0;
   // The image is about to be replaced by `program` (an execve that passed its

@@ -23,6 +23,7 @@
 #include <thread>
 
 #include "recorder/linux/kernel.h"
+#include "recorder/support/started_thread.h"
 
 namespace tracecorn::linux_layer {
 
@@ -43,7 +44,7 @@ void TimerWakeup::arm(std::optional<Clock::time_point> deadline) {
     std::lock_guard lock(mutex_);
     deadline_ = deadline;
   }
-  if (!thread_.joinable() && deadline) thread_ = std::thread([this] { run(); });
+  if (!thread_.joinable() && deadline) thread_ = start_thread([this] { run(); });
   changed_.notify_all();
 }
 

@@ -56,6 +56,7 @@ void LinuxProcess::inject_signal(int signal, int code, std::uint64_t sender_pid,
   origin.uid = ::getuid();
   origin.recorded_frame = std::move(recorded_frame);
   origin.recorded_frame_address = recorded_frame_address;
+  origin.from_trace = true;
   kernel_->inject_signal(signal, origin);
 }
 

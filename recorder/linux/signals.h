@@ -62,6 +62,10 @@ struct SignalOrigin {
   // (siginfo fields a replay cannot rebuild, such as a child's si_status).
   std::uint64_t recorded_frame_address = 0;
   std::shared_ptr<const std::vector<std::uint8_t>> recorded_frame;
+  // Replay: made pending from the trace (signal_injection.cpp), so delivered
+  // even where this run has no timer that raised it (a POSIX timer's
+  // timer_create was answered from the trace, not run).
+  bool from_trace = false;
 };
 
 // Whether a signal's default action is to ignore it (host numbering).

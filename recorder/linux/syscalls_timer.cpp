@@ -135,7 +135,7 @@ bool Kernel::poll_cpu_timers() {
 }
 
 bool Kernel::stale_timer_signal(const SignalOrigin& origin) const {
-  if (origin.code != kSiTimer) return false;
+  if (origin.code != kSiTimer || origin.from_trace) return false;
   const auto id = static_cast<std::size_t>(origin.timer_id);
   return id >= signals_.posix_timers.size() || signals_.posix_timers[id].generation != origin.timer_generation;
 }

@@ -7,8 +7,9 @@
 // threads where the recording did (after the same syscalls, at the same
 // execution of the same instruction); and the check can fail: a trace whose
 // first preemption was moved one event later diverges there.
-// posix_timers is left out: its UCIR trace gives a syscall the registers of
-// the handler a signal entered as it returned (not a thread matter).
+// posix_timers (timers that signal the process, a thread, or start glibc's
+// SIGEV_THREAD helper thread) replays too: its SI_TIMER signals come from the
+// trace, though the re-run has no timer (timer_create is answered).
 // Who runs it: unit_tests, on the doctest thread; "Replay long runs: threads"
 // is its own ctest entry (replay_tests.cmake).
 #include <doctest/doctest.h>
@@ -113,6 +114,8 @@ TEST_CASE("Replay long runs: threads: the thread samples replay without divergen
                 {TraceFormat::kUcir, TraceFormat::kFrames, TraceFormat::kBintrace});
   check_replays(samples + "robust_mutex", core::TraceLevel::kFull,
                 {TraceFormat::kUcir, TraceFormat::kFrames, TraceFormat::kBintrace});
+  check_replays(samples + "posix_timers", core::TraceLevel::kFull,
+                {TraceFormat::kUcir, TraceFormat::kFrames, TraceFormat::kBintrace});
   check_replays(samples + "threads", core::TraceLevel::kBlocks, {TraceFormat::kUcir});
   check_replays(samples + "threads", core::TraceLevel::kInstructions, {TraceFormat::kUcir});
   // The other architectures: the samples in UCIR (and frames where they are defined).
@@ -123,6 +126,7 @@ TEST_CASE("Replay long runs: threads: the thread samples replay without divergen
     check_replays(dir + "robust_mutex", core::TraceLevel::kFull, formats);
     check_replays(dir + "futex_ops", core::TraceLevel::kBlocks, {TraceFormat::kUcir});
     check_replays(dir + "threads", core::TraceLevel::kBlocks, {TraceFormat::kUcir});
+    check_replays(dir + "posix_timers", core::TraceLevel::kBlocks, {TraceFormat::kUcir});
   }
 }
 

@@ -442,6 +442,7 @@ class ProcessTreeHooks final : public tracecorn::linux_layer::ProcessLifecycle {
   }
 
   void before_exec(const std::string&) noexcept override {
+    interrupts_.stop_watching();  // first: it may be asking the recording for a block interrupt
     if (recording_ && recording_->recorder) {
       process_->set_observer(nullptr);
       const std::string error = recording_->recorder->finish(false);
@@ -449,7 +450,6 @@ class ProcessTreeHooks final : public tracecorn::linux_layer::ProcessLifecycle {
       recording_->recorder.reset();
       recording_->sink.reset();
     }
-    interrupts_.stop_watching();
   }
 
  private:

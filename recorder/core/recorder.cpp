@@ -164,12 +164,15 @@ class Recorder::Impl {
   static void on_block(uc_engine*, std::uint64_t address, std::uint32_t size, void* user) noexcept {
     auto* self = static_cast<Impl*>(user);
     const IdSlot& slot = self->id_slots_[id_slot_index(address)];
-    if (self->fast_blocks_ && ((slot.address ^ address) | (slot.size ^ size)) == 0) [[likely]] {
+    if (self->fast_blocks_.load(std::memory_order_relaxed) && ((slot.address ^ address) | (slot.size ^ size)) == 0)
+        [[likely]] {
       self->run_[self->run_count_] = slot.id;
-      if (++self->run_count_ == kMaxBlockRun) [[unlikely]] self->write_run();
+      if (++self->run_count_ == kMaxBlockRun) [[unlikely]] self->write_full_run();
       return;
     }
     self->block(address, size);
+    // (After block()'s store of fast_blocks_: see interrupt_next_block.)
+    if (self->block_interrupt_.load(std::memory_order_seq_cst)) [[unlikely]] self->take_block_interrupt(address);
   }
   static void on_code(uc_engine*, std::uint64_t address, std::uint32_t, void* user) noexcept {
     static_cast<Impl*>(user)->instruction(address);
@@ -200,7 +203,8 @@ class Recorder::Impl {
   // bytes into the local run.
   void block(std::uint64_t address, std::uint32_t size) noexcept {
     last_record_was_syscall_ = false;
-    fast_blocks_ = fast_blocks_allowed_ && active_ && !sink_failed_.load(std::memory_order_relaxed);
+    fast_blocks_.store(fast_blocks_allowed_ && active_ && !sink_failed_.load(std::memory_order_relaxed),
+                       std::memory_order_seq_cst);
     last_block_address_ = address;
     last_block_size_ = size;
     if (!active_) [[unlikely]] return;
@@ -242,9 +246,9 @@ class Recorder::Impl {
     }
     current_block_ = decoded;
     current_index_ = 0;
-    if (fast_blocks_ && !decoded->on_writable_page) id_slots_[id_slot_index(address)] = IdSlot{address, size, decoded->id};
+    if (fast_blocks_.load(std::memory_order_relaxed) && !decoded->on_writable_page) id_slots_[id_slot_index(address)] = IdSlot{address, size, decoded->id};
     run_[run_count_] = decoded->id;
-    if (++run_count_ == kMaxBlockRun) [[unlikely]] write_run();
+    if (++run_count_ == kMaxBlockRun) [[unlikely]] write_full_run();
     recorded_instructions_ += decoded->instruction_count;
   }
 
@@ -252,11 +256,21 @@ class Recorder::Impl {
   // or as several of run_piece_ blocks when the ring's records are smaller.
   // (The hooks compare run_count_ with the constant kMaxBlockRun, not with
   // run_piece_: a member load there costs measurably on the no-store loop.)
-  void write_run() noexcept {
+  void write_run() noexcept { write_run_prefix(run_count_); }
+  // The block hook's run is full: every block but the one being entered is
+  // written, that one stays. The kernel's block hook, called next, may take
+  // it back (leave_interrupted_code: a signal delivered at its start, a
+  // thread switch), which it could not once written.
+  void write_full_run() noexcept {
+    const std::uint32_t last = run_[run_count_ - 1];
+    write_run_prefix(run_count_ - 1);
+    run_[0] = last;
+    run_count_ = 1;
+  }
+  void write_run_prefix(std::uint32_t total) noexcept {
     if (register_batch_used_) write_register_batch();  // it came before these blocks
-    const std::uint32_t total = run_count_;
     run_count_ = 0;
-    if (sink_failed_.load(std::memory_order_relaxed)) [[unlikely]] fast_blocks_ = false;
+    if (sink_failed_.load(std::memory_order_relaxed)) [[unlikely]] fast_blocks_.store(false, std::memory_order_relaxed);
     for (std::uint32_t first = 0; first < total; first += run_piece_) {
       const auto count = static_cast<std::uint16_t>(std::min(run_piece_, total - first));
       auto* record = static_cast<BlockRunRecord*>(
@@ -794,7 +808,7 @@ class Recorder::Impl {
     write_deferred_process_events();
     ring_->publish();  // a syscall is a natural point to let the drain thread see the batch
     last_record_was_syscall_ = true;
-    fast_blocks_ = false;  // the next block resets last_record_was_syscall_
+    fast_blocks_.store(false, std::memory_order_relaxed);  // the next block resets last_record_was_syscall_
   }
 
   // ---- producer: signals and threads (emulation thread, outside the hot path) ----
@@ -1009,6 +1023,23 @@ class Recorder::Impl {
     return replay.end(false);
   }
 
+  // Any thread. The flag first, then the fast path off: a block() that stored
+  // fast_blocks_ before this store reads the flag after it (both seq_cst), so
+  // either that block sees the flag or the next one takes block() again.
+  void interrupt_next_block() noexcept {
+    if (!block_interrupt_handler_) return;
+    block_interrupt_.store(true, std::memory_order_seq_cst);
+    fast_blocks_.store(false, std::memory_order_seq_cst);
+  }
+  void set_block_interrupt_handler(std::function<void(std::uint64_t)> handler) {
+    block_interrupt_handler_ = std::move(handler);
+  }
+  // The block hook, at the start of the block at `address` (recorded).
+  void take_block_interrupt(std::uint64_t address) noexcept {
+    block_interrupt_.store(false, std::memory_order_seq_cst);
+    block_interrupt_handler_(address);
+  }
+
   void hold_drain() noexcept {
     try {
       drain_gate_.lock();
@@ -1162,6 +1193,8 @@ class Recorder::Impl {
   std::unique_ptr<ring::SpscRing> ring_;
   std::unique_ptr<EventAssembler> assembler_;
   std::thread drain_;
+  std::function<void(std::uint64_t)> block_interrupt_handler_;  // set before the runs
+  std::atomic<bool> block_interrupt_{false};
   std::mutex drain_gate_;  // held by the drain over each batch, by the emulation thread across a fork
   bool drain_held_ = false;
   std::vector<uc_hook> hooks_;
@@ -1195,7 +1228,7 @@ class Recorder::Impl {
   // reset there) and when write_run sees a failed sink (so a failed sink stops
   // the emulation within kMaxBlockRun blocks).
   bool fast_blocks_allowed_ = false;
-  bool fast_blocks_ = false;
+  std::atomic<bool> fast_blocks_{false};  // (atomic: interrupt_next_block clears it from another thread)
   bool last_record_was_syscall_ = false;  // the guest's last act was a syscall (exit ends there)
   std::uint32_t run_count_ = 0;
   std::uint32_t run_piece_ = 1;      // set at attach: min(kMaxBlockRun, the ids the ring's largest record holds)
@@ -1295,6 +1328,10 @@ void Recorder::exited(bool by_signal, std::int32_t code, std::int32_t signal) no
 std::string Recorder::dump(events::Sink& sink) { return impl_->dump(sink); }
 std::string Recorder::finish(bool interrupted) { return impl_->finish(interrupted); }
 void Recorder::abandon_in_forked_child() noexcept { impl_->abandon_in_forked_child(); }
+void Recorder::set_block_interrupt_handler(std::function<void(std::uint64_t)> handler) {
+  impl_->set_block_interrupt_handler(std::move(handler));
+}
+void Recorder::interrupt_next_block() noexcept { impl_->interrupt_next_block(); }
 void Recorder::hold_drain() noexcept { impl_->hold_drain(); }
 void Recorder::release_drain() noexcept { impl_->release_drain(); }
 RecorderStats Recorder::stats() const { return impl_->stats(); }

@@ -20,6 +20,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -159,6 +160,14 @@ class Recorder {
   // "" or the sinks' errors. Idempotent.
   std::string finish(bool interrupted = false);
 
+  // Block interrupts: once interrupt_next_block() is called (any thread: a
+  // signal watcher), the block hook calls `handler` at the start of the next
+  // block, after that block's own record (which the handler may take back by
+  // delivering a signal there: signal_delivered). It costs the block hook's
+  // fast path nothing: the call turns the fast path off once. The handler is
+  // set before the emulation runs (emulation thread).
+  void set_block_interrupt_handler(std::function<void(std::uint64_t address)> handler);
+  void interrupt_next_block() noexcept;
   // In the child of a host fork(): the drain thread did not survive it.
   // Removes the hooks and forgets the drain thread (not joined) and the
   // sinks (not ended: they are the parent's, which goes on writing them).

@@ -92,6 +92,7 @@ void Kernel::deliver_at_syscall_exit(std::optional<std::uint64_t> restart_pc) {
   // What a signal from another process would do to the guest until its next
   // syscall (its dispositions and mask change only in syscalls and handlers).
   fatal_signals_now_.store(fatal_dispositions_ & ~signals_.blocked, std::memory_order_relaxed);
+  handled_signals_now_.store(handled_dispositions_ & ~signals_.blocked, std::memory_order_relaxed);
   take_host_signals();
   poll_timers();
   std::uint64_t resume_pc = restart_pc ? *restart_pc : cpu_.syscall_return_pc();

@@ -76,10 +76,7 @@ class Kernel {
   void set_program_break(std::uint64_t start) { brk_start_ = brk_current_ = start; }
   // Replay of a forked child: the break its parent had moved to.
   void adopt_program_break(std::uint64_t current) { brk_current_ = std::max(brk_current_, current); }
-  void set_observer(ProcessObserver* observer) {
-    observer_ = observer;
-    memory_.set_observer(observer);
-  }
+  void set_observer(ProcessObserver* observer);
 
   // Replay: syscalls are asked of `source` first (see SyscallSource).
   void set_syscall_source(SyscallSource* source) { source_ = source; }
@@ -111,6 +108,10 @@ class Kernel {
   // The block hook (installed on request, see above): at the start of the
   // block at `address`, delivers the signal of a timer that came due.
   void on_block(std::uint64_t address) noexcept;
+  // The observer's block interrupt (ProcessObserver::take_block_interrupts):
+  // at the start of the block at `address`, delivers what post_host_signal
+  // left for a handler.
+  void on_interrupted_block(std::uint64_t address) noexcept;
   // Makes every wait of the guest (pause, sigsuspend, sigtimedwait) return
   // soon. Any thread.
   void request_stop() { stop_requested_.store(true, std::memory_order_relaxed); }
@@ -131,7 +132,8 @@ class Kernel {
   // A signal another process sent tracecorn's host process (the CLI's watcher
   // thread): pending for the guest from its next syscall or wait on. Any thread.
   // One whose default action ends the process while the guest runs without
-  // syscalls (a loop) also stops the run at once (take_fatal_signal_stop).
+  // syscalls (a loop) also stops the run at once (take_fatal_signal_stop);
+  // one for a handler is delivered at the next block's start (on_block).
   void post_host_signal(int signal, const SignalOrigin& origin) noexcept;
   // Whether post_host_signal stopped the run for such a signal (and clears
   // that). Emulation thread, after a run.
@@ -141,12 +143,20 @@ class Kernel {
   // LinuxProcess::stop_outside_kills_at_blocks). Before a run.
   void stop_fatal_signals_at_blocks() { fatal_stops_at_blocks_.store(true, std::memory_order_relaxed); }
   bool fatal_signals_stop_at_blocks() const { return fatal_stops_at_blocks_.load(std::memory_order_relaxed); }
+  // A signal for a handler, posted while the block hook was not in: the
+  // run was stopped for LinuxProcess to put it in (on_block then delivers
+  // the signal at a block's start); clears that. Emulation thread, between runs.
+  bool take_handled_signal_stop() { return handled_signal_stop_.exchange(false, std::memory_order_acq_rel); }
+  // The block hook is in (LinuxProcess::install_block_hooks): post_host_signal
+  // leaves a handled signal to on_block without a stop. Before a run.
+  void note_block_hook_installed() { block_hook_in_.store(true, std::memory_order_release); }
   // Where on_block stopped the run (the start of a block none of whose
   // instructions ran), and forgets it; nullopt when it did not. After a run.
   std::optional<std::uint64_t> take_block_stop_pc() { return std::exchange(block_stop_pc_, std::nullopt); }
   // Takes the host's signals and applies the default action of those pending
   // with no handler; true when one ended the process. A signal with a handler
-  // stays pending (its frame needs an exact pc: the next syscall's return).
+  // stays pending (its frame needs an exact pc: the next syscall's return or
+  // block's start).
   bool end_by_fatal_host_signal();
   // An exec'd image takes what its predecessor left (inherited_state.h):
   // descriptors, working directory, umask, signals, tree, image number.
@@ -389,7 +399,8 @@ class Kernel {
   std::optional<std::vector<std::string>> read_string_array(std::uint64_t address, int& error) const;
   // Moves the signals post_host_signal left into the pending sets, and
   // raises SIGCHLD for the children that ended since (raise_child_signals).
-  void take_host_signals();
+  // True when it took any (a signal, or children to look at).
+  bool take_host_signals();
   // The signals whose default action ends the process (host bits), and the
   // bookkeeping of fatal_dispositions_ after `signal`'s disposition changed.
   static std::uint64_t fatal_by_default();
@@ -570,6 +581,18 @@ class Kernel {
   std::atomic<std::uint64_t> fatal_signals_now_{0};
   std::atomic<bool> fatal_signal_stop_{false};
   std::atomic<bool> fatal_stops_at_blocks_{false};  // on_block makes that stop (a block's start: exact)
+  // Signals (host bits) with a handler, and of them those not blocked,
+  // published at each syscall's return for the watcher thread: one posted
+  // then is due at the next block's start (on_block), so that a guest busy
+  // in a loop without syscalls enters its handler as it would under Linux.
+  std::uint64_t handled_dispositions_ = 0;
+  std::atomic<std::uint64_t> handled_signals_now_{0};
+  std::atomic<bool> host_signal_due_{false};
+  std::atomic<bool> handled_signal_stop_{false};  // the stop that puts the block hook in
+  std::atomic<bool> block_hook_in_{false};
+  // The observer that took block interrupts (set_observer), for the watcher
+  // thread: it asks it first, and stops the run only when there is none.
+  std::atomic<ProcessObserver*> block_interrupts_{nullptr};
   std::optional<std::uint64_t> block_stop_pc_;       // emulation thread only
   std::set<std::string> noted_;
   std::vector<std::uint8_t> scratch_;  // reused I/O buffer

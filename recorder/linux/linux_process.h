@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -150,6 +151,17 @@ class ProcessObserver {
   // ELF file the guest maps from offset 0 (ld.so loading a library).
   virtual void on_module_loaded(std::uint64_t start, std::uint64_t end, std::uint64_t load_bias,
                                 std::string_view path) noexcept = 0;
+  // Block interrupts, for a signal from another process that reaches a guest
+  // running without syscalls: an observer that has a block hook of its own
+  // (a recorder) may take `at_block` (set_observer gives it; true when
+  // taken) and call it at the start of the next block once
+  // interrupt_next_block() was called (any thread), after its own record of
+  // that block. Otherwise the kernel stops the run to put in a hook of its own.
+  virtual bool take_block_interrupts(std::function<void(std::uint64_t address)> at_block) noexcept {
+    (void)at_block;
+    return false;
+  }
+  virtual void interrupt_next_block() noexcept {}
 };
 
 // Replay (recorder/replay/replayer.h): where syscalls are answered from when

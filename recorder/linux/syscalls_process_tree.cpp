@@ -441,9 +441,24 @@ void Kernel::post_host_signal(int signal, const SignalOrigin& origin) noexcept {
   // says so, and goes to the guest with its code (take_host_signals). (The
   // host's SIGCHLDs coalesce as the guest's would: one that says a stop may
   // stand for an end too, so the children are looked at in any case.)
+  // One for a handler the guest does not block: due at the next block's
+  // start, where the observer's block hook (a recorder's) or the kernel's
+  // own (on_block; a stop puts it in where it is not yet) delivers it.
+  const bool for_handler = handled_signals_now_.load(std::memory_order_relaxed) & signal_bit(signal);
+  const auto wake_handler = [&] {
+    if (!for_handler) return;
+    if (ProcessObserver* observer = block_interrupts_.load(std::memory_order_acquire);
+        observer && !block_hook_in_.load(std::memory_order_acquire))
+      return observer->interrupt_next_block();
+    host_signal_due_.store(true, std::memory_order_release);
+    if (!block_hook_in_.load(std::memory_order_acquire)) {
+      handled_signal_stop_.store(true, std::memory_order_release);
+      uc_emu_stop(engine_);
+    }
+  };
   if (signal == SIGCHLD) {
     children_changed_.store(true, std::memory_order_release);
-    if (origin.code != CLD_STOPPED && origin.code != CLD_CONTINUED) return;
+    if (origin.code != CLD_STOPPED && origin.code != CLD_CONTINUED) return wake_handler();
   }
   {
     std::lock_guard lock(host_signals_mutex_);
@@ -459,6 +474,7 @@ void Kernel::post_host_signal(int signal, const SignalOrigin& origin) noexcept {
     fatal_signal_stop_.store(true, std::memory_order_release);
     if (!fatal_stops_at_blocks_.load(std::memory_order_relaxed)) uc_emu_stop(engine_);
   }
+  wake_handler();
 }
 
 bool Kernel::end_by_fatal_host_signal() {
@@ -513,11 +529,14 @@ bool Kernel::reaps_children_itself() const {
   return action.handler == kSigIgnore || (action.flags & arch_.signal_abi.sa_nocldwait);
 }
 
-void Kernel::take_host_signals() {
+bool Kernel::take_host_signals() {
   // (A plain load first: this runs at every syscall's return.)
-  if (children_changed_.load(std::memory_order_relaxed) && children_changed_.exchange(false, std::memory_order_acq_rel))
+  bool took = false;
+  if (children_changed_.load(std::memory_order_relaxed) && children_changed_.exchange(false, std::memory_order_acq_rel)) {
     raise_child_signals();
-  if (!host_signals_posted_.load(std::memory_order_acquire)) return;
+    took = true;
+  }
+  if (!host_signals_posted_.load(std::memory_order_acquire)) return took;
   std::vector<std::pair<int, SignalOrigin>> posted;
   {
     std::lock_guard lock(host_signals_mutex_);
@@ -533,6 +552,7 @@ void Kernel::take_host_signals() {
     if (ignored && !(signals_.blocked & signal_bit(signal))) continue;
     signals_.raise_shared(signal, origin);
   }
+  return true;
 }
 
 }  // namespace tracecorn::linux_layer

@@ -103,8 +103,12 @@ std::uint64_t Kernel::fatal_by_default() {
 
 void Kernel::note_disposition(int signal) {
   if (signal < 1 || signal > kMaxSignal) return;
-  const bool fatal = signal_action(signal).handler == kSigDefault && (fatal_by_default() & signal_bit(signal));
+  const std::uint64_t handler = signal_action(signal).handler;
+  const bool fatal = handler == kSigDefault && (fatal_by_default() & signal_bit(signal));
   fatal_dispositions_ = fatal ? fatal_dispositions_ | signal_bit(signal) : fatal_dispositions_ & ~signal_bit(signal);
+  const bool handled = handler > kSigIgnore;
+  handled_dispositions_ =
+      handled ? handled_dispositions_ | signal_bit(signal) : handled_dispositions_ & ~signal_bit(signal);
 }
 
 SignalAction Kernel::signal_action(int signal) const {
@@ -669,6 +673,33 @@ std::optional<std::uint64_t> Kernel::deliver_fault(int signal, int code, std::ui
   }
 }
 
+void Kernel::set_observer(ProcessObserver* observer) {
+  block_interrupts_.store(nullptr, std::memory_order_release);  // (the watcher may be asking the old one)
+  observer_ = observer;
+  memory_.set_observer(observer);
+  // A recording's block hook delivers another process's signal to a guest
+  // busy in a loop (on_interrupted_block): no stop, no hook of the kernel's.
+  if (observer && observer->take_block_interrupts([this](std::uint64_t address) { on_interrupted_block(address); }))
+    block_interrupts_.store(observer, std::memory_order_release);
+}
+
+void Kernel::on_interrupted_block(std::uint64_t address) noexcept {
+  try {
+    // Only what comes now: a signal already taken (by a wait, or by the
+    // scheduler for a thread that runs its signal wait again) is delivered
+    // where it was taken.
+    if (!take_host_signals()) return;
+    // At a block's start every register is the interrupted code's own.
+    if (signals_.next_deliverable())
+      if (const std::optional<std::uint64_t> handler = deliver_pending(address)) {
+        std::uint64_t pc = *handler;
+        uc_reg_write(engine_, arch_.pc_reg, &pc);  // Unicorn leaves the block and goes on there
+      }
+  } catch (...) {
+    end_with_signal(SIGSYS, "internal error delivering a signal");
+  }
+}
+
 void Kernel::on_block(std::uint64_t address) noexcept {
   const bool timer_due = timer_wakeup_ && timer_wakeup_->due();
   const bool cpu_timer_due = instruction_counter_ && guest_instructions() >= cpu_timer_next_;
@@ -676,7 +707,8 @@ void Kernel::on_block(std::uint64_t address) noexcept {
   const bool stop_here = fatal_signal_stop_.load(std::memory_order_relaxed) ||
                          (fatal_stops_at_blocks_.load(std::memory_order_relaxed) &&
                           stop_requested_.load(std::memory_order_relaxed));
-  if (!timer_due && !cpu_timer_due && !quantum_over && !stop_here) [[likely]]
+  const bool host_signal_due = host_signal_due_.load(std::memory_order_relaxed);
+  if (!timer_due && !cpu_timer_due && !quantum_over && !stop_here && !host_signal_due) [[likely]]
     return;
   if (stop_here) {  // (post_host_signal, request_stop: the run ends here, before the block's first instruction)
     if (quantum_over) quantum_left_ = 1;  // (should the run go on: the switch is at the next block)
@@ -689,7 +721,14 @@ void Kernel::on_block(std::uint64_t address) noexcept {
     return;
   }
   try {
-    if (timer_due || cpu_timer_due) {
+    // (post_host_signal: another process's signal, for a handler; only what
+    // comes now, see on_interrupted_block.)
+    bool took_host_signals = false;
+    if (host_signal_due) {
+      host_signal_due_.store(false, std::memory_order_relaxed);
+      took_host_signals = take_host_signals();
+    }
+    if (timer_due || cpu_timer_due || took_host_signals) {
       if (timer_due) timer_wakeup_->take_due();
       poll_timers();
       // At a block's start every register is the interrupted code's own.

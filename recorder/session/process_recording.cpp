@@ -46,4 +46,13 @@ void ProcessRecording::finish_run(const linux_layer::RunOutcome& outcome) noexce
     recorder_.exited(outcome.kind == Kind::kSignaled, outcome.exit_code, outcome.signal);
 }
 
+bool ProcessRecording::take_block_interrupts(std::function<void(std::uint64_t address)> at_block) noexcept {
+  try {
+    recorder_.set_block_interrupt_handler(std::move(at_block));
+    return true;
+  } catch (...) {  // (std::function's copy cannot fail here: a move)
+    return false;
+  }
+}
+
 }  // namespace tracecorn::session

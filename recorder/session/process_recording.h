@@ -4,7 +4,8 @@
 // threads) to a Recorder. Not in the core, which may not use the Linux layer,
 // nor in the CLI, which nothing below it may use (docs/design.md).
 // Threads: every call comes on the emulation thread, from inside Unicorn's
-// syscall or block hooks or between runs; nothing here throws.
+// syscall or block hooks or between runs, but interrupt_next_block (any
+// thread); nothing here throws.
 #pragma once
 
 #include "recorder/core/recorder.h"
@@ -26,6 +27,9 @@ class ProcessRecording final : public linux_layer::ProcessObserver {
                         std::string_view path) noexcept override;
   void on_signal_delivered(const events::SignalEvent& signal) noexcept override;
   void on_thread_event(events::ThreadId thread, const events::ThreadEvent& change) noexcept override;
+  // Through the recorder's block hook (Recorder::interrupt_next_block).
+  bool take_block_interrupts(std::function<void(std::uint64_t address)> at_block) noexcept override;
+  void interrupt_next_block() noexcept override { recorder_.interrupt_next_block(); }
 
   // The trap pc of the syscall being recorded (the last one entered).
   std::uint64_t syscall_pc() const { return syscall_pc_; }

@@ -188,7 +188,8 @@ ReplayedTraces replay_each_trace(const std::string& dir,
 // architecture's cross compiler is missing.
 void record_and_replay_tree(const std::string& name, const std::string& arch, const std::string& format,
                             const std::string& level, std::initializer_list<const char*> lines, std::size_t traces,
-                            const std::function<void(const std::string&, const std::string&)>& check_trace = {}) {
+                            const std::function<void(const std::string&, const std::string&)>& check_trace = {},
+                            std::initializer_list<const char*> record_options = {}) {
   CAPTURE(arch);
   CAPTURE(format);
   const std::string program =
@@ -196,8 +197,10 @@ void record_and_replay_tree(const std::string& name, const std::string& arch, co
   if (!std::filesystem::exists(program)) return;  // that cross compiler is missing
   TempDir dir("processes-" + name + "-" + arch);
   const std::string trace = dir / ("tree." + format);
-  const ProcessResult recorded = run_process(in_dir(
-      {paths().tracecorn, "record", "--format", format, "--level", level, "-o", trace, "--", program}, dir.path()));
+  std::vector<std::string> argv = {paths().tracecorn, "record", "--format", format, "--level", level, "-o", trace};
+  argv.insert(argv.end(), record_options.begin(), record_options.end());
+  argv.insert(argv.end(), {"--", program});
+  const ProcessResult recorded = run_process(in_dir(argv, dir.path()));
   REQUIRE_MESSAGE(recorded.status == 0, recorded.err);
   for (const char* line : lines) CHECK_MESSAGE(recorded.out.find(line) != std::string::npos, line);
   if (check_trace) check_trace(trace, dir.path());
@@ -435,6 +438,22 @@ TEST_CASE("Processes: a signal from a child reaching spinning threads at a threa
   for (const std::string arch : {"x86_64", "aarch64", "mipsel"})  // the process and the child that signals it
     record_and_replay_tree("thread_spin_signal", arch, "ucir", "blocks", {"the spinning thread's handler ran: yes"}, 2,
                            has_the_signal);
+}
+
+// A signal from another process reaching a single-threaded process busy in a
+// loop without syscalls (busy_signal: SIGUSR1 from a child, then SIGCHLD as
+// a child ends, each for a handler): delivered at the start of the loop's
+// next block, as Linux would (it used to wait for the next syscall, after
+// the loop gave up), and replayed at that same execution of that block. UCIR
+// blocks, compressed (the spin makes millions of blocks), on x86-64, aarch64
+// and mipsel.
+TEST_CASE("Processes: a signal from another process reaches a handler in a loop without syscalls, and replays there") {
+  require({});
+  for (const std::string arch : {"x86_64", "aarch64", "mipsel"})  // the process and its two children
+    record_and_replay_tree("busy_signal", arch, "ucir", "blocks",
+                           {"SIGUSR1 from a child reached the handler during the loop: yes",
+                            "SIGCHLD reached the handler during the loop: yes"},
+                           3, {}, {"--compress", "zstd"});
 }
 
 // Job control (job_control: children stopped by SIGSTOP and SIGTSTP, their

@@ -330,6 +330,9 @@ Expected<bool> FramesReader::read_frame() {
       if (header_.toc_offset == 0)
         note("the trace has no TOC (T = 0: the recording did not finish); read its " + std::to_string(index) +
              " complete frames, which end at offset " + hex(at));
+      else  // cut short between two frames (T lies beyond the end: noted at open)
+        note("the file ends between two frames, at offset " + hex(at) + ", before its TOC; read its " +
+             std::to_string(index) + " complete frames");
       return false;
     }
     return cut_short("its size field is cut short");

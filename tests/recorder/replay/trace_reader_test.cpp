@@ -7,6 +7,7 @@
 
 #include <fstream>
 
+#include "recorder/support/hex.h"
 #include "tests/formats/roundtrip_helpers.h"
 #include "tests/recorder/replay/replay_test_helpers.h"
 
@@ -134,5 +135,39 @@ TEST_CASE("Malicious: trace reader given no trace, an empty file, a truncated or
       std::filesystem::remove(file.path);
     }
   }
+  std::filesystem::remove(path);
+}
+
+// A BAP frames file cut exactly between two frames (a kill between two
+// writes) says where its frames end, as one cut inside a frame does.
+TEST_CASE("Malicious: a BAP frames file cut between two frames names the offset where its frames end") {
+  const std::string path = test::replay_temp_path("cut-between");
+  std::vector<test::FileToWrite> files = {{TraceFormat::kFrames, path + ".f"}};
+  test::record_files(test::kReplaySamples + "/static/hello", core::TraceLevel::kFull, files);
+  const auto bytes = read_bytes(files[0].path);
+  // Cut inside a frame first: the warning gives the end of the last whole frame.
+  const auto warning_of = [&](std::size_t size) {
+    write_bytes(path, std::vector<char>(bytes.begin(), bytes.begin() + static_cast<long>(size)));
+    auto reader = TraceReader::open(path);
+    REQUIRE(reader.has_value());
+    test::CopySink sink([](events::EventKind) { return true; });
+    REQUIRE((*reader)->read_all(sink).has_value());
+    return (*reader)->warning();
+  };
+  // (A cut may fall between two frames by chance: the next bytes then.)
+  const std::string marker = "which ends at offset 0x";
+  std::string inside;
+  std::size_t found = std::string::npos;
+  for (std::size_t cut = bytes.size() / 2; found == std::string::npos && cut < bytes.size() / 2 + 64; ++cut)
+    found = (inside = warning_of(cut)).find(marker);
+  REQUIRE_MESSAGE(found != std::string::npos, inside);
+  const std::size_t boundary = std::stoull(inside.substr(found + marker.size()), nullptr, 16);
+  REQUIRE(boundary > 0);
+  REQUIRE(boundary < bytes.size());
+  const std::string between = warning_of(boundary);
+  CHECK_MESSAGE(between.find("the file ends between two frames, at offset " + tracecorn::hex(boundary)) !=
+                    std::string::npos,
+                between);
+  std::filesystem::remove(files[0].path);
   std::filesystem::remove(path);
 }

@@ -37,7 +37,7 @@ bool names_one_of(const std::string& name, std::initializer_list<const char*> sa
 }  // namespace
 
 bool runs_several_threads(const std::string& name) {
-  return names_one_of(name, {"threads", "futex_ops", "robust_mutex", "posix_timers"});
+  return names_one_of(name, {"threads", "futex_ops", "robust_mutex", "posix_timers", "thread_timer_spin"});
 }
 
 bool starts_processes(const std::string& name) {

@@ -21,7 +21,8 @@ namespace tracecorn::test {
 // for the samples without them (with_signal_samples = false).
 bool takes_signals_in_handlers(const std::string& name);
 // Whether sample `name` runs several threads (threads, futex_ops,
-// robust_mutex, posix_timers: glibc's SIGEV_THREAD helper): their
+// robust_mutex, posix_timers: glibc's SIGEV_THREAD helper,
+// thread_timer_spin): their
 // recordings depend on the host's timing (how long a spin waits for a
 // sleeping thread), so the every-sample round trips and replays leave them
 // out and test them on their own (thread_samples, replayer_threads_test.cpp).

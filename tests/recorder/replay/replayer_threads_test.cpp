@@ -9,7 +9,9 @@
 // first preemption was moved one event later diverges there.
 // posix_timers (timers that signal the process, a thread, or start glibc's
 // SIGEV_THREAD helper thread) replays too: its SI_TIMER signals come from the
-// trace, though the re-run has no timer (timer_create is answered).
+// trace, though the re-run has no timer (timer_create is answered); and
+// thread_timer_spin, whose timer signal reaches spinning threads, taken at
+// a thread switch or at a block's start (UCIR blocks: millions of them).
 // Who runs it: unit_tests, on the doctest thread; "Replay long runs: threads"
 // is its own ctest entry (replay_tests.cmake).
 #include <doctest/doctest.h>
@@ -118,6 +120,10 @@ TEST_CASE("Replay long runs: threads: the thread samples replay without divergen
                 {TraceFormat::kUcir, TraceFormat::kFrames, TraceFormat::kBintrace});
   check_replays(samples + "threads", core::TraceLevel::kBlocks, {TraceFormat::kUcir});
   check_replays(samples + "threads", core::TraceLevel::kInstructions, {TraceFormat::kUcir});
+  check_replays(samples + "thread_timer_spin", core::TraceLevel::kBlocks, {TraceFormat::kUcir});
+  for (const std::string_view arch : {"aarch64", "mipsel"})
+    check_replays(test::kReplaySamples + "-" + std::string(arch) + "/static/thread_timer_spin", core::TraceLevel::kBlocks,
+                  {TraceFormat::kUcir});
   // The other architectures: the samples in UCIR (and frames where they are defined).
   for (const auto& row : kCrossArches) {
     const std::string dir = test::kReplaySamples + "-" + std::string(row.arch) + "/static/";

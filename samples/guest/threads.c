@@ -4,7 +4,8 @@
 // into an atomic, a detached thread that posts a semaphore, pthread_kill to
 // one thread (its handler runs on that thread), a thread blocked in read() on
 // a pipe while another computes (a blocked thread must not stop the others),
-// pthread_exit, and a process that exits while a thread still waits.
+// pthread_exit, a producer and two consumers through a bounded queue, and a
+// process that exits while a thread still waits.
 // Invariants: deterministic output only: every line is printed by main after
 // the threads it describes are joined or have posted, never an interleaving.
 // Directives (see samples/README.md):
@@ -114,7 +115,44 @@ static void* exits_early(void* argument) {
   return NULL;
 }
 
-// 9. a thread that waits forever: exit() ends it with the process.
+// 9. a producer and two consumers through a bounded queue (a mutex, two
+// condition variables): every item arrives once.
+enum { kQueueSlots = 4, kItems = 200 };
+static pthread_mutex_t queue_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t queue_not_full = PTHREAD_COND_INITIALIZER, queue_not_empty = PTHREAD_COND_INITIALIZER;
+static int queue[kQueueSlots], queue_head, queue_count;
+static long consumed_sum;
+static int consumed_items;
+
+static void* producer(void* argument) {
+  (void)argument;
+  for (int item = 1; item <= kItems + 2; ++item) {  // then one 0 per consumer: stop
+    pthread_mutex_lock(&queue_lock);
+    while (queue_count == kQueueSlots) pthread_cond_wait(&queue_not_full, &queue_lock);
+    queue[(queue_head + queue_count) % kQueueSlots] = item <= kItems ? item : 0;
+    ++queue_count;
+    pthread_cond_signal(&queue_not_empty);
+    pthread_mutex_unlock(&queue_lock);
+  }
+  return NULL;
+}
+
+static void* consumer(void* argument) {
+  (void)argument;
+  for (;;) {
+    pthread_mutex_lock(&queue_lock);
+    while (queue_count == 0) pthread_cond_wait(&queue_not_empty, &queue_lock);
+    const int item = queue[queue_head];
+    queue_head = (queue_head + 1) % kQueueSlots;
+    --queue_count;
+    if (item) consumed_sum += item, ++consumed_items;
+    pthread_cond_signal(&queue_not_full);
+    pthread_mutex_unlock(&queue_lock);
+    if (!item) return NULL;
+  }
+}
+
+// 10. a thread that waits forever: exit() ends it with the process.
 static pthread_mutex_t never_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t never_signalled = PTHREAD_COND_INITIALIZER;
 
@@ -197,6 +235,16 @@ int main(void) {
   pthread_create(&early, NULL, exits_early, NULL);
   pthread_join(early, &early_result);
   printf("pthread_exit returned %lu\n", (unsigned long)(uintptr_t)early_result);
+
+  pthread_t producing, consuming[2];
+  pthread_create(&consuming[0], NULL, consumer, NULL);
+  pthread_create(&consuming[1], NULL, consumer, NULL);
+  pthread_create(&producing, NULL, producer, NULL);
+  pthread_join(producing, NULL);
+  pthread_join(consuming[0], NULL);
+  pthread_join(consuming[1], NULL);
+  printf("producer/consumer: %d items through a %d-slot queue, summed %ld (expected %ld)\n", consumed_items,
+         kQueueSlots, consumed_sum, (long)kItems * (kItems + 1) / 2);
 
   pthread_t forever;
   pthread_create(&forever, NULL, waits_forever, NULL);

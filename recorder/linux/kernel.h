@@ -133,7 +133,9 @@ class Kernel {
   // thread): pending for the guest from its next syscall or wait on. Any thread.
   // One whose default action ends the process while the guest runs without
   // syscalls (a loop) also stops the run at once (take_fatal_signal_stop);
-  // one for a handler is delivered at the next block's start (on_block).
+  // one for a handler is delivered at the next block's start (through the
+  // observer's block interrupt, or on_block; a stop puts on_block's hook in
+  // where there is neither).
   void post_host_signal(int signal, const SignalOrigin& origin) noexcept;
   // Whether post_host_signal stopped the run for such a signal (and clears
   // that). Emulation thread, after a run.

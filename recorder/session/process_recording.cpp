@@ -50,7 +50,7 @@ bool ProcessRecording::take_block_interrupts(std::function<void(std::uint64_t ad
   try {
     recorder_.set_block_interrupt_handler(std::move(at_block));
     return true;
-  } catch (...) {  // (std::function's copy cannot fail here: a move)
+  } catch (...) {  // (a move: it does not throw in practice; the kernel then stops the run instead)
     return false;
   }
 }

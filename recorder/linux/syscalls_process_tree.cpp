@@ -86,6 +86,58 @@ std::vector<std::int64_t> tree_members(const std::map<std::int64_t, HostProcess>
   return members;
 }
 
+// The pids /proc/PID/task/*/children lists: the children each thread of
+// `pid` forked. False when the kernel has no such file (CONFIG_PROC_CHILDREN).
+bool read_children(std::int64_t pid, std::vector<std::int64_t>& out) {
+  const std::string tasks = "/proc/" + std::to_string(pid) + "/task";
+  DIR* dir = ::opendir(tasks.c_str());
+  if (!dir) return true;  // (gone: no children)
+  bool has_file = true;
+  while (const dirent* entry = ::readdir(dir)) {
+    if (entry->d_name[0] == '.') continue;
+    std::ifstream children(tasks + "/" + entry->d_name + "/children");
+    if (!children.is_open()) {
+      has_file = ::access((tasks + "/" + entry->d_name).c_str(), F_OK) != 0;  // (a thread gone meanwhile)
+      if (!has_file) break;
+      continue;
+    }
+    std::int64_t child = 0;
+    while (children >> child) out.push_back(child);
+  }
+  ::closedir(dir);
+  return has_file;
+}
+
+// The processes of the tree rooted at `root` (root included), by pid: walked
+// down through each member's children (the tree's processes are read, not
+// every process of the host, at each fork and kill), or, on a kernel that does
+// not list children, every process of the host whose ancestry reaches `root`.
+// Either way a process whose parent died (reparented outside) has left it.
+std::map<std::int64_t, HostProcess> tree_processes(std::int64_t root) {
+  constexpr std::size_t kMostProcesses = 1 << 16;  // (a bound on a walk that races forks)
+  std::map<std::int64_t, HostProcess> tree;
+  std::vector<std::int64_t> pending = {root}, children;
+  while (!pending.empty() && tree.size() < kMostProcesses) {
+    const std::int64_t pid = pending.back();
+    pending.pop_back();
+    if (tree.count(pid)) continue;
+    const auto process = read_host_process(std::to_string(pid));
+    // (A child reparented since its parent listed it has left the tree.)
+    if (!process || (pid != root && !tree.count(process->ppid))) continue;
+    tree[pid] = *process;
+    children.clear();
+    if (read_children(pid, children)) {
+      pending.insert(pending.end(), children.begin(), children.end());
+    } else {
+      const auto everyone = host_processes();
+      std::map<std::int64_t, HostProcess> scanned;
+      for (const std::int64_t member : tree_members(everyone, root)) scanned[member] = everyone.at(member);
+      return scanned;
+    }
+  }
+  return tree;
+}
+
 // A wait status word in the guest's signal numbering.
 int guest_wait_status(const arch::ArchInfo& arch, int status) {
   if (WIFSIGNALED(status)) return (status & ~0x7f) | arch::signal_to_guest(arch, WTERMSIG(status));
@@ -161,7 +213,7 @@ std::int64_t Kernel::do_fork(SyscallId id, std::uint64_t flags, std::uint64_t st
     return -ENOSYS;
   }
   if (config_.max_processes &&
-      tree_members(host_processes(), static_cast<std::int64_t>(tree_root_pid_)).size() >= config_.max_processes) {
+      tree_processes(static_cast<std::int64_t>(tree_root_pid_)).size() >= config_.max_processes) {
     note_once(std::string(arch::syscall_name(id)) + ": the guest's processes reached --max-processes " +
               std::to_string(config_.max_processes) + ": EAGAIN");
     return -EAGAIN;
@@ -401,20 +453,18 @@ std::int64_t Kernel::do_kill_processes(std::int64_t pid, int guest_signal) {
   const int signal = guest_signal == 0 ? 0 : arch::signal_to_host(arch_, guest_signal);
   if (guest_signal != 0 && signal == 0) return -EINVAL;
   const std::int64_t own_pid = ::getpid();
-  const auto processes = host_processes();
-  const auto members = tree_members(processes, static_cast<std::int64_t>(tree_root_pid_));
+  const auto members = tree_processes(static_cast<std::int64_t>(tree_root_pid_));
   std::vector<std::int64_t> targets;
   const std::int64_t own_group = ::getpgrp();
-  for (const std::int64_t member : members) {
-    const auto found = processes.find(member);
-    const std::int64_t group = found == processes.end() ? -1 : found->second.pgrp;
+  for (const auto& [member, process] : members) {
+    const std::int64_t group = process.pgrp;
     if ((pid > 0 && member == pid) || (pid == 0 && group == own_group) || (pid == -1 && member != own_pid) ||
         (pid < -1 && group == -pid))
       targets.push_back(member);
   }
   if (targets.empty()) {
     // Not of the guest's tree: as another user's process (EPERM) when it exists.
-    if (pid > 0 && processes.count(pid)) return -EPERM;
+    if (pid > 0 && read_host_process(std::to_string(pid))) return -EPERM;
     return -ESRCH;
   }
   bool self = false;

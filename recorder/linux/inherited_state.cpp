@@ -58,6 +58,34 @@ class Cursor {
   std::size_t at_ = 0;
 };
 
+// A field of the last descriptor (fd_counter, fd_signal_of, fd_signal_mask).
+bool set_descriptor_field(InheritedState& state, std::string_view name, std::uint64_t number) {
+  if (state.descriptors.empty()) return false;
+  InheritedDescriptor& fd = state.descriptors.back();
+  if (name == "fd_counter") fd.counter_words = number != 0;
+  else if (name == "fd_signal_of" && number < (1u << 20)) fd.signal_fd_of = static_cast<int>(number);
+  else if (name == "fd_signal_mask") fd.signal_mask = number;
+  else return false;
+  return true;
+}
+
+// A pending signal's siginfo: "sig" starts one, the others fill it.
+bool set_signal_field(InheritedState& state, std::string_view name, std::uint64_t number) {
+  if (name == "sig") {
+    if (number < 1 || number > 64) return false;
+    state.pending_origins.push_back(InheritedSignal{static_cast<int>(number)});
+    return true;
+  }
+  if (state.pending_origins.empty()) return false;
+  InheritedSignal& origin = state.pending_origins.back();
+  if (name == "sig_code") origin.code = static_cast<int>(static_cast<std::uint32_t>(number));
+  else if (name == "sig_pid") origin.pid = number;
+  else if (name == "sig_uid") origin.uid = number;
+  else if (name == "sig_value") origin.value = number;
+  else return false;
+  return true;
+}
+
 }  // namespace
 
 std::string serialize(const InheritedState& state) {
@@ -70,12 +98,24 @@ std::string serialize(const InheritedState& state) {
     put_number(out, "fd", static_cast<std::uint64_t>(fd.guest_fd));
     put_number(out, "host_fd", static_cast<std::uint64_t>(fd.host_fd));
     put_string(out, "fd_path", fd.guest_path);
+    if (fd.counter_words) put_number(out, "fd_counter", 1);
+    if (fd.signal_fd_of >= 0) {
+      put_number(out, "fd_signal_of", static_cast<std::uint64_t>(fd.signal_fd_of));
+      put_number(out, "fd_signal_mask", fd.signal_mask);
+    }
   }
   put_string(out, "cwd", state.cwd);
   put_number(out, "umask", static_cast<std::uint64_t>(state.umask));
   put_number(out, "ignored", state.ignored_signals);
   put_number(out, "blocked", state.blocked_signals);
   put_number(out, "pending", state.pending_signals);
+  for (const auto& origin : state.pending_origins) {
+    put_number(out, "sig", static_cast<std::uint64_t>(origin.signal));
+    put_number(out, "sig_code", static_cast<std::uint64_t>(static_cast<std::uint32_t>(origin.code)));
+    put_number(out, "sig_pid", origin.pid);
+    put_number(out, "sig_uid", origin.uid);
+    put_number(out, "sig_value", origin.value);
+  }
   put_number(out, "tree_root", state.tree_root_pid);
   put_number(out, "image", state.image_serial);
   for (const auto child : state.children) put_number(out, "child", child);
@@ -104,6 +144,8 @@ Expected<InheritedState> parse_inherited_state(std::string_view text) {
       if (!ok) {
       } else if (name == "fd") state.descriptors.push_back({static_cast<int>(number), -1, {}});
       else if (name == "host_fd") ok = !state.descriptors.empty() && (state.descriptors.back().host_fd = static_cast<int>(number), true);
+      else if (name.starts_with("fd_")) ok = set_descriptor_field(state, name, number);
+      else if (name.starts_with("sig")) ok = set_signal_field(state, name, number);
       else if (name == "umask") state.umask = static_cast<int>(number & 0777);
       else if (name == "ignored") state.ignored_signals = number;
       else if (name == "blocked") state.blocked_signals = number;

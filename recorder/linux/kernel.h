@@ -438,6 +438,10 @@ class Kernel {
   // inherited one's counter is shared with the parent's, whose pending
   // signals are not the child's), under the same descriptor numbers.
   void renew_signal_fds_after_fork();
+  // After an execve (apply_inherited_state): the signalfds among `kept`
+  // become signalfds again, each on a fresh eventfd at its host descriptor
+  // (descriptors that shared one share one again).
+  void adopt_inherited_signal_fds(const std::vector<InheritedDescriptor>& kept);
 
   // Thread family (syscalls_thread.cpp).
   std::optional<std::int64_t> thread_syscall(arch::SyscallId id, const SyscallArgs& a);

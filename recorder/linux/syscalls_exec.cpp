@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <map>
 
 #include "recorder/linux/exec_image.h"
 #include "recorder/linux/inherited_state.h"
@@ -83,15 +84,29 @@ std::int64_t Kernel::do_execve(int dirfd, std::uint64_t path_address, std::uint6
     if (signal_action(signal).handler == kSigIgnore) state.ignored_signals |= signal_bit(signal);
   state.blocked_signals = signals_.blocked;
   state.pending_signals = signals_.all_pending();
+  for (int signal = 1; signal <= kMaxSignal; ++signal) {
+    if (!(state.pending_signals & signal_bit(signal))) continue;
+    const auto index = static_cast<std::size_t>(signal);
+    const SignalOrigin& origin =
+        (signals_.pending & signal_bit(signal)) ? signals_.origins[index] : signals_.shared_origins[index];
+    state.pending_origins.push_back(InheritedSignal{signal, origin.code, origin.pid, origin.uid, origin.value});
+  }
   state.tree_root_pid = tree_root_pid_;
   state.image_serial = image_serial_ + 1;
   for (const auto& [child, process] : children_) state.children.push_back(static_cast<std::uint64_t>(child));
+  std::map<const SignalFd*, int> signal_fds;  // each signalfd, by the first guest descriptor on it
   for (int guest_fd = 0; guest_fd < fs_.descriptor_slots(); ++guest_fd) {
     const FdEntry* entry = fs_.entry(guest_fd);
     if (!entry || entry->close_on_exec) continue;
     // The host descriptor must outlive the host execve.
     if (::fcntl(entry->host_fd, F_SETFD, 0) != 0) continue;
-    state.descriptors.push_back({guest_fd, entry->host_fd, entry->guest_path});
+    InheritedDescriptor kept{guest_fd, entry->host_fd, entry->guest_path};
+    kept.counter_words = entry->counter_words;
+    if (entry->signal_fd) {
+      kept.signal_fd_of = signal_fds.emplace(entry->signal_fd.get(), guest_fd).first->second;
+      kept.signal_mask = entry->signal_fd->mask;
+    }
+    state.descriptors.push_back(kept);
   }
   auto state_fd = write_inherited_state(state);
   if (!state_fd) {
@@ -125,7 +140,9 @@ void Kernel::apply_inherited_state(const InheritedState& state) {
   for (const auto& descriptor : state.descriptors) {
     ::fcntl(descriptor.host_fd, F_SETFD, FD_CLOEXEC);  // tracecorn's own again; the guest's flag is clear
     fs_.install_at(descriptor.guest_fd, descriptor.host_fd, descriptor.guest_path);
+    if (FdEntry* entry = fs_.entry(descriptor.guest_fd)) entry->counter_words = descriptor.counter_words;
   }
+  adopt_inherited_signal_fds(state.descriptors);
   // Guest descriptors the previous image had closed are closed here too.
   for (int guest_fd = 0; guest_fd < 3; ++guest_fd) {
     const bool kept = std::any_of(state.descriptors.begin(), state.descriptors.end(),
@@ -145,8 +162,19 @@ void Kernel::apply_inherited_state(const InheritedState& state) {
     note_disposition(signal);
   }
   signals_.blocked = state.blocked_signals;
-  for (int signal = 1; signal <= kMaxSignal; ++signal)
-    if (state.pending_signals & signal_bit(signal)) signals_.raise_shared(signal, SignalOrigin{});
+  for (int signal = 1; signal <= kMaxSignal; ++signal) {
+    if (!(state.pending_signals & signal_bit(signal))) continue;
+    SignalOrigin origin;  // (its siginfo, when the old image said it)
+    for (const InheritedSignal& inherited : state.pending_origins) {
+      if (inherited.signal != signal) continue;
+      origin.code = inherited.code;
+      origin.pid = inherited.pid;
+      origin.uid = inherited.uid;
+      origin.value = inherited.value;
+    }
+    signals_.raise_shared(signal, origin);
+  }
+  sync_signal_fds();
   tree_root_pid_ = state.tree_root_pid ? state.tree_root_pid : tree_root_pid_;
   image_serial_ = state.image_serial;
   for (const std::uint64_t child : state.children) {

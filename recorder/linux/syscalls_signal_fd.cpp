@@ -6,6 +6,8 @@
 // rt_sigtimedwait does and writes them as struct signalfd_siginfo (128
 // bytes, the same fields on every architecture, in the guest's byte order
 // and signal numbering).
+// A signalfd kept across execve is one again in the new image
+// (adopt_inherited_signal_fds).
 // Threads: the emulation thread.
 // Invariants: a signalfd's eventfd counter is 0 or 1, and 1 only while
 // SignalFd::readable; SIGKILL and SIGSTOP are never in a mask (Linux drops
@@ -121,6 +123,26 @@ void Kernel::renew_signal_fds_after_fork() {
   }
   signal_fds_.clear();
   for (const auto& [old, fresh] : renewed) signal_fds_.push_back(fresh);
+}
+
+void Kernel::adopt_inherited_signal_fds(const std::vector<InheritedDescriptor>& kept) {
+  std::map<int, std::shared_ptr<SignalFd>> adopted;  // by the first guest descriptor on each
+  for (const InheritedDescriptor& descriptor : kept) {
+    FdEntry* entry = fs_.entry(descriptor.guest_fd);
+    if (descriptor.signal_fd_of < 0 || !entry) continue;
+    std::shared_ptr<SignalFd>& fresh = adopted[descriptor.signal_fd_of];
+    if (!fresh) {
+      fresh = std::make_shared<SignalFd>();
+      fresh->mask = descriptor.signal_mask & ~(signal_bit(SIGKILL) | signal_bit(SIGSTOP));
+      fresh->eventfd = GuestFs::lift_host_fd(::eventfd(0, EFD_CLOEXEC));
+      signal_fds_.push_back(fresh);
+    }
+    // (The counter the old image left means nothing here: sync_signal_fds sets it.)
+    const int flags = ::fcntl(entry->host_fd, F_GETFL);
+    if (fresh->eventfd >= 0 && ::dup3(fresh->eventfd, entry->host_fd, O_CLOEXEC) >= 0 && flags >= 0)
+      (void)::fcntl(entry->host_fd, F_SETFL, flags & O_NONBLOCK);
+    entry->signal_fd = fresh;
+  }
 }
 
 void Kernel::sync_signal_fds() {

@@ -456,6 +456,16 @@ TEST_CASE("Processes: a signal from another process reaches a handler in a loop 
                            3, {}, {"--compress", "zstd"});
 }
 
+// A signalfd kept across execve (signal_fd_exec): the exec'd image reads the
+// pending signal through it, and the child's two traces (before and after
+// its exec) and the parent's replay. UCIR insns on x86-64 and aarch64.
+TEST_CASE("Processes: a signalfd kept across execve is read in the new image, and each trace replays") {
+  require({});
+  for (const std::string arch : {"x86_64", "aarch64"})  // the parent, the child and the child's exec'd image
+    record_and_replay_tree("signal_fd_exec", arch, "ucir", "insns",
+                           {"after execve: its dup read SIGUSR2, ssi_code SI_TKILL: yes, ssi_pid its own: yes"}, 3);
+}
+
 // Job control (job_control: children stopped by SIGSTOP and SIGTSTP, their
 // own or their parent's, continued by SIGCONT, a SIGTSTP handler, the
 // parent's SIGCHLD for each change): the host stops the child's tracecorn as

@@ -82,6 +82,8 @@ constexpr QemuDeviation kQemuDeviations[] = {
      "binfmt_misc entry (none is registered on the test machines: the exec of the sample itself fails with ENOEXEC "
      "and its child exits 98); on the guest's own machine Linux runs it (fs/binfmt_elf.c, generic: the native "
      "x86-64 run is the reference)"},
+    {"signal_fd_exec", "as exec_programs: qemu-user 7.2 cannot exec the sample's own ELF without binfmt_misc; the "
+                       "native x86-64 run is the reference"},
     {"parent_death",
      "the same qemu-user 7.2 execve as for exec_programs: the child's exec of the sample itself fails (no binfmt_misc "
      "entry), so it never waits for its parent's end; the native x86-64 run is the reference"},

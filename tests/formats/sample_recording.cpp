@@ -43,7 +43,7 @@ bool runs_several_threads(const std::string& name) {
 bool starts_processes(const std::string& name) {
   return names_one_of(name, {"fork_wait", "exec_programs", "event_loops", "parent_death", "busy_kill", "signal_fd",
                               "pidfd_wait", "thread_signal_wait", "thread_spin_signal", "job_control",
-                              "child_reaping", "busy_signal"});
+                              "child_reaping", "busy_signal", "signal_fd_exec"});
 }
 
 std::vector<std::string> all_samples(const std::string& samples_dir, bool with_signal_samples) {

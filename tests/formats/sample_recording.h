@@ -30,7 +30,7 @@ bool runs_several_threads(const std::string& name);
 // Whether sample `name` starts processes (fork_wait, exec_programs,
 // event_loops, parent_death, busy_kill, signal_fd, pidfd_wait,
 // thread_signal_wait, thread_spin_signal, job_control, child_reaping,
-// busy_signal): each
+// busy_signal, signal_fd_exec): each
 // child writes a trace of its own (recorded through the CLI only), so the in-process round trips
 // and replay leave them out.
 bool starts_processes(const std::string& name);

@@ -23,12 +23,14 @@ InheritedState example_state() {
   state.execfn = "/bin/sh";
   state.argv = {"sh", "-c", std::string("echo a\nb:c\0d", 13), ""};
   state.envp = {"PATH=/usr/bin", "EMPTY="};
-  state.descriptors = {{0, 11, "/dev/null"}, {5, 12, ""}};
+  state.descriptors = {{0, 11, "/dev/null"}, {5, 12, ""}, {6, 13, "anon_inode:[eventfd]", true},
+                       {7, 14, "anon_inode:[signalfd]", false, 7, 1u << 11}};
   state.cwd = "/tmp/a dir";
   state.umask = 027;
   state.ignored_signals = 1u << 12;
   state.blocked_signals = 3;
-  state.pending_signals = 1u << 9;
+  state.pending_signals = 1u << 9 | 1u << 11;
+  state.pending_origins = {{10, -6, 4242, 1000, 0}, {12, -1, 7, 0, 0xdeadbeefcafe}};
   state.tree_root_pid = 4242;
   state.image_serial = 2;
   state.children = {4250, 4251};
@@ -45,10 +47,22 @@ TEST_CASE("Exec state: every field survives its text form") {
   CHECK(parsed->execfn == state.execfn);
   CHECK(parsed->argv == state.argv);
   CHECK(parsed->envp == state.envp);
-  REQUIRE(parsed->descriptors.size() == 2);
+  REQUIRE(parsed->descriptors.size() == 4);
   CHECK(parsed->descriptors[1].guest_fd == 5);
   CHECK(parsed->descriptors[1].host_fd == 12);
   CHECK(parsed->descriptors[0].guest_path == "/dev/null");
+  CHECK(!parsed->descriptors[1].counter_words);
+  CHECK(parsed->descriptors[1].signal_fd_of == -1);
+  CHECK(parsed->descriptors[2].counter_words);
+  CHECK(parsed->descriptors[3].signal_fd_of == 7);
+  CHECK(parsed->descriptors[3].signal_mask == 1u << 11);
+  REQUIRE(parsed->pending_origins.size() == 2);
+  CHECK(parsed->pending_origins[0].signal == 10);
+  CHECK(parsed->pending_origins[0].code == -6);
+  CHECK(parsed->pending_origins[0].pid == 4242);
+  CHECK(parsed->pending_origins[0].uid == 1000);
+  CHECK(parsed->pending_origins[1].code == -1);
+  CHECK(parsed->pending_origins[1].value == 0xdeadbeefcafe);
   CHECK(parsed->cwd == state.cwd);
   CHECK(parsed->umask == 027);
   CHECK(parsed->ignored_signals == state.ignored_signals);
@@ -75,6 +89,10 @@ TEST_CASE("Malicious: damaged exec states are refused with the field named, neve
   CHECK(!parse_inherited_state("program 3:abc\narg 1:x\numask x\n"));    // not a number
   CHECK(!parse_inherited_state("program 3:abc\narg 1:x\nhost_fd 4\n"));  // a host fd before its fd
   CHECK(!parse_inherited_state("program 3:abc\narg 1:x\nsurprise 1\n"));
+  CHECK(!parse_inherited_state("program 3:abc\narg 1:x\nfd_counter 1\n"));    // before any fd
+  CHECK(!parse_inherited_state("program 3:abc\narg 1:x\nsig_code 1\n"));      // before its sig
+  CHECK(!parse_inherited_state("program 3:abc\narg 1:x\nsig 65\n"));          // no such signal
+  CHECK(!parse_inherited_state("program 3:abc\narg 1:x\nfd 3\nfd_signal_of 99999999\n"));
   const auto refused = parse_inherited_state("program 3:abc\narg 1:x\nsurprise 1\n");
   REQUIRE(!refused);
   CHECK(refused.error().to_string().find("surprise") != std::string::npos);

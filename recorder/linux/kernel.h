@@ -133,9 +133,10 @@ class Kernel {
   // thread): pending for the guest from its next syscall or wait on. Any thread.
   // One whose default action ends the process while the guest runs without
   // syscalls (a loop) also stops the run at once (take_fatal_signal_stop);
-  // one for a handler is delivered at the next block's start (through the
-  // observer's block interrupt, or on_block; a stop puts on_block's hook in
-  // where there is neither).
+  // one for a handler is delivered at the next block's start where there is
+  // a block hook: the kernel's (on_block: threads, timers, a process that
+  // forked with a handler) or the observer's (a recording), else at the next
+  // syscall.
   void post_host_signal(int signal, const SignalOrigin& origin) noexcept;
   // Whether post_host_signal stopped the run for such a signal (and clears
   // that). Emulation thread, after a run.
@@ -145,12 +146,8 @@ class Kernel {
   // LinuxProcess::stop_outside_kills_at_blocks). Before a run.
   void stop_fatal_signals_at_blocks() { fatal_stops_at_blocks_.store(true, std::memory_order_relaxed); }
   bool fatal_signals_stop_at_blocks() const { return fatal_stops_at_blocks_.load(std::memory_order_relaxed); }
-  // A signal for a handler, posted while the block hook was not in: the
-  // run was stopped for LinuxProcess to put it in (on_block then delivers
-  // the signal at a block's start); clears that. Emulation thread, between runs.
-  bool take_handled_signal_stop() { return handled_signal_stop_.exchange(false, std::memory_order_acq_rel); }
   // The block hook is in (LinuxProcess::install_block_hooks): post_host_signal
-  // leaves a handled signal to on_block without a stop. Before a run.
+  // leaves a handled signal to on_block. Before a run.
   void note_block_hook_installed() { block_hook_in_.store(true, std::memory_order_release); }
   // Where on_block stopped the run (the start of a block none of whose
   // instructions ran), and forgets it; nullopt when it did not. After a run.
@@ -594,7 +591,6 @@ class Kernel {
   std::uint64_t handled_dispositions_ = 0;
   std::atomic<std::uint64_t> handled_signals_now_{0};
   std::atomic<bool> host_signal_due_{false};
-  std::atomic<bool> handled_signal_stop_{false};  // the stop that puts the block hook in
   std::atomic<bool> block_hook_in_{false};
   // The observer that took block interrupts (set_observer), for the watcher
   // thread: it asks it first, and stops the run only when there is none.

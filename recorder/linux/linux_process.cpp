@@ -375,9 +375,6 @@ RunOutcome LinuxProcess::run() {
   const std::uint64_t timeout_us = static_cast<std::uint64_t>(config_.timeout.count());
   std::uint64_t begin = entry_pc_;
   while (true) {
-    // (A handled signal's stop asked between two runs: the hook goes in now.)
-    if (kernel_->take_handled_signal_stop() && !install_block_hooks())
-      return outcome_of(UC_ERR_HOOK, std::chrono::steady_clock::now() - started);
     hooks_->fault = FaultRecord{};
     // A run after a signal's delivery gets what is left of the limits.
     std::uint64_t run_timeout_us = 0;
@@ -421,12 +418,6 @@ std::optional<std::uint64_t> LinuxProcess::restart_after_signal(const RunOutcome
     return resumable_pc(outcome.pc);
   }
   if (watcher_stop) return resumable_pc(outcome.pc);
-  // A stop the watcher asked for a signal with a handler: the block hook
-  // goes in (on_block delivers it at the next block's start), the run goes on.
-  if (err == UC_ERR_OK && !hooks_->fault.seen && kernel_->take_handled_signal_stop()) {
-    if (!install_block_hooks()) return std::nullopt;
-    return resumable_pc(outcome.pc);
-  }
   if (outcome.kind == RunOutcome::Kind::kSignaled && outcome.is_fault && !kernel_->termination().ended) {
     const int code = hooks_->fault.seen ? hooks_->fault.code : (outcome.signal == SIGSEGV ? 0x80 : 1);
     return kernel_->deliver_fault(outcome.signal, code, outcome.fault_address, outcome.pc);

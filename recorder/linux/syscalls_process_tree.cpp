@@ -226,6 +226,14 @@ std::int64_t Kernel::do_fork(SyscallId id, std::uint64_t flags, std::uint64_t st
   // child's copies of the parent's streams (its trace file among them) start
   // empty, so nothing the child flushes later (its exec's fflush) can write
   // the parent's bytes a second time at the offset the two share.
+  // A process with a handler that forks may get signals from its children
+  // while it runs without syscalls: the kernel's block hook goes in (in both,
+  // between runs, from this exact pc) where no observer's hook takes them.
+  if (handled_dispositions_ && !block_hook_in_.load(std::memory_order_relaxed) &&
+      !block_interrupts_.load(std::memory_order_relaxed) && !block_hook_wanted_) {
+    block_hook_wanted_ = true;
+    uc_emu_stop(engine_);
+  }
   if (config_.lifecycle) config_.lifecycle->before_fork();
   std::fflush(nullptr);
   const pid_t pid = ::fork();
@@ -492,18 +500,18 @@ void Kernel::post_host_signal(int signal, const SignalOrigin& origin) noexcept {
   // host's SIGCHLDs coalesce as the guest's would: one that says a stop may
   // stand for an end too, so the children are looked at in any case.)
   // One for a handler the guest does not block: due at the next block's
-  // start, where the observer's block hook (a recorder's) or the kernel's
-  // own (on_block; a stop puts it in where it is not yet) delivers it.
+  // start, where the kernel's block hook (on_block) or the observer's (a
+  // recorder's) delivers it.
   const bool for_handler = handled_signals_now_.load(std::memory_order_relaxed) & signal_bit(signal);
+  // (Never a stop from here to resume after: Unicorn 2 may leave the pc of
+  // a run stopped from another thread behind what already ran, unicorn
+  // issue #1355. Without either hook the signal waits for the next syscall.)
   const auto wake_handler = [&] {
     if (!for_handler) return;
-    if (ProcessObserver* observer = block_interrupts_.load(std::memory_order_acquire);
-        observer && !block_hook_in_.load(std::memory_order_acquire))
-      return observer->interrupt_next_block();
-    host_signal_due_.store(true, std::memory_order_release);
-    if (!block_hook_in_.load(std::memory_order_acquire)) {
-      handled_signal_stop_.store(true, std::memory_order_release);
-      uc_emu_stop(engine_);
+    if (block_hook_in_.load(std::memory_order_acquire)) {
+      host_signal_due_.store(true, std::memory_order_release);
+    } else if (ProcessObserver* observer = block_interrupts_.load(std::memory_order_acquire)) {
+      observer->interrupt_next_block();
     }
   };
   if (signal == SIGCHLD) {

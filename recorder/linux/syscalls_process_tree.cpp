@@ -218,14 +218,6 @@ std::int64_t Kernel::do_fork(SyscallId id, std::uint64_t flags, std::uint64_t st
               std::to_string(config_.max_processes) + ": EAGAIN");
     return -EAGAIN;
   }
-  // vfork: the parent goes on once the child has exec'd or exited, which
-  // closes the child's end of this pipe (close-on-exec).
-  int vfork_pipe[2] = {-1, -1};
-  if ((flags & kCloneVfork) && ::pipe2(vfork_pipe, O_CLOEXEC) != 0) return -EAGAIN;
-  // The recorder's drain held first, then every stdio buffer emptied: the
-  // child's copies of the parent's streams (its trace file among them) start
-  // empty, so nothing the child flushes later (its exec's fflush) can write
-  // the parent's bytes a second time at the offset the two share.
   // A process with a handler that forks may get signals from its children
   // while it runs without syscalls: the kernel's block hook goes in (in both,
   // between runs, from this exact pc) where no observer's hook takes them.
@@ -234,6 +226,14 @@ std::int64_t Kernel::do_fork(SyscallId id, std::uint64_t flags, std::uint64_t st
     block_hook_wanted_ = true;
     uc_emu_stop(engine_);
   }
+  // vfork: the parent goes on once the child has exec'd or exited, which
+  // closes the child's end of this pipe (close-on-exec).
+  int vfork_pipe[2] = {-1, -1};
+  if ((flags & kCloneVfork) && ::pipe2(vfork_pipe, O_CLOEXEC) != 0) return -EAGAIN;
+  // The recorder's drain held first, then every stdio buffer emptied: the
+  // child's copies of the parent's streams (its trace file among them) start
+  // empty, so nothing the child flushes later (its exec's fflush) can write
+  // the parent's bytes a second time at the offset the two share.
   if (config_.lifecycle) config_.lifecycle->before_fork();
   std::fflush(nullptr);
   const pid_t pid = ::fork();

@@ -112,6 +112,10 @@ class Kernel {
   // at the start of the block at `address`, delivers what post_host_signal
   // left for a handler.
   void on_interrupted_block(std::uint64_t address) noexcept;
+  // on_block's and on_interrupted_block's delivery: what is pending and
+  // deliverable enters its handler at the start of the block at `address`
+  // (the engine's pc set there). True when a handler was entered.
+  bool deliver_at_block_start(std::uint64_t address);
   // Makes every wait of the guest (pause, sigsuspend, sigtimedwait) return
   // soon. Any thread.
   void request_stop() { stop_requested_.store(true, std::memory_order_relaxed); }
@@ -439,6 +443,10 @@ class Kernel {
   // become signalfds again, each on a fresh eventfd at its host descriptor
   // (descriptors that shared one share one again).
   void adopt_inherited_signal_fds(const std::vector<InheritedDescriptor>& kept);
+  // Those two's parts: a new signalfd state on a new eventfd (listed for
+  // sync_signal_fds), and a guest descriptor's host descriptor moved onto it.
+  std::shared_ptr<SignalFd> fresh_signal_fd(std::uint64_t mask);
+  static void rebind_signal_fd(FdEntry& entry, const std::shared_ptr<SignalFd>& signal_fd);
 
   // Thread family (syscalls_thread.cpp).
   std::optional<std::int64_t> thread_syscall(arch::SyscallId id, const SyscallArgs& a);

@@ -688,16 +688,20 @@ void Kernel::on_interrupted_block(std::uint64_t address) noexcept {
     // Only what comes now: a signal already taken (by a wait, or by the
     // scheduler for a thread that runs its signal wait again) is delivered
     // where it was taken.
-    if (!take_host_signals()) return;
-    // At a block's start every register is the interrupted code's own.
-    if (signals_.next_deliverable())
-      if (const std::optional<std::uint64_t> handler = deliver_pending(address)) {
-        std::uint64_t pc = *handler;
-        uc_reg_write(engine_, arch_.pc_reg, &pc);  // Unicorn leaves the block and goes on there
-      }
+    if (take_host_signals()) (void)deliver_at_block_start(address);
   } catch (...) {
     end_with_signal(SIGSYS, "internal error delivering a signal");
   }
+}
+
+bool Kernel::deliver_at_block_start(std::uint64_t address) {
+  // At a block's start every register is the interrupted code's own.
+  if (!signals_.next_deliverable()) return false;
+  const std::optional<std::uint64_t> handler = deliver_pending(address);
+  if (!handler) return false;
+  std::uint64_t pc = *handler;
+  uc_reg_write(engine_, arch_.pc_reg, &pc);  // Unicorn leaves the block and goes on there
+  return true;
 }
 
 void Kernel::on_block(std::uint64_t address) noexcept {
@@ -731,14 +735,10 @@ void Kernel::on_block(std::uint64_t address) noexcept {
     if (timer_due || cpu_timer_due || took_host_signals) {
       if (timer_due) timer_wakeup_->take_due();
       poll_timers();
-      // At a block's start every register is the interrupted code's own.
-      if (signals_.next_deliverable())
-        if (const std::optional<std::uint64_t> handler = deliver_pending(address)) {
-          std::uint64_t pc = *handler;
-          uc_reg_write(engine_, arch_.pc_reg, &pc);  // Unicorn leaves the block and goes on there
-          if (quantum_over) quantum_left_ = 1;        // the switch waits for the handler's first block
-          return;
-        }
+      if (deliver_at_block_start(address)) {
+        if (quantum_over) quantum_left_ = 1;  // the switch waits for the handler's first block
+        return;
+      }
     }
     if (quantum_over) {
       quantum_left_ = next_quantum();

@@ -104,25 +104,32 @@ std::int64_t Kernel::read_signal_fd(int fd, SignalFd& signal_fd, std::uint64_t b
   return static_cast<std::int64_t>(written);
 }
 
+std::shared_ptr<SignalFd> Kernel::fresh_signal_fd(std::uint64_t mask) {
+  auto fresh = std::make_shared<SignalFd>();
+  fresh->mask = mask & ~(signal_bit(SIGKILL) | signal_bit(SIGSTOP));
+  fresh->eventfd = GuestFs::lift_host_fd(::eventfd(0, EFD_CLOEXEC));
+  signal_fds_.push_back(fresh);
+  return fresh;
+}
+
+void Kernel::rebind_signal_fd(FdEntry& entry, const std::shared_ptr<SignalFd>& signal_fd) {
+  // The same host descriptor number, now on the new eventfd, blocking or not as before.
+  const int flags = ::fcntl(entry.host_fd, F_GETFL);
+  if (signal_fd->eventfd >= 0 && ::dup3(signal_fd->eventfd, entry.host_fd, O_CLOEXEC) >= 0 && flags >= 0)
+    (void)::fcntl(entry.host_fd, F_SETFL, flags & O_NONBLOCK);
+  entry.signal_fd = signal_fd;
+}
+
 void Kernel::renew_signal_fds_after_fork() {
   if (signal_fds_.empty()) return;
+  signal_fds_.clear();  // (the parent's: fresh_signal_fd lists the new ones)
   std::map<const SignalFd*, std::shared_ptr<SignalFd>> renewed;
   for (FdEntry& entry : fs_.entries()) {
     if (entry.host_fd < 0 || !entry.signal_fd) continue;
     std::shared_ptr<SignalFd>& fresh = renewed[entry.signal_fd.get()];
-    if (!fresh) {
-      fresh = std::make_shared<SignalFd>();
-      fresh->mask = entry.signal_fd->mask;
-      fresh->eventfd = GuestFs::lift_host_fd(::eventfd(0, EFD_CLOEXEC));
-    }
-    // The same host descriptor number, now on the new eventfd, blocking or not as before.
-    const int flags = ::fcntl(entry.host_fd, F_GETFL);
-    if (fresh->eventfd >= 0 && ::dup3(fresh->eventfd, entry.host_fd, O_CLOEXEC) >= 0 && flags >= 0)
-      (void)::fcntl(entry.host_fd, F_SETFL, flags & O_NONBLOCK);
-    entry.signal_fd = fresh;
+    if (!fresh) fresh = fresh_signal_fd(entry.signal_fd->mask);
+    rebind_signal_fd(entry, fresh);
   }
-  signal_fds_.clear();
-  for (const auto& [old, fresh] : renewed) signal_fds_.push_back(fresh);
 }
 
 void Kernel::adopt_inherited_signal_fds(const std::vector<InheritedDescriptor>& kept) {
@@ -131,17 +138,9 @@ void Kernel::adopt_inherited_signal_fds(const std::vector<InheritedDescriptor>& 
     FdEntry* entry = fs_.entry(descriptor.guest_fd);
     if (descriptor.signal_fd_of < 0 || !entry) continue;
     std::shared_ptr<SignalFd>& fresh = adopted[descriptor.signal_fd_of];
-    if (!fresh) {
-      fresh = std::make_shared<SignalFd>();
-      fresh->mask = descriptor.signal_mask & ~(signal_bit(SIGKILL) | signal_bit(SIGSTOP));
-      fresh->eventfd = GuestFs::lift_host_fd(::eventfd(0, EFD_CLOEXEC));
-      signal_fds_.push_back(fresh);
-    }
+    if (!fresh) fresh = fresh_signal_fd(descriptor.signal_mask);
     // (The counter the old image left means nothing here: sync_signal_fds sets it.)
-    const int flags = ::fcntl(entry->host_fd, F_GETFL);
-    if (fresh->eventfd >= 0 && ::dup3(fresh->eventfd, entry->host_fd, O_CLOEXEC) >= 0 && flags >= 0)
-      (void)::fcntl(entry->host_fd, F_SETFL, flags & O_NONBLOCK);
-    entry->signal_fd = fresh;
+    rebind_signal_fd(*entry, fresh);
   }
 }
 

@@ -500,6 +500,15 @@ Status FramesReader::produce(const EventCallback& on_event) {
     } else if (frame.tracecorn_killed()) {
       // The death note: no event. (A number past 32 bits, from another writer, stays non-zero.)
       killed_by_signal_ = static_cast<std::uint32_t>(std::min<std::uint64_t>(frame.exception_number(), UINT32_MAX));
+    } else if (frame.has_tracecorn_process_change()) {
+      const std::uint32_t change = frame.tracecorn_process_change();
+      if (change < 1 || change > 2)
+        return error_at(parsed_->offset + 8, "exception frame " + std::to_string(parsed_->index) +
+                                                 ": process change " + std::to_string(change) +
+                                                 " (expected 1 forked or 2 exec'd)");
+      emit(events::EventKind::kProcess,
+           events::ProcessEvent{static_cast<events::ProcessChange>(change), frame.tracecorn_process_pid(),
+                                frame.tracecorn_process_trace(), frame.tracecorn_process_detail()});
     } else if (frame.has_tracecorn_signal_code() || frame.has_tracecorn_thread_change()) {
       // Ours (frames.proto): a signal delivery or a thread change, with its effects.
       const std::vector<events::MemoryWriteEffect> writes = memory_writes(frame.tracecorn_memory_writes());

@@ -271,6 +271,20 @@ struct FramesWriter::State {
     write_message(frame, true);
   }
 
+  // A fork or an exec: an exception frame numbered 0 with our fields (frames.proto).
+  void write_process(events::ThreadId thread, const events::ProcessEvent& change) {
+    flush();
+    frame.Clear();
+    auto* out = frame.mutable_exception_frame();
+    out->set_exception_number(0);
+    out->set_thread_id(thread.value);
+    out->set_tracecorn_process_change(static_cast<std::uint32_t>(change.change));
+    out->set_tracecorn_process_pid(change.pid);
+    out->set_tracecorn_process_trace(std::string(change.trace));
+    out->set_tracecorn_process_detail(std::string(change.detail));
+    write_message(frame, true);
+  }
+
   void handle(const events::Event& event) {
     using events::EventKind;
     switch (event.kind) {
@@ -361,6 +375,9 @@ struct FramesWriter::State {
         return;
       case EventKind::kThread:
         write_thread(event.thread, std::get<events::ThreadEvent>(event.payload));
+        return;
+      case EventKind::kProcess:
+        write_process(event.thread, std::get<events::ProcessEvent>(event.payload));
         return;
       case EventKind::kModuleLoad: {
         flush();

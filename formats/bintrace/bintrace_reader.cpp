@@ -943,7 +943,7 @@ void BintraceReader::produce(const EventCallback& on_event) {
     interrupted_ = true;  // the interruption note (bintrace_layout.h): no model event
     return;
   }
-  if (produce_signal_or_thread(on_event)) return;
+  if (produce_signal_or_thread(on_event) || produce_process(on_event)) return;
   unsigned long long lost = 0;
   if (std::sscanf(c, "gap %llu: %n", &lost, &used) == 1 && used > 0) {
     text_ = text.substr(static_cast<std::size_t>(used));
@@ -1008,6 +1008,30 @@ bool BintraceReader::produce_signal_or_thread(const EventCallback& on_event) {
     return true;
   }
   return false;
+}
+
+// "process CHANGE PID trace N:NAME detail M:TEXT" (bintrace_writer.h); false
+// when the description is not one.
+bool BintraceReader::produce_process(const EventCallback& on_event) {
+  const std::string& text = raw_description_;
+  unsigned change = 0;
+  unsigned long long pid = 0, trace_length = 0, detail_length = 0;
+  int used = 0, more = 0;
+  if (std::sscanf(text.c_str(), "process %u %llu trace %llu:%n", &change, &pid, &trace_length, &used) != 3 || used <= 0)
+    return false;
+  const auto trace_at = static_cast<std::size_t>(used);
+  if (change < 1 || change > 2 || trace_length > text.size() - trace_at) return false;
+  const std::size_t after_trace = trace_at + static_cast<std::size_t>(trace_length);
+  if (std::sscanf(text.c_str() + after_trace, " detail %llu:%n", &detail_length, &more) != 1 || more <= 0) return false;
+  const std::size_t detail_at = after_trace + static_cast<std::size_t>(more);
+  if (detail_length != text.size() - detail_at) return false;
+  text_ = text;
+  const std::string_view kept = text_;
+  emit(events::EventKind::kProcess,
+       events::ProcessEvent{static_cast<events::ProcessChange>(change), pid,
+                            kept.substr(trace_at, static_cast<std::size_t>(trace_length)), kept.substr(detail_at)},
+       on_event);
+  return true;
 }
 
 Status BintraceReader::read_all(events::Sink& sink) { return formats::read_all(*this, sink); }

@@ -137,6 +137,7 @@ class BintraceReader {
   // Refreshes the table values of what changed since the last call; fills `changed` (table order).
   void refresh_table(std::vector<events::RegisterValue>* changed);
   bool produce_signal_or_thread(const EventCallback& on_event);
+  bool produce_process(const EventCallback& on_event);
   void produce(const EventCallback& on_event);
   void emit(events::EventKind kind, const events::EventPayload& payload, const EventCallback& on_event);
 

@@ -536,6 +536,7 @@ void BintraceWriter::handle(const events::Event& event) {
     }
     case EventKind::kSignal: write_signal(std::get<events::SignalEvent>(event.payload)); return;
     case EventKind::kThread: write_thread(event.thread, std::get<events::ThreadEvent>(event.payload)); return;
+    case EventKind::kProcess: write_process(std::get<events::ProcessEvent>(event.payload)); return;
   }
 }
 
@@ -578,6 +579,16 @@ void BintraceWriter::write_thread(events::ThreadId thread, const events::ThreadE
   write_other("thread " + std::to_string(static_cast<int>(change.change)) + " " + std::to_string(thread.value) +
                   " from " + std::to_string(change.from.value) + " status " + std::to_string(change.exit_code),
               {}, register_entries_);
+}
+
+// A fork or an exec: an "other" event with the two strings' lengths, so that
+// any bytes of a name read back whole.
+void BintraceWriter::write_process(const events::ProcessEvent& change) {
+  finish_pending_fallthrough();
+  write_other("process " + std::to_string(static_cast<int>(change.change)) + " " + std::to_string(change.pid) +
+                  " trace " + std::to_string(change.trace.size()) + ":" + std::string(change.trace) + " detail " +
+                  std::to_string(change.detail.size()) + ":" + std::string(change.detail),
+              {}, {});
 }
 
 void BintraceWriter::flush_events(bool last) {

@@ -31,6 +31,9 @@
 //   thread change (ours: the format has no threads) is "thread CHANGE TID
 //   from FROM status STATUS" (CHANGE 1 created, 2 exited, 3 switched to)
 //   whose diff, for a switch, holds the registers of the thread switched to.
+//   A fork or an exec (ours) is "process CHANGE PID trace N:NAME detail
+//   M:TEXT" (CHANGE 1 forked, 2 exec'd; N and M the byte lengths of the
+//   trace's name and of the syscall's name or exec'd path) with an empty diff.
 //   The tool info says the process's pid (", pid N"), the first thread's id.
 // - When the first instruction after "other" events is not where the table's
 //   pc says (x86's pc inside the syscall hook is 2 bytes short of where a
@@ -127,6 +130,7 @@ class BintraceWriter final : public events::Sink {
   void write_signal(const events::SignalEvent& signal);
   void resume_at(std::uint64_t pc);
   void write_thread(events::ThreadId thread, const events::ThreadEvent& change);
+  void write_process(const events::ProcessEvent& change);
   void write_other(std::string_view description, std::span<const MemoryEntry> memory,
                    std::span<const RegisterEntry> registers);
   void add_memory(std::vector<MemoryEntry>& out, std::uint64_t address, std::span<const std::uint8_t> bytes);

@@ -91,6 +91,12 @@ void ChromeWriter::on_event(const events::Event& event) {
                            "\"pid\": {}, \"tid\": {}, \"args\": {{\"from\": {}, \"exit_code\": {}, \"event\": {}}}}}",
                            kNames[change < 4 ? change : 0], instructions_, pid_, tid(event), p.from.value, p.exit_code,
                            index));
+        } else if constexpr (std::is_same_v<T, events::ProcessEvent>) {
+          const bool forked = p.change == events::ProcessChange::kForked;
+          emit(fmt::format("{{\"name\": \"{}\", \"cat\": \"process\", \"ph\": \"i\", \"s\": \"p\", \"ts\": {}, "
+                           "\"pid\": {}, \"tid\": {}, \"args\": {{\"pid\": {}, \"{}\": {}, \"trace\": {}, \"event\": {}}}}}",
+                           forked ? "fork" : "exec", instructions_, pid_, tid(event), p.pid, forked ? "syscall" : "program",
+                           json_string(std::string(p.detail)), json_string(std::string(p.trace)), index));
         }
       },
       event.payload);

@@ -197,7 +197,16 @@ void TextWriter::print_event(const events::Event& event) {
     }
     case EventKind::kSignal: print_signal(seq, std::get<events::SignalEvent>(event.payload)); break;
     case EventKind::kThread: print_thread(seq, event.thread, std::get<events::ThreadEvent>(event.payload)); break;
+    case EventKind::kProcess: print_process(seq, std::get<events::ProcessEvent>(event.payload)); break;
   }
+}
+
+void TextWriter::print_process(std::uint64_t seq, const events::ProcessEvent& change) {
+  const std::string trace = change.trace.empty() ? std::string("not recorded") : "trace " + std::string(change.trace);
+  if (change.change == events::ProcessChange::kForked)
+    fmt::print(file_, "#{} process forked child {} ({}), {}\n", seq, change.pid, change.detail, trace);
+  else
+    fmt::print(file_, "#{} process {} exec {}, {}\n", seq, change.pid, change.detail, trace);
 }
 
 void TextWriter::print_signal(std::uint64_t seq, const events::SignalEvent& signal) {

@@ -52,6 +52,7 @@ class TextWriter final : public events::Sink {
   TextWriter(std::FILE* file, std::string path, const arch::ArchInfo& arch);
   void print_signal(std::uint64_t seq, const events::SignalEvent& signal);
   void print_thread(std::uint64_t seq, events::ThreadId thread, const events::ThreadEvent& change);
+  void print_process(std::uint64_t seq, const events::ProcessEvent& change);
   void print_event(const events::Event& event);
   // Tells the namer about a module load or a syscall's mapping changes.
   void follow_mappings(const events::Event& event);

@@ -68,6 +68,14 @@
 //                 exit_code u32, op_count u16, op_count ops: OP_REG/OP_SPREG
 //                 (a switch: every register of the thread switched to)
 //                 (ours, 0x82; a frame op; omitted by --ucir-strict) 24 + ops
+//   OP_PROCESS    change u8 (1 forked, 2 exec'd), pid u64 (the child's; the
+//                 process's own for an exec), tlen u16, trace[tlen] (the
+//                 trace file that goes on: the child's, or the next image's;
+//                 a name without directory, empty when not recorded), dlen
+//                 u16, detail[dlen] (a fork: the syscall's name; an exec:
+//                 the path it named)   (ours, 0x83; a frame op after the
+//                 OP_SYSCALL that did it; omitted by --ucir-strict)
+//                                                               14 + tlen + dlen
 //
 // The pid of OP_FRAME: the thread id of the frame's events (its block's
 // thread; a frame holds one thread's events: a switch ends the frame). A
@@ -118,6 +126,8 @@ enum Op : std::uint8_t {
   // Ours: a signal delivered to a handler, and a change of guest threads (frame ops).
   kOpSignal = 0x81,
   kOpThread = 0x82,
+  // Ours: a fork or an exec (a frame op).
+  kOpProcess = 0x83,
 };
 
 // Fixed sizes (op byte included) of the ops above, as in the diagram.
@@ -136,7 +146,8 @@ inline constexpr std::size_t kSyscallArgs = 6;  // we always write the six regis
 inline constexpr std::size_t kCallstackFixedBytes = 1 + 2;
 inline constexpr std::size_t kSignalFixedBytes = 1 + 1 + 1 + 4 + 5 * 8 + 2;
 inline constexpr std::size_t kThreadFixedBytes = 1 + 1 + 8 + 8 + 4 + 2;
-static_assert(kSignalFixedBytes == 49 && kThreadFixedBytes == 24);
+inline constexpr std::size_t kProcessFixedBytes = 1 + 1 + 8 + 2 + 2;
+static_assert(kSignalFixedBytes == 49 && kThreadFixedBytes == 24 && kProcessFixedBytes == 14);
 static_assert(kMemMapFixedBytes == 34 && kSyscallFixedBytes == 14);
 
 // Protection bits in OP_MEM_MAP/PROT (the same as PROT_* and UC_PROT_*).

@@ -45,6 +45,7 @@ std::string op_name(std::uint8_t op) {
   if (op == ucir::kOpCallstack) return "OP_CALLSTACK";
   if (op == ucir::kOpSignal) return "OP_SIGNAL";
   if (op == ucir::kOpThread) return "OP_THREAD";
+  if (op == ucir::kOpProcess) return "OP_PROCESS";
   return "unknown op " + std::to_string(op);
 }
 
@@ -319,6 +320,22 @@ class OpParser {
             return Parse::kError;
           }
           out.nested.push_back(std::move(nested));
+        }
+        return Parse::kOk;
+      }
+      case ucir::kOpProcess: {
+        if (in_syscall) return fail("OP_PROCESS nested inside OP_SYSCALL (expected a frame op)");
+        if (!c.has(1 + 8)) return Parse::kTruncated;  // the change and the pid
+        out.number = c.le(1);  // the change
+        if (out.number < 1 || out.number > 2)
+          return fail("OP_PROCESS change " + std::to_string(out.number) + " (expected 1 forked or 2 exec'd)");
+        out.address = c.le(8);  // the pid
+        for (std::string_view* text : {&out.desc, &out.file}) {  // the trace's name, the detail
+          if (!c.has(2)) return Parse::kTruncated;
+          const std::size_t length = c.le(2);
+          if (!c.has(length)) return Parse::kTruncated;
+          *text = std::string_view(reinterpret_cast<const char*>(c.data + c.pos), length);
+          c.pos += length;
         }
         return Parse::kOk;
       }
@@ -808,6 +825,10 @@ void UcirReader::produce(const std::vector<Op>& ops, const EventCallback& on_eve
           emit(events::EventKind::kSyscall, call);
           break;
         }
+        case ucir::kOpProcess:
+          emit(events::EventKind::kProcess,
+               events::ProcessEvent{static_cast<events::ProcessChange>(op.number), op.address, op.desc, op.file});
+          break;
         case ucir::kOpSignal:
         case ucir::kOpThread: {
           std::vector<events::MemoryWriteEffect> writes;

@@ -27,6 +27,7 @@
 //   OP_SIGNAL       a SignalEvent, its nested OP_MEM_WRITE and OP_REG/SPREG the
 //                   frame's bytes and the handler's registers (ours, 0x81)
 //   OP_THREAD       a ThreadEvent whose thread is the op's tid (ours, 0x82)
+//   OP_PROCESS      a ProcessEvent (ours, 0x83)
 //   every event     its thread is its frame's pid (ucir_layout.h)
 //   OP_EXIT         an ExitEvent; UCIR has no status, so the code is the first
 //                   argument of the last exit/exit_group syscall (else 0).

@@ -430,6 +430,13 @@ void UcirWriter::handle(const events::Event& event) {
       }
       write_thread(event.thread, std::get<events::ThreadEvent>(event.payload));
       return;
+    case EventKind::kProcess:
+      if (options_.strict) {
+        ++dropped_;
+        return;
+      }
+      write_process(std::get<events::ProcessEvent>(event.payload));
+      return;
     case EventKind::kFault:
     case EventKind::kModuleLoad:
     case EventKind::kGap:
@@ -492,6 +499,19 @@ void UcirWriter::write_thread(events::ThreadId thread, const events::ThreadEvent
   put_u32(frame_, static_cast<std::uint32_t>(change.exit_code));
   put_u16(frame_, static_cast<std::uint16_t>(count));
   frame_.insert(frame_.end(), nested.begin(), nested.end());
+  ++frame_ops_;
+}
+
+void UcirWriter::write_process(const events::ProcessEvent& change) {
+  const std::string_view trace = change.trace.substr(0, 0xffff), detail = change.detail.substr(0, 0xffff);
+  frame_open_ = true;
+  put_u8(frame_, ucir::kOpProcess);
+  put_u8(frame_, static_cast<std::uint8_t>(change.change));
+  put_u64(frame_, change.pid);
+  put_u16(frame_, static_cast<std::uint16_t>(trace.size()));
+  frame_.insert(frame_.end(), trace.begin(), trace.end());
+  put_u16(frame_, static_cast<std::uint16_t>(detail.size()));
+  frame_.insert(frame_.end(), detail.begin(), detail.end());
   ++frame_ops_;
 }
 

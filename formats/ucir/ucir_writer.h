@@ -89,6 +89,7 @@ class UcirWriter final : public events::Sink {
                             std::span<const events::RegisterValue> registers);
   void write_signal(const events::SignalEvent& signal);
   void write_thread(events::ThreadId thread, const events::ThreadEvent& change);
+  void write_process(const events::ProcessEvent& change);
   void write_frame_header(std::uint8_t op, std::uint32_t op_count);
   void write_keyframe_if_due();
   void write_register(std::vector<std::uint8_t>& out, const events::RegisterValue& value) const;

@@ -94,7 +94,8 @@ typedef enum tracecorn_event_kind {
   TRACECORN_EVENT_EXIT = 9,
   TRACECORN_EVENT_GAP = 10, /* events were lost here (the flight recorder overwrote them) */
   TRACECORN_EVENT_SIGNAL = 11, /* a signal was delivered to a guest handler */
-  TRACECORN_EVENT_THREAD = 12  /* a guest thread was created, exited, or switched to */
+  TRACECORN_EVENT_THREAD = 12, /* a guest thread was created, exited, or switched to */
+  TRACECORN_EVENT_PROCESS = 13 /* the process forked or exec'd (a recording of a program, not a harness) */
 } tracecorn_event_kind;
 
 /*
@@ -115,12 +116,15 @@ typedef enum tracecorn_event_kind {
  *   SIGNAL       handler            -               si_code              interrupted pc       signal (host number)
  *   THREAD       -                  -               the other thread     -                    1 created, 2 exited,
  *                                                   (parent, previous)                        3 switched to
+ *   PROCESS      -                  -               the child's pid      -                    1 forked, 2 exec'd
+ *                                                   (exec: its own)
  *
  * SIGNAL: `size` is 1 when the signal is a CPU fault of the instruction at
  * `pc` (which did not complete), else 0.
  *
  * `text`: the fault's description, the syscall's name, the module's path, the
- * gap's reason; "" for the other kinds. Never NULL.
+ * gap's reason, a fork's or exec's trace file name ("" when not recorded);
+ * "" for the other kinds. Never NULL.
  * `-` fields are 0. The struct and `text` are valid only during the callback.
  */
 typedef struct tracecorn_event {

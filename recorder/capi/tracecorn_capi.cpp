@@ -40,6 +40,7 @@ static_assert(static_cast<int>(events::EventKind::kExit) == TRACECORN_EVENT_EXIT
 static_assert(static_cast<int>(events::EventKind::kGap) == TRACECORN_EVENT_GAP);
 static_assert(static_cast<int>(events::EventKind::kSignal) == TRACECORN_EVENT_SIGNAL);
 static_assert(static_cast<int>(events::EventKind::kThread) == TRACECORN_EVENT_THREAD);
+static_assert(static_cast<int>(events::EventKind::kProcess) == TRACECORN_EVENT_PROCESS);
 static_assert(static_cast<int>(core::TraceLevel::kBlocks) == TRACECORN_LEVEL_BLOCKS);
 static_assert(static_cast<int>(core::TraceLevel::kInstructions) == TRACECORN_LEVEL_INSNS);
 static_assert(static_cast<int>(core::TraceLevel::kMemory) == TRACECORN_LEVEL_MEM);
@@ -125,6 +126,11 @@ class CallbackSink final : public events::Sink {
   static void fill(const events::ThreadEvent& change, tracecorn_event& out, std::string_view&) {
     out.value = change.from.value;
     out.number = static_cast<std::uint64_t>(change.change);
+  }
+  static void fill(const events::ProcessEvent& change, tracecorn_event& out, std::string_view& text) {
+    out.value = change.pid;
+    out.number = static_cast<std::uint64_t>(change.change);
+    text = change.trace;
   }
 
   tracecorn_event_callback callback_;
@@ -527,6 +533,7 @@ const char* tracecorn_event_kind_name(tracecorn_event_kind kind) {
     case TRACECORN_EVENT_GAP: return "gap";
     case TRACECORN_EVENT_SIGNAL: return "signal";
     case TRACECORN_EVENT_THREAD: return "thread";
+    case TRACECORN_EVENT_PROCESS: return "process";
   }
   return "unknown";
 }

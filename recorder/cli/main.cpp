@@ -278,17 +278,13 @@ int exit_status_for(const tracecorn::Error& error) {
   }
 }
 
-// The trace file of one process image: `base` for the first process's own
-// image; BASE.PID for another process of the tree (as strace -ff -o names
-// its files), BASE.PID.N for the N-th image a process exec'd. With "-"
-// (stdout) only the first image is recorded: "" for every other.
-std::string trace_path_for(const std::string& base, std::uint64_t pid, std::uint64_t tree_root, std::uint64_t image) {
-  if (pid == tree_root && image == 0) return base;
-  if (base == "-") return "";  // standard output holds one trace: the first image's
-  return image == 0 ? fmt::format("{}.{}", base, pid) : fmt::format("{}.{}.{}", base, pid, image);
+// The trace files of the recording's process tree (session/trace_naming.h).
+tracecorn::session::TraceNaming trace_naming_for(const RecordOptions& record,
+                                                 const tracecorn::linux_layer::LinuxProcess& process) {
+  return tracecorn::session::TraceNaming{record.output, process.tree_root_pid()};
 }
 
-// Says on stderr that process `pid`'s image is not recorded (trace_path_for gave "").
+// Says on stderr that process `pid`'s image is not recorded (TraceNaming::path_of gave "").
 void note_not_recorded(std::uint64_t pid) {
   fmt::print(stderr,
              "tracecorn: process {} is not recorded: the trace goes to standard output, which holds one "
@@ -376,13 +372,14 @@ tracecorn::Expected<ImageRecording> start_recording(tracecorn::linux_layer::Linu
                                          std::move(info));
   if (!attached) return attached.error();
   result.recorder = std::move(*attached);
-  result.recording = std::make_unique<tracecorn::session::ProcessRecording>(*result.recorder);
+  result.recording =
+      std::make_unique<tracecorn::session::ProcessRecording>(*result.recorder, trace_naming_for(record, process));
   return result;
 }
 
 // What a fork or an exec of the guest asks of the CLI (linux_process.h's
 // ProcessLifecycle): in a forked child, a new signal watcher and a new trace
-// (named by trace_path_for) that opens with the fork's return; before an
+// (named by TraceNaming) that opens with the fork's return; before an
 // exec, the image's trace finished.
 class ProcessTreeHooks final : public tracecorn::linux_layer::ProcessLifecycle {
  public:
@@ -412,7 +409,7 @@ class ProcessTreeHooks final : public tracecorn::linux_layer::ProcessLifecycle {
     }
     interrupts_.resume_after_fork();
     if (!recording) return;
-    const std::string path = trace_path_for(record_->output, pid, process_->tree_root_pid(), 0);
+    const std::string path = trace_naming_for(*record_, *process_).path_of(pid, 0);
     if (path.empty()) {
       __fpurge(stdout);  // the parent's trace bytes still buffered there are the parent's to write
       note_not_recorded(pid);
@@ -640,9 +637,8 @@ int run_command(const RunOptions& options, const RecordOptions* record) {
   // Recording: the first image's trace (start_recording); forks and execs
   // start and finish the others (ProcessTreeHooks).
   ImageRecording image;
-  const std::string path = record ? trace_path_for(record->output, (*process)->guest_pid(),
-                                                   (*process)->tree_root_pid(), (*process)->image_serial())
-                                  : "";
+  const std::string path =
+      record ? trace_naming_for(*record, **process).path_of((*process)->guest_pid(), (*process)->image_serial()) : "";
   // (for every image a record runs, traced or not: its forks may be). Where
   // the trace has memory or registers: a stop from another thread lets the
   // rest of a block run without their hooks. At blocks and insns, where the
@@ -1040,7 +1036,7 @@ int main(int argc, char** argv) {
   dump_app->add_option("file", dump.path, "The trace file (plain or zstd)")->required();
   dump_app->add_option("--kind", dump.kinds,
                        "Print only these kinds: block,insn,read,write,mem,regs,syscall,fault,module,exit,gap,signal,"
-                       "thread");
+                       "thread,process");
   dump_app->add_option("--range", dump.range, "Print only events whose address or pc is in A-B (B excluded)");
   dump_app->add_option("--events", dump.events, "Print only events numbered N-M (the #N dump prints), N- or N");
   dump_app->add_option("--thread", dump.thread,

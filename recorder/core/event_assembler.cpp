@@ -349,6 +349,7 @@ void EventAssembler::on_record(std::span<const std::byte> record) {
     }
     case RecordKind::kSignal: signal_delivered(load_record<SignalRecord>(record)); return;
     case RecordKind::kThread: thread_changed(load_record<ThreadRecord>(record)); return;
+    case RecordKind::kProcess: process_changed(record); return;
     case RecordKind::kGap: {
       const auto gap = load_record<GapRecord>(record);
       note_lost(gap.lost_events, "events dropped by the recorder");
@@ -399,6 +400,26 @@ void EventAssembler::thread_changed(const ThreadRecord& thread) {
   emit(EventKind::kThread, event);
   if (change != events::ThreadChange::kSwitched) current_thread_ = running;
   clear_effects();
+}
+
+void EventAssembler::process_changed(std::span<const std::byte> record) {
+  if (record.size() < sizeof(ProcessRecord)) {
+    ++malformed_;
+    return;
+  }
+  const auto process = load_record<ProcessRecord>(record);
+  const std::size_t strings = std::size_t{process.trace_length} + process.detail_length;
+  if (record.size() < sizeof process + strings) {
+    ++malformed_;
+    return;
+  }
+  const char* text = reinterpret_cast<const char*>(record.data()) + sizeof process;
+  events::ProcessEvent event;
+  event.change = static_cast<events::ProcessChange>(process.header.aux);
+  event.pid = process.pid;
+  event.trace = std::string_view(text, process.trace_length);
+  event.detail = std::string_view(text + process.trace_length, process.detail_length);
+  emit(EventKind::kProcess, event);
 }
 
 void EventAssembler::clear_effects() {

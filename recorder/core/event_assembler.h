@@ -153,6 +153,8 @@ class EventAssembler {
   // registers gathered before it (as a syscall's effects).
   void signal_delivered(const SignalRecord& signal);
   void thread_changed(const ThreadRecord& thread);
+  // A kProcess record (its tail holds the event's two strings).
+  void process_changed(std::span<const std::byte> record);
   void clear_effects();
 
   const arch::ArchInfo& arch_;

@@ -949,6 +949,23 @@ class Recorder::Impl {
     ring_->commit();
   }
 
+  void process_event(const events::ProcessEvent& change) noexcept {
+    const auto trace = static_cast<std::uint32_t>(std::min<std::size_t>(change.trace.size(), 4096));
+    const auto detail = static_cast<std::uint32_t>(std::min<std::size_t>(change.detail.size(), 4096));
+    auto* record = static_cast<ProcessRecord*>(
+        static_cast<void*>(reserve_bytes(static_cast<std::uint32_t>(sizeof(ProcessRecord) + padded8(std::uint64_t{trace} + detail)))));
+    if (!record) return;
+    record->header = {RecordKind::kProcess, 0, static_cast<std::uint16_t>(change.change), 0};
+    record->pid = change.pid;
+    record->trace_length = trace;
+    record->detail_length = detail;
+    char* text = reinterpret_cast<char*>(record) + sizeof *record;
+    if (trace) std::memcpy(text, change.trace.data(), trace);
+    if (detail) std::memcpy(text + trace, change.detail.data(), detail);
+    ring_->commit();
+    ring_->publish();  // rare, and the last record of an image before an exec
+  }
+
   void fault(std::uint64_t pc, std::uint64_t address, std::uint32_t signal, std::string_view description) noexcept {
     ended_ = true;
     mark_shadow_stale();  // a harness may set new registers and run again
@@ -1341,6 +1358,7 @@ void Recorder::signal_delivered(const events::SignalEvent& signal) noexcept { im
 void Recorder::thread_event(events::ThreadId thread, const events::ThreadEvent& change) noexcept {
   impl_->thread_event(thread, change);
 }
+void Recorder::process_event(const events::ProcessEvent& change) noexcept { impl_->process_event(change); }
 bool Recorder::sink_failed() const { return impl_->sink_failed(); }
 
 }  // namespace tracecorn::core

@@ -151,6 +151,11 @@ class Recorder {
   // the recorder's own block hook must run first (add that hook after
   // attach(): Unicorn calls hooks in the order they were added).
   void thread_event(events::ThreadId thread, const events::ThreadEvent& change) noexcept;
+  // The process forked a child or exec'd a new image (events::ProcessEvent):
+  // called after the syscall that did it has been recorded (syscall_exit), so
+  // the event follows it. Strings longer than 4096 bytes are cut there.
+  // Emulation thread, between runs or in a hook.
+  void process_event(const events::ProcessEvent& change) noexcept;
 
   // Flight recorder: replays the retained records into `sink` (begin, events, end).
   // Returns the sink's error, if any.

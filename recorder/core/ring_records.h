@@ -56,6 +56,7 @@ enum class RecordKind : std::uint8_t {
   kRegisterBatch = 15,  // the register changes of several instructions (regs/full levels), see below
   kSignal = 16,         // a signal delivered to a handler (closes its frame writes and registers)
   kThread = 17,         // a guest thread created, exited or switched to (closes its registers)
+  kProcess = 18,        // the process forked or exec'd (events::ProcessEvent), after the syscall's record
 };
 
 struct RecordHeader {
@@ -238,6 +239,16 @@ struct ThreadRecord {
 };
 static_assert(sizeof(ThreadRecord) == 32);
 inline constexpr std::uint8_t kThreadInSyscall = 1;
+
+// aux: events::ProcessChange. Tail: the trace name's bytes (trace_length),
+// then the detail's (detail_length), padded to 8.
+struct ProcessRecord {
+  RecordHeader header;
+  std::uint64_t pid;
+  std::uint32_t trace_length;
+  std::uint32_t detail_length;
+};
+static_assert(sizeof(ProcessRecord) == 24);
 
 struct GapRecord {
   RecordHeader header;

@@ -19,6 +19,7 @@ std::string_view event_kind_name(EventKind kind) {
     case EventKind::kGap: return "gap";
     case EventKind::kSignal: return "signal";
     case EventKind::kThread: return "thread";
+    case EventKind::kProcess: return "process";
   }
   return "unknown";
 }

@@ -49,9 +49,10 @@ enum class EventKind : std::uint8_t {
   kGap = 10,         // events were lost here (count in GapEvent)
   kSignal = 11,      // a signal was delivered to a guest handler (SignalEvent)
   kThread = 12,      // a guest thread was created, exited, or the scheduler switched threads (ThreadEvent)
+  kProcess = 13,     // the process forked a child or exec'd a new image (ProcessEvent)
 };
 // One more than the largest EventKind: the size of a table indexed by kind.
-inline constexpr std::size_t kEventKindCount = 13;
+inline constexpr std::size_t kEventKindCount = 14;
 
 std::string_view event_kind_name(EventKind kind);
 
@@ -200,13 +201,31 @@ struct ThreadEvent {
   GuestAddress from_pc;
 };
 
+// A change of the process tree, in the trace of the process that made it.
+// kForked: the process made a child (fork, vfork, clone without CLONE_VM or
+// clone3); the event follows the syscall in the parent's trace, and its thread
+// is the thread that forked. kExecuted: a successful execve or execveat
+// replaced the image; the event follows that syscall and is the image's last
+// (the next image has a trace of its own). `trace` names the trace file that
+// goes on (the child's first image's, or the next image's): a file name
+// without its directory, as the traces of one recording lie in one directory;
+// "" when that image is not recorded (a recording to standard output).
+enum class ProcessChange : std::uint8_t { kForked = 1, kExecuted = 2 };
+struct ProcessEvent {
+  ProcessChange change = ProcessChange::kForked;
+  std::uint64_t pid = 0;      // kForked: the child's pid; kExecuted: the process's own (it keeps it)
+  std::string_view trace;     // the trace file of the child's first image, or of the next image
+  std::string_view detail;    // kForked: the syscall ("fork", "vfork", "clone", "clone3"); kExecuted: the path
+                              // the exec named, as the guest named it
+};
+
 struct GapEvent {
   std::uint64_t lost_events = 0;
   std::string_view reason;
 };
 
 using EventPayload = std::variant<BlockEvent, InstructionEvent, MemoryEvent, RegistersEvent, SyscallEvent, FaultEvent,
-                                  ModuleLoadEvent, ExitEvent, GapEvent, SignalEvent, ThreadEvent>;
+                                  ModuleLoadEvent, ExitEvent, GapEvent, SignalEvent, ThreadEvent, ProcessEvent>;
 
 struct Event {
   EventSequence sequence;

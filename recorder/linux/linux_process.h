@@ -147,6 +147,23 @@ class ProcessObserver {
     (void)thread;
     (void)change;
   }
+  // The process made child `child` (fork, vfork, clone without CLONE_VM or
+  // clone3: `via` names the syscall). In the parent, inside that syscall's
+  // hook, once the host fork returned (for vfork, once the child exec'd or
+  // ended); on_syscall for it comes next.
+  virtual void on_process_forked(std::uint64_t child, std::string_view via) noexcept {
+    (void)child;
+    (void)via;
+  }
+  // A successful execve or execveat replaces the image (after on_syscall for
+  // it, the image's last report): process `pid` goes on in its image number
+  // `next_image` (1 after its first exec); `program` is the path the exec
+  // named, as the guest named it (a `#!` script's, not its interpreter's).
+  virtual void on_process_exec(std::uint64_t pid, std::uint64_t next_image, std::string_view program) noexcept {
+    (void)pid;
+    (void)next_image;
+    (void)program;
+  }
   // An ELF image was mapped: the program and its interpreter at start, then every
   // ELF file the guest maps from offset 0 (ld.so loading a library).
   virtual void on_module_loaded(std::uint64_t start, std::uint64_t end, std::uint64_t load_bias,

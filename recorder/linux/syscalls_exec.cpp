@@ -117,7 +117,10 @@ std::int64_t Kernel::do_execve(int dirfd, std::uint64_t path_address, std::uint6
   // 0, as strace shows it) and the trace of this image ends here.
   const arch::SyscallId id = arch_.syscall_id(trap_number_);
   if (config_.syscall_log) log_syscall(id, trap_number_, trap_args_, 0);
-  if (observer_) observer_->on_syscall(trap_pc_, trap_number_, id, trap_args_, 0);
+  if (observer_) {
+    observer_->on_syscall(trap_pc_, trap_number_, id, trap_args_, 0);
+    observer_->on_process_exec(static_cast<std::uint64_t>(::getpid()), state.image_serial, state.execfn);
+  }
   if (config_.lifecycle) config_.lifecycle->before_exec(state.program);
   std::vector<std::string> command = config_.relaunch_command;
   command.push_back("--exec-state-fd=" + std::to_string(*state_fd));

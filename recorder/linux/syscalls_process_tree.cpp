@@ -259,6 +259,7 @@ std::int64_t Kernel::do_fork(SyscallId id, std::uint64_t flags, std::uint64_t st
     }
     ::close(vfork_pipe[0]);
   }
+  if (observer_) observer_->on_process_forked(static_cast<std::uint64_t>(pid), arch::syscall_name(id));
   return pid;
 }
 

@@ -25,12 +25,28 @@ bool is_fork(std::string_view name) {
   return name == "fork" || name == "vfork" || name == "clone" || name == "clone3";
 }
 
+// A child an image made: from its fork event, or (a trace without process
+// events) from the fork's syscall, its trace then found by the naming rule.
+struct Fork {
+  std::uint64_t pid = 0;
+  std::string via;                  // the syscall's name
+  std::optional<std::string> path;  // from the fork event: the child's trace ("" when not recorded)
+};
+
 // What one image's trace says about its process.
 struct ImageFacts {
   TraceImage image;
   std::uint64_t pid = 0;
-  std::vector<std::pair<std::uint64_t, std::string>> forks;  // child pid, the syscall's name
+  std::vector<Fork> forks;
+  std::optional<std::string> next_image;  // from the exec event: the next image's trace ("" when not recorded)
 };
+
+// `name` (a fork or exec event's trace) beside the trace at `path`: a
+// recording's traces lie in one directory, wherever it was moved.
+std::string beside(const std::string& path, std::string_view name) {
+  if (name.empty()) return "";
+  return (std::filesystem::path(path).parent_path() / std::string(name)).string();
+}
 
 // A little-endian or big-endian word of the image's initial memory; false where none is captured.
 bool read_initial(const events::TraceInfo& info, std::uint64_t address, std::size_t size, bool little_endian,
@@ -112,21 +128,32 @@ Expected<ImageFacts> read_image(const std::string& path, bool at_entry) {
   std::string last_call;
   std::int64_t last_result = 0;
   std::uint64_t last_argument = 0;
+  std::vector<Fork> fork_calls, fork_events;
+  bool process_events = false;
   for (;;) {
     auto more = (*reader)->next([&](const events::Event& event) {
       if (const auto* ended = std::get_if<events::ExitEvent>(&event.payload)) {
         exit = *ended;
+      } else if (const auto* change = std::get_if<events::ProcessEvent>(&event.payload)) {
+        process_events = true;
+        if (change->change == events::ProcessChange::kForked)
+          fork_events.push_back(Fork{change->pid, std::string(change->detail), beside(path, change->trace)});
+        else
+          facts.next_image = beside(path, change->trace);
       } else if (const auto* call = std::get_if<events::SyscallEvent>(&event.payload)) {
         last_call = call->name, last_result = call->result, last_argument = call->args[0];
         if ((call->name == "getpid" || call->name == "gettid") && !facts.pid && call->result > 0)
           facts.pid = static_cast<std::uint64_t>(call->result);  // (a format without the pid in its header)
         if (is_fork(call->name) && call->result > 0 && !(call->name == "clone" && (call->args[0] & kCloneThread)))
-          facts.forks.emplace_back(static_cast<std::uint64_t>(call->result), std::string(call->name));
+          fork_calls.push_back(Fork{static_cast<std::uint64_t>(call->result), std::string(call->name), std::nullopt});
       }
     });
     if (!more) return more.error();
     if (!*more) break;
   }
+  // A trace with process events names every child in them (a clone3 that made
+  // a thread has none); an older one only through its syscalls.
+  facts.forks = process_events ? std::move(fork_events) : std::move(fork_calls);
   facts.image.ending = ending(exit, last_call, last_result, last_argument, (*reader)->capabilities());
   return facts;
 }
@@ -162,7 +189,7 @@ class TreeReader {
     if (!seen_.insert(process.pid).second) return ok_status();
     const std::size_t at = tree_.processes.size();
     tree_.processes.push_back(std::move(process));
-    std::vector<std::pair<std::uint64_t, std::string>> forks;
+    std::vector<Fork> forks;
     std::vector<std::vector<std::string>> fork_argv;
     std::vector<std::string> argv = inherited_argv;
     for (std::error_code ignored; !path.empty() && std::filesystem::exists(path, ignored);) {
@@ -178,17 +205,19 @@ class TreeReader {
       const bool exec = facts->image.ending == "exec";
       tree_.processes[at].images.push_back(std::move(facts->image));
       if (!exec) break;
-      path = fmt::format("{}.{}.{}", base_, tree_.processes[at].pid, ++image);
+      ++image;
+      path = facts->next_image.value_or(fmt::format("{}.{}.{}", base_, tree_.processes[at].pid, image));
       at_entry = true;
     }
     for (std::size_t i = 0; i < forks.size(); ++i) {
       TreeProcess child;
-      child.pid = forks[i].first;
+      child.pid = forks[i].pid;
       child.parent = tree_.processes[at].pid;
-      child.started_by = forks[i].second;
+      child.started_by = forks[i].via;
       child.depth = tree_.processes[at].depth + 1;
-      const std::string child_path = fmt::format("{}.{}", base_, child.pid);
-      if (forks[i].second == "clone3" && !std::filesystem::exists(child_path)) continue;  // a thread (its flags are in memory)
+      const std::string child_path = forks[i].path.value_or(fmt::format("{}.{}", base_, child.pid));
+      // Without a fork event, a clone3 whose child has no trace made a thread (its flags are in memory).
+      if (!forks[i].path && forks[i].via == "clone3" && !std::filesystem::exists(child_path)) continue;
       tree_.processes[at].children.push_back(child.pid);
       if (auto status = visit(std::move(child), child_path, 0, false, fork_argv[i]); !status) return status;
     }

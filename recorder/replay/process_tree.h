@@ -2,10 +2,14 @@
 // recording of a program that forks and execs writes one trace per process
 // image (the CLI's naming, as strace -ff -o names its files): BASE for the
 // first process's first image, BASE.PID for another process's first image,
-// BASE.PID.N for the N-th image a process exec'd. This follows the fork-family
-// syscalls each trace recorded (their results name the children) and the
-// execve that ends an image (the next image's trace), and says how each image
-// ended. `tracecorn stat`/`dump` print it; `tracecorn replay` replays it.
+// BASE.PID.N for the N-th image a process exec'd (recorder/session/
+// trace_naming.h). This follows the fork and exec events each trace recorded
+// (events::ProcessEvent: each names the child's trace, or the next image's,
+// looked for beside the trace that names it); in a trace without them (an
+// older recording), the fork-family syscalls (their results name the
+// children), the execve that ends an image and the naming rule. It says how
+// each image ended. `tracecorn stat`/`dump` print it; `tracecorn replay`
+// replays it.
 // Who calls it: the CLI, tests; any thread (it only reads files).
 // Invariants: processes in preorder (a parent before its children, children
 // in fork order); a child whose trace is missing is listed, with no images.

@@ -63,6 +63,9 @@ class StepBuilder {
   void feed(const events::Event& event, std::uint64_t index, std::deque<Step>& out) {
     switch (event.kind) {
       case EventKind::kModuleLoad: case EventKind::kGap: return;
+      // A fork or an exec: the syscall before it is compared (the re-run answers
+      // it from the trace, without a process event of its own).
+      case EventKind::kProcess: return;
       case EventKind::kMemoryRead: case EventKind::kMemoryWrite: {
         const auto& m = std::get<events::MemoryEvent>(event.payload);
         Step& step = current(index);

@@ -194,7 +194,7 @@ Expected<EventFilter> parse_event_filter(const std::string& kinds, const std::st
       if (!known)
         return make_error(ErrorCode::kInvalidArgument,
                           "--kind: unknown event kind \"" + word +
-                              "\" (block, insn, read, write, mem, regs, syscall, fault, module, exit, gap, signal, thread)");
+                              "\" (block, insn, read, write, mem, regs, syscall, fault, module, exit, gap, signal, thread, process)");
       at = comma + 1;
     }
   }

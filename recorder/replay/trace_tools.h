@@ -38,7 +38,7 @@ struct TraceStats {
 
 // Which events `tracecorn dump` prints (--kind, --range, --events); every
 // condition given must hold. Kinds are event_kind_name()'s words (block, insn,
-// read, write, regs, syscall, fault, module, exit, gap, signal, thread; "mem"
+// read, write, regs, syscall, fault, module, exit, gap, signal, thread, process; "mem"
 // is read and write). An event is in an address range [start, end) by: its address (block,
 // insn), the accessed address or its pc (read, write), its pc (regs, syscall),
 // its pc or address (fault), an overlap of its [start, end) (module); exits
@@ -48,7 +48,7 @@ struct TraceStats {
 // the events of that guest thread (events::Event::thread: the process's pid
 // for a single-threaded guest's events, 0 for a harness's).
 struct EventFilter {
-  bool kinds[events::kEventKindCount] = {false, true, true, true, true, true, true, true, true, true, true, true, true};  // by EventKind
+  bool kinds[events::kEventKindCount] = {false, true, true, true, true, true, true, true, true, true, true, true, true, true};  // by EventKind
   std::optional<std::pair<std::uint64_t, std::uint64_t>> range;   // [start, end)
   std::uint64_t first = 0, last = ~std::uint64_t{0};              // the sequence window, inclusive
   std::optional<std::uint32_t> thread;                            // only this thread's events

@@ -21,6 +21,25 @@ void ProcessRecording::on_syscall(std::uint64_t pc, std::uint64_t number, arch::
                                   std::int64_t result) noexcept {
   in_syscall_ = false;
   recorder_.syscall_exit(pc, number, args, result);
+  if (!pending_fork_) return;
+  const Fork fork = *pending_fork_;
+  pending_fork_.reset();
+  const std::string trace = trace_name(fork.child, 0);
+  recorder_.process_event(events::ProcessEvent{events::ProcessChange::kForked, fork.child, trace, fork.via});
+}
+
+void ProcessRecording::on_process_forked(std::uint64_t child, std::string_view via) noexcept {
+  pending_fork_ = Fork{child, via};
+}
+
+void ProcessRecording::on_process_exec(std::uint64_t pid, std::uint64_t next_image, std::string_view program) noexcept {
+  const std::string trace = trace_name(pid, next_image);
+  recorder_.process_event(events::ProcessEvent{events::ProcessChange::kExecuted, pid, trace, program});
+}
+
+std::string ProcessRecording::trace_name(std::uint64_t pid, std::uint64_t image) const {
+  if (!naming_) return "";
+  return std::string(file_name_of(naming_->path_of(pid, image)));
 }
 
 void ProcessRecording::on_registers_changed() noexcept { recorder_.registers_changed(); }

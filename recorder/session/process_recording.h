@@ -8,14 +8,21 @@
 // thread); nothing here throws.
 #pragma once
 
+#include <optional>
+#include <string>
+
 #include "recorder/core/recorder.h"
 #include "recorder/linux/linux_process.h"
+#include "recorder/session/trace_naming.h"
 
 namespace tracecorn::session {
 
 class ProcessRecording final : public linux_layer::ProcessObserver {
  public:
-  explicit ProcessRecording(core::Recorder& recorder) : recorder_(recorder) {}
+  // `naming` gives the trace files that fork and exec events name (none: a
+  // replay's re-run, or a recording of one image, where they name no file).
+  explicit ProcessRecording(core::Recorder& recorder, std::optional<TraceNaming> naming = std::nullopt)
+      : recorder_(recorder), naming_(std::move(naming)) {}
 
   void on_syscall_enter(std::uint64_t pc, std::uint64_t number) noexcept override;
   void on_memory_written(std::uint64_t address, std::span<const std::uint8_t> bytes) noexcept override;
@@ -27,6 +34,10 @@ class ProcessRecording final : public linux_layer::ProcessObserver {
                         std::string_view path) noexcept override;
   void on_signal_delivered(const events::SignalEvent& signal) noexcept override;
   void on_thread_event(events::ThreadId thread, const events::ThreadEvent& change) noexcept override;
+  // A fork's event follows the fork's syscall (on_syscall writes it); an
+  // exec's is the image's last.
+  void on_process_forked(std::uint64_t child, std::string_view via) noexcept override;
+  void on_process_exec(std::uint64_t pid, std::uint64_t next_image, std::string_view program) noexcept override;
   // Through the recorder's block hook (Recorder::interrupt_next_block).
   bool take_block_interrupts(std::function<void(std::uint64_t address)> at_block) noexcept override;
   void interrupt_next_block() noexcept override { recorder_.interrupt_next_block(); }
@@ -41,7 +52,16 @@ class ProcessRecording final : public linux_layer::ProcessObserver {
   void finish_run(const linux_layer::RunOutcome& outcome) noexcept;
 
  private:
+  // The file name of process `pid`'s image `image` ("" when not recorded).
+  std::string trace_name(std::uint64_t pid, std::uint64_t image) const;
+
   core::Recorder& recorder_;
+  std::optional<TraceNaming> naming_;
+  struct Fork {
+    std::uint64_t child = 0;
+    std::string_view via;  // a syscall's name: static storage
+  };
+  std::optional<Fork> pending_fork_;  // made in the syscall now recorded
   bool in_syscall_ = false;
   std::uint64_t syscall_pc_ = 0;
 };

@@ -14,6 +14,7 @@
 #include <fstream>
 #include <functional>
 #include <map>
+#include <set>
 #include <sstream>
 #include <string>
 #include <tuple>
@@ -306,6 +307,30 @@ TEST_CASE("Processes: record writes one trace per process image, each read back 
     CHECK(stat.out.find(" events, ") != std::string::npos);
   }
   CHECK(exec_images == 2);
+  // Each trace but the first is named by one fork or exec event of another
+  // (`dump --kind process`: "#N process forked child PID (clone), trace
+  // pipe.ucir.PID" and "#N process PID exec PATH, trace pipe.ucir.PID.1").
+  std::multiset<std::string> named, expected;
+  std::size_t forks = 0, execs = 0;
+  for (const auto& path : traces) {
+    const std::string name = std::filesystem::path(path).filename().string();
+    if (name != "pipe.ucir") expected.insert(name);
+    const ProcessResult dumped = run_process(in_dir({paths().tracecorn, "dump", "--kind", "process", path}, dir.path()));
+    CHECK_MESSAGE(dumped.status == 0, dumped.err);
+    std::istringstream lines(dumped.out);
+    for (std::string line; std::getline(lines, line);) {
+      if (line.size() < 2 || line[0] != '#' || !std::isdigit(static_cast<unsigned char>(line[1]))) continue;
+      CAPTURE(line);
+      const std::size_t trace_at = line.rfind(", trace ");
+      REQUIRE(trace_at != std::string::npos);
+      named.insert(line.substr(trace_at + 8));
+      forks += line.find(" process forked child ") != std::string::npos;
+      execs += line.find(" exec ") != std::string::npos;
+    }
+  }
+  CHECK(forks == 2);
+  CHECK(execs == 2);
+  CHECK(named == expected);
 }
 
 // The tree `tracecorn stat` prints from the first trace is the native run's

@@ -510,6 +510,12 @@ void FramesWriter::on_event(const events::Event& event) {
   }
 }
 
+void FramesWriter::flush() {
+  State& s = *state_;
+  if (!s.error.empty() || !s.output) return;
+  if (auto problem = s.output->flush(); !problem.empty()) s.error = s.path + ": write error: " + problem;
+}
+
 std::string FramesWriter::end(const events::TraceSummary& summary) {
   State& s = *state_;
   if (!s.output) return s.error;

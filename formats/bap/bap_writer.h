@@ -102,6 +102,7 @@ class FramesWriter final : public events::Sink {
 
   void begin(const events::TraceInfo& info) override;
   void on_event(const events::Event& event) override;
+  void flush() override;  // what is written so far reaches the file (events::Sink::flush)
   // Writes the last frame and the TOC, patches n and T, closes the file.
   // Returns "" or "PATH: write error: ...".
   std::string end(const events::TraceSummary& summary) override;

@@ -591,6 +591,13 @@ void BintraceWriter::write_process(const events::ProcessEvent& change) {
               {}, {});
 }
 
+// The events written so far go to the spool (a killed recording's spool is
+// what `tracecorn recover` reads).
+void BintraceWriter::flush() {
+  if (!error_.empty()) return;
+  flush_events(false);
+}
+
 void BintraceWriter::flush_events(bool last) {
   if (!spool_) return;
   if (auto error = spool_->write(events_, last); !error.empty() && error_.empty()) {

@@ -98,6 +98,7 @@ class BintraceWriter final : public events::Sink {
 
   void begin(const events::TraceInfo& info) override;
   void on_event(const events::Event& event) override;
+  void flush() override;  // what is written so far reaches the file (events::Sink::flush)
   // Writes the file (sections, then the spooled events) and removes the spool.
   // Returns "" or "PATH: ...".
   std::string end(const events::TraceSummary& summary) override;

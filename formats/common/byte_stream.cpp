@@ -244,11 +244,13 @@ std::string OutputFile::write_raw(std::span<const std::uint8_t> bytes) {
 
 std::string OutputFile::write(std::span<const std::uint8_t> bytes) {
   if (!zstd_) return write_raw(bytes);
-  return compress(bytes, false);
+  return compress(bytes, ZstdStep::kContinue);
 }
 
-std::string OutputFile::compress(std::span<const std::uint8_t> bytes, bool end) {
-  const ZSTD_EndDirective mode = end ? ZSTD_e_end : ZSTD_e_continue;
+std::string OutputFile::compress(std::span<const std::uint8_t> bytes, ZstdStep step) {
+  const ZSTD_EndDirective mode = step == ZstdStep::kEnd     ? ZSTD_e_end
+                                 : step == ZstdStep::kFlush ? ZSTD_e_flush
+                                                            : ZSTD_e_continue;
   ZSTD_inBuffer in{bytes.data(), bytes.size(), 0};
   for (;;) {
     ZSTD_outBuffer out{buffer_.data(), buffer_.size(), 0};
@@ -256,9 +258,17 @@ std::string OutputFile::compress(std::span<const std::uint8_t> bytes, bool end) 
     if (ZSTD_isError(remaining)) return std::string("zstd: ") + ZSTD_getErrorName(remaining);
     if (out.pos)
       if (auto error = put(buffer_.data(), out.pos); !error.empty()) return error;
-    const bool done = end ? remaining == 0 : in.pos == in.size;
+    const bool done = mode == ZSTD_e_continue ? in.pos == in.size : remaining == 0;
     if (done) return "";
   }
+}
+
+std::string OutputFile::flush() {
+  if (zstd_) {
+    if (auto error = compress({}, ZstdStep::kFlush); !error.empty()) return error;
+  }
+  if (std::fflush(file_) != 0 || std::ferror(file_)) return failure(errno ? errno : EIO);
+  return "";
 }
 
 bool OutputFile::seekable() const {
@@ -278,7 +288,7 @@ std::string OutputFile::patch(std::uint64_t file_offset, std::span<const std::ui
 
 std::string OutputFile::close() {
   if (zstd_) {
-    if (auto error = compress({}, true); !error.empty()) return error;
+    if (auto error = compress({}, ZstdStep::kEnd); !error.empty()) return error;
   }
   if (std::fflush(file_) != 0 || std::ferror(file_)) return failure(errno ? errno : EIO);
   if (owns_) {

@@ -78,6 +78,10 @@ class OutputFile {
   std::string patch(std::uint64_t file_offset, std::span<const std::uint8_t> bytes);
   // Whether patch() can work (the file is seekable: not a pipe or a terminal).
   bool seekable() const;
+  // Hands everything written so far to the file: zstd's buffered input is
+  // compressed into a flushed block (the stream decompresses up to here), and
+  // stdio's buffer is written. Returns "" or an error message.
+  std::string flush();
   // Ends the zstd stream (when compressing), flushes and closes the file.
   // Returns "" or an error message. Call once.
   std::string close();
@@ -86,7 +90,10 @@ class OutputFile {
  private:
   struct ZstdContext;
   OutputFile(std::FILE* file, bool owns, ZstdContext* zstd) : file_(file), owns_(owns), zstd_(zstd) {}
-  std::string compress(std::span<const std::uint8_t> bytes, bool end);
+  // Feeds `bytes` to zstd: kContinue takes them, kFlush also flushes a block
+  // out, kEnd ends the stream.
+  enum class ZstdStep { kContinue, kFlush, kEnd };
+  std::string compress(std::span<const std::uint8_t> bytes, ZstdStep step);
   // fwrite with the count kept; "" or failure().
   std::string put(const std::uint8_t* bytes, std::size_t size);
   // strerror(error) and the bytes the file holds.

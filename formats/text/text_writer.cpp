@@ -249,6 +249,10 @@ std::string TextWriter::name_suffix(std::uint64_t address, std::string_view befo
   return name.empty() ? name : std::string(before) + name;
 }
 
+void TextWriter::flush() {
+  if (write_error_.empty()) std::fflush(file_);  // (a failure shows in ferror, which end() reports)
+}
+
 std::string TextWriter::end(const events::TraceSummary& summary) {
   if (!write_error_.empty()) return write_error_;
   try {

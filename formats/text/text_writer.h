@@ -45,6 +45,7 @@ class TextWriter final : public events::Sink {
 
   void begin(const events::TraceInfo& info) override;
   void on_event(const events::Event& event) override;
+  void flush() override;  // what is written so far reaches the file (events::Sink::flush)
   std::string end(const events::TraceSummary& summary) override;
   bool failed() const override { return !write_error_.empty(); }
 

@@ -103,6 +103,7 @@ class UcirWriter::Output {
  public:
   explicit Output(std::unique_ptr<OutputFile> file) : file_(std::move(file)) {}
   std::string write(std::span<const std::uint8_t> bytes) { return file_->write(bytes); }
+  std::string flush() { return file_->flush(); }
   std::string close() { return file_->close(); }
 
  private:
@@ -132,6 +133,11 @@ void UcirWriter::write_bytes(const std::vector<std::uint8_t>& bytes) {
     return;
   }
   bytes_written_ += bytes.size();
+}
+
+void UcirWriter::flush() {
+  if (!error_.empty() || !output_) return;
+  if (auto error = output_->flush(); !error.empty()) error_ = path_ + ": write error: " + error;
 }
 
 void UcirWriter::write_register(std::vector<std::uint8_t>& out, const events::RegisterValue& value) const {

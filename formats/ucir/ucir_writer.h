@@ -71,6 +71,7 @@ class UcirWriter final : public events::Sink {
 
   void begin(const events::TraceInfo& info) override;
   void on_event(const events::Event& event) override;
+  void flush() override;  // what is written so far reaches the file (events::Sink::flush)
   // Flushes the last frame, ends the zstd stream, closes the file. Returns "" or
   // "PATH: write error: ...".
   std::string end(const events::TraceSummary& summary) override;

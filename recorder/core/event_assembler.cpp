@@ -36,6 +36,11 @@ void EventAssembler::flush_events() {
   batch_used_ = 0;
 }
 
+void EventAssembler::flush_sinks() {
+  flush_events();
+  for (auto* sink : sinks_) sink->flush();
+}
+
 void EventAssembler::emit_memory(const PendingMemory& access, bool pc_known, std::uint64_t pc) {
   events::MemoryEvent memory{events::GuestAddress{access.address}, access.size, access.value,
                              events::GuestAddress{pc}, pc_known};

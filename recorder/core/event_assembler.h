@@ -94,6 +94,8 @@ class EventAssembler {
   // Hands the batched events to the sinks now (the drain thread calls it when it
   // has consumed what was published; end() calls it too).
   void flush_events();
+  // flush_events(), then each sink hands what it wrote to its file (Sink::flush).
+  void flush_sinks();
 
  private:
   struct PendingMemory {

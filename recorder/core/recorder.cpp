@@ -1057,6 +1057,20 @@ class Recorder::Impl {
     block_interrupt_handler_(address);
   }
 
+  void flush_to_files() noexcept {
+    if (finished_ || options_.policy == RingPolicy::kFlightRecorder || !assembler_) return;
+    write_pending();
+    ring_->publish();
+    hold_drain();  // between two batches: the ring's consumer side is this thread's now
+    if (!drain_held_) return;
+    try {
+      ring_->consume([this](std::span<const std::byte> record) { assembler_->on_record(record); });
+      assembler_->flush_sinks();
+    } catch (...) {  // (a sink must not throw; one that does ends nothing here)
+    }
+    release_drain();
+  }
+
   void hold_drain() noexcept {
     try {
       drain_gate_.lock();
@@ -1350,6 +1364,7 @@ void Recorder::set_block_interrupt_handler(std::function<void(std::uint64_t)> ha
 }
 void Recorder::interrupt_next_block() noexcept { impl_->interrupt_next_block(); }
 void Recorder::hold_drain() noexcept { impl_->hold_drain(); }
+void Recorder::flush_to_files() noexcept { impl_->flush_to_files(); }
 void Recorder::release_drain() noexcept { impl_->release_drain(); }
 RecorderStats Recorder::stats() const { return impl_->stats(); }
 bool Recorder::stop_requested() const { return impl_->stop_requested(); }

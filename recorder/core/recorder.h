@@ -157,6 +157,13 @@ class Recorder {
   // Emulation thread, between runs or in a hook.
   void process_event(const events::ProcessEvent& change) noexcept;
 
+  // Makes everything recorded so far reach the sinks' files (Sink::flush):
+  // a SIGKILL from here on loses none of it. The drain thread is held while
+  // this (emulation) thread consumes what the ring holds. For a process about
+  // to stop (SIGSTOP: a stopped process may be killed). Nothing for a flight
+  // recorder, whose sinks get events only at dump().
+  void flush_to_files() noexcept;
+
   // Flight recorder: replays the retained records into `sink` (begin, events, end).
   // Returns the sink's error, if any.
   std::string dump(events::Sink& sink);

@@ -303,6 +303,12 @@ class Sink {
   virtual ~Sink() = default;
   virtual void begin(const TraceInfo& info) = 0;
   virtual void on_event(const Event& event) = 0;
+  // Hands what the sink has written so far to its file (stdio's buffer, a
+  // compressor's), so that a SIGKILL from here on loses none of it; a record
+  // the sink is still assembling (a UCIR frame, BAP frames' pending
+  // instruction) may stay behind. On the thread that calls on_event (or while
+  // it waits); errors are reported from end(). The default does nothing.
+  virtual void flush() {}
   // Several consecutive events at once (the recorder hands blocks, instructions
   // and memory accesses over this way, one call per batch instead of one per
   // event); the spans are valid during the call only. The default calls

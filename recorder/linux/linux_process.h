@@ -164,6 +164,10 @@ class ProcessObserver {
     (void)next_image;
     (void)program;
   }
+  // The process is about to stop (SIGSTOP and the other stop signals): a
+  // recorder hands what it holds to its files, as a stopped process may be
+  // killed by SIGKILL, which leaves it no chance to do so later.
+  virtual void on_process_stopping() noexcept {}
   // An ELF image was mapped: the program and its interpreter at start, then every
   // ELF file the guest maps from offset 0 (ld.so loading a library).
   virtual void on_module_loaded(std::uint64_t start, std::uint64_t end, std::uint64_t load_bias,

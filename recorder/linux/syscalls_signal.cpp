@@ -553,6 +553,7 @@ void Kernel::stop_process(int signal) {
   // file, whose buffer would land in the parent's trace.)
   std::fflush(stdout);
   std::fflush(stderr);
+  if (observer_) observer_->on_process_stopping();
   struct sigaction default_action {}, previous_action {};
   default_action.sa_handler = SIG_DFL;
   ::sigaction(signal, &default_action, &previous_action);

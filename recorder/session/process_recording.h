@@ -38,6 +38,7 @@ class ProcessRecording final : public linux_layer::ProcessObserver {
   // exec's is the image's last.
   void on_process_forked(std::uint64_t child, std::string_view via) noexcept override;
   void on_process_exec(std::uint64_t pid, std::uint64_t next_image, std::string_view program) noexcept override;
+  void on_process_stopping() noexcept override { recorder_.flush_to_files(); }
   // Through the recorder's block hook (Recorder::interrupt_next_block).
   bool take_block_interrupts(std::function<void(std::uint64_t address)> at_block) noexcept override;
   void interrupt_next_block() noexcept override { recorder_.interrupt_next_block(); }

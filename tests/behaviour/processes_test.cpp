@@ -581,4 +581,52 @@ TEST_CASE("Processes: a child's BAP frames trace at the insns level is refused b
   CHECK(refused >= 6);
 }
 
+// A stopped process may be killed by SIGKILL, which leaves tracecorn no
+// chance to write anything: as it stops (stop_then_kill's child, raise
+// (SIGSTOP)), it hands every event so far to its trace file. The child's
+// trace then holds its write() and what raise() called before the stop, in
+// UCIR (plain and zstd, three architectures), BAP frames and the binary
+// trace (its spool, recovered). Before, the child's UCIR and frames traces
+// ended inside their first record.
+TEST_CASE("Processes: a child killed by SIGKILL while stopped keeps in its trace what it did before the stop") {
+  require({});
+  struct Case {
+    std::string arch, format, level, compress;
+  };
+  for (const Case& c : {Case{"x86_64", "ucir", "insns", "none"}, Case{"x86_64", "ucir", "blocks", "zstd"},
+                        Case{"aarch64", "ucir", "blocks", "none"}, Case{"mipsel", "ucir", "blocks", "none"},
+                        Case{"x86_64", "frames", "full", "none"}, Case{"x86_64", "bintrace", "regs", "none"}}) {
+    CAPTURE(c.arch);
+    CAPTURE(c.format);
+    const std::string program =
+        (c.arch == "x86_64" ? paths().samples_binary : cross_samples_binary(c.arch)) + "/static/stop_then_kill";
+    if (!std::filesystem::exists(program)) continue;  // that cross compiler is missing
+    TempDir dir("processes-stop-then-kill");
+    const std::string trace = dir / ("tree." + c.format);
+    const ProcessResult recorded =
+        run_process(in_dir({paths().tracecorn, "record", "--format", c.format, "--level", c.level, "--compress",
+                            c.compress, "-o", trace, "--", program},
+                           dir.path()));
+    REQUIRE_MESSAGE(recorded.status == 0, recorded.err);
+    CHECK(recorded.out == "child: about to stop\nparent: the child is stopped by STOP\nparent: the child was killed by KILL\n");
+    std::string child;
+    for (const auto& entry : std::filesystem::directory_iterator(dir.path())) {
+      const std::string name = entry.path().filename().string();
+      if (name.rfind("tree." + c.format + ".", 0) == 0 && name.find(".part") == std::string::npos) child = entry.path();
+      if (name.size() > 10 && name.ends_with(".head.part")) child = (dir / name.substr(0, name.size() - 10));
+    }
+    REQUIRE_FALSE(child.empty());
+    if (c.format == "bintrace") {  // killed: its spool is left for `tracecorn recover`
+      const ProcessResult recovered = run_process(in_dir({paths().tracecorn, "recover", child}, dir.path()));
+      REQUIRE_MESSAGE(recovered.status == 0, recovered.err);
+    }
+    const ProcessResult dumped = run_process(in_dir({paths().tracecorn, "dump", "--kind", "syscall", child}, dir.path()));
+    CAPTURE(dumped.err);
+    // Its last syscalls: write() of its line (21 bytes), and what raise() asks before tgkill.
+    CHECK(dumped.out.find(" write(0x1, ") != std::string::npos);
+    CHECK(dumped.out.find(") = 21\n") != std::string::npos);
+    CHECK(dumped.out.find(" getpid(") != std::string::npos);
+  }
+}
+
 }  // namespace tracecorn::behaviour

@@ -95,10 +95,12 @@ class ProbeSink final : public events::Sink {
         event.payload);
     stored_.push_back(std::move(stored));
   }
+  void flush() override { stored_at_flush_.push_back(stored_.size()); }
   std::string end(const events::TraceSummary& summary) override {
     summary_ = summary;
     return "";
   }
+  std::vector<std::size_t> stored_at_flush_;  // events stored at each flush()
   std::vector<StoredEvent> stored_;
   events::TraceSummary summary_;
 };
@@ -1067,4 +1069,31 @@ TEST_CASE("Recorder: interrupt_next_block from another thread calls the handler 
     for (const std::uint64_t address : addresses) CHECK((address == kSnippetCode || address == kSnippetCode + 5));
     CHECK(run.recorder->finish().empty());
   }
+}
+
+TEST_CASE("Recorder: flush_to_files hands the sinks every block recorded so far, then flushes them") {
+  // L0: inc rax; jmp L1 / L1: cmp rax, rbx; jne L0 / nop: two blocks, run 1000 instructions at a time.
+  const std::uint8_t code[] = {0x48, 0xff, 0xc0, 0xeb, 0x00, 0x48, 0x39, 0xd8, 0x75, 0xf6, 0x90};
+  core::RecorderOptions options;
+  options.level = core::TraceLevel::kBlocks;
+  SnippetRecording run(code, {{UC_X86_REG_RAX, 0}, {UC_X86_REG_RBX, std::uint64_t{1} << 62}}, options);
+  std::uint64_t entered = 0;  // blocks the engine entered (this hook comes after the recorder's)
+  uc_hook counter = 0;
+  auto count_block = +[](uc_engine*, std::uint64_t, std::uint32_t, void* user) { ++*static_cast<std::uint64_t*>(user); };
+  REQUIRE(uc_hook_add(run.engine, &counter, UC_HOOK_BLOCK, reinterpret_cast<void*>(count_block), &entered, 1, 0) ==
+          UC_ERR_OK);
+  std::uint64_t pc = kSnippetCode;
+  for (int round = 1; round <= 5; ++round) {
+    CAPTURE(round);
+    REQUIRE(uc_emu_start(run.engine, pc, kSnippetCode + sizeof code - 1, 0, 1000) == UC_ERR_OK);
+    uc_reg_read(run.engine, UC_X86_REG_RIP, &pc);
+    run.recorder->flush_to_files();
+    REQUIRE(run.sink.stored_at_flush_.size() == static_cast<std::size_t>(round));
+    std::uint64_t blocks = 0;
+    for (std::size_t i = 0; i < run.sink.stored_at_flush_.back(); ++i)
+      blocks += run.sink.stored_[i].kind == events::EventKind::kBlock;
+    CHECK(blocks == entered);  // none left in the ring or in a run of block ids
+  }
+  uc_hook_del(run.engine, counter);
+  CHECK(run.recorder->finish().empty());
 }

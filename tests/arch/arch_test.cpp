@@ -36,9 +36,21 @@
 #include <unicorn/mips.h>
 
 #include "arch/arch.h"
+#include "tests/support/architectures.h"
 
 namespace tracecorn::arch {
 namespace {
+
+// `arch`'s cross compiler, from the tests' table (tests/support/architectures.h):
+// "aarch64-linux-gnu-gcc", "i686-linux-gnu-gcc".
+std::string cross_gcc(const ArchInfo& arch) {
+  const test_support::GuestArchitecture* row = test_support::find_guest_architecture(arch.name);
+  REQUIRE_MESSAGE(row != nullptr, arch.name << " is no row of tests/support/architectures.h");
+  return row->cross_tool("gcc");
+}
+
+// qemu-user for `arch`: "qemu-aarch64-static".
+std::string qemu_static(const ArchInfo& arch) { return "qemu-" + std::string(arch.name) + "-static"; }
 
 std::string run_command(const std::string& command) {
   std::string output;
@@ -54,7 +66,7 @@ std::string run_command(const std::string& command) {
 // The integer macros `header` defines for the aarch64 cross compiler, with
 // macro-to-macro aliases resolved (__NR_fstat -> __NR3264_fstat -> 80).
 std::map<std::string, long> cross_macros(const std::string& header, const std::string& prefix_regex,
-                                         const std::string& compiler = "aarch64-linux-gnu-gcc") {
+                                         const std::string& compiler = cross_gcc(aarch64_arch())) {
   const std::string text = run_command("echo '#include <" + header + ">' | " + compiler + " -E -dM - 2>/dev/null");
   std::map<std::string, std::string> raw;
   std::istringstream lines(text);
@@ -136,12 +148,12 @@ void check_syscall_numbers(const ArchInfo& arch, const std::string& compiler, bo
 }  // namespace
 
 TEST_CASE("Arch aarch64, riscv64: syscall numbers are those of the cross compilers' <asm/unistd.h>") {
-  check_syscall_numbers(aarch64_arch(), "aarch64-linux-gnu-gcc");
-  check_syscall_numbers(riscv64_arch(), "riscv64-linux-gnu-gcc");
+  check_syscall_numbers(aarch64_arch(), cross_gcc(aarch64_arch()));
+  check_syscall_numbers(riscv64_arch(), cross_gcc(riscv64_arch()));
 }
 
 TEST_CASE("Arch arm: every syscall number it maps is the one <asm/unistd.h> gives that name") {
-  check_syscall_numbers(arm_arch(), "arm-linux-gnueabihf-gcc", false);
+  check_syscall_numbers(arm_arch(), cross_gcc(arm_arch()), false);
   CHECK(arm_arch().syscall_id(0xf0005) == SyscallId::set_tls);
   // Left out on purpose: 32-bit struct layouts with no converter (see arch/arm.cpp).
   CHECK(arm_arch().syscall_id(116) == SyscallId::unknown);  // sysinfo
@@ -149,7 +161,7 @@ TEST_CASE("Arch arm: every syscall number it maps is the one <asm/unistd.h> give
 }
 
 TEST_CASE("Arch i386: every syscall number it maps is the one <asm/unistd_32.h> gives that name") {
-  check_syscall_numbers(i386_arch(), "i686-linux-gnu-gcc", false);
+  check_syscall_numbers(i386_arch(), cross_gcc(i386_arch()), false);
   // Left out on purpose: 32-bit struct layouts with no converter (see arch/i386.cpp).
   CHECK(i386_arch().syscall_id(108) == SyscallId::unknown);  // fstat (old struct stat)
   CHECK(i386_arch().syscall_id(13) == SyscallId::unknown);   // time (32-bit time_t)
@@ -247,12 +259,12 @@ void check_stat_layout(const ArchInfo& arch, const std::string& compiler, const 
 }  // namespace
 
 TEST_CASE("Arch aarch64, arm: struct stat encodings match offsetof() in programs run under qemu") {
-  check_stat_layout(aarch64_arch(), "aarch64-linux-gnu-gcc", "qemu-aarch64-static", "stat");
-  check_stat_layout(arm_arch(), "arm-linux-gnueabihf-gcc", "qemu-arm-static", "stat64");
+  check_stat_layout(aarch64_arch(), cross_gcc(aarch64_arch()), qemu_static(aarch64_arch()), "stat");
+  check_stat_layout(arm_arch(), cross_gcc(arm_arch()), qemu_static(arm_arch()), "stat64");
 }
 
 TEST_CASE("Arch i386: struct stat64 (packed) matches offsetof() in a program run under qemu-i386") {
-  check_stat_layout(i386_arch(), "i686-linux-gnu-gcc", "qemu-i386-static", "stat64");
+  check_stat_layout(i386_arch(), cross_gcc(i386_arch()), qemu_static(i386_arch()), "stat64");
 }
 
 TEST_CASE("Arch x86_64: struct stat encoding is the host's own struct stat") {
@@ -399,8 +411,8 @@ TEST_CASE("Arch i386: Malicious: set_thread_area refuses entries outside TLS, an
 namespace tracecorn::arch {
 
 TEST_CASE("Arch mips: every o32 syscall number it maps is the one <asm/unistd.h> gives that name") {
-  check_syscall_numbers(mips_arch(), "mips-linux-gnu-gcc", false);
-  check_syscall_numbers(mipsel_arch(), "mipsel-linux-gnu-gcc", false);
+  check_syscall_numbers(mips_arch(), cross_gcc(mips_arch()), false);
+  check_syscall_numbers(mipsel_arch(), cross_gcc(mipsel_arch()), false);
   // Below __NR_Linux (4000) nothing is an o32 call.
   CHECK(mips_arch().syscall_id(4) == SyscallId::unknown);
   CHECK(mips_arch().syscall_id(4004) == SyscallId::write);
@@ -416,8 +428,8 @@ TEST_CASE("Arch mips: struct stat64 in both byte orders matches offsetof() under
     const std::uint64_t minor = (dev & 0xff) | ((dev >> 12) & 0xffffff00);
     return ((minor & 0xff) | (major << 8) | ((minor & ~0xffull) << 12)) & 0xffffffff;
   };
-  check_stat_layout(mips_arch(), "mips-linux-gnu-gcc", "qemu-mips-static", "stat64", new_encode_dev);
-  check_stat_layout(mipsel_arch(), "mipsel-linux-gnu-gcc", "qemu-mipsel-static", "stat64", new_encode_dev);
+  check_stat_layout(mips_arch(), cross_gcc(mips_arch()), qemu_static(mips_arch()), "stat64", new_encode_dev);
+  check_stat_layout(mipsel_arch(), cross_gcc(mipsel_arch()), qemu_static(mipsel_arch()), "stat64", new_encode_dev);
 }
 
 TEST_CASE("Arch mips: open and mmap flags translate as the cross compiler's headers define them") {
@@ -426,7 +438,7 @@ TEST_CASE("Arch mips: open and mmap flags translate as the cross compiler's head
   const auto host_mman = cross_macros("sys/mman.h", "MAP_\\w+", "gcc -D_GNU_SOURCE");
   for (const ArchInfo* arch : {&mips_arch(), &mipsel_arch()}) {
     const std::string compiler =
-        std::string(arch->little_endian ? "mipsel-linux-gnu-gcc" : "mips-linux-gnu-gcc") + " -D_GNU_SOURCE";
+        cross_gcc(*arch) + " -D_GNU_SOURCE";
     const auto guest = cross_macros("fcntl.h", "O_\\w+", compiler);
     REQUIRE_MESSAGE(guest.size() > 10, compiler << " is missing (scripts/setup.sh installs it)");
     int checked = 0;
@@ -499,7 +511,7 @@ TEST_CASE("Arch mips: signal numbers, rlimit resources and ioctl requests transl
   REQUIRE(host_requests.size() == requests.size());
   CHECK(host_requests.at("TIOCGWINSZ") == 0x5413);  // the reader itself: a value known by heart
   for (const ArchInfo* arch : {&mips_arch(), &mipsel_arch()}) {
-    const std::string compiler = arch->little_endian ? "mipsel-linux-gnu-gcc" : "mips-linux-gnu-gcc";
+    const std::string compiler = cross_gcc(*arch);
     CAPTURE(compiler);
     const auto guest_signals = cross_constants(compiler, "signal.h", signals);
     const auto guest_resources = cross_constants(compiler, "sys/resource.h", resources);
@@ -555,7 +567,7 @@ TEST_CASE("Arch mips: struct termios converts as the cross compiler's <asm/termb
   REQUIRE(host.size() == names.size());
   REQUIRE(host.at("sizeof(struct termios)") == kHostTermiosBytes);
   for (const ArchInfo* arch : {&mips_arch(), &mipsel_arch()}) {
-    const std::string compiler = arch->little_endian ? "mipsel-linux-gnu-gcc" : "mips-linux-gnu-gcc";
+    const std::string compiler = cross_gcc(*arch);
     CAPTURE(compiler);
     const auto guest = cross_constants(compiler, "asm/termbits.h", names);
     REQUIRE(guest.size() == names.size());
@@ -608,13 +620,9 @@ TEST_CASE("Arch: the other guests number signals, rlimit resources and ioctl req
   const std::vector<std::string> names = {"SIGBUS", "SIGUSR1", "SIGUSR2", "SIGCHLD", "SIGSTOP", "SIGSYS", "SIGPWR"};
   const auto host = cross_constants("gcc", "signal.h", names);
   REQUIRE(host.size() == names.size());
-  const std::pair<const ArchInfo*, const char*> guests[] = {{&aarch64_arch(), "aarch64-linux-gnu-gcc"},
-                                                            {&arm_arch(), "arm-linux-gnueabihf-gcc"},
-                                                            {&i386_arch(), "i686-linux-gnu-gcc"},
-                                                            {&riscv64_arch(), "riscv64-linux-gnu-gcc"}};
-  for (const auto& entry : guests) {
-    const ArchInfo* arch = entry.first;  // not a structured binding: clang 14 cannot capture one (CAPTURE)
-    const std::string compiler = entry.second;
+  // Every other guest but mips o32's two byte orders (their own numbers: the mips cases above).
+  for (const ArchInfo* arch : {&aarch64_arch(), &arm_arch(), &i386_arch(), &riscv64_arch()}) {
+    const std::string compiler = cross_gcc(*arch);
     CAPTURE(compiler);
     const auto guest = cross_constants(compiler, "signal.h", names);
     REQUIRE(guest.size() == names.size());
@@ -626,9 +634,9 @@ TEST_CASE("Arch: the other guests number signals, rlimit resources and ioctl req
     CHECK(signal_to_host(*arch, 10) == 10);
   }
   // 32-bit x86 and arm's word-sized getrlimit: RLIM_INFINITY is ~0 there.
-  CHECK(cross_constants("i686-linux-gnu-gcc", "sys/resource.h", {"RLIM_INFINITY"}).at("RLIM_INFINITY") ==
+  CHECK(cross_constants(cross_gcc(i386_arch()), "sys/resource.h", {"RLIM_INFINITY"}).at("RLIM_INFINITY") ==
         i386_arch().rlimit_infinity32);
-  CHECK(cross_constants("arm-linux-gnueabihf-gcc", "sys/resource.h", {"RLIM_INFINITY"}).at("RLIM_INFINITY") ==
+  CHECK(cross_constants(cross_gcc(arm_arch()), "sys/resource.h", {"RLIM_INFINITY"}).at("RLIM_INFINITY") ==
         arm_arch().rlimit_infinity32);
 }
 

@@ -15,6 +15,8 @@
 #include <sstream>
 #include <system_error>
 
+#include "tests/support/architectures.h"
+
 #ifndef TRACECORN_BEHAVIOUR_TRACECORN
 #error "tests/behaviour/CMakeLists.txt must define TRACECORN_BEHAVIOUR_TRACECORN"
 #endif
@@ -56,7 +58,8 @@ const Paths& paths() {
 }
 
 const std::vector<std::string>& variants() {
-  static const std::vector<std::string> v = {"static", "static-pie", "dynamic"};
+  static const std::vector<std::string> v(test_support::host_architecture().sample_variants.begin(),
+                                          test_support::host_architecture().sample_variants.end());
   return v;
 }
 
@@ -69,9 +72,9 @@ std::string qemu_for(const std::string& arch) {
 }
 
 std::vector<std::string> qemu_cpu_options(const std::string& arch) {
-  if (arch == "arm") return {"-cpu", "cortex-a15"};
-  if (arch == "mips" || arch == "mipsel") return {"-cpu", "74Kf"};  // Unicorn 2.0.1's default mips32 CPU
-  return {};
+  const test_support::GuestArchitecture* row = test_support::find_guest_architecture(arch);
+  if (!row || row->qemu_cpu.empty()) return {};
+  return {"-cpu", std::string(row->qemu_cpu)};
 }
 
 std::vector<std::string> base_env() {

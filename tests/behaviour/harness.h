@@ -39,7 +39,8 @@ struct Paths {
 };
 const Paths& paths();
 
-// The link variants every sample is built in, in a fixed order.
+// The link variants every host sample is built in, in a fixed order (the host
+// row's of tests/support/architectures.h).
 const std::vector<std::string>& variants();
 
 // Where the samples cross-built for `arch` are: samples_binary + "-" + arch.
@@ -47,10 +48,11 @@ std::string cross_samples_binary(const std::string& arch);
 // The reference emulator for `arch`: qemu-<arch>-static, or the environment's
 // QEMU_<ARCH> (upper case, e.g. QEMU_AARCH64).
 std::string qemu_for(const std::string& arch);
-// The options that make qemu emulate the CPU tracecorn gives `arch` (arm:
-// -cpu cortex-a15, Unicorn's ARMv7 CPU; qemu's default "max" is an ARMv8 that
-// reports AT_PLATFORM v8l; mips and mipsel: -cpu 74Kf, Unicorn's default
-// mips32 CPU, where qemu's is a 24Kf); empty for the others.
+// The options that make qemu emulate the CPU tracecorn gives `arch`: -cpu and
+// the row's qemu_cpu in tests/support/architectures.h (arm: cortex-a15,
+// Unicorn's ARMv7 CPU; qemu's default "max" is an ARMv8 that reports
+// AT_PLATFORM v8l; mips and mipsel: 74Kf, Unicorn's default mips32 CPU, where
+// qemu's is a 24Kf); empty for the others.
 std::vector<std::string> qemu_cpu_options(const std::string& arch);
 
 // The environment every run starts from: PATH, LC_ALL=C, TZ=UTC, HOME.

@@ -22,6 +22,7 @@
 
 #include "fixtures.h"
 #include "harness.h"
+#include "tests/support/architectures.h"
 
 namespace tracecorn::behaviour {
 namespace {
@@ -187,14 +188,25 @@ ReplayedTraces replay_each_trace(const std::string& dir,
 // replays every trace of its tree on its own: `traces` of them, each must
 // match. `check_trace` looks at the first trace too. Nothing is run when that
 // architecture's cross compiler is missing.
-void record_and_replay_tree(const std::string& name, const std::string& arch, const std::string& format,
+using test_support::GuestArchitecture;
+
+// Deliberate selections of tests/support/architectures.h's rows, to bound the
+// slower process-tree recordings below: the host and one architecture whose
+// signal numbers differ from the host's (mipsel); with aarch64 too for a
+// second instruction set and page size.
+constexpr auto kHostAndMipsel = test_support::guest_architectures({"x86_64", "mipsel"});
+constexpr auto kHostAarch64AndMipsel = test_support::guest_architectures({"x86_64", "aarch64", "mipsel"});
+constexpr auto kHostAndAarch64 = test_support::guest_architectures({"x86_64", "aarch64"});
+
+void record_and_replay_tree(const std::string& name, const GuestArchitecture& architecture, const std::string& format,
                             const std::string& level, std::initializer_list<const char*> lines, std::size_t traces,
                             const std::function<void(const std::string&, const std::string&)>& check_trace = {},
                             std::initializer_list<const char*> record_options = {}) {
+  const std::string arch(architecture.name);
   CAPTURE(arch);
   CAPTURE(format);
   const std::string program =
-      (arch == "x86_64" ? paths().samples_binary : cross_samples_binary(arch)) + "/static/" + name;
+      (architecture.is_host ? paths().samples_binary : cross_samples_binary(arch)) + "/static/" + name;
   if (!std::filesystem::exists(program)) return;  // that cross compiler is missing
   TempDir dir("processes-" + name + "-" + arch);
   const std::string trace = dir / ("tree." + format);
@@ -405,7 +417,8 @@ TEST_CASE("Processes: each process's trace of fork_wait replays without divergen
 // registers (i386: the GDT page the architecture maps itself is kept).
 TEST_CASE("Processes: each process's trace of fork_wait replays on every other architecture (UCIR insns)") {
   require({});
-  for (const std::string arch : {"aarch64", "arm", "i386", "mips", "mipsel", "riscv64"}) {
+  for (const GuestArchitecture* architecture : test_support::kCrossArchitectures) {
+    const std::string arch(architecture->name);
     CAPTURE(arch);
     const std::string program = cross_samples_binary(arch) + "/static/fork_wait";
     if (!std::filesystem::exists(program)) continue;  // that cross compiler is missing
@@ -425,8 +438,8 @@ TEST_CASE("Processes: each process's trace of fork_wait replays on every other a
 // on one 32-bit architecture whose pidfd numbers differ from mips').
 TEST_CASE("Processes: each process's trace of pidfd_wait replays without divergence (UCIR insns)") {
   require({});
-  for (const std::string arch : {"x86_64", "mipsel"})  // the parent and its two children
-    record_and_replay_tree("pidfd_wait", arch, "ucir", "insns", {"waitid(P_PIDFD): 0, CLD_KILLED, SIGTERM"}, 3);
+  for (const GuestArchitecture* architecture : kHostAndMipsel)  // the parent and its two children
+    record_and_replay_tree("pidfd_wait", *architecture, "ucir", "insns", {"waitid(P_PIDFD): 0, CLD_KILLED, SIGTERM"}, 3);
 }
 
 // Signals from another process reaching a threaded process whose every
@@ -438,15 +451,15 @@ TEST_CASE("Processes: each process's trace of pidfd_wait replays without diverge
 // wait ends at the switch), BAP frames and the binary trace at full on x86-64.
 TEST_CASE("Processes: a signal from a child wakes a threaded process whose threads all wait, and each trace replays") {
   require({});
-  const std::vector<std::tuple<std::string, std::string, std::string>> runs = {
-      {"x86_64", "ucir", "insns"},  {"x86_64", "frames", "full"}, {"x86_64", "bintrace", "full"},
-      {"aarch64", "ucir", "insns"}, {"arm", "ucir", "insns"},     {"i386", "ucir", "insns"},
-      {"mips", "ucir", "insns"},    {"mipsel", "ucir", "insns"},  {"riscv64", "ucir", "insns"}};
-  for (const auto& [arch, format, level] : runs)  // the process and the child that signals it
-    record_and_replay_tree("thread_signal_wait", arch, format, level,
-                           {"worker: pause returned -1, EINTR; the handler ran: yes",
-                            "shutdown thread: sigwait gave SIGTERM (error 0)"},
-                           2);
+  for (const GuestArchitecture& architecture : test_support::kGuestArchitectures) {
+    std::vector<std::pair<std::string, std::string>> runs = {{"ucir", "insns"}};
+    if (architecture.is_host) runs.insert(runs.end(), {{"frames", "full"}, {"bintrace", "full"}});
+    for (const auto& [format, level] : runs)  // the process and the child that signals it
+      record_and_replay_tree("thread_signal_wait", architecture, format, level,
+                             {"worker: pause returned -1, EINTR; the handler ran: yes",
+                              "shutdown thread: sigwait gave SIGTERM (error 0)"},
+                             2);
+  }
 }
 
 // A signal from another process reaching threads that spin without syscalls
@@ -460,8 +473,8 @@ TEST_CASE("Processes: a signal from a child reaching spinning threads at a threa
     const ProcessResult dumped = run_process(in_dir({paths().tracecorn, "dump", "--kind", "thread,signal", trace}, dir));
     CHECK(dumped.out.find("signal SIGUSR1") != std::string::npos);
   };
-  for (const std::string arch : {"x86_64", "aarch64", "mipsel"})  // the process and the child that signals it
-    record_and_replay_tree("thread_spin_signal", arch, "ucir", "blocks", {"the spinning thread's handler ran: yes"}, 2,
+  for (const GuestArchitecture* architecture : kHostAarch64AndMipsel)  // the process and the child that signals it
+    record_and_replay_tree("thread_spin_signal", *architecture, "ucir", "blocks", {"the spinning thread's handler ran: yes"}, 2,
                            has_the_signal);
 }
 
@@ -474,8 +487,8 @@ TEST_CASE("Processes: a signal from a child reaching spinning threads at a threa
 // and mipsel.
 TEST_CASE("Processes: a signal from another process reaches a handler in a loop without syscalls, and replays there") {
   require({});
-  for (const std::string arch : {"x86_64", "aarch64", "mipsel"})  // the process and its two children
-    record_and_replay_tree("busy_signal", arch, "ucir", "blocks",
+  for (const GuestArchitecture* architecture : kHostAarch64AndMipsel)  // the process and its two children
+    record_and_replay_tree("busy_signal", *architecture, "ucir", "blocks",
                            {"SIGUSR1 from a child reached the handler during the loop: yes",
                             "SIGCHLD reached the handler during the loop: yes"},
                            3, {}, {"--compress", "zstd"});
@@ -486,8 +499,8 @@ TEST_CASE("Processes: a signal from another process reaches a handler in a loop 
 // its exec) and the parent's replay. UCIR insns on x86-64 and aarch64.
 TEST_CASE("Processes: a signalfd kept across execve is read in the new image, and each trace replays") {
   require({});
-  for (const std::string arch : {"x86_64", "aarch64"})  // the parent, the child and the child's exec'd image
-    record_and_replay_tree("signal_fd_exec", arch, "ucir", "insns",
+  for (const GuestArchitecture* architecture : kHostAndAarch64)  // the parent, the child and the child's exec'd image
+    record_and_replay_tree("signal_fd_exec", *architecture, "ucir", "insns",
                            {"after execve: its dup read SIGUSR2, ssi_code SI_TKILL: yes, ssi_pid its own: yes"}, 3);
 }
 
@@ -500,8 +513,8 @@ TEST_CASE("Processes: a signalfd kept across execve is read in the new image, an
 // host's).
 TEST_CASE("Processes: each process's trace of job_control replays without divergence (UCIR insns)") {
   require({});
-  for (const std::string arch : {"x86_64", "mipsel"})  // the parent and its five children
-    record_and_replay_tree("job_control", arch, "ucir", "insns", {"raise(SIGTSTP), waitid(WSTOPPED): CLD_STOPPED, TSTP"},
+  for (const GuestArchitecture* architecture : kHostAndMipsel)  // the parent and its five children
+    record_and_replay_tree("job_control", *architecture, "ucir", "insns", {"raise(SIGTSTP), waitid(WSTOPPED): CLD_STOPPED, TSTP"},
                            6);
 }
 

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "harness.h"
+#include "tests/support/architectures.h"
 
 namespace tracecorn::behaviour {
 namespace {
@@ -261,13 +262,10 @@ TEST_CASE("Record: run --stats counts the instructions record counts, on long ru
     REQUIRE_MESSAGE(std::regex_search(result.err, match, std::regex("tracecorn: ([0-9]+) instructions, ")), result.err);
     return std::stoull(match[1]);
   };
-  const std::vector<std::string> faulting = {sample("static", "segfault"),
-                                             cross_samples_binary("aarch64") + "/static/segfault",
-                                             cross_samples_binary("riscv64") + "/static/segfault",
-                                             cross_samples_binary("arm") + "/static/segfault",
-                                             cross_samples_binary("i386") + "/static/segfault",
-                                             cross_samples_binary("mips") + "/static/segfault",
-                                             cross_samples_binary("mipsel") + "/static/segfault"};
+  std::vector<std::string> faulting;  // every architecture's static segfault (tests/support/architectures.h)
+  for (const test_support::GuestArchitecture& architecture : test_support::kGuestArchitectures)
+    faulting.push_back(architecture.is_host ? sample("static", "segfault")
+                                            : cross_samples_binary(std::string(architecture.name)) + "/static/segfault");
   for (const auto& binary : faulting) {
     CAPTURE(binary);
     const ProcessResult run = tracecorn_cli({"run", "--stats", "--", binary});
@@ -277,8 +275,10 @@ TEST_CASE("Record: run --stats counts the instructions record counts, on long ru
     CHECK(counted(run) == counted(record));
   }
   // Long runs (38 and 42 million instructions), also through a UCIR file and `stat`.
-  for (const std::string arch : {"aarch64", "riscv64"}) {
-    const std::string binary = cross_samples_binary(arch) + "/static/heap";
+  // (A deliberate selection of tests/support/architectures.h's rows, bounding the time.)
+  constexpr auto kLongRunArchitectures = test_support::guest_architectures({"aarch64", "riscv64"});
+  for (const test_support::GuestArchitecture* architecture : kLongRunArchitectures) {
+    const std::string binary = cross_samples_binary(std::string(architecture->name)) + "/static/heap";
     CAPTURE(binary);
     const ProcessResult run = tracecorn_cli({"run", "--stats", "--", binary});
     REQUIRE(run.status == 0);

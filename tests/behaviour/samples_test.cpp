@@ -3,8 +3,9 @@
 // `tracecorn run --` with the same argv, environment and stdin, and the two
 // runs must agree on exit status, stdout and stderr.
 //
-// One test case per variant, one doctest subcase per sample, so ctest can run
-// a single pair with `--test-case="Samples: static" --subcase=hello`.
+// One test case per architecture and variant (the rows of
+// tests/support/architectures.h), one doctest subcase per sample, so ctest can
+// run a single pair with `--test-case="Samples: static" --subcase=hello`.
 // Samples cross-built for another architecture (samples/cross.cmake) run under
 // qemu-<arch>-static instead of natively: "Samples: aarch64 static".
 // Invariants: each run gets its own fresh {tmp} directory; a sample's "exit:"
@@ -17,6 +18,8 @@
 #include "harness.h"
 #include "qemu_deviations.h"
 #include "sample_spec.h"
+#include "tests/support/architectures.h"
+#include "tests/support/test_case_per_row.h"
 
 namespace tracecorn::behaviour {
 namespace {
@@ -106,17 +109,27 @@ void check_all_cross_samples(const std::string& arch, const std::string& variant
   }
 }
 
+using test_support::SampleBuild;
+
+// Every architecture of tests/support/architectures.h in every variant its
+// samples are built in: one case each, "Samples: static" for the host's,
+// "Samples: aarch64 static" for the others' (tests/behaviour/CMakeLists.txt
+// registers one ctest entry per case and sample).
+constexpr auto kSampleBuilds = test_support::sample_builds_where<&test_support::any_sample_build>();
+
+std::string samples_case_name(const SampleBuild& build) {
+  if (build.architecture->is_host) return "Samples: " + std::string(build.variant);
+  return "Samples: " + std::string(build.architecture->name) + " " + std::string(build.variant);
+}
+
+void check_sample_build(const SampleBuild& build) {
+  if (build.architecture->is_host) check_all_samples(std::string(build.variant));
+  else check_all_cross_samples(std::string(build.architecture->name), std::string(build.variant));
+}
+
 }  // namespace
 
-TEST_CASE("Samples: aarch64 static") { check_all_cross_samples("aarch64", "static"); }
-TEST_CASE("Samples: aarch64 static-pie") { check_all_cross_samples("aarch64", "static-pie"); }
-TEST_CASE("Samples: riscv64 static") { check_all_cross_samples("riscv64", "static"); }
-TEST_CASE("Samples: arm static") { check_all_cross_samples("arm", "static"); }
-TEST_CASE("Samples: i386 static") { check_all_cross_samples("i386", "static"); }
-TEST_CASE("Samples: i386 static-pie") { check_all_cross_samples("i386", "static-pie"); }
-TEST_CASE("Samples: arm static-marm") { check_all_cross_samples("arm", "static-marm"); }
-TEST_CASE("Samples: mips static") { check_all_cross_samples("mips", "static"); }
-TEST_CASE("Samples: mipsel static") { check_all_cross_samples("mipsel", "static"); }
+TRACECORN_TEST_CASE_PER_ROW(kSampleBuilds, samples_case_name, check_sample_build);
 
 // Beside the comparison above: the socketcall numbers Linux does not have are
 // refused (EINVAL, as natively) and named once each on tracecorn's stderr.
@@ -131,9 +144,5 @@ TEST_CASE("Compat32: i386 socketcall numbers Linux does not have are refused wit
   for (const std::string call : {"0", "21", "-1"})
     CHECK_MESSAGE(result.err.find("tracecorn: socketcall " + call + ": no such call") != std::string::npos, result.err);
 }
-
-TEST_CASE("Samples: static") { check_all_samples("static"); }
-TEST_CASE("Samples: static-pie") { check_all_samples("static-pie"); }
-TEST_CASE("Samples: dynamic") { check_all_samples("dynamic"); }
 
 }  // namespace tracecorn::behaviour

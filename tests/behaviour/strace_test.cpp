@@ -28,6 +28,8 @@
 #include "harness.h"
 #include "sample_spec.h"
 #include "syscall_log.h"
+#include "tests/support/architectures.h"
+#include "tests/support/test_case_per_row.h"
 
 namespace tracecorn::behaviour {
 namespace {
@@ -65,9 +67,6 @@ const std::vector<QemuCrash> kQemuCrashes = {
     {"divide_by_zero", "mips", kQemuMipsTrapEvidence, SIGTRAP},
     {"divide_by_zero", "mipsel", kQemuMipsTrapEvidence, SIGTRAP},
 };
-
-// The variants compared: the two ends of the loader spectrum.
-const std::vector<std::string> kStraceVariants = {"static", "dynamic"};
 
 // The one difference that is not a whole syscall name: ld.so's minimal malloc
 // takes its first blocks from the rest of ld.so's last data page and mmaps an
@@ -205,16 +204,27 @@ void compare_all_marked_cross(const std::string& arch, const std::string& varian
   REQUIRE_MESSAGE(marked > 0, "no " << arch << " sample in " << paths().samples_source << " says 'strace: yes'");
 }
 
+using test_support::SampleBuild;
+
+// The variants compared (test_support::is_strace_compared: all but
+// static-pie) of every architecture of tests/support/architectures.h: one
+// case each, "Strace: static" for the host's, "Strace: aarch64 static" for
+// the others' (tests/behaviour/CMakeLists.txt registers one ctest entry per
+// case and marked sample).
+constexpr auto kStraceBuilds = test_support::sample_builds_where<&test_support::is_strace_compared>();
+
+std::string strace_case_name(const SampleBuild& build) {
+  if (build.architecture->is_host) return "Strace: " + std::string(build.variant);
+  return "Strace: " + std::string(build.architecture->name) + " " + std::string(build.variant);
+}
+
+void compare_sample_build(const SampleBuild& build) {
+  if (build.architecture->is_host) compare_all_marked(std::string(build.variant));
+  else compare_all_marked_cross(std::string(build.architecture->name), std::string(build.variant));
+}
+
 }  // namespace
 
-TEST_CASE("Strace: static") { compare_all_marked(kStraceVariants[0]); }
-TEST_CASE("Strace: dynamic") { compare_all_marked(kStraceVariants[1]); }
-TEST_CASE("Strace: aarch64 static") { compare_all_marked_cross("aarch64", "static"); }
-TEST_CASE("Strace: riscv64 static") { compare_all_marked_cross("riscv64", "static"); }
-TEST_CASE("Strace: arm static") { compare_all_marked_cross("arm", "static"); }
-TEST_CASE("Strace: i386 static") { compare_all_marked_cross("i386", "static"); }
-TEST_CASE("Strace: arm static-marm") { compare_all_marked_cross("arm", "static-marm"); }
-TEST_CASE("Strace: mips static") { compare_all_marked_cross("mips", "static"); }
-TEST_CASE("Strace: mipsel static") { compare_all_marked_cross("mipsel", "static"); }
+TRACECORN_TEST_CASE_PER_ROW(kStraceBuilds, strace_case_name, compare_sample_build);
 
 }  // namespace tracecorn::behaviour

@@ -21,20 +21,19 @@
 #include <string_view>
 
 #include "tests/recorder/replay/replay_test_helpers.h"
+#include "tests/support/architectures.h"
 
 using namespace tracecorn;
 using replay::TraceFormat;
 
 namespace {
 
-// Each architecture's folder of cross-built samples (samples/cross.cmake) and
-// whether BAP frames define it (riscv64: no frame architecture id).
-struct ThreadsArch {
-  std::string_view arch;
-  bool frames;
-};
-constexpr ThreadsArch kCrossArches[] = {{"aarch64", true}, {"arm", true},   {"i386", true},
-                                        {"mips", true},    {"mipsel", true}, {"riscv64", false}};
+using test_support::GuestArchitecture;
+
+// The other architectures whose thread_timer_spin replays too: a deliberate
+// selection of tests/support/architectures.h's rows, for time (millions of
+// blocks each).
+constexpr auto kTimerSpinCrossArchitectures = test_support::guest_architectures({"aarch64", "mipsel"});
 
 // `program` recorded at `level` into `formats`, each file replayed.
 void check_replays(const std::string& program, core::TraceLevel level, const std::vector<TraceFormat>& formats) {
@@ -121,14 +120,15 @@ TEST_CASE("Replay long runs: threads: the thread samples replay without divergen
   check_replays(samples + "threads", core::TraceLevel::kBlocks, {TraceFormat::kUcir});
   check_replays(samples + "threads", core::TraceLevel::kInstructions, {TraceFormat::kUcir});
   check_replays(samples + "thread_timer_spin", core::TraceLevel::kBlocks, {TraceFormat::kUcir});
-  for (const std::string_view arch : {"aarch64", "mipsel"})
-    check_replays(test::kReplaySamples + "-" + std::string(arch) + "/static/thread_timer_spin", core::TraceLevel::kBlocks,
-                  {TraceFormat::kUcir});
-  // The other architectures: the samples in UCIR (and frames where they are defined).
-  for (const auto& row : kCrossArches) {
-    const std::string dir = test::kReplaySamples + "-" + std::string(row.arch) + "/static/";
+  for (const GuestArchitecture* architecture : kTimerSpinCrossArchitectures)
+    check_replays(test::kReplaySamples + "-" + std::string(architecture->name) + "/static/thread_timer_spin",
+                  core::TraceLevel::kBlocks, {TraceFormat::kUcir});
+  // The other architectures (samples/cross.cmake's folders): the samples in UCIR
+  // (and frames where they are defined; riscv64: no frame architecture id).
+  for (const GuestArchitecture* architecture : test_support::kCrossArchitectures) {
+    const std::string dir = test::kReplaySamples + "-" + std::string(architecture->name) + "/static/";
     std::vector<TraceFormat> formats = {TraceFormat::kUcir};
-    if (row.frames) formats.push_back(TraceFormat::kFrames);
+    if (architecture->has_bap_frames) formats.push_back(TraceFormat::kFrames);
     check_replays(dir + "robust_mutex", core::TraceLevel::kFull, formats);
     check_replays(dir + "futex_ops", core::TraceLevel::kBlocks, {TraceFormat::kUcir});
     check_replays(dir + "threads", core::TraceLevel::kBlocks, {TraceFormat::kUcir});

@@ -37,9 +37,12 @@
 #include <regex>
 #include <set>
 #include <sstream>
+#include <string>
+#include <utility>
 
 #include "tests/recorder/unwind/stack_probe.h"
 #include "tests/recorder/unwind/unwind_test_support.h"
+#include "tests/support/architectures.h"
 
 using namespace tracecorn;
 using unwind::test::SyscallStack;
@@ -57,21 +60,22 @@ struct CrossArch {
   std::string binutils_package;  // the Debian package with `objdump`
 };
 
-const CrossArch kAarch64 = {"aarch64", "/usr/bin/qemu-aarch64-static", "aarch64-linux-gnu-objdump", "svc\\s+#0x0", 4,
-                            "$x8", "binutils-aarch64-linux-gnu"};
-const CrossArch kI386 = {"i386", "/usr/bin/qemu-i386-static", "i686-linux-gnu-objdump", "int\\s+\\$0x80", 2, "$eax",
-                         "binutils-i686-linux-gnu"};
+// The name, qemu and binutils of `row` of tests/support/architectures.h, with its trap.
+CrossArch cross_arch(const test_support::GuestArchitecture& row, std::string trap_regex, unsigned trap_length,
+                     std::string syscall_register) {
+  return {std::string(row.name), "/usr/bin/qemu-" + std::string(row.name) + "-static", row.cross_tool("objdump"),
+          std::move(trap_regex), trap_length, std::move(syscall_register), "binutils-" + std::string(row.gnu_triplet)};
+}
+
+const CrossArch kAarch64 = cross_arch(test_support::guest_architecture("aarch64"), "svc\\s+#0x0", 4, "$x8");
+const CrossArch kI386 = cross_arch(test_support::guest_architecture("i386"), "int\\s+\\$0x80", 2, "$eax");
 // arm: objdump prints `svc 0` in both states; the trap length (2 in
 // Thumb, 4 in ARM) is read from CPSR at each stop (trap length 0).
-const CrossArch kArm = {"arm", "/usr/bin/qemu-arm-static", "arm-linux-gnueabihf-objdump", "svc\\s+(?:0|0x0+)", 0,
-                        "$r7", "binutils-arm-linux-gnueabihf"};
-const CrossArch kRiscv64 = {"riscv64", "/usr/bin/qemu-riscv64-static", "riscv64-linux-gnu-objdump", "ecall", 4,
-                            "$a7", "binutils-riscv64-linux-gnu"};
+const CrossArch kArm = cross_arch(test_support::guest_architecture("arm"), "svc\\s+(?:0|0x0+)", 0, "$r7");
+const CrossArch kRiscv64 = cross_arch(test_support::guest_architecture("riscv64"), "ecall", 4, "$a7");
 // mips o32: `syscall` is 4 bytes; objdump prints it bare. gdb names the number register v0.
-const CrossArch kMips = {"mips", "/usr/bin/qemu-mips-static", "mips-linux-gnu-objdump", "\\bsyscall\\b", 4, "$v0",
-                         "binutils-mips-linux-gnu"};
-const CrossArch kMipsel = {"mipsel", "/usr/bin/qemu-mipsel-static", "mipsel-linux-gnu-objdump", "\\bsyscall\\b", 4,
-                           "$v0", "binutils-mipsel-linux-gnu"};
+const CrossArch kMips = cross_arch(test_support::guest_architecture("mips"), "\\bsyscall\\b", 4, "$v0");
+const CrossArch kMipsel = cross_arch(test_support::guest_architecture("mipsel"), "\\bsyscall\\b", 4, "$v0");
 const std::string kGdbMultiarch = "/usr/bin/gdb-multiarch";
 const std::string kTrampolineFrame = "<signal handler called>";  // gdb's name of a signal trampoline's frame
 

@@ -604,15 +604,22 @@ TEST_CASE("Processes: a child's BAP frames trace at the insns level is refused b
 TEST_CASE("Processes: a child killed by SIGKILL while stopped keeps in its trace what it did before the stop") {
   require({});
   struct Case {
-    std::string arch, format, level, compress;
+    const GuestArchitecture* architecture;
+    std::string format, level, compress;
   };
-  for (const Case& c : {Case{"x86_64", "ucir", "insns", "none"}, Case{"x86_64", "ucir", "blocks", "zstd"},
-                        Case{"aarch64", "ucir", "blocks", "none"}, Case{"mipsel", "ucir", "blocks", "none"},
-                        Case{"x86_64", "frames", "full", "none"}, Case{"x86_64", "bintrace", "regs", "none"}}) {
-    CAPTURE(c.arch);
+  std::vector<Case> cases;
+  for (const GuestArchitecture* architecture : kHostAarch64AndMipsel)
+    cases.push_back({architecture, "ucir", "blocks", "none"});
+  const GuestArchitecture* host = kHostAarch64AndMipsel[0];
+  cases.push_back({host, "ucir", "insns", "zstd"});
+  cases.push_back({host, "frames", "full", "none"});
+  cases.push_back({host, "bintrace", "regs", "none"});
+  for (const Case& c : cases) {
+    const std::string arch(c.architecture->name);
+    CAPTURE(arch);
     CAPTURE(c.format);
     const std::string program =
-        (c.arch == "x86_64" ? paths().samples_binary : cross_samples_binary(c.arch)) + "/static/stop_then_kill";
+        (c.architecture->is_host ? paths().samples_binary : cross_samples_binary(arch)) + "/static/stop_then_kill";
     if (!std::filesystem::exists(program)) continue;  // that cross compiler is missing
     TempDir dir("processes-stop-then-kill");
     const std::string trace = dir / ("tree." + c.format);

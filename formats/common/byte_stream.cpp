@@ -264,6 +264,7 @@ std::string OutputFile::compress(std::span<const std::uint8_t> bytes, ZstdStep s
 }
 
 std::string OutputFile::flush() {
+  if (!seekable()) return "";
   if (zstd_) {
     if (auto error = compress({}, ZstdStep::kFlush); !error.empty()) return error;
   }

@@ -80,7 +80,8 @@ class OutputFile {
   bool seekable() const;
   // Hands everything written so far to the file: zstd's buffered input is
   // compressed into a flushed block (the stream decompresses up to here), and
-  // stdio's buffer is written. Returns "" or an error message.
+  // stdio's buffer is written. Nothing for a pipe or a terminal, whose reader
+  // may be stopped (the write could block). Returns "" or an error message.
   std::string flush();
   // Ends the zstd stream (when compressing), flushes and closes the file.
   // Returns "" or an error message. Call once.

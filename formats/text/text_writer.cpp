@@ -250,7 +250,9 @@ std::string TextWriter::name_suffix(std::uint64_t address, std::string_view befo
 }
 
 void TextWriter::flush() {
-  if (write_error_.empty()) std::fflush(file_);  // (a failure shows in ferror, which end() reports)
+  struct stat status {};  // a regular file only: a pipe's reader may be stopped (the write could block)
+  if (write_error_.empty() && fstat(fileno(file_), &status) == 0 && S_ISREG(status.st_mode))
+    std::fflush(file_);  // (a failure shows in ferror, which end() reports)
 }
 
 std::string TextWriter::end(const events::TraceSummary& summary) {

@@ -1,5 +1,6 @@
-// Role: implementation of the Recorder (see recorder.h): the producer hooks,
-// the ring, the drain thread and the assembler that feeds the sinks.
+// Role: implementation of the Recorder (see recorder.h): the producer hooks
+// and the ring; the consumer side (the drain thread and the assembler that
+// feeds the sinks) is drain.h's, the initial snapshot initial_state.h's.
 //
 // Hooks per level (costs measured on Debian's Unicorn 2.0.1, see bench/):
 //   blocks, insns  UC_HOOK_BLOCK only; instructions are derived from the block's
@@ -39,15 +40,14 @@
 #include <bit>
 #include <chrono>
 #include <cstring>
-#include <mutex>
-#include <thread>
 #include <utility>
 
 #include "recorder/core/block_cache.h"
+#include "recorder/core/drain.h"
 #include "recorder/core/event_assembler.h"
+#include "recorder/core/initial_state.h"
 #include "recorder/core/ring_records.h"
 #include "recorder/ring/spsc_ring.h"
-#include "recorder/support/started_thread.h"
 
 namespace tracecorn::core {
 
@@ -98,7 +98,7 @@ class Recorder::Impl {
 
     info.level = std::string(trace_level_name(options_.level));
     info.arch_name = arch_.name;
-    if (options_.capture_initial_state) capture_initial_state(info);
+    if (options_.capture_initial_state) capture_initial_state(engine_, arch_, info);
     info_ = std::move(info);
     sinks_ = std::move(sinks);
     assembler_ = std::make_unique<EventAssembler>(arch_, *consumer_decoder_, options_.level, sinks_);
@@ -151,7 +151,8 @@ class Recorder::Impl {
 
     if (options_.policy == RingPolicy::kLossless) {
       assembler_->begin(info_);
-      drain_ = start_thread([this] { drain_loop(); });
+      drain_ = std::make_unique<Drain>(*ring_, *assembler_, sink_failed_);
+      drain_->start();
     }
     return ok_status();
   }
@@ -997,23 +998,6 @@ class Recorder::Impl {
 
   // ---- consumer ----
 
-  void drain_loop() {
-    bool sink_failure_reported = false;
-    for (;;) {
-      const bool more = ring_->wait_for_data(std::chrono::milliseconds(50));
-      std::lock_guard gate(drain_gate_);  // (held by the emulation thread across a fork)
-      ring_->consume([this](std::span<const std::byte> record) { assembler_->on_record(record); });
-      assembler_->flush_events();  // what the producer published so far reaches the sinks now
-      // A sink that cannot write (a full disk) ends the run at the next block.
-      // (written once, not read here: the drain leaves the flag's cache line alone)
-      if (!sink_failure_reported && assembler_->sink_failed()) {
-        sink_failed_.store(true, std::memory_order_relaxed);
-        sink_failure_reported = true;
-      }
-      if (!more) break;
-    }
-  }
-
   // When the emulation ended without an exit or a fault (a stop condition, a
   // limit, the caller's own uc_emu_stop), the instruction at the engine's pc did
   // not run: a kStop record ends the block there.
@@ -1061,39 +1045,24 @@ class Recorder::Impl {
   // (A drain stuck in a sink's write, to a pipe nobody reads now, is not
   // waited for long: the process stops all the same, its trace unflushed.)
   void flush_to_files() noexcept {
-    if (finished_ || options_.policy == RingPolicy::kFlightRecorder || !assembler_) return;
+    if (finished_ || !drain_) return;
     write_pending();
     ring_->publish();
-    try {
-      // Between two batches: the ring's consumer side is this thread's now.
-      if (!drain_gate_.try_lock_for(std::chrono::milliseconds(500))) return;
-    } catch (...) {
-      return;
-    }
-    try {
-      ring_->consume([this](std::span<const std::byte> record) { assembler_->on_record(record); });
-      assembler_->flush_sinks();
-    } catch (...) {  // (a sink must not throw; one that does ends nothing here)
-    }
-    drain_gate_.unlock();
+    drain_->flush_to_files(std::chrono::milliseconds(500));
   }
 
   void hold_drain() noexcept {
-    try {
-      drain_gate_.lock();
-      drain_held_ = true;
-    } catch (...) {  // (std::mutex::lock throws only on a system error: the fork goes on unheld)
-    }
+    if (drain_) drain_->hold();
   }
   void release_drain() noexcept {
-    if (std::exchange(drain_held_, false)) drain_gate_.unlock();
+    if (drain_) drain_->release();
   }
 
   void abandon_in_forked_child() noexcept {
     finished_ = true;
     for (uc_hook hook : hooks_) uc_hook_del(engine_, hook);
     hooks_.clear();
-    if (drain_.joinable()) drain_.detach();
+    if (drain_) drain_->abandon();
     sinks_.clear();
   }
 
@@ -1108,8 +1077,7 @@ class Recorder::Impl {
     write_pending();
     publish_derived_count();
     ring_->close();
-    if (drain_.joinable()) {
-      drain_.join();
+    if (drain_ && drain_->join()) {
       finish_error_ = assembler_->end(interrupted);
       events_ = assembler_->events();
       events_by_kind_ = assembler_->events_by_kind();
@@ -1153,67 +1121,6 @@ class Recorder::Impl {
   static Error hook_error(const char* what) {
     return make_error(ErrorCode::kEmulator, std::string("cannot add the recorder's ") + what + " hook");
   }
-  // The state a snapshot-based format starts from: every register of the table
-  // and every region Unicorn has mapped, with its bytes; regions inside a named
-  // module get the module's file name and path.
-  void capture_initial_state(events::TraceInfo& info) {
-    info.has_initial_state = true;
-    info.initial_registers.clear();
-    for (std::size_t i = 0; i < arch_.registers.size(); ++i) {
-      events::RegisterValue value;
-      value.index = static_cast<std::uint16_t>(i);
-      value.size = static_cast<std::uint8_t>(std::min<std::size_t>(arch_.registers[i].size, value.bytes.size()));
-      std::uint8_t raw[64] = {};  // Unicorn may write more than the table's size (x87: 10 bytes into a larger buffer)
-      uc_reg_read(engine_, arch_.registers[i].uc_id, raw);
-      std::memcpy(value.bytes.data(), raw, value.size);
-      info.initial_registers.push_back(value);
-    }
-    info.initial_memory.clear();
-    uc_mem_region* regions = nullptr;
-    std::uint32_t count = 0;
-    if (uc_mem_regions(engine_, &regions, &count) != UC_ERR_OK) return;
-    for (std::uint32_t i = 0; i < count; ++i) {
-      events::InitialRegion region;
-      region.start = events::GuestAddress{regions[i].begin};
-      region.size = regions[i].end - regions[i].begin + 1;  // Unicorn's end is inclusive
-      region.prot = regions[i].perms;
-      region.bytes.resize(region.size);
-      if (uc_mem_read(engine_, regions[i].begin, region.bytes.data(), region.size) != UC_ERR_OK) region.bytes.clear();
-      describe_region(info, region);
-      info.initial_memory.push_back(std::move(region));
-    }
-    uc_free(regions);
-    std::sort(info.initial_memory.begin(), info.initial_memory.end(),
-              [](const auto& a, const auto& b) { return a.start < b.start; });
-  }
-
-  // Names a region of the initial state: from the caller's mapped ranges when
-  // one holds it (name, backing file, file offset and size at the region's
-  // start), else from the named module holding it (its path).
-  static void describe_region(const events::TraceInfo& info, events::InitialRegion& region) {
-    const std::uint64_t start = region.start.value;
-    const auto range = std::upper_bound(info.mapped_ranges.begin(), info.mapped_ranges.end(), start,
-                                        [](std::uint64_t address, const auto& r) { return address < r.start.value; });
-    if (range != info.mapped_ranges.begin() && start < std::prev(range)->end.value) {
-      const auto& holder = *std::prev(range);
-      const std::uint64_t skipped = start - holder.start.value;
-      region.name = holder.name;
-      region.file = holder.file;
-      if (!holder.file.empty()) {
-        region.file_offset = holder.file_offset + skipped;
-        region.file_size = std::min(region.size, holder.file_size > skipped ? holder.file_size - skipped : 0);
-      }
-      return;
-    }
-    for (const auto& module : info.modules) {
-      if (start >= module.start.value && start < module.end.value) {
-        region.file = module.path;
-        region.name = module.path;
-        return;
-      }
-    }
-  }
-
   void read_all_registers(std::vector<Shadow>& out) noexcept {
     for (std::size_t i = 0; i < arch_.registers.size() && i < out.size(); ++i) {
       std::memset(out[i].bytes, 0, sizeof out[i].bytes);
@@ -1230,13 +1137,9 @@ class Recorder::Impl {
   std::unique_ptr<BlockDecoder> consumer_decoder_;
   std::unique_ptr<ring::SpscRing> ring_;
   std::unique_ptr<EventAssembler> assembler_;
-  std::thread drain_;
+  std::unique_ptr<Drain> drain_;  // the consumer side (lossless policy only)
   std::function<void(std::uint64_t)> block_interrupt_handler_;  // set before the runs
   std::atomic<bool> block_interrupt_{false};
-  // Held by the drain over each batch, by the emulation thread across a fork
-  // and over flush_to_files.
-  std::timed_mutex drain_gate_;
-  bool drain_held_ = false;
   std::vector<uc_hook> hooks_;
 
   // (address, size) -> id of the producer's block, direct mapped: a copy of what
@@ -1318,7 +1221,7 @@ class Recorder::Impl {
   std::uint32_t last_block_size_ = 0;
   std::uint64_t recorded_instructions_ = 0;
   std::atomic<bool> stop_requested_{false};
-  std::atomic<bool> sink_failed_{false};  // set once by the drain thread (see drain_loop)
+  std::atomic<bool> sink_failed_{false};  // set once by the drain thread (drain.h)
   std::atomic<std::uint64_t> records_lost_{0};
   std::uint64_t pending_lost_ = 0;  // lost since the last kGap record
   std::atomic<std::uint64_t> blocks_decoded_{0};

@@ -1,0 +1,63 @@
+// Role: the recorder's consumer side. A drain thread takes what the ring
+// publishes to the event assembler (and, through it, to the sinks); a gate
+// lets the emulation thread hold it between two batches (across a host fork)
+// or take the consumer's side itself for a moment (flush_to_files: a process
+// about to stop); a one-way flag tells the hooks that a sink failed.
+// Threads: start, hold, release, flush_to_files, join and abandon are called on
+// the emulation thread; the loop runs on the drain thread.
+// Invariants: the ring's consumer side and the assembler are only touched
+// with the gate held (by the drain over each batch, or by the emulation
+// thread); the failure flag is written once, by the drain, and never read by
+// it (the hooks' cache line is left alone).
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <mutex>
+#include <thread>
+
+#include "recorder/core/event_assembler.h"
+#include "recorder/ring/spsc_ring.h"
+
+namespace tracecorn::core {
+
+class Drain {
+ public:
+  // `sink_failed`: set once when a sink cannot write; the hooks read it.
+  Drain(ring::SpscRing& ring, EventAssembler& assembler, std::atomic<bool>& sink_failed)
+      : ring_(ring), assembler_(assembler), sink_failed_(sink_failed) {}
+  ~Drain();
+  Drain(const Drain&) = delete;
+  Drain& operator=(const Drain&) = delete;
+
+  // Starts the drain thread (running once this returns).
+  void start();
+  // Waits until the drain is between two batches and keeps it there
+  // (before a host fork: the child must not inherit the gate held);
+  // release() lets it go on. A second hold() before release() does nothing.
+  void hold() noexcept;
+  void release() noexcept;
+  // Consumes here, on the emulation thread, what the ring has published, then
+  // flushes every sink (Sink::flush). Gives up, returning false, when the
+  // drain does not reach the end of its batch within `patience` (a sink
+  // stuck writing to a pipe nobody reads).
+  bool flush_to_files(std::chrono::milliseconds patience) noexcept;
+  // After the ring is closed: the drain consumes what is left and ends. True
+  // when a drain thread ran (and the assembler may be ended).
+  bool join();
+  // In a forked child: the parent's drain thread does not exist here; its
+  // handle is let go without a join (a thread started later may reuse it).
+  void abandon() noexcept;
+
+ private:
+  void loop();
+
+  ring::SpscRing& ring_;
+  EventAssembler& assembler_;
+  std::atomic<bool>& sink_failed_;
+  std::thread thread_;
+  std::timed_mutex gate_;
+  bool held_ = false;  // (emulation thread)
+};
+
+}  // namespace tracecorn::core

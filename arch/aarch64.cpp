@@ -291,6 +291,16 @@ constexpr FlagValue kOpenFlags[] = {
 
 constexpr std::uint16_t kEmAarch64 = 183;
 
+// The names the Tenet forks that read arm64 traces give (x0..x28, fp, lr,
+// sp, pc; upstream Tenet defines no arm64).
+constexpr TenetRegister kTenetRegisters[] = {
+    {"x0", "x0"},   {"x1", "x1"},   {"x2", "x2"},   {"x3", "x3"},   {"x4", "x4"},   {"x5", "x5"},
+    {"x6", "x6"},   {"x7", "x7"},   {"x8", "x8"},   {"x9", "x9"},   {"x10", "x10"}, {"x11", "x11"},
+    {"x12", "x12"}, {"x13", "x13"}, {"x14", "x14"}, {"x15", "x15"}, {"x16", "x16"}, {"x17", "x17"},
+    {"x18", "x18"}, {"x19", "x19"}, {"x20", "x20"}, {"x21", "x21"}, {"x22", "x22"}, {"x23", "x23"},
+    {"x24", "x24"}, {"x25", "x25"}, {"x26", "x26"}, {"x27", "x27"}, {"x28", "x28"}, {"fp", "x29"},
+    {"lr", "x30"},  {"sp", "sp"},   {"pc", "pc"}};
+
 }  // namespace
 
 const ArchInfo& aarch64_arch() {
@@ -350,7 +360,8 @@ const ArchInfo& aarch64_arch() {
                      .bintrace_magic = 0x316d7261, .bintrace = nullptr,
                      .bintrace_missing = "binary trace v1.0 defines no aarch64 register set: the specification "
                                          "describes only amd64 ('x641'); the reference rvnbintrace knows the "
-                                         "'arm1' magic but names no register for it"},
+                                         "'arm1' magic but names no register for it",
+                     .tenet_registers = kTenetRegisters},
       .syscall_id = &generic_syscall_id,
       .engine = &kEngine,
   };

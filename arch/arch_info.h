@@ -72,6 +72,11 @@ struct BintraceMachine;  // below
 struct ArchEngine;       // arch/arch_engine.h: the Unicorn and Capstone side
 
 // Per-format identifiers (filled as each format lands; empty/zero = the format has no id).
+struct TenetRegister {
+  std::string_view tenet_name;  // "rax", "fp"
+  std::string_view table_name;  // RegisterInfo::name ("rax", "x29")
+};
+
 struct FormatIds {
   std::string_view ucir_arch;        // UCIR header arch string ("x86_64")
   std::uint64_t bap_architecture;    // bap-frames frame_architecture
@@ -81,6 +86,11 @@ struct FormatIds {
   // Why there is no binary trace description although a magic exists (shown by
   // the writer's and the reader's refusals); empty otherwise.
   std::string_view bintrace_missing = {};
+  // Tenet's text trace (github.com/gaasedelen/tenet, tracers/README.md): the
+  // registers its architecture definition parses, as {Tenet's name, the
+  // table's name}, the program counter last; empty when Tenet reads no trace
+  // of this architecture.
+  std::span<const TenetRegister> tenet_registers = {};
 };
 
 // How binary trace v1.0 (REVEN's rvnbintrace, github.com/tetrane/rvnbintrace trace-format.md)

@@ -385,6 +385,12 @@ void i386_address_registers(const cs_insn& insn, std::vector<std::uint16_t>& bas
 
 constexpr std::uint16_t kEm386 = 3;
 
+// Tenet's x86 definition (plugins/tenet/trace/arch/x86.py): the general
+// registers and eip.
+constexpr TenetRegister kTenetRegisters[] = {{"eax", "eax"}, {"ebx", "ebx"}, {"ecx", "ecx"}, {"edx", "edx"},
+                                             {"ebp", "ebp"}, {"esp", "esp"}, {"esi", "esi"}, {"edi", "edi"},
+                                             {"eip", "eip"}};
+
 }  // namespace
 
 const ArchInfo& i386_arch() {
@@ -440,7 +446,7 @@ const ArchInfo& i386_arch() {
       // UCIR "x86" (usercorn's name); bap-frames i386 9 with bfd_mach_i386_i386 = 1;
       // binary trace v1.0 defines no 32-bit x86 machine.
       .format_ids = {.ucir_arch = "x86", .bap_architecture = 9, .bap_machine = 1, .bintrace_magic = 0,
-                     .bintrace = nullptr},
+                     .bintrace = nullptr, .tenet_registers = kTenetRegisters},
       .syscall_id = &i386_syscall_id,
       .engine = &kEngine,
       .reads_host_clock = &x86_reads_host_clock,

@@ -539,6 +539,13 @@ std::size_t x86_64_encode_stat(const FileStatus& s, std::span<std::uint8_t, kMax
   return kSize;
 }
 
+// Tenet's AMD64 definition (plugins/tenet/trace/arch/amd64.py): the general
+// registers and rip.
+constexpr TenetRegister kTenetRegisters[] = {
+    {"rax", "rax"}, {"rbx", "rbx"}, {"rcx", "rcx"}, {"rdx", "rdx"}, {"rbp", "rbp"}, {"rsp", "rsp"},
+    {"rsi", "rsi"}, {"rdi", "rdi"}, {"r8", "r8"},   {"r9", "r9"},   {"r10", "r10"}, {"r11", "r11"},
+    {"r12", "r12"}, {"r13", "r13"}, {"r14", "r14"}, {"r15", "r15"}, {"rip", "rip"}};
+
 }  // namespace
 
 const ArchInfo& x86_64_arch() {
@@ -586,7 +593,8 @@ const ArchInfo& x86_64_arch() {
                  .et_dyn_base = 0x555555554000,
                  .lowest_mmap = 0x10000},
       .format_ids = {.ucir_arch = "x86_64", .bap_architecture = 9, .bap_machine = 64,
-                     .bintrace_magic = 0x31343678, .bintrace = &kBintraceMachine},
+                     .bintrace_magic = 0x31343678, .bintrace = &kBintraceMachine,
+                     .tenet_registers = kTenetRegisters},
       .syscall_id = &x86_64_syscall_id,
       .engine = &kEngine,
       .reads_host_clock = &x86_reads_host_clock,

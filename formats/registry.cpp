@@ -41,9 +41,9 @@ Capabilities capabilities_of_kinds(bool (*carries)(events::EventKind)) {
 
 std::span<const FormatDescriptor> all_formats() {
   // Copies of the descriptors, made once; readable formats first, in TraceFormat order.
-  static const std::array<FormatDescriptor, 7> formats = {ucir_format(),  frames_format(), bintrace_format(),
+  static const std::array<FormatDescriptor, 8> formats = {ucir_format(),  frames_format(), bintrace_format(),
                                                           text_format(),  null_format(),   drcov_format(),
-                                                          chrome_format()};
+                                                          chrome_format(), tenet_format()};
   return formats;
 }
 

@@ -122,7 +122,7 @@ struct WriterRequest {
 };
 
 struct FormatDescriptor {
-  std::string_view name;                 // the --format word: "ucir", "frames", "bintrace", "text", "null", "drcov", "chrome"
+  std::string_view name;                 // the --format word: "ucir", "frames", "bintrace", "text", "null", "drcov", "chrome", "tenet"
   std::optional<TraceFormat> readable = std::nullopt;  // set for the formats tracecorn reads back
   // Set for binary formats that can write to standard output, which refuse it
   // when it is a terminal ("UCIR is binary: give -o FILE").
@@ -151,6 +151,7 @@ const FormatDescriptor& text_format();
 const FormatDescriptor& null_format();
 const FormatDescriptor& drcov_format();
 const FormatDescriptor& chrome_format();
+const FormatDescriptor& tenet_format();
 
 // Every format, in a fixed order (readable ones first, by TraceFormat).
 std::span<const FormatDescriptor> all_formats();

@@ -895,14 +895,16 @@ int recover_command(std::string path, std::string output) {
 // (`--format drcov|chrome`). Prints what the target cannot carry. Returns 0 or 125.
 int convert_command(const std::string& in, const std::string& out, const std::string& format, bool zstd) {
   using tracecorn::replay::TraceFormat;
-  if (format == "drcov" || format == "chrome") {
-    auto written = format == "drcov" ? tracecorn::replay::export_drcov(in, out, true)
-                                   : tracecorn::replay::export_chrome(in, out, true);
+  if (format == "drcov" || format == "chrome" || format == "tenet") {
+    auto written = format == "drcov"    ? tracecorn::replay::export_drcov(in, out, true)
+                   : format == "chrome" ? tracecorn::replay::export_chrome(in, out, true)
+                                        : tracecorn::replay::export_tenet(in, out, true);
     if (!written) {
       fmt::print(stderr, "tracecorn: {}\n", written.error().to_string());
       return kExitToolError;
     }
-    fmt::print(stderr, "tracecorn: {}: {} {}\n", out, *written, format == "drcov" ? "blocks" : "trace events");
+    fmt::print(stderr, "tracecorn: {}: {} {}\n", out, *written,
+               format == "drcov" ? "blocks" : format == "chrome" ? "trace events" : "lines");
     return 0;
   }
   const TraceFormat target = format == "ucir" ? TraceFormat::kUcir : format == "frames" ? TraceFormat::kFrames
@@ -1061,14 +1063,18 @@ int main(int argc, char** argv) {
   stat_app->footer(example("  tracecorn stat ls.ucir"));
   stat_app->add_option("file", stat_path, "The trace file")->required();
   std::string convert_in, convert_out, convert_format, convert_compress = "none";
-  CLI::App* convert_app = app.add_subcommand("convert", "Convert a trace to another format, or export it (drcov, chrome)");
+  CLI::App* convert_app =
+      app.add_subcommand("convert", "Convert a trace to another format, or export it (drcov, chrome, tenet)");
   convert_app->footer(example("  tracecorn convert ls.ucir ls.frames --format frames\n"
-                              "  tracecorn convert ls.ucir ls.json --format chrome   # for Perfetto"));
+                              "  tracecorn convert ls.ucir ls.json --format chrome   # for Perfetto\n"
+                              "  tracecorn convert ls.ucir ls.log --format tenet     # for Tenet in IDA (a full-level trace)"));
   convert_app->add_option("in", convert_in, "The trace file")->required();
   convert_app->add_option("out", convert_out, "The file to write")->required();
-  convert_app->add_option("--format", convert_format, "ucir, frames, bintrace, drcov or chrome (trace-event JSON)")
+  convert_app
+      ->add_option("--format", convert_format,
+                   "ucir, frames, bintrace, drcov, chrome (trace-event JSON) or tenet (Tenet's text trace)")
       ->required()
-      ->check(CLI::IsMember({"ucir", "frames", "bintrace", "drcov", "chrome"}));
+      ->check(CLI::IsMember({"ucir", "frames", "bintrace", "drcov", "chrome", "tenet"}));
   convert_app->add_option("--compress", convert_compress, "none or zstd")->check(CLI::IsMember({"none", "zstd"}));
 
   CLI::App* recover_app =

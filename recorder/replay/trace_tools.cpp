@@ -387,4 +387,8 @@ Expected<std::uint64_t> export_chrome(const std::string& in, const std::string& 
   return export_trace("chrome", in, out, progress);
 }
 
+Expected<std::uint64_t> export_tenet(const std::string& in, const std::string& out, bool progress) {
+  return export_trace("tenet", in, out, progress);
+}
+
 }  // namespace tracecorn::replay

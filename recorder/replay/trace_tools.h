@@ -83,5 +83,9 @@ Expected<std::uint64_t> export_drcov(const std::string& in, const std::string& o
 // Chrome trace-event JSON to `out` (ts = instructions executed before, in µs).
 // Returns the number of trace events written.
 Expected<std::uint64_t> export_chrome(const std::string& in, const std::string& out, bool progress = false);
+// Writes the instructions of the full-level trace at `in`, with their register
+// changes and memory accesses, as Tenet's text trace to `out`
+// (formats/tenet/tenet_writer.h). Returns the number of lines written.
+Expected<std::uint64_t> export_tenet(const std::string& in, const std::string& out, bool progress = false);
 
 }  // namespace tracecorn::replay

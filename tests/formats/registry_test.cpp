@@ -62,8 +62,8 @@ TEST_CASE("Format registry: one descriptor per format, found by name, readable o
     CHECK(&formats::descriptor(*format.readable) == &format);
     CHECK(formats::format_name(*format.readable) == format.name);
   }
-  CHECK(names == std::set<std::string_view>{"ucir", "frames", "bintrace", "text", "null", "drcov", "chrome"});
-  CHECK(formats::find_format("tenet") == nullptr);
+  CHECK(names == std::set<std::string_view>{"ucir", "frames", "bintrace", "text", "null", "drcov", "chrome", "tenet"});
+  CHECK(formats::find_format("qira") == nullptr);
   CHECK(formats::descriptor(formats::TraceFormat::kBintrace).needs_registers);
   CHECK(formats::descriptor(formats::TraceFormat::kUcir).capabilities().initial_memory);
   CHECK_FALSE(formats::descriptor(formats::TraceFormat::kFrames).capabilities().initial_memory);
@@ -102,10 +102,13 @@ TEST_CASE("Format registry: the writer factory refuses what a format cannot do, 
     made.compress_zstd = zstd;
     return made;
   };
-  auto unknown = formats::open_writer("tenet", request(false, &arch));
+  auto unknown = formats::open_writer("qira", request(false, &arch));
   REQUIRE_FALSE(unknown.has_value());
   CHECK(unknown.error().code == ErrorCode::kInvalidArgument);
-  CHECK(unknown.error().message.find("\"tenet\"") != std::string::npos);
+  CHECK(unknown.error().message.find("\"qira\"") != std::string::npos);
+  auto tenet_riscv = formats::open_writer("tenet", request(false, &arch::riscv64_arch()));
+  REQUIRE_FALSE(tenet_riscv.has_value());
+  CHECK(tenet_riscv.error().code == ErrorCode::kUnsupported);
   auto compressed_text = formats::open_writer("text", request(true, &arch));
   REQUIRE_FALSE(compressed_text.has_value());
   CHECK(compressed_text.error().message.find("text format cannot be compressed") != std::string::npos);

@@ -22,7 +22,7 @@ import sys
 MUTANTS = 4
 DEFAULT_SEED = 25
 FORMATS = ["ucir", "frames", "bintrace"]
-CONVERSIONS = ["ucir", "frames", "bintrace", "drcov", "chrome"]
+CONVERSIONS = ["ucir", "frames", "bintrace", "drcov", "chrome", "tenet"]
 SANITIZER_WORDS = ["AddressSanitizer", "LeakSanitizer", "UndefinedBehaviorSanitizer", "runtime error:",
                    "ThreadSanitizer"]
 # The sanitized build is several times slower (scripts/asan.sh).
@@ -117,7 +117,7 @@ def main():
                 if status == 0:
                     if left != [out]:
                         failures.append("%s: succeeded but left %s" % (where, left))
-                    elif not name.endswith(("drcov", "chrome")):
+                    elif not name.endswith(("drcov", "chrome", "tenet")):
                         check, _, check_err = run([tracecorn, "stat", out])
                         if check != 0:
                             failures.append("%s: succeeded but `stat` of its output exits %s: %s" %

@@ -84,6 +84,362 @@ struct State {
   bool ra_signed = false;
 };
 
+// DW_CFA_* (DWARF 5, 6.4.2, with the GNU and vendor extensions GCC emits).
+// The primary instructions carry an operand in their low six bits and are
+// told apart by the top two; the others are whole bytes.
+constexpr std::uint8_t kCfaAdvanceLoc = 1, kCfaOffset = 2, kCfaRestore = 3;  // op >> 6
+enum CfaOpcode : std::uint8_t {
+  kCfaNop = 0x00,
+  kCfaSetLoc = 0x01,
+  kCfaAdvanceLoc1 = 0x02,
+  kCfaAdvanceLoc2 = 0x03,
+  kCfaAdvanceLoc4 = 0x04,
+  kCfaOffsetExtended = 0x05,
+  kCfaRestoreExtended = 0x06,
+  kCfaUndefined = 0x07,
+  kCfaSameValue = 0x08,
+  kCfaRegister = 0x09,
+  kCfaRememberState = 0x0a,
+  kCfaRestoreState = 0x0b,
+  kCfaDefCfa = 0x0c,
+  kCfaDefCfaRegister = 0x0d,
+  kCfaDefCfaOffset = 0x0e,
+  kCfaDefCfaExpression = 0x0f,
+  kCfaExpression = 0x10,
+  kCfaOffsetExtendedSf = 0x11,
+  kCfaDefCfaSf = 0x12,
+  kCfaDefCfaOffsetSf = 0x13,
+  kCfaValOffset = 0x14,
+  kCfaValOffsetSf = 0x15,
+  kCfaValExpression = 0x16,
+  kCfaMipsAdvanceLoc8 = 0x1d,
+  kCfaGnuWindowSave = 0x2d,  // SPARC; AARCH64_negate_ra_state on aarch64
+  kCfaGnuArgsSize = 0x2e,
+  kCfaGnuNegativeOffsetExtended = 0x2f,
+};
+
+// Runs the CFA program of one FDE (its CIE's initial instructions, then its
+// own) and hands rows to `visit`: every row with `all_rows`, else the one that
+// holds `target_pc`. The instructions are grouped as DWARF 5 6.4.2 groups
+// them: row creation (the location), CFA definition, register rules, row state.
+class CfaInterpreter {
+ public:
+  CfaInterpreter(const CfiSection& section, const CieRecord& cie, const FdeRecord& fde, std::uint64_t target_pc,
+                 bool all_rows, const std::function<void(const UnwindRow&)>& visit)
+      : section_(section), cie_(cie), fde_(fde), target_pc_(target_pc), all_rows_(all_rows), visit_(visit),
+        location_(fde.pc_begin) {}
+
+  // The CIE's initial instructions (no advance is meaningful there and no row
+  // is emitted); they set the rules DW_CFA_restore returns to.
+  Status run_initial_instructions() {
+    if (auto status = run(cie_.instructions, cie_.instructions_offset, true); !status) return status;
+    initial_ = state_;
+    return ok_status();
+  }
+
+  // The FDE's instructions, then the last row (up to pc_end) unless the
+  // target's row has been emitted already.
+  Status run_fde_instructions() {
+    if (auto status = run(fde_.instructions, fde_.instructions_offset, false); !status) return status;
+    if (done_) return ok_status();
+    if (all_rows_ && location_ >= fde_.pc_end) return ok_status();
+    return emit_row(fde_.pc_end);
+  }
+
+ private:
+  Error error(std::string message, std::uint64_t offset, ErrorCode code = ErrorCode::kBadFormat) const {
+    return make_error(code, std::move(message), section_.source, offset);
+  }
+  Error truncated(const ByteReader& in) const {
+    return error("CFA instruction is truncated", in.section_offset(), ErrorCode::kTruncated);
+  }
+
+  // Runs one instruction list to its end, or until the target row is emitted.
+  Status run(std::span<const std::uint8_t> program, std::uint64_t program_offset, bool in_cie) {
+    in_cie_ = in_cie;
+    ByteReader in(program, section_.little_endian, program_offset);
+    while (!in.at_end() && !done_) {
+      const std::uint64_t at = in.section_offset();
+      std::uint8_t op = 0;
+      in.u8(op);
+      if (auto status = execute(op, in, at); !status) return status;
+    }
+    return ok_status();
+  }
+
+  // One instruction `op`, read at section offset `at`; `in` is at its operands.
+  Status execute(std::uint8_t op, ByteReader& in, std::uint64_t at) {
+    const std::uint8_t low = op & 0x3f;
+    switch (op >> 6) {
+      case kCfaAdvanceLoc: return advance(low, at);
+      case kCfaOffset: return offset_rule(low, in, at);
+      case kCfaRestore:
+        if (in_cie_) return error("DW_CFA_restore in a CIE", at);
+        restore(low);
+        return ok_status();
+      default: break;
+    }
+    switch (op) {
+      case kCfaNop: return ok_status();
+      case kCfaSetLoc: case kCfaAdvanceLoc1: case kCfaAdvanceLoc2: case kCfaAdvanceLoc4: case kCfaMipsAdvanceLoc8:
+        return move_location(op, in, at);
+      case kCfaDefCfa: case kCfaDefCfaSf: case kCfaDefCfaRegister: case kCfaDefCfaOffset: case kCfaDefCfaOffsetSf:
+      case kCfaDefCfaExpression:
+        return define_cfa(op, in, at);
+      case kCfaOffsetExtended: case kCfaRestoreExtended: case kCfaUndefined: case kCfaSameValue: case kCfaRegister:
+      case kCfaExpression: case kCfaValExpression: case kCfaOffsetExtendedSf: case kCfaValOffset:
+      case kCfaValOffsetSf: case kCfaGnuNegativeOffsetExtended:
+        return set_register_rule(op, in, at);
+      case kCfaRememberState: case kCfaRestoreState: case kCfaGnuWindowSave: case kCfaGnuArgsSize:
+        return change_row_state(op, in, at);
+      default: return unknown_instruction(op, at);
+    }
+  }
+
+  Status unknown_instruction(std::uint8_t op, std::uint64_t at) const {
+    char name[8];
+    std::snprintf(name, sizeof name, "0x%02x", op);
+    return error(std::string("unknown CFA instruction ") + name, at);
+  }
+
+  // Row creation: set_loc, advance_loc1/2/4, MIPS_advance_loc8.
+  Status move_location(std::uint8_t op, ByteReader& in, std::uint64_t at) {
+    if (op == kCfaSetLoc) {
+      const char* why = nullptr;
+      ByteReader sub(section_.bytes.first(in.section_offset() + in.remaining()), section_.little_endian);
+      sub.seek(in.section_offset());
+      std::uint64_t target = 0;
+      if (!read_encoded(sub, section_.kind == CfiKind::kEhFrame ? cie_.fde_encoding : kPeAbsptr, section_.address,
+                        cie_.address_size, 0, target, why))
+        return error(std::string("DW_CFA_set_loc: ") + why, at);
+      in.skip(sub.offset() - in.section_offset());
+      return advance_to(target, at);
+    }
+    const unsigned size = op == kCfaAdvanceLoc1 ? 1 : op == kCfaAdvanceLoc2 ? 2 : op == kCfaAdvanceLoc4 ? 4 : 8;
+    std::uint64_t delta = 0;
+    if (!in.read_unsigned(size, delta)) return truncated(in);
+    return advance(delta, at);
+  }
+
+  // Moves the location forward by `delta` code units.
+  Status advance(std::uint64_t delta, std::uint64_t at) {
+    const std::uint64_t factor = cie_.code_alignment;
+    if (delta != 0 && factor > ~std::uint64_t{0} / delta) return error("location advance overflows", at);
+    const std::uint64_t bytes = delta * factor;
+    if (bytes > ~std::uint64_t{0} - location_) return error("location advance overflows", at);
+    return advance_to(location_ + bytes, at);
+  }
+
+  // Moves the location to `new_location`, emitting the row that ends there
+  // (every row, or the target's).
+  Status advance_to(std::uint64_t new_location, std::uint64_t at) {
+    if (in_cie_) return ok_status();
+    if (new_location < location_) return error("location moves backwards to " + hex(new_location), at);
+    if (new_location == location_) return ok_status();
+    if (all_rows_) {
+      if (location_ < fde_.pc_end) {
+        if (auto status = emit_row(std::min(new_location, fde_.pc_end)); !status) return status;
+      }
+    } else if (new_location > target_pc_) {
+      if (auto status = emit_row(new_location); !status) return status;
+      done_ = true;
+    }
+    location_ = new_location;
+    return ok_status();
+  }
+
+  // The row [location_, end) as the state gives it.
+  Status emit_row(std::uint64_t end) {
+    UnwindRow row;
+    row.start = location_;
+    row.end = end;
+    row.cfa = state_.cfa;
+    row.return_column = static_cast<std::uint16_t>(cie_.return_column);
+    row.signal_frame = cie_.signal_frame;
+    row.return_address_signed = state_.ra_signed;
+    row.args_size = state_.args_size;
+    row.section_base = section_.bytes.data();
+    for (unsigned column = 0; column < kMaxRegisters; ++column) {
+      if (state_.registers[column].kind == RuleKind::kUnspecified) continue;
+      if (row.rule_count >= kMaxRowRules)
+        return error("more than " + std::to_string(kMaxRowRules) + " register rules in one row", fde_.offset,
+                     ErrorCode::kLimit);
+      row.rules[row.rule_count] = state_.registers[column];
+      row.rules[row.rule_count].column = static_cast<std::uint16_t>(column);
+      ++row.rule_count;
+    }
+    visit_(row);
+    return ok_status();
+  }
+
+  // CFA definition: def_cfa, def_cfa_sf, def_cfa_register, def_cfa_offset,
+  // def_cfa_offset_sf, def_cfa_expression.
+  Status define_cfa(std::uint8_t op, ByteReader& in, std::uint64_t at) {
+    std::uint64_t reg = 0, a = 0;
+    std::int64_t s = 0, scaled = 0;
+    std::span<const std::uint8_t> block;
+    switch (op) {
+      case kCfaDefCfa:
+        if (!in.uleb128(reg) || !in.uleb128(a)) return truncated(in);
+        if (reg >= kMaxRegisters) return untracked_cfa_register(reg, at);
+        state_.cfa = CfaRule{false, static_cast<std::uint16_t>(reg), 0, static_cast<std::int64_t>(a), nullptr};
+        return ok_status();
+      case kCfaDefCfaSf:
+        if (!in.uleb128(reg) || !in.sleb128(s)) return truncated(in);
+        if (reg >= kMaxRegisters) return untracked_cfa_register(reg, at);
+        if (!scale_by_data_alignment(s, scaled)) return error("offset overflows", at);
+        state_.cfa = CfaRule{false, static_cast<std::uint16_t>(reg), 0, scaled, nullptr};
+        return ok_status();
+      case kCfaDefCfaRegister:
+        if (!in.uleb128(reg)) return truncated(in);
+        if (reg >= kMaxRegisters) return untracked_cfa_register(reg, at);
+        state_.cfa.is_expression = false;
+        state_.cfa.reg = static_cast<std::uint16_t>(reg);
+        return ok_status();
+      case kCfaDefCfaOffset:
+        if (!in.uleb128(a)) return truncated(in);
+        state_.cfa.offset = static_cast<std::int64_t>(a);
+        return ok_status();
+      case kCfaDefCfaOffsetSf:
+        if (!in.sleb128(s)) return truncated(in);
+        if (!scale_by_data_alignment(s, scaled)) return error("offset overflows", at);
+        state_.cfa.offset = scaled;
+        return ok_status();
+      case kCfaDefCfaExpression:
+        if (!in.uleb128(a) || !in.take(a, block)) return truncated(in);
+        state_.cfa = CfaRule{true, 0, static_cast<std::uint32_t>(block.size()), 0, block.data()};
+        return ok_status();
+      default: return unknown_instruction(op, at);
+    }
+  }
+
+  Error untracked_cfa_register(std::uint64_t reg, std::uint64_t at) const {
+    return error("CFA register " + std::to_string(reg) + " is not tracked", at, ErrorCode::kUnsupported);
+  }
+
+  // Register rules: offset_extended(_sf), val_offset(_sf),
+  // GNU_negative_offset_extended, restore_extended, undefined, same_value,
+  // register, expression, val_expression.
+  Status set_register_rule(std::uint8_t op, ByteReader& in, std::uint64_t at) {
+    std::uint64_t reg = 0, a = 0;
+    std::span<const std::uint8_t> block;
+    if (!in.uleb128(reg)) return truncated(in);
+    switch (op) {
+      case kCfaOffsetExtended: return offset_rule(reg, in, at);
+      case kCfaOffsetExtendedSf: case kCfaValOffset: case kCfaValOffsetSf: case kCfaGnuNegativeOffsetExtended:
+        return factored_offset_rule(op, reg, in, at);
+      case kCfaRestoreExtended:
+        if (in_cie_) return error("DW_CFA_restore_extended in a CIE", at);
+        restore(reg);
+        return ok_status();
+      case kCfaUndefined: set_rule(reg, RuleKind::kUndefined, 0); return ok_status();
+      case kCfaSameValue: set_rule(reg, RuleKind::kSameValue, 0); return ok_status();
+      case kCfaRegister:
+        if (!in.uleb128(a)) return truncated(in);
+        if (a >= kMaxRegisters)
+          return error("DW_CFA_register names untracked register " + std::to_string(a), at, ErrorCode::kUnsupported);
+        set_rule(reg, RuleKind::kRegister, 0);
+        if (reg < kMaxRegisters) state_.registers[reg].reg = a;
+        return ok_status();
+      case kCfaExpression: case kCfaValExpression:
+        if (!in.uleb128(a) || !in.take(a, block)) return truncated(in);
+        set_expression(reg, op == kCfaExpression ? RuleKind::kExpression : RuleKind::kValExpression, block);
+        return ok_status();
+      default: return unknown_instruction(op, at);
+    }
+  }
+
+  // DW_CFA_offset(_extended): the register is saved at CFA + uleb x data alignment.
+  Status offset_rule(std::uint64_t reg, ByteReader& in, std::uint64_t at) {
+    std::uint64_t a = 0;
+    std::int64_t scaled = 0;
+    if (!in.uleb128(a)) return truncated(in);
+    if (!scale_by_data_alignment(static_cast<std::int64_t>(a), scaled)) return error("offset overflows", at);
+    set_rule(reg, RuleKind::kOffset, scaled);
+    return ok_status();
+  }
+
+  // offset_extended_sf, val_offset(_sf), GNU_negative_offset_extended: a
+  // factored offset, signed or not (negated for the GNU one).
+  Status factored_offset_rule(std::uint8_t op, std::uint64_t reg, ByteReader& in, std::uint64_t at) {
+    std::int64_t s = 0, scaled = 0;
+    if (op == kCfaOffsetExtendedSf || op == kCfaValOffsetSf) {
+      if (!in.sleb128(s)) return truncated(in);
+    } else {
+      std::uint64_t a = 0;
+      if (!in.uleb128(a)) return truncated(in);
+      s = static_cast<std::int64_t>(a);
+      if (op == kCfaGnuNegativeOffsetExtended) s = -s;
+    }
+    if (!scale_by_data_alignment(s, scaled)) return error("offset overflows", at);
+    const bool saved_at_offset = op == kCfaOffsetExtendedSf || op == kCfaGnuNegativeOffsetExtended;
+    set_rule(reg, saved_at_offset ? RuleKind::kOffset : RuleKind::kValOffset, scaled);
+    return ok_status();
+  }
+
+  bool scale_by_data_alignment(std::int64_t value, std::int64_t& out) const {
+    return !__builtin_mul_overflow(value, cie_.data_alignment, &out);
+  }
+
+  void set_rule(std::uint64_t reg, RuleKind kind, std::int64_t offset) {
+    if (reg >= kMaxRegisters) return;  // not tracked (vector registers, aarch64 d8..d15)
+    RegisterRule& rule = state_.registers[reg];
+    rule.kind = kind;
+    rule.offset = offset;
+    rule.expression_size = 0;
+  }
+
+  void set_expression(std::uint64_t reg, RuleKind kind, std::span<const std::uint8_t> block) {
+    if (reg >= kMaxRegisters) return;
+    RegisterRule& rule = state_.registers[reg];
+    rule.kind = kind;
+    rule.expression = block.data();
+    rule.expression_size = static_cast<std::uint32_t>(block.size());
+  }
+
+  void restore(std::uint64_t reg) {
+    if (reg < kMaxRegisters) state_.registers[reg] = initial_.registers[reg];
+  }
+
+  // Row state: remember_state, restore_state, GNU_window_save
+  // (AARCH64_negate_ra_state), GNU_args_size.
+  Status change_row_state(std::uint8_t op, ByteReader& in, std::uint64_t at) {
+    std::uint64_t a = 0;
+    switch (op) {
+      case kCfaRememberState:
+        if (saved_.size() >= kMaxStateStack) return error("remember_state nested too deeply", at, ErrorCode::kLimit);
+        saved_.push_back(state_);
+        return ok_status();
+      case kCfaRestoreState:
+        if (saved_.empty()) return error("restore_state without remember_state", at);
+        // The CFA and args size survive restore_state only in old GCC
+        // practice; DWARF says the whole row is restored (as libgcc does).
+        state_ = saved_.back();
+        saved_.pop_back();
+        return ok_status();
+      case kCfaGnuWindowSave: state_.ra_signed = !state_.ra_signed; return ok_status();
+      case kCfaGnuArgsSize:
+        if (!in.uleb128(a)) return truncated(in);
+        state_.args_size = a;
+        return ok_status();
+      default: return unknown_instruction(op, at);
+    }
+  }
+
+  const CfiSection& section_;
+  const CieRecord& cie_;
+  const FdeRecord& fde_;
+  const std::uint64_t target_pc_;
+  const bool all_rows_;
+  const std::function<void(const UnwindRow&)>& visit_;
+  State state_;
+  State initial_;              // after the CIE's instructions: what DW_CFA_restore returns to
+  std::vector<State> saved_;   // remember_state's stack
+  std::uint64_t location_;     // where the current row starts
+  bool in_cie_ = false;        // running the CIE's initial instructions
+  bool done_ = false;          // the target row has been emitted
+};
+
 }  // namespace
 
 Error CfiTable::error(std::string message, std::uint64_t offset, ErrorCode code) const {
@@ -409,8 +765,8 @@ Status CfiTable::rows(const FdeRecord& fde, const std::function<void(const Unwin
   return execute(fde, 0, true, visit);
 }
 
-// Runs the CIE's initial instructions, then the FDE's. With `all_rows`, calls
-// `visit` for every row; else once, with the row holding `target_pc`.
+// Runs the CIE's initial instructions, then the FDE's (CfaInterpreter). With
+// `all_rows`, calls `visit` for every row; else once, with the row holding `target_pc`.
 Status CfiTable::execute(const FdeRecord& fde, std::uint64_t target_pc, bool all_rows,
                          const std::function<void(const UnwindRow&)>& visit) const {
   auto cie_or = cached_cie(fde.cie_offset);
@@ -421,255 +777,11 @@ Status CfiTable::execute(const FdeRecord& fde, std::uint64_t target_pc, bool all
                  ErrorCode::kUnsupported);
   if (cie.code_alignment == 0) return error("code alignment factor 0", cie.offset);
 
-  State state;
-  State initial;
-  std::vector<State> saved;
-  std::uint64_t location = fde.pc_begin;
-
-  auto emit = [&](std::uint64_t end) -> Status {
-    UnwindRow row;
-    row.start = location;
-    row.end = end;
-    row.cfa = state.cfa;
-    row.return_column = static_cast<std::uint16_t>(cie.return_column);
-    row.signal_frame = cie.signal_frame;
-    row.return_address_signed = state.ra_signed;
-    row.args_size = state.args_size;
-    row.section_base = section_.bytes.data();
-    for (unsigned column = 0; column < kMaxRegisters; ++column) {
-      if (state.registers[column].kind == RuleKind::kUnspecified) continue;
-      if (row.rule_count >= kMaxRowRules)
-        return error("more than " + std::to_string(kMaxRowRules) + " register rules in one row", fde.offset,
-                     ErrorCode::kLimit);
-      row.rules[row.rule_count] = state.registers[column];
-      row.rules[row.rule_count].column = static_cast<std::uint16_t>(column);
-      ++row.rule_count;
-    }
-    visit(row);
-    return ok_status();
-  };
-
-  // Runs one instruction list. `in_cie`: the CIE's initial instructions (no
-  // advance is meaningful there; rows are not emitted). Returns true in
-  // `done` when the target row has been emitted.
-  auto run = [&](std::span<const std::uint8_t> program, std::uint64_t program_offset, bool in_cie,
-                 bool& done) -> Status {
-    ByteReader in(program, section_.little_endian, program_offset);
-    auto truncated = [&]() {
-      return error("CFA instruction is truncated", in.section_offset(), ErrorCode::kTruncated);
-    };
-    auto set_rule = [&](std::uint64_t reg, RuleKind kind, std::int64_t offset) {
-      if (reg >= kMaxRegisters) return;  // not tracked (vector registers, aarch64 d8..d15)
-      RegisterRule& rule = state.registers[reg];
-      rule.kind = kind;
-      rule.offset = offset;
-      rule.expression_size = 0;
-    };
-    auto set_expression = [&](std::uint64_t reg, RuleKind kind, std::span<const std::uint8_t> block) {
-      if (reg >= kMaxRegisters) return;
-      RegisterRule& rule = state.registers[reg];
-      rule.kind = kind;
-      rule.expression = block.data();
-      rule.expression_size = static_cast<std::uint32_t>(block.size());
-    };
-    auto restore = [&](std::uint64_t reg) {
-      if (reg < kMaxRegisters) state.registers[reg] = initial.registers[reg];
-    };
-    // Moves the location forward by `delta` code units (or to `new_location`).
-    auto advance_to = [&](std::uint64_t new_location, std::uint64_t at) -> Status {
-      if (in_cie) return ok_status();
-      if (new_location < location) return error("location moves backwards to " + hex(new_location), at);
-      if (new_location == location) return ok_status();
-      if (all_rows) {
-        if (location < fde.pc_end) {
-          if (auto status = emit(std::min(new_location, fde.pc_end)); !status) return status;
-        }
-      } else if (new_location > target_pc) {
-        if (auto status = emit(new_location); !status) return status;
-        done = true;
-      }
-      location = new_location;
-      return ok_status();
-    };
-    auto advance = [&](std::uint64_t delta, std::uint64_t at) -> Status {
-      const std::uint64_t factor = cie.code_alignment;
-      if (delta != 0 && factor > ~std::uint64_t{0} / delta) return error("location advance overflows", at);
-      const std::uint64_t bytes = delta * factor;
-      if (bytes > ~std::uint64_t{0} - location) return error("location advance overflows", at);
-      return advance_to(location + bytes, at);
-    };
-    auto checked_factor = [&](std::int64_t value, std::int64_t factor, std::int64_t& out) -> bool {
-      return !__builtin_mul_overflow(value, factor, &out);
-    };
-
-    while (!in.at_end() && !done) {
-      const std::uint64_t at = in.section_offset();
-      std::uint8_t op = 0;
-      in.u8(op);
-      const std::uint8_t low = op & 0x3f;
-      std::uint64_t reg = 0, a = 0;
-      std::int64_t s = 0, scaled = 0;
-      std::span<const std::uint8_t> block;
-      switch (op >> 6) {
-        case 1: {  // DW_CFA_advance_loc
-          if (auto status = advance(low, at); !status) return status;
-          continue;
-        }
-        case 2: {  // DW_CFA_offset
-          if (!in.uleb128(a)) return truncated();
-          if (!checked_factor(static_cast<std::int64_t>(a), cie.data_alignment, scaled)) return error("offset overflows", at);
-          set_rule(low, RuleKind::kOffset, scaled);
-          continue;
-        }
-        case 3:  // DW_CFA_restore
-          if (in_cie) return error("DW_CFA_restore in a CIE", at);
-          restore(low);
-          continue;
-        default: break;
-      }
-      switch (op) {
-        case 0x00: break;  // nop
-        case 0x01: {       // set_loc
-          const char* why = nullptr;
-          ByteReader sub(section_.bytes.first(in.section_offset() + in.remaining()), section_.little_endian);
-          sub.seek(in.section_offset());
-          std::uint64_t target = 0;
-          if (!read_encoded(sub, section_.kind == CfiKind::kEhFrame ? cie.fde_encoding : kPeAbsptr, section_.address,
-                            cie.address_size, 0, target, why))
-            return error(std::string("DW_CFA_set_loc: ") + why, at);
-          in.skip(sub.offset() - in.section_offset());
-          if (auto status = advance_to(target, at); !status) return status;
-          break;
-        }
-        case 0x02: case 0x03: case 0x04: {  // advance_loc1/2/4
-          const unsigned size = op == 0x02 ? 1 : op == 0x03 ? 2 : 4;
-          if (!in.read_unsigned(size, a)) return truncated();
-          if (auto status = advance(a, at); !status) return status;
-          break;
-        }
-        case 0x05:  // offset_extended
-          if (!in.uleb128(reg) || !in.uleb128(a)) return truncated();
-          if (!checked_factor(static_cast<std::int64_t>(a), cie.data_alignment, scaled)) return error("offset overflows", at);
-          set_rule(reg, RuleKind::kOffset, scaled);
-          break;
-        case 0x06:  // restore_extended
-          if (!in.uleb128(reg)) return truncated();
-          if (in_cie) return error("DW_CFA_restore_extended in a CIE", at);
-          restore(reg);
-          break;
-        case 0x07:  // undefined
-          if (!in.uleb128(reg)) return truncated();
-          set_rule(reg, RuleKind::kUndefined, 0);
-          break;
-        case 0x08:  // same_value
-          if (!in.uleb128(reg)) return truncated();
-          set_rule(reg, RuleKind::kSameValue, 0);
-          break;
-        case 0x09:  // register
-          if (!in.uleb128(reg) || !in.uleb128(a)) return truncated();
-          if (a >= kMaxRegisters) return error("DW_CFA_register names untracked register " + std::to_string(a), at,
-                                               ErrorCode::kUnsupported);
-          set_rule(reg, RuleKind::kRegister, 0);
-          if (reg < kMaxRegisters) state.registers[reg].reg = a;
-          break;
-        case 0x0a:  // remember_state
-          if (saved.size() >= kMaxStateStack) return error("remember_state nested too deeply", at, ErrorCode::kLimit);
-          saved.push_back(state);
-          break;
-        case 0x0b:  // restore_state
-          if (saved.empty()) return error("restore_state without remember_state", at);
-          {
-            // The CFA and args size survive restore_state only in old GCC
-            // practice; DWARF says the whole row is restored (as libgcc does).
-            state = saved.back();
-            saved.pop_back();
-          }
-          break;
-        case 0x0c:  // def_cfa
-          if (!in.uleb128(reg) || !in.uleb128(a)) return truncated();
-          if (reg >= kMaxRegisters) return error("CFA register " + std::to_string(reg) + " is not tracked", at,
-                                                 ErrorCode::kUnsupported);
-          state.cfa = CfaRule{false, static_cast<std::uint16_t>(reg), 0, static_cast<std::int64_t>(a), nullptr};
-          break;
-        case 0x0d:  // def_cfa_register
-          if (!in.uleb128(reg)) return truncated();
-          if (reg >= kMaxRegisters) return error("CFA register " + std::to_string(reg) + " is not tracked", at,
-                                                 ErrorCode::kUnsupported);
-          state.cfa.is_expression = false;
-          state.cfa.reg = static_cast<std::uint16_t>(reg);
-          break;
-        case 0x0e:  // def_cfa_offset
-          if (!in.uleb128(a)) return truncated();
-          state.cfa.offset = static_cast<std::int64_t>(a);
-          break;
-        case 0x0f:  // def_cfa_expression
-          if (!in.uleb128(a) || !in.take(a, block)) return truncated();
-          state.cfa = CfaRule{true, 0, static_cast<std::uint32_t>(block.size()), 0, block.data()};
-          break;
-        case 0x10: case 0x16:  // expression, val_expression
-          if (!in.uleb128(reg) || !in.uleb128(a) || !in.take(a, block)) return truncated();
-          set_expression(reg, op == 0x10 ? RuleKind::kExpression : RuleKind::kValExpression, block);
-          break;
-        case 0x11: case 0x14: case 0x15: case 0x2f: {  // offset_extended_sf, val_offset, val_offset_sf, GNU_negative_offset_extended
-          if (!in.uleb128(reg)) return truncated();
-          if (op == 0x11 || op == 0x15) {
-            if (!in.sleb128(s)) return truncated();
-          } else {
-            if (!in.uleb128(a)) return truncated();
-            s = static_cast<std::int64_t>(a);
-            if (op == 0x2f) s = -s;
-          }
-          if (!checked_factor(s, cie.data_alignment, scaled)) return error("offset overflows", at);
-          set_rule(reg, op == 0x11 || op == 0x2f ? RuleKind::kOffset : RuleKind::kValOffset, scaled);
-          break;
-        }
-        case 0x12:  // def_cfa_sf
-          if (!in.uleb128(reg) || !in.sleb128(s)) return truncated();
-          if (reg >= kMaxRegisters) return error("CFA register " + std::to_string(reg) + " is not tracked", at,
-                                                 ErrorCode::kUnsupported);
-          if (!checked_factor(s, cie.data_alignment, scaled)) return error("offset overflows", at);
-          state.cfa = CfaRule{false, static_cast<std::uint16_t>(reg), 0, scaled, nullptr};
-          break;
-        case 0x13:  // def_cfa_offset_sf
-          if (!in.sleb128(s)) return truncated();
-          if (!checked_factor(s, cie.data_alignment, scaled)) return error("offset overflows", at);
-          state.cfa.offset = scaled;
-          break;
-        case 0x1d:  // MIPS_advance_loc8
-          if (!in.read_unsigned(8, a)) return truncated();
-          if (auto status = advance(a, at); !status) return status;
-          break;
-        case 0x2d:  // GNU_window_save (SPARC) / AARCH64_negate_ra_state
-          state.ra_signed = !state.ra_signed;
-          break;
-        case 0x2e:  // GNU_args_size
-          if (!in.uleb128(a)) return truncated();
-          state.args_size = a;
-          break;
-        default: {
-          char name[8];
-          std::snprintf(name, sizeof name, "0x%02x", op);
-          return error(std::string("unknown CFA instruction ") + name, at);
-        }
-      }
-    }
-    return ok_status();
-  };
-
-  bool done = false;
-  if (auto status = run(cie.instructions, cie.instructions_offset, true, done); !status) return status;
-  initial = state;
+  CfaInterpreter interpreter(section_, cie, fde, target_pc, all_rows, visit);
+  if (auto status = interpreter.run_initial_instructions(); !status) return status;
   if (!all_rows && (target_pc < fde.pc_begin || target_pc >= fde.pc_end))
     return error("pc " + hex(target_pc) + " is outside the FDE", fde.offset, ErrorCode::kInvalidArgument);
-  if (auto status = run(fde.instructions, fde.instructions_offset, false, done); !status) return status;
-  if (!done) {
-    if (all_rows) {
-      if (location < fde.pc_end) return emit(fde.pc_end);
-      return ok_status();
-    }
-    return emit(fde.pc_end);
-  }
-  return ok_status();
+  return interpreter.run_fde_instructions();
 }
 
 }  // namespace tracecorn::unwind

@@ -247,6 +247,68 @@ const UnwindRow* Unwinder::trampoline_row(std::uint64_t pc, MemoryReader& memory
   return nullptr;
 }
 
+Unwinder::Lookup Unwinder::table_error(const Error& error) {
+  last_error_ = error.to_string();
+  return Lookup::kError;
+}
+
+Unwinder::Lookup Unwinder::sframe_row(const ModuleUnwindInfo& info, std::uint64_t file_pc, UnwindRow& row,
+                                      FrameSource& source) {
+  const SFrameTable* sframe = info.sframe();
+  if (!sframe) return Lookup::kNone;
+  auto fde = sframe->find_fde(file_pc);
+  if (!fde) return table_error(fde.error());
+  if (!*fde) return Lookup::kNone;
+  auto fre = sframe->find_fre(**fde, file_pc);
+  if (!fre) return table_error(fre.error());
+  if (!*fre) return Lookup::kNone;
+  SFrameRegisters registers;
+  registers.sp = static_cast<std::uint16_t>(config_.sp_register);
+  registers.fp = static_cast<std::uint16_t>(config_.fp_register);
+  registers.return_column = static_cast<std::uint16_t>(config_.pc_register);
+  auto found = sframe->row_for(**fre, registers);
+  if (!found) return table_error(found.error());
+  row = *found;
+  source = FrameSource::kSFrame;
+  return Lookup::kFound;
+}
+
+Unwinder::Lookup Unwinder::cfi_row(const ModuleUnwindInfo& info, std::uint64_t file_pc, UnwindRow& row,
+                                   FrameSource& source) {
+  for (const CfiTable* table : {info.eh_frame(), info.debug_frame()}) {
+    if (!table) continue;
+    auto fde = table->find_fde(file_pc);
+    if (!fde) return table_error(fde.error());
+    if (!*fde) continue;
+    auto found = table->row_at(**fde, file_pc);
+    if (!found) return table_error(found.error());
+    row = *found;
+    source = FrameSource::kCfi;
+    return Lookup::kFound;
+  }
+  return Lookup::kNone;
+}
+
+Unwinder::Lookup Unwinder::ehabi_row(const ModuleUnwindInfo& info, std::uint64_t file_pc, UnwindMethod method,
+                                     UnwindRow& row, FrameSource& source) {
+  const EhabiTable* exidx = info.arm_exidx();
+  if (!exidx) return Lookup::kNone;
+  auto entry = exidx->find_entry(file_pc);
+  if (!entry) return table_error(entry.error());
+  if (!*entry) return Lookup::kNone;
+  // EXIDX_CANTUNWIND: code without tables, where prologue analysis (if
+  // any) is the last resort, as gdb's exidx unwinder declines it.
+  const bool cant_unwind = (**entry).kind == EhabiEntryKind::kCantUnwind;
+  if (cant_unwind && method == UnwindMethod::kAuto && config_.analyze_prologue) return Lookup::kNone;
+  auto code = exidx->code(**entry);
+  if (!code) return table_error(code.error());
+  auto found = exidx->row_for(**entry, *code);
+  if (!found) return table_error(found.error());
+  row = *found;
+  source = FrameSource::kEhabi;
+  return Lookup::kFound;
+}
+
 Unwinder::Lookup Unwinder::compute_row(const Mapping& mapping, std::uint64_t pc, UnwindMethod method,
                                        bool return_address, MemoryReader& memory, UnwindRow& row,
                                        FrameSource& source) {
@@ -270,59 +332,12 @@ Unwinder::Lookup Unwinder::compute_row(const Mapping& mapping, std::uint64_t pc,
   }
   const std::uint64_t file_pc = pc - mapping.bias;
   const ModuleUnwindInfo& info = *mapping.info;
-  auto fail = [&](const Error& error) {
-    last_error_ = error.to_string();
-    return Lookup::kError;
-  };
   if (method == UnwindMethod::kAuto || method == UnwindMethod::kSFrame) {
-    if (const SFrameTable* sframe = info.sframe()) {
-      auto fde = sframe->find_fde(file_pc);
-      if (!fde) return fail(fde.error());
-      if (*fde) {
-        auto fre = sframe->find_fre(**fde, file_pc);
-        if (!fre) return fail(fre.error());
-        if (*fre) {
-          SFrameRegisters registers;
-          registers.sp = static_cast<std::uint16_t>(config_.sp_register);
-          registers.fp = static_cast<std::uint16_t>(config_.fp_register);
-          registers.return_column = static_cast<std::uint16_t>(config_.pc_register);
-          auto sframe_row = sframe->row_for(**fre, registers);
-          if (!sframe_row) return fail(sframe_row.error());
-          row = *sframe_row;
-          source = FrameSource::kSFrame;
-          return Lookup::kFound;
-        }
-      }
-    }
-    if (method == UnwindMethod::kSFrame) return Lookup::kNone;
+    const Lookup lookup = sframe_row(info, file_pc, row, source);
+    if (lookup != Lookup::kNone || method == UnwindMethod::kSFrame) return lookup;
   }
-  for (const CfiTable* table : {info.eh_frame(), info.debug_frame()}) {
-    if (!table) continue;
-    auto fde = table->find_fde(file_pc);
-    if (!fde) return fail(fde.error());
-    if (!*fde) continue;
-    auto cfi_row = table->row_at(**fde, file_pc);
-    if (!cfi_row) return fail(cfi_row.error());
-    row = *cfi_row;
-    source = FrameSource::kCfi;
-    return Lookup::kFound;
-  }
-  if (const EhabiTable* exidx = info.arm_exidx()) {
-    auto entry = exidx->find_entry(file_pc);
-    if (!entry) return fail(entry.error());
-    // EXIDX_CANTUNWIND: code without tables, where prologue analysis (if
-    // any) is the last resort, as gdb's exidx unwinder declines it.
-    const bool cant_unwind = *entry && (**entry).kind == EhabiEntryKind::kCantUnwind;
-    if (*entry && !(cant_unwind && method == UnwindMethod::kAuto && config_.analyze_prologue)) {
-      auto code = exidx->code(**entry);
-      if (!code) return fail(code.error());
-      auto ehabi_row = exidx->row_for(**entry, *code);
-      if (!ehabi_row) return fail(ehabi_row.error());
-      row = *ehabi_row;
-      source = FrameSource::kEhabi;
-      return Lookup::kFound;
-    }
-  }
+  if (const Lookup lookup = cfi_row(info, file_pc, row, source); lookup != Lookup::kNone) return lookup;
+  if (const Lookup lookup = ehabi_row(info, file_pc, method, row, source); lookup != Lookup::kNone) return lookup;
   if (method == UnwindMethod::kAuto && config_.analyze_prologue) {
     source = FrameSource::kPrologue;
     return prologue_row(mapping, pc, memory, row);
@@ -364,6 +379,244 @@ Unwinder::Lookup Unwinder::row_for(const Mapping& mapping, std::uint64_t pc, Unw
   return lookup;
 }
 
+// One unwind(): the registers of the frame being unwound (becoming its
+// caller's at each step), the frames written so far, and what gdb's rule
+// (unwinder.h) needs to remember of the frames below.
+struct Unwinder::Walk {
+  // Where each register's value in the current frame lives (gdb's rule, see
+  // unwinder.h): still in the register at the stop, in a stack slot, or a
+  // computed value (never the same place as anything).
+  struct Location {
+    enum Kind : std::uint8_t { kValue, kRegister, kMemory } kind = kValue;
+    std::uint64_t where = 0;
+    bool same_place(const Location& other) const {
+      return kind != kValue && kind == other.kind && where == other.where;
+    }
+  };
+  // A caller's register as a rule gives it, applied once every rule of the
+  // row has read the callee's values.
+  struct Staged {
+    std::uint16_t column;
+    bool known;
+    std::uint64_t value;
+    Location location;
+  };
+
+  Walk(const UnwinderConfig& unwinder_config, std::string& error_text, const RegisterSet& initial,
+       MemoryReader& reader, UnwindMethod walk_method, FirstFrame first, std::span<StackFrame> frames)
+      : config(unwinder_config), last_error(error_text), memory(reader), method(walk_method), out(frames),
+        regs(initial), pc(initial.value[unwinder_config.pc_register]), exact(first == FirstFrame::kExact),
+        native_words(unwinder_config.address_size == 8 && unwinder_config.little_endian) {
+    out[0] = {pc, FrameSource::kInitial};
+    result.depth = 1;
+    for (unsigned i = 0; i < kMaxRegisters; ++i) locations[i] = {Location::kRegister, i};
+    expression.memory = &memory;
+    expression.address_size = config.address_size;
+    expression.little_endian = config.little_endian;
+    expression.registers = &regs;
+  }
+
+  // Ends the walk: always false, for `return stop(...)`.
+  bool stop(StopReason reason) {
+    result.stop = reason;
+    return false;
+  }
+  bool expression_failed(const Error& error) {
+    last_error = error.to_string();
+    return stop(error.code == ErrorCode::kIo ? StopReason::kUnreadableMemory : StopReason::kBadUnwindInfo);
+  }
+  bool read_word(std::uint64_t address, std::uint64_t& value) const {
+    const unsigned word = config.address_size;
+    std::uint8_t raw[8] = {};
+    if (!memory.read(address, raw, word)) return false;
+    if (native_words) {
+      std::memcpy(&value, raw, 8);
+      return true;
+    }
+    value = 0;
+    for (unsigned i = 0; i < word; ++i)
+      value |= static_cast<std::uint64_t>(raw[i]) << (8 * (config.little_endian ? i : word - 1 - i));
+    return true;
+  }
+
+  bool find_cfa(const UnwindRow& row, std::uint64_t& cfa);
+  bool restore_caller_registers(const UnwindRow& row, std::uint64_t cfa, bool& sp_has_rule);
+  bool caller_value(const UnwindRow& row, const RegisterRule& rule, std::uint64_t cfa, Staged& staged);
+  bool check_saved_return_address(const UnwindRow& row);
+  bool check_caller_stack(const UnwindRow& row, std::uint64_t callee_sp, std::uint64_t return_address);
+
+  const UnwinderConfig& config;
+  std::string& last_error;
+  MemoryReader& memory;
+  const UnwindMethod method;
+  const std::span<StackFrame> out;
+  UnwindResult result;
+  RegisterSet regs;
+  std::uint64_t pc;
+  bool exact;  // look the row up at the pc itself (a fault's frame 0, after a signal frame), else at pc - 1
+  bool same_sp_before = false;  // the last step kept the stack pointer (a link-register leaf)
+  Location locations[kMaxRegisters];
+  Location pc_location;  // of the last frame's pc (frame 0's: none)
+  bool last_row_signal = false;
+  const bool native_words;  // 8-byte little-endian words: one load
+  ExpressionContext expression;
+};
+
+bool Unwinder::Walk::find_cfa(const UnwindRow& row, std::uint64_t& cfa) {
+  if (row.cfa.is_expression) {
+    expression.section_offset = static_cast<std::uint64_t>(row.cfa.expression - row.section_base);
+    auto value = evaluate_expression({row.cfa.expression, row.cfa.expression_size}, expression, std::nullopt);
+    if (!value) return expression_failed(value.error());
+    cfa = *value;
+    return true;
+  }
+  if (!regs.has(row.cfa.reg)) {
+    last_error = "the CFA register " + std::to_string(row.cfa.reg) + " is not known in this frame";
+    return stop(StopReason::kBadUnwindInfo);
+  }
+  cfa = regs.value[row.cfa.reg] + static_cast<std::uint64_t>(row.cfa.offset);
+  return true;
+}
+
+// The caller's registers: unspecified ones keep their values. Every rule
+// reads the callee's values, so the new values are staged and applied after
+// all of them (in place: no copy of the whole register set).
+bool Unwinder::Walk::restore_caller_registers(const UnwindRow& row, std::uint64_t cfa, bool& sp_has_rule) {
+  Staged staged[kMaxRowRules];
+  std::size_t staged_count = 0;
+  bool ra_undefined = false;
+  for (const RegisterRule& rule : row.rule_list()) {
+    if (rule.kind == RuleKind::kUnspecified || rule.kind == RuleKind::kSameValue) continue;
+    if (!caller_value(row, rule, cfa, staged[staged_count])) return false;
+    if (rule.kind == RuleKind::kUndefined && rule.column == row.return_column) ra_undefined = true;
+    if (rule.column == config.sp_register) sp_has_rule = true;
+    ++staged_count;
+  }
+  if (ra_undefined) return stop(StopReason::kEndOfStack);
+  for (std::size_t i = 0; i < staged_count; ++i) {
+    if (staged[i].known)
+      regs.set(staged[i].column, staged[i].value);
+    else
+      regs.forget(staged[i].column);
+    if (staged[i].column < kMaxRegisters) locations[staged[i].column] = staged[i].location;
+  }
+  return true;
+}
+
+// The value `rule` gives the caller's register, and where it lives.
+bool Unwinder::Walk::caller_value(const UnwindRow& row, const RegisterRule& rule, std::uint64_t cfa,
+                                  Staged& staged) {
+  staged = {rule.column, true, 0, Location{}};
+  switch (rule.kind) {
+    case RuleKind::kUnspecified: case RuleKind::kSameValue: break;  // not staged (the caller skips them)
+    case RuleKind::kUndefined: staged.known = false; break;
+    case RuleKind::kOffset:
+      staged.location = {Location::kMemory, cfa + static_cast<std::uint64_t>(rule.offset)};
+      if (!read_word(staged.location.where, staged.value)) return stop(StopReason::kUnreadableMemory);
+      break;
+    case RuleKind::kValOffset: staged.value = cfa + static_cast<std::uint64_t>(rule.offset); break;
+    case RuleKind::kRegister:
+      staged.known = regs.has(static_cast<unsigned>(rule.reg));
+      if (staged.known) staged.value = regs.value[rule.reg];
+      if (rule.reg < kMaxRegisters) staged.location = locations[rule.reg];
+      break;
+    case RuleKind::kExpression: case RuleKind::kValExpression: {
+      expression.section_offset = static_cast<std::uint64_t>(rule.expression - row.section_base);
+      auto computed = evaluate_expression({rule.expression, rule.expression_size}, expression, cfa);
+      if (!computed) return expression_failed(computed.error());
+      staged.value = *computed;
+      if (rule.kind == RuleKind::kExpression) {
+        staged.location = {Location::kMemory, staged.value};
+        if (!read_word(staged.value, staged.value)) return stop(StopReason::kUnreadableMemory);
+      }
+      break;
+    }
+  }
+  return true;
+}
+
+// gdb's rule: above frame 0, between two ordinary frames, the return address
+// cannot come from where the frame below took its own.
+bool Unwinder::Walk::check_saved_return_address(const UnwindRow& row) {
+  const Location return_location = row.return_column < kMaxRegisters && !row.return_address_is_value
+                                       ? locations[row.return_column]
+                                       : Location{};
+  if (result.depth >= 2 && !row.signal_frame && !last_row_signal && return_location.same_place(pc_location))
+    return stop(StopReason::kNoSavedReturnAddress);
+  pc_location = return_location;
+  last_row_signal = row.signal_frame;
+  return true;
+}
+
+// A caller's frame lies above its callee's (a signal frame may restore any
+// stack pointer: the interrupted one is checked on the next step). A leaf
+// that keeps its return address in the link register (aarch64, arm,
+// riscv64, mips: CFA = sp + 0, return address column unspecified) leaves
+// its caller the same stack pointer: allowed once in a row, and only when
+// the return address differs from the pc (otherwise the walk would loop).
+bool Unwinder::Walk::check_caller_stack(const UnwindRow& row, std::uint64_t callee_sp,
+                                        std::uint64_t return_address) {
+  if (row.signal_frame) {
+    same_sp_before = false;
+    return true;
+  }
+  const bool has_sp = regs.has(config.sp_register);
+  const std::uint64_t caller_sp = has_sp ? regs.value[config.sp_register] : 0;
+  const bool same_sp_leaf = has_sp && caller_sp == callee_sp && return_address != pc && !same_sp_before;
+  if (!has_sp || (caller_sp <= callee_sp && !same_sp_leaf)) return stop(StopReason::kStackNotIncreasing);
+  same_sp_before = caller_sp == callee_sp;
+  return true;
+}
+
+// The row of the walk's pc and the method that found it; nullptr when the
+// walk ends there.
+const UnwindRow* Unwinder::frame_row(Walk& walk, FrameSource& source) noexcept {
+  const std::uint64_t lookup_pc = walk.exact ? walk.pc : walk.pc - 1;
+  const UnwindRow* row = nullptr;
+  if (const Mapping* mapping = find_mapping(lookup_pc)) {
+    const Lookup lookup = row_for(*mapping, lookup_pc, walk.method, !walk.exact, walk.memory, row, source);
+    if (lookup == Lookup::kFound) return row;
+    walk.stop(lookup == Lookup::kNone ? StopReason::kNoUnwindInfo : StopReason::kBadUnwindInfo);
+    return nullptr;
+  }
+  // Outside every module: only a signal trampoline of no file (the vDSO's,
+  // tracecorn's page) goes on.
+  row = walk.exact ? nullptr : trampoline_row(walk.pc, walk.memory);
+  if (!row) walk.stop(StopReason::kOutsideModules);
+  return row;
+}
+
+// One frame: its row, the caller's registers by that row, and the caller's
+// pc written as the next frame. False when the walk ends (walk.result.stop).
+bool Unwinder::step(Walk& walk) noexcept {
+  if (walk.result.depth >= walk.out.size()) return walk.stop(StopReason::kDepthLimit);
+  FrameSource source = FrameSource::kCfi;
+  const UnwindRow* row = frame_row(walk, source);
+  if (!row) return false;
+  if (row->signal_frame) source = FrameSource::kSignalFrame;
+  std::uint64_t cfa = 0;
+  if (!walk.find_cfa(*row, cfa)) return false;
+  const std::uint64_t callee_sp = walk.regs.value[config_.sp_register];
+  bool sp_has_rule = false;
+  if (!walk.restore_caller_registers(*row, cfa, sp_has_rule)) return false;
+  RegisterSet& caller = walk.regs;
+  if (!caller.has(row->return_column)) {
+    last_error_ = "the return address column is not known";
+    return walk.stop(StopReason::kBadUnwindInfo);
+  }
+  std::uint64_t return_address = caller.value[row->return_column];
+  if (config_.thumb_bit) return_address &= ~std::uint64_t{1};
+  if (!sp_has_rule) caller.set(config_.sp_register, cfa);
+  if (return_address == 0) return walk.stop(StopReason::kEndOfStack);
+  if (!walk.check_saved_return_address(*row)) return false;
+  if (!walk.check_caller_stack(*row, callee_sp, return_address)) return false;
+  caller.set(config_.pc_register, return_address);
+  walk.exact = row->signal_frame;
+  walk.pc = return_address;
+  walk.out[walk.result.depth++] = {walk.pc, source};
+  return true;
+}
+
 UnwindResult Unwinder::unwind(const RegisterSet& initial, MemoryReader& memory, UnwindMethod method, FirstFrame first,
                               std::span<StackFrame> out) noexcept {
   UnwindResult result;
@@ -376,209 +629,10 @@ UnwindResult Unwinder::unwind(const RegisterSet& initial, MemoryReader& memory, 
     last_error_ = "the initial registers lack the pc or the stack pointer";
     return result;
   }
-  RegisterSet regs = initial;
-  std::uint64_t pc = regs.value[config_.pc_register];
-  out[0] = {pc, FrameSource::kInitial};
-  result.depth = 1;
-  bool exact = first == FirstFrame::kExact;
-  bool same_sp_before = false;  // the last step kept the stack pointer (a link-register leaf)
-  const unsigned word = config_.address_size;
-
-  const bool native_words = word == 8 && config_.little_endian;  // the common case: one load
-  auto read_word = [&](std::uint64_t address, std::uint64_t& value) {
-    std::uint8_t raw[8] = {};
-    if (!memory.read(address, raw, word)) return false;
-    if (native_words) {
-      std::memcpy(&value, raw, 8);
-      return true;
-    }
-    value = 0;
-    for (unsigned i = 0; i < word; ++i)
-      value |= static_cast<std::uint64_t>(raw[i]) << (8 * (config_.little_endian ? i : word - 1 - i));
-    return true;
-  };
-  // Where each register's value in the current frame lives (gdb's rule, see
-  // unwinder.h): still in the register at the stop, in a stack slot, or a
-  // computed value (never the same place as anything).
-  struct Location {
-    enum Kind : std::uint8_t { kValue, kRegister, kMemory } kind = kValue;
-    std::uint64_t where = 0;
-    bool same_place(const Location& other) const {
-      return kind != kValue && kind == other.kind && where == other.where;
-    }
-  };
-  Location locations[kMaxRegisters];
-  for (unsigned i = 0; i < kMaxRegisters; ++i) locations[i] = {Location::kRegister, i};
-  Location pc_location;  // of the last frame's pc (frame 0's: none)
-  bool last_row_signal = false;
-  ExpressionContext expression;
-  expression.memory = &memory;
-  expression.address_size = word;
-  expression.little_endian = config_.little_endian;
-
-  for (;;) {
-    if (result.depth >= out.size()) {
-      result.stop = StopReason::kDepthLimit;
-      return result;
-    }
-    const std::uint64_t lookup_pc = exact ? pc : pc - 1;
-    const UnwindRow* row = nullptr;
-    FrameSource source = FrameSource::kCfi;
-    if (const Mapping* mapping = find_mapping(lookup_pc)) {
-      const Lookup lookup = row_for(*mapping, lookup_pc, method, !exact, memory, row, source);
-      if (lookup != Lookup::kFound) {
-        result.stop = lookup == Lookup::kNone ? StopReason::kNoUnwindInfo : StopReason::kBadUnwindInfo;
-        return result;
-      }
-    } else {
-      // Outside every module: only a signal trampoline of no file (the
-      // vDSO's, tracecorn's page) goes on.
-      row = exact ? nullptr : trampoline_row(pc, memory);
-      if (!row) {
-        result.stop = StopReason::kOutsideModules;
-        return result;
-      }
-    }
-    if (row->signal_frame) source = FrameSource::kSignalFrame;
-    // The CFA.
-    std::uint64_t cfa = 0;
-    expression.registers = &regs;
-    if (row->cfa.is_expression) {
-      expression.section_offset = static_cast<std::uint64_t>(row->cfa.expression - row->section_base);
-      auto value = evaluate_expression({row->cfa.expression, row->cfa.expression_size}, expression, std::nullopt);
-      if (!value) {
-        last_error_ = value.error().to_string();
-        result.stop = value.error().code == ErrorCode::kIo ? StopReason::kUnreadableMemory : StopReason::kBadUnwindInfo;
-        return result;
-      }
-      cfa = *value;
-    } else {
-      if (!regs.has(row->cfa.reg)) {
-        last_error_ = "the CFA register " + std::to_string(row->cfa.reg) + " is not known in this frame";
-        result.stop = StopReason::kBadUnwindInfo;
-        return result;
-      }
-      cfa = regs.value[row->cfa.reg] + static_cast<std::uint64_t>(row->cfa.offset);
-    }
-    // The caller's registers: unspecified ones keep their values. Every rule
-    // reads the callee's values, so the new values are staged and applied
-    // after all of them (in place: no copy of the whole register set).
-    struct Staged {
-      std::uint16_t column;
-      bool known;
-      std::uint64_t value;
-      Location location;
-    };
-    Staged staged[kMaxRowRules];
-    std::size_t staged_count = 0;
-    bool sp_has_rule = false;
-    bool ra_undefined = false;
-    for (const RegisterRule& rule : row->rule_list()) {
-      const unsigned column = rule.column;
-      std::uint64_t value = 0;
-      bool known = true;
-      Location location;
-      switch (rule.kind) {
-        case RuleKind::kUnspecified: case RuleKind::kSameValue: continue;
-        case RuleKind::kUndefined:
-          known = false;
-          if (column == row->return_column) ra_undefined = true;
-          break;
-        case RuleKind::kOffset:
-          location = {Location::kMemory, cfa + static_cast<std::uint64_t>(rule.offset)};
-          if (!read_word(location.where, value)) {
-            result.stop = StopReason::kUnreadableMemory;
-            return result;
-          }
-          break;
-        case RuleKind::kValOffset: value = cfa + static_cast<std::uint64_t>(rule.offset); break;
-        case RuleKind::kRegister:
-          known = regs.has(static_cast<unsigned>(rule.reg));
-          if (known) value = regs.value[rule.reg];
-          if (rule.reg < kMaxRegisters) location = locations[rule.reg];
-          break;
-        case RuleKind::kExpression: case RuleKind::kValExpression: {
-          expression.section_offset = static_cast<std::uint64_t>(rule.expression - row->section_base);
-          auto computed = evaluate_expression({rule.expression, rule.expression_size}, expression, cfa);
-          if (!computed) {
-            last_error_ = computed.error().to_string();
-            result.stop =
-                computed.error().code == ErrorCode::kIo ? StopReason::kUnreadableMemory : StopReason::kBadUnwindInfo;
-            return result;
-          }
-          value = *computed;
-          if (rule.kind == RuleKind::kExpression) {
-            location = {Location::kMemory, value};
-            if (!read_word(value, value)) {
-              result.stop = StopReason::kUnreadableMemory;
-              return result;
-            }
-          }
-          break;
-        }
-      }
-      if (column == config_.sp_register) sp_has_rule = true;
-      staged[staged_count++] = {static_cast<std::uint16_t>(column), known, value, location};
-    }
-    if (ra_undefined) {
-      result.stop = StopReason::kEndOfStack;
-      return result;
-    }
-    const std::uint64_t callee_sp = regs.value[config_.sp_register];
-    for (std::size_t i = 0; i < staged_count; ++i) {
-      if (staged[i].known)
-        regs.set(staged[i].column, staged[i].value);
-      else
-        regs.forget(staged[i].column);
-      if (staged[i].column < kMaxRegisters) locations[staged[i].column] = staged[i].location;
-    }
-    RegisterSet& caller = regs;
-    if (!caller.has(row->return_column)) {
-      last_error_ = "the return address column is not known";
-      result.stop = StopReason::kBadUnwindInfo;
-      return result;
-    }
-    std::uint64_t return_address = caller.value[row->return_column];
-    if (config_.thumb_bit) return_address &= ~std::uint64_t{1};
-    if (!sp_has_rule) caller.set(config_.sp_register, cfa);
-    if (return_address == 0) {
-      result.stop = StopReason::kEndOfStack;
-      return result;
-    }
-    // gdb's rule: above frame 0, between two ordinary frames, the return
-    // address cannot come from where the frame below took its own.
-    const Location return_location = row->return_column < kMaxRegisters && !row->return_address_is_value
-                                         ? locations[row->return_column]
-                                         : Location{};
-    if (result.depth >= 2 && !row->signal_frame && !last_row_signal && return_location.same_place(pc_location)) {
-      result.stop = StopReason::kNoSavedReturnAddress;
-      return result;
-    }
-    pc_location = return_location;
-    last_row_signal = row->signal_frame;
-    // A caller's frame lies above its callee's (a signal frame may restore any
-    // stack pointer: the interrupted one is checked on the next step). A leaf
-    // that keeps its return address in the link register (aarch64, arm,
-    // riscv64, mips: CFA = sp + 0, return address column unspecified) leaves
-    // its caller the same stack pointer: allowed once in a row, and only when
-    // the return address differs from the pc (otherwise the walk would loop).
-    if (!row->signal_frame) {
-      const bool has_sp = caller.has(config_.sp_register);
-      const std::uint64_t caller_sp = has_sp ? caller.value[config_.sp_register] : 0;
-      const bool same_sp_leaf = has_sp && caller_sp == callee_sp && return_address != pc && !same_sp_before;
-      if (!has_sp || (caller_sp <= callee_sp && !same_sp_leaf)) {
-        result.stop = StopReason::kStackNotIncreasing;
-        return result;
-      }
-      same_sp_before = caller_sp == callee_sp;
-    } else {
-      same_sp_before = false;
-    }
-    caller.set(config_.pc_register, return_address);
-    exact = row->signal_frame;
-    pc = return_address;
-    out[result.depth++] = {pc, source};
+  Walk walk(config_, last_error_, initial, memory, method, first, out);
+  while (step(walk)) {
   }
+  return walk.result;
 }
 
 }  // namespace tracecorn::unwind

@@ -186,6 +186,13 @@ class Unwinder {
   };
   struct CacheEntry;
   enum class Lookup : std::uint8_t { kFound, kNone, kError };
+  struct Walk;  // the state of one unwind() (unwinder.cpp)
+
+  // One frame of the walk: its row, the caller's registers, the caller's pc
+  // as the next frame. False when the walk ends (the result says why).
+  bool step(Walk& walk) noexcept;
+  // The row of the walk's pc (nullptr: the walk ends there).
+  const UnwindRow* frame_row(Walk& walk, FrameSource& source) noexcept;
 
   const Mapping* find_mapping(std::uint64_t pc) const;
   // The row for `pc` by `method`: from the cache, else from the tables.
@@ -195,6 +202,15 @@ class Unwinder {
                  MemoryReader& memory, const UnwindRow*& row, FrameSource& source) noexcept;
   Lookup compute_row(const Mapping& mapping, std::uint64_t pc, UnwindMethod method, bool return_address,
                      MemoryReader& memory, UnwindRow& row, FrameSource& source);
+  // The row of `file_pc` from one kind of table: kNone when the module has
+  // no such table or it does not cover the pc (ehabi_row: also an
+  // EXIDX_CANTUNWIND entry that prologue analysis will take instead).
+  Lookup sframe_row(const ModuleUnwindInfo& info, std::uint64_t file_pc, UnwindRow& row, FrameSource& source);
+  Lookup cfi_row(const ModuleUnwindInfo& info, std::uint64_t file_pc, UnwindRow& row, FrameSource& source);
+  Lookup ehabi_row(const ModuleUnwindInfo& info, std::uint64_t file_pc, UnwindMethod method, UnwindRow& row,
+                   FrameSource& source);
+  // Keeps a malformed table's error for last_error(): always kError.
+  Lookup table_error(const Error& error);
   // The signal frame's row when the code at `pc` is a signal trampoline, else nullptr.
   const UnwindRow* trampoline_row(std::uint64_t pc, MemoryReader& memory) const noexcept;
   // The row prologue analysis gives for `pc` (kNone: no symbol, unreadable code).

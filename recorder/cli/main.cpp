@@ -14,7 +14,6 @@
 // --max-insns/--timeout limit stops it, 125 for tracecorn's own errors, 126 when
 // the program cannot be run (not an ELF, unsupported architecture), 127 when it
 // is not found. Every message tracecorn prints starts with "tracecorn: ".
-#include <stdio_ext.h>
 #include <unistd.h>
 
 #include <pthread.h>
@@ -41,7 +40,6 @@
 #include "formats/bintrace/bintrace_recover.h"
 #include "formats/registry.h"
 #include "formats/text/text_writer.h"
-#include "recorder/session/process_recording.h"
 #include "recorder/cli/stack_display.h"
 #include "recorder/core/guest_stacks.h"
 #include "recorder/core/recorder.h"
@@ -51,6 +49,7 @@
 #include "recorder/replay/replayer.h"
 #include "recorder/replay/trace_reader.h"
 #include "recorder/replay/trace_tools.h"
+#include "recorder/session/program_recording.h"
 #include "recorder/support/started_thread.h"
 
 extern char** environ;
@@ -84,6 +83,7 @@ struct RunOptions {
   std::vector<std::string> relaunch_command;  // tracecorn's own argv up to "--", without --exec-state-fd
 };
 
+// `record`'s own options as typed (recording_options_from parses them).
 struct RecordOptions {
   std::string output = "-";
   std::string format = "text";
@@ -100,15 +100,20 @@ struct RecordOptions {
   std::vector<std::string> tracer_args;  // tracecorn's own command line (BAP frames' meta frame)
 };
 
-// Parses "0x401000" or "4198400"; throws CLI::ValidationError naming the option.
-std::uint64_t parse_address(const std::string& text, const char* option) {
+// A usage error of `option`: said as CLI::ValidationError says it ("OPTION: MESSAGE").
+tracecorn::Error usage_error(const char* option, std::string message) {
+  return tracecorn::make_error(ErrorCode::kInvalidArgument, std::move(message), option);
+}
+
+// Parses "0x401000" or "4198400"; the error names the option.
+tracecorn::Expected<std::uint64_t> parse_address(const std::string& text, const char* option) {
   try {
     std::size_t used = 0;
     const std::uint64_t value = std::stoull(text, &used, 0);
     if (used == text.size()) return value;
   } catch (const std::exception&) {
   }
-  throw CLI::ValidationError(option, "not an address: " + text);
+  return usage_error(option, "not an address: " + text);
 }
 
 // Parses "512M", "4G", "65536" or "0" (K, M, G: binary multiples, either case);
@@ -145,8 +150,10 @@ std::uint64_t parse_size(const std::string& text, const char* option) {
 // (LinuxProcess::post_host_signal): its handler, or its default action. The
 // signals are blocked in every thread (set before any thread starts) and
 // taken by one watcher thread with sigtimedwait, so no handler runs inside
-// Unicorn. Owned by run_command, on the main thread.
-class InterruptWatcher {
+// Unicorn. Owned by run_command, on the main thread; the session's
+// HostThreads (session/program_recording.h): a fork or an exec of the guest
+// pauses or ends it.
+class InterruptWatcher final : public tracecorn::session::HostThreads {
  public:
   InterruptWatcher() {
     sigemptyset(&signals_);
@@ -158,7 +165,7 @@ class InterruptWatcher {
     for (int signal = SIGRTMIN; signal <= SIGRTMAX; ++signal) sigaddset(&signals_, signal);
     pthread_sigmask(SIG_BLOCK, &signals_, &previous_);
   }
-  ~InterruptWatcher() {
+  ~InterruptWatcher() override {
     stop_watching();
     pthread_sigmask(SIG_SETMASK, &previous_, nullptr);
   }
@@ -201,10 +208,11 @@ class InterruptWatcher {
   // hold a lock the child would inherit held: the kernel's queue of host
   // signals, the allocator) and starts again after it, in the parent and in
   // the child. Signals sent meanwhile wait, blocked, for the new thread.
-  void pause_for_fork() { stop_watching(); }
-  void resume_after_fork() {
+  void pause_for_fork() noexcept override { stop_watching(); }
+  void resume_after_fork() noexcept override {
     if (process_ && !thread_.joinable()) watch(*process_);
   }
+  void stop_for_exec() noexcept override { stop_watching(); }
   // Ends the watching thread (before the process it stops goes away); the
   // signals stay blocked until the watcher is destroyed. received() stays valid.
   void stop_watching() {
@@ -278,190 +286,76 @@ int exit_status_for(const tracecorn::Error& error) {
   }
 }
 
-// The trace files of the recording's process tree (session/trace_naming.h).
-tracecorn::session::TraceNaming trace_naming_for(const RecordOptions& record,
-                                                 const tracecorn::linux_layer::LinuxProcess& process) {
-  return tracecorn::session::TraceNaming{record.output, process.tree_root_pid()};
-}
-
-// Says on stderr that process `pid`'s image is not recorded (TraceNaming::path_of gave "").
-void note_not_recorded(std::uint64_t pid) {
-  fmt::print(stderr,
-             "tracecorn: process {} is not recorded: the trace goes to standard output, which holds one "
-             "(name a file with -o to record every process)\n",
-             pid);
-}
-
-// One image's recording: its writer, the recorder on the process's engine
-// and the adapter that forwards the kernel's reports to it.
-struct ImageRecording {
-  std::unique_ptr<tracecorn::events::Sink> sink;
-  std::unique_ptr<tracecorn::core::Recorder> recorder;
-  std::unique_ptr<tracecorn::session::ProcessRecording> recording;
-};
-
-// Checks the combination of recording options (before anything runs).
-void validate_record_options(const RecordOptions& record) {
+// Checks the combination of recording options (before anything runs); the
+// error names the option concerned.
+tracecorn::Status validate_record_options(const RecordOptions& record) {
   if (record.compress != "none" && record.format != "ucir" && record.format != "frames" && record.format != "bintrace")
-    throw CLI::ValidationError("--compress", "only --format ucir, frames and bintrace can be compressed");
+    return usage_error("--compress", "only --format ucir, frames and bintrace can be compressed");
   if (record.format == "bintrace" && record.level != "regs" && record.level != "full")
-    throw CLI::ValidationError("--level", "--format bintrace needs per-instruction registers: --level regs or full");
+    return usage_error("--level", "--format bintrace needs per-instruction registers: --level regs or full");
   // BAP frames carry the register values each instruction reads: code left
   // unrecorded would leave them stale (formats/bap/bap_writer.h).
   if (record.format == "frames" && (record.only_main || !record.range.empty() || !record.start_at.empty()))
-    throw CLI::ValidationError("--format frames",
-                               "cannot be combined with --only-main, --range or --start-at (register values would be stale)");
+    return usage_error("--format frames",
+                       "cannot be combined with --only-main, --range or --start-at (register values would be stale)");
+  return tracecorn::ok_status();
 }
 
-// Starts recording `process` into `output`; the error names what failed.
-tracecorn::Expected<ImageRecording> start_recording(tracecorn::linux_layer::LinuxProcess& process,
-                                                    const RunOptions& options, const RecordOptions& record,
-                                                    const tracecorn::linux_layer::ProcessConfig& config,
-                                                    tracecorn::core::GuestStacks* stacks, const std::string& output) {
-  namespace core = tracecorn::core;
-  ImageRecording result;
-  // The one writer factory (formats/registry.h) builds every format's writer.
-  tracecorn::formats::WriterRequest request;
-  request.path = output;
-  request.arch = &process.arch();
-  request.compress_zstd = record.compress == "zstd";
-  request.ucir_strict = record.ucir_strict;
-  request.tracer_args = record.tracer_args;
-  for (char** entry = environ; *entry; ++entry) request.tracer_envp.emplace_back(*entry);
-  request.program = config.program;
-  request.program_args = config.argv;
-  request.program_envp = config.envp;
-  request.address_namer = std::make_unique<tracecorn::cli::SymbolNamer>(options.rootfs);  // for text's stacks
-  auto writer = tracecorn::formats::open_writer(record.format, std::move(request));
-  if (!writer) return writer.error();
-  result.sink = std::move(*writer);
-  core::RecorderOptions recorder_options;
-  recorder_options.level = *core::parse_trace_level(record.level);
-  // The Linux layer changes registers only through syscalls (which the
-  // recorder brackets) and instructions: derived register values are exact.
-  recorder_options.derive_registers = true;
-  recorder_options.ring_bytes = record.ring_kib << 10;
-  recorder_options.policy = record.flight_recorder ? core::RingPolicy::kFlightRecorder : core::RingPolicy::kLossless;
-  if (record.only_main) {
-    const auto& main_module = process.initial_modules().front();
-    recorder_options.code_range = core::AddressRange{main_module.start, main_module.end};
-  }
+// Parses --range's "A-B".
+tracecorn::Expected<tracecorn::core::AddressRange> parse_range(const std::string& text) {
+  const auto dash = text.find('-');
+  if (dash == std::string::npos) return usage_error("--range", "expected A-B");
+  auto start = parse_address(text.substr(0, dash), "--range");
+  if (!start) return start.error();
+  auto end = parse_address(text.substr(dash + 1), "--range");
+  if (!end) return end.error();
+  return tracecorn::core::AddressRange{*start, *end};
+}
+
+// Sets `address` from `text` unless it is empty (the option not given).
+tracecorn::Status parse_given_address(const std::string& text, const char* option,
+                                      std::optional<std::uint64_t>& address) {
+  if (text.empty()) return tracecorn::ok_status();
+  auto value = parse_address(text, option);
+  if (!value) return value.error();
+  address = *value;
+  return tracecorn::ok_status();
+}
+
+// `record`'s options parsed for the session (session/program_recording.h),
+// or the first usage error among them (the combination, then --range,
+// --start-at, --stop-at).
+tracecorn::Expected<tracecorn::session::RecordingOptions> recording_options_from(const RecordOptions& record,
+                                                                                 const RunOptions& run) {
+  if (auto valid = validate_record_options(record); !valid) return valid.error();
+  tracecorn::session::RecordingOptions parsed;
+  parsed.output = record.output;
+  parsed.format = record.format;
+  parsed.level = tracecorn::core::parse_trace_level(record.level).value_or(tracecorn::core::TraceLevel::kFull);
+  parsed.compress_zstd = record.compress == "zstd";
+  parsed.ucir_strict = record.ucir_strict;
+  parsed.ring_bytes = record.ring_kib << 10;
+  parsed.flight_recorder = record.flight_recorder;
+  parsed.only_main = record.only_main;
   if (!record.range.empty()) {
-    const auto dash = record.range.find('-');
-    if (dash == std::string::npos) throw CLI::ValidationError("--range", "expected A-B");
-    recorder_options.code_range = core::AddressRange{parse_address(record.range.substr(0, dash), "--range"),
-                                                     parse_address(record.range.substr(dash + 1), "--range")};
+    auto range = parse_range(record.range);
+    if (!range) return range.error();
+    parsed.code_range = *range;
   }
-  if (!record.start_at.empty()) recorder_options.start_at = parse_address(record.start_at, "--start-at");
-  if (!record.stop_at.empty()) recorder_options.stop_at = parse_address(record.stop_at, "--stop-at");
-  recorder_options.stop_after_instructions = record.stop_after;
-  // UCIR and binary traces open with a snapshot of the machine, frames need the
-  // initial registers; the other formats skip its cost.
-  recorder_options.capture_initial_state =
-      record.format == "ucir" || record.format == "frames" || record.format == "bintrace";
-  recorder_options.stack_provider = stacks;
-  tracecorn::events::TraceInfo info;
-  info.program = config.program;
-  info.argv = config.argv;
-  for (const auto& module : process.initial_modules())
-    info.modules.push_back({tracecorn::events::GuestAddress{module.start}, tracecorn::events::GuestAddress{module.end},
-                            module.path});
-  info.mapped_ranges = process.mapped_ranges();
-  info.process_id = process.guest_pid();
-  auto attached = core::Recorder::attach(process.engine(), process.arch(), recorder_options, {result.sink.get()},
-                                         std::move(info));
-  if (!attached) return attached.error();
-  result.recorder = std::move(*attached);
-  result.recording =
-      std::make_unique<tracecorn::session::ProcessRecording>(*result.recorder, trace_naming_for(record, process));
-  return result;
+  if (auto start = parse_given_address(record.start_at, "--start-at", parsed.start_at); !start) return start.error();
+  if (auto stop = parse_given_address(record.stop_at, "--stop-at", parsed.stop_at); !stop) return stop.error();
+  parsed.stop_after = record.stop_after;
+  parsed.tracer_args = record.tracer_args;
+  for (char** entry = environ; *entry; ++entry) parsed.tracer_envp.emplace_back(*entry);
+  parsed.address_namer = [rootfs = run.rootfs]() -> std::unique_ptr<tracecorn::formats::AddressNamer> {
+    return std::make_unique<tracecorn::cli::SymbolNamer>(rootfs);  // for text's stacks
+  };
+  return parsed;
 }
-
-// What a fork or an exec of the guest asks of the CLI (linux_process.h's
-// ProcessLifecycle): in a forked child, a new signal watcher and a new trace
-// (named by TraceNaming) that opens with the fork's return; before an
-// exec, the image's trace finished.
-class ProcessTreeHooks final : public tracecorn::linux_layer::ProcessLifecycle {
- public:
-  ProcessTreeHooks(InterruptWatcher& interrupts, const RunOptions& options, const RecordOptions* record,
-                   const tracecorn::linux_layer::ProcessConfig& config)
-      : interrupts_(interrupts), options_(options), record_(record), config_(config) {}
-  void attach(tracecorn::linux_layer::LinuxProcess& process, ImageRecording* recording,
-              tracecorn::core::GuestStacks* stacks) {
-    process_ = &process;
-    recording_ = recording;
-    stacks_ = stacks;
-  }
-
-  void after_fork_in_child(std::uint64_t pid) noexcept override {
-    // The parent's recorder and writer are the parent's: forgotten here,
-    // never ended; first of all, as abandoning them lets go of the handle of
-    // the parent's drain thread (a descriptor a thread started here could
-    // take over: the handle would then mark that thread detached).
-    const bool recording = recording_ && recording_->recorder;
-    const std::uint64_t fork_pc = recording ? recording_->recording->syscall_pc() : 0;
-    if (recording) {
-      recording_->recorder->abandon_in_forked_child();
-      (void)recording_->sink.release();
-      (void)recording_->recorder.release();
-      (void)recording_->recording.release();
-      process_->set_observer(nullptr);
-    }
-    interrupts_.resume_after_fork();
-    if (!recording) return;
-    const std::string path = trace_naming_for(*record_, *process_).path_of(pid, 0);
-    if (path.empty()) {
-      __fpurge(stdout);  // the parent's trace bytes still buffered there are the parent's to write
-      note_not_recorded(pid);
-      return;
-    }
-    try {
-      auto started = start_recording(*process_, options_, *record_, config_, stacks_, path);
-      if (!started) {
-        fmt::print(stderr, "tracecorn: child {}: {}\n", pid, started.error().to_string());
-        return;
-      }
-      *recording_ = std::move(*started);
-      recording_->recording->resume_syscall(fork_pc);
-      process_->set_observer(recording_->recording.get());
-    } catch (const std::exception& error) {
-      fmt::print(stderr, "tracecorn: child {}: {}\n", pid, error.what());
-    }
-  }
-
-  void before_fork() noexcept override {
-    interrupts_.pause_for_fork();
-    if (recording_ && recording_->recorder) recording_->recorder->hold_drain();
-  }
-  void after_fork_in_parent() noexcept override {
-    if (recording_ && recording_->recorder) recording_->recorder->release_drain();
-    interrupts_.resume_after_fork();
-  }
-
-  void before_exec(const std::string&) noexcept override {
-    interrupts_.stop_watching();  // first: it may be asking the recording for a block interrupt
-    if (recording_ && recording_->recorder) {
-      process_->set_observer(nullptr);
-      const std::string error = recording_->recorder->finish(false);
-      if (!error.empty()) fmt::print(stderr, "tracecorn: {}\n", error);
-      recording_->recorder.reset();
-      recording_->sink.reset();
-    }
-  }
-
- private:
-  InterruptWatcher& interrupts_;
-  const RunOptions& options_;
-  const RecordOptions* record_;
-  const tracecorn::linux_layer::ProcessConfig& config_;
-  tracecorn::linux_layer::LinuxProcess* process_ = nullptr;
-  ImageRecording* recording_ = nullptr;
-  tracecorn::core::GuestStacks* stacks_ = nullptr;
-};
 
 // Flushes what a forked child of the guest tree printed itself. Never
 // fflush(nullptr): the child still holds its parent's trace file (leaked on
-// purpose, see ProcessTreeHooks), whose unwritten buffer would land in the
+// purpose, see session::ProcessTreeRecording), whose unwritten buffer would land in the
 // parent's trace at the shared file offset.
 void flush_own_output() {
   std::fflush(stdout);
@@ -520,10 +414,10 @@ bool open_syscall_log(const RunOptions& options, tracecorn::linux_layer::Process
 // The call stacks at syscalls (--stacks; recording defaults to auto, run -k
 // too); null for none.
 tracecorn::Expected<std::unique_ptr<tracecorn::core::GuestStacks>> stacks_for(
-    tracecorn::linux_layer::LinuxProcess& process, const RunOptions& options, const RecordOptions* record) {
-  const std::string choice = !options.stacks.empty()                    ? options.stacks
-                             : (record || options.strace_stacks) ? "auto"
-                                                                 : "none";
+    tracecorn::linux_layer::LinuxProcess& process, const RunOptions& options, bool recording) {
+  const std::string choice = !options.stacks.empty()                       ? options.stacks
+                             : (recording || options.strace_stacks) ? "auto"
+                                                                    : "none";
   if (choice == "none") return std::unique_ptr<tracecorn::core::GuestStacks>();
   return tracecorn::core::GuestStacks::create(process.engine(), process.arch(),
                                               *tracecorn::unwind::parse_unwind_method(choice),
@@ -532,7 +426,8 @@ tracecorn::Expected<std::unique_ptr<tracecorn::core::GuestStacks>> stacks_for(
 
 // What ended the run as the user sees it: a stop by the interrupt watcher or
 // by the recorder looks like any other early return of uc_emu_start.
-void explain_early_stop(tracecorn::linux_layer::RunOutcome& outcome, int interrupt, const ImageRecording& image) {
+void explain_early_stop(tracecorn::linux_layer::RunOutcome& outcome, int interrupt,
+                        const tracecorn::session::ImageRecording& image) {
   using Kind = tracecorn::linux_layer::RunOutcome::Kind;
   if (outcome.kind == Kind::kExited) return;
   if (interrupt != 0) {
@@ -549,27 +444,13 @@ void explain_early_stop(tracecorn::linux_layer::RunOutcome& outcome, int interru
   }
 }
 
-// Ends the image's recording after its run (the flight recorder's dump, the
-// trace finished) and prints --stats' recording lines. Returns the recorder's
-// instruction count; sets `status` to kExitToolError when the trace could not
-// be completed.
-std::uint64_t finish_image_recording(ImageRecording& image, tracecorn::linux_layer::LinuxProcess& process,
-                                     const tracecorn::linux_layer::RunOutcome& outcome, const RunOptions& options,
-                                     const RecordOptions& record, bool interrupted, int& status) {
-  tracecorn::core::Recorder* recorder = image.recorder.get();
-  process.set_observer(nullptr);
-  image.recording->finish_run(outcome);
-  const auto say_failure = [&](const std::string& error) {
-    if (error.empty()) return;
-    fmt::print(stderr, "tracecorn: {}\n", error);
-    status = kExitToolError;
-  };
-  if (record.flight_recorder) say_failure(recorder->dump(*image.sink));
-  say_failure(recorder->finish(interrupted));
-  const auto stats = recorder->stats();
+// The recording's lines once its image is finished: the records lost, and
+// with --stats (`stats_wanted`) its counters. Returns the recorder's
+// instruction count.
+std::uint64_t print_recording_stats(const tracecorn::core::RecorderStats& stats, bool stats_wanted) {
   if (stats.records_lost)
     fmt::print(stderr, "tracecorn: {} records could not be recorded (see the gap markers)\n", stats.records_lost);
-  if (!options.stats) return stats.instructions;
+  if (!stats_wanted) return stats.instructions;
   fmt::print(stderr, "tracecorn: recorded {} events in {} ring records ({} bytes, {} producer stalls, {} overwritten)\n",
              stats.events, stats.records, stats.ring_bytes_written, stats.producer_stalls, stats.records_overwritten);
   // What the sinks were handed, by kind: `tracecorn stat` on the file counts the same way.
@@ -594,10 +475,10 @@ void print_stack_stats(const tracecorn::core::GuestStacks& stacks) {
              stacks.unreadable_modules() ? fmt::format(", {} modules unreadable", stacks.unreadable_modules()) : "");
 }
 
-// Runs the guest; with `record`, records it. Returns the exit status.
-int run_command(const RunOptions& options, const RecordOptions* record) {
+// Runs the guest; with `record` (record's options parsed, or their usage
+// error), records it. Returns the exit status.
+int run_command(const RunOptions& options, const tracecorn::Expected<tracecorn::session::RecordingOptions>* record) {
   namespace linux = tracecorn::linux_layer;
-  namespace core = tracecorn::core;
   linux::ProcessConfig config = process_config_for(options);
   LogFile log(nullptr, &std::fclose);
   if (!open_syscall_log(options, config, log)) return kExitToolError;
@@ -607,8 +488,9 @@ int run_command(const RunOptions& options, const RecordOptions* record) {
   std::signal(SIGPIPE, SIG_IGN);
   const auto started = std::chrono::steady_clock::now();
   InterruptWatcher interrupts;  // before any thread starts, so that all inherit the mask
-  ProcessTreeHooks tree_hooks(interrupts, options, record, config);
-  config.lifecycle = &tree_hooks;
+  // Forks and execs: the watcher paused or ended, the traces started and finished.
+  tracecorn::session::ProcessTreeRecording tree(interrupts, config);
+  config.lifecycle = &tree;
   auto process = linux::LinuxProcess::create(config);
   if (!process) {
     fmt::print(stderr, "tracecorn: {}\n", process.error().to_string());
@@ -623,7 +505,7 @@ int run_command(const RunOptions& options, const RecordOptions* record) {
     }
     counter = std::move(*attached);
   }
-  auto stacks = stacks_for(**process, options, record);
+  auto stacks = stacks_for(**process, options, record != nullptr);
   if (!stacks) {
     fmt::print(stderr, "tracecorn: {}\n", stacks.error().to_string());
     return kExitToolError;
@@ -634,32 +516,20 @@ int run_command(const RunOptions& options, const RecordOptions* record) {
     (*process)->set_observer(strace_printer.get());
   }
 
-  // Recording: the first image's trace (start_recording); forks and execs
-  // start and finish the others (ProcessTreeHooks).
-  ImageRecording image;
-  const std::string path =
-      record ? trace_naming_for(*record, **process).path_of((*process)->guest_pid(), (*process)->image_serial()) : "";
-  // (for every image a record runs, traced or not: its forks may be). Where
-  // the trace has memory or registers: a stop from another thread lets the
-  // rest of a block run without their hooks. At blocks and insns, where the
-  // hook would cost most, the trace holds no value those instructions could
-  // change: the stop is left to Unicorn.
-  if (record) {
-    const core::TraceLevel level = core::parse_trace_level(record->level).value_or(core::TraceLevel::kFull);
-    if (core::level_has_memory(level) || core::level_has_registers(level)) (*process)->stop_outside_kills_at_blocks();
+  // Recording: the first image's trace, then its tree's (ProcessTreeRecording).
+  // A usage error of record's options is said here, once the program was
+  // found, as the recording would start.
+  tracecorn::session::ImageRecording image;
+  if (record && !*record) {
+    fmt::print(stderr, "tracecorn: {}\n", record->error().to_string());
+    return kExitToolError;
   }
-  if (record && path.empty()) note_not_recorded((*process)->guest_pid());
-  if (record && !path.empty()) {
-    validate_record_options(*record);
-    auto first = start_recording(**process, options, *record, config, stacks->get(), path);
-    if (!first) {
-      fmt::print(stderr, "tracecorn: {}\n", first.error().to_string());
+  if (record) {
+    if (auto recording = tree.start(**process, image, **record, stacks->get()); !recording) {
+      fmt::print(stderr, "tracecorn: {}\n", recording.error().to_string());
       return kExitToolError;
     }
-    image = std::move(*first);
-    (*process)->set_observer(image.recording.get());
   }
-  tree_hooks.attach(**process, record ? &image : nullptr, stacks->get());
 
   interrupts.watch(**process);
   linux::RunOutcome outcome = (*process)->run();
@@ -676,8 +546,11 @@ int run_command(const RunOptions& options, const RecordOptions* record) {
     fmt::print(stderr, "tracecorn: {}\n", outcome.description);
   // A fault ends the run inside a block: what ran before the faulting instruction.
   std::uint64_t instructions = !counter ? 0 : outcome.is_fault ? counter->instructions_before(outcome.pc) : counter->instructions();
-  if (image.recorder)
-    instructions = finish_image_recording(image, **process, outcome, options, *record, interrupted, status);
+  if (image.recorder) {
+    const tracecorn::session::FinishedImage finished = tree.finish_image(outcome, interrupted);
+    if (!finished.trace_complete) status = kExitToolError;
+    instructions = print_recording_stats(finished.stats, options.stats);
+  }
   if (*stacks && options.stats) print_stack_stats(**stacks);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   if (options.stats)
@@ -688,7 +561,7 @@ int run_command(const RunOptions& options, const RecordOptions* record) {
     // A forked child ends here: its own trace is finished (ended and closed
     // with `image`), and what it holds of its parent's (a recorder, a writer,
     // threads it never had) must not be ended by destructors or exit handlers.
-    image = ImageRecording{};
+    image = tracecorn::session::ImageRecording{};
     flush_own_output();
     std::_Exit(status);
   }
@@ -1104,7 +977,8 @@ int main(int argc, char** argv) {
       // BAP frames want every operand value: full unless a level is given.
       if (record.format == "frames" && record_app->count("--level") == 0) record.level = "full";
       record.tracer_args.assign(argv, argv + argc);
-      return run_command(record_run, &record);
+      const auto recording = recording_options_from(record, record_run);
+      return run_command(record_run, &recording);
     }
     if (dump_app->parsed()) return dump_command(dump);
     if (replay_app->parsed()) return replay_command(replay_path, replay_program, replay_rootfs, !replay_no_children);

@@ -19,8 +19,15 @@ void Drain::loop() {
   for (;;) {
     const bool more = ring_.wait_for_data(std::chrono::milliseconds(50));
     std::lock_guard gate(gate_);  // (held by the emulation thread across a fork)
+    // A request made after its records were published: read before consuming,
+    // it promises that this batch holds them.
+    const std::uint64_t requested = flushes_requested_.load(std::memory_order_acquire);
     ring_.consume([this](std::span<const std::byte> record) { assembler_.on_record(record); });
     assembler_.flush_events();  // what the producer published so far reaches the sinks now
+    if (requested != flushes_done_.load(std::memory_order_relaxed)) {
+      assembler_.flush_sinks();
+      flushes_done_.store(requested, std::memory_order_release);
+    }
     // A sink that cannot write (a full disk) ends the run at the next block.
     if (!failure_reported && assembler_.sink_failed()) {
       sink_failed_.store(true, std::memory_order_relaxed);
@@ -44,18 +51,14 @@ void Drain::release() noexcept {
 }
 
 bool Drain::flush_to_files(std::chrono::milliseconds patience) noexcept {
-  if (held_) return false;
-  try {
-    if (!gate_.try_lock_for(patience)) return false;
-  } catch (...) {
-    return false;
+  if (held_ || !thread_.joinable()) return false;
+  const std::uint64_t wanted = flushes_requested_.fetch_add(1, std::memory_order_acq_rel) + 1;
+  // The drain wakes within its 50 ms wait when nothing new was published.
+  const auto deadline = std::chrono::steady_clock::now() + patience;
+  while (flushes_done_.load(std::memory_order_acquire) < wanted) {
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
   }
-  try {
-    ring_.consume([this](std::span<const std::byte> record) { assembler_.on_record(record); });
-    assembler_.flush_sinks();
-  } catch (...) {  // (a sink must not throw; one that does ends nothing here)
-  }
-  gate_.unlock();
   return true;
 }
 

@@ -1,18 +1,19 @@
 // Role: the recorder's consumer side. A drain thread takes what the ring
 // publishes to the event assembler (and, through it, to the sinks); a gate
-// lets the emulation thread hold it between two batches (across a host fork)
-// or take the consumer's side itself for a moment (flush_to_files: a process
-// about to stop); a one-way flag tells the hooks that a sink failed.
+// lets the emulation thread hold it between two batches (across a host
+// fork); a flush request makes it hand everything published so far to the
+// sinks' files (a process about to stop); a one-way flag tells the hooks
+// that a sink failed.
 // Threads: start, hold, release, flush_to_files, join and abandon are called on
 // the emulation thread; the loop runs on the drain thread.
-// Invariants: the ring's consumer side and the assembler are only touched
-// with the gate held (by the drain over each batch, or by the emulation
-// thread); the failure flag is written once, by the drain, and never read by
-// it (the hooks' cache line is left alone).
+// Invariants: only the drain thread consumes the ring and feeds the assembler
+// (the ring has one consumer); the failure flag is written once, by the
+// drain, and never read by it (the hooks' cache line is left alone).
 #pragma once
 
 #include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <mutex>
 #include <thread>
 
@@ -37,10 +38,10 @@ class Drain {
   // release() lets it go on. A second hold() before release() does nothing.
   void hold() noexcept;
   void release() noexcept;
-  // Consumes here, on the emulation thread, what the ring has published, then
-  // flushes every sink (Sink::flush). Gives up, returning false, when the
-  // drain does not reach the end of its batch within `patience` (a sink
-  // stuck writing to a pipe nobody reads).
+  // Asks the drain to consume what the ring has published (publish first),
+  // then to flush every sink (Sink::flush), and waits for it. Gives up,
+  // returning false, when that takes longer than `patience` (a sink stuck
+  // writing to a pipe nobody reads), or while the drain is held.
   bool flush_to_files(std::chrono::milliseconds patience) noexcept;
   // After the ring is closed: the drain consumes what is left and ends. True
   // when a drain thread ran (and the assembler may be ended).
@@ -56,8 +57,10 @@ class Drain {
   EventAssembler& assembler_;
   std::atomic<bool>& sink_failed_;
   std::thread thread_;
-  std::timed_mutex gate_;
+  std::mutex gate_;
   bool held_ = false;  // (emulation thread)
+  // Flush requests made (emulation thread) and served (drain thread).
+  std::atomic<std::uint64_t> flushes_requested_{0}, flushes_done_{0};
 };
 
 }  // namespace tracecorn::core

@@ -158,10 +158,11 @@ class Recorder {
   void process_event(const events::ProcessEvent& change) noexcept;
 
   // Makes everything recorded so far reach the sinks' files (Sink::flush):
-  // a SIGKILL from here on loses none of it. The drain thread is held while
-  // this (emulation) thread consumes what the ring holds. For a process about
-  // to stop (SIGSTOP: a stopped process may be killed). Nothing for a flight
-  // recorder, whose sinks get events only at dump().
+  // a SIGKILL from here on loses none of it. Publishes what is pending and
+  // waits (at most 500 ms) until the drain thread has consumed it and flushed
+  // the sinks. For a process about to stop (SIGSTOP: a stopped process may
+  // be killed). Nothing for a flight recorder, whose sinks get events only
+  // at dump().
   void flush_to_files() noexcept;
 
   // Flight recorder: replays the retained records into `sink` (begin, events, end).

@@ -3,9 +3,7 @@
 // records that the producer writes in place; it knows nothing of their contents.
 // Who calls it: the recorder core. Exactly ONE producer thread (the emulation
 // thread, inside Unicorn hooks: reserve/commit/publish/close) and, in kLossless
-// mode, exactly ONE consumer at a time (the drain thread: wait_for_data/consume;
-// the consumer's side may pass to another thread only through a lock both
-// hold while consuming, as the recorder's flush_to_files does).
+// mode, exactly ONE consumer thread (the drain thread: wait_for_data/consume).
 // stats() and the accessors may be called from any thread.
 // Invariants: the producer path is noexcept and never allocates, locks or makes a
 // syscall, except the documented kLossless wait on a full ring; a record is never

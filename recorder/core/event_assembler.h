@@ -141,34 +141,11 @@ class EventAssembler {
     if constexpr (!kBatched)
       for (auto* sink : sinks_) sink->on_event(*event);
   }
-  // on_record's cases, one per RecordKind (ring_records.h): each counts a
-  // malformed record of its kind in malformed_.
-  void block_defined(const RecordHeader& header, std::span<const std::byte> record);
-  void blocks_ran(const RecordHeader& header, std::span<const std::byte> record);
-  // kRegisters (for the pending block, else an event now) and kSyscallRegisters (a syscall effect).
-  void registers_recorded(const RecordHeader& header, std::span<const std::byte> record);
-  // kRegisterBatch: register items, memory accesses and blocks, in order.
-  void register_batch_recorded(std::span<const std::byte> record);
-  void syscall_memory_written(std::span<const std::byte> record);
-  void syscall_mapping_changed(const RecordHeader& header, std::span<const std::byte> record);
-  // kSyscall: the syscall event, with the effects gathered before it.
-  void syscall_returned(const RecordHeader& header, std::span<const std::byte> record);
-  void faulted(const RecordHeader& header, std::span<const std::byte> record);
-  void module_loaded(const RecordHeader& header, std::span<const std::byte> record);
-  void exited(const RecordHeader& header, std::span<const std::byte> record);
-  void stopped(const StopRecord& stop);
   // A block of a kBlockRun: its event, then its instructions are pending.
-  // Inline (defined in event_assembler.cpp, where its only callers are): it
-  // runs once per block on the drain thread.
-  inline void block_executed(const DecodedBlock& block);
+  void block_executed(const DecodedBlock& block);
   // Emits the pending block's instructions (and their memory/register events) up
   // to `stop_pc`: inclusive or exclusive; all when stop_pc is 0.
   void flush_block(std::uint64_t stop_pc, bool inclusive);
-  // The end of flush_block, out of its common path (nothing left to emit):
-  // the pending accesses with pc_known = false (at the block's address), and
-  // the pending register events in order.
-  void emit_unattributed_memory(std::uint64_t block_address);
-  void emit_pending_registers();
   void emit_memory(const PendingMemory& access, bool pc_known, std::uint64_t pc);
   // A memory access from a record or a batch item: tied to the pending block.
   void memory_accessed(const PendingMemory& access);

@@ -108,6 +108,7 @@ void TenetWriter::write_line(std::uint64_t pc) {
 }
 
 std::string TenetWriter::end(const events::TraceSummary&) {
+  if (!file_) return path_ + ": ended twice";
   if (lines_written_) *lines_written_ = lines_;
   std::string error;
   if (!saw_registers_ || !saw_memory_ || lines_ == 0)

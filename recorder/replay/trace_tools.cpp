@@ -66,7 +66,7 @@ class BlockMaker final : public events::Sink {
     switch (event.kind) {
       case EventKind::kInstruction: {
         const auto& i = std::get<events::InstructionEvent>(event.payload);
-        if (!held_.empty() && (i.address.value != end_ || i.mode != mode_)) flush();
+        if (!held_.empty() && (i.address.value != end_ || i.mode != mode_)) emit_held_block();
         if (held_.empty()) start_ = i.address.value, mode_ = i.mode;
         end_ = i.address.value + i.size;
         code_.insert(code_.end(), i.bytes.begin(), i.bytes.end());
@@ -83,12 +83,12 @@ class BlockMaker final : public events::Sink {
         return hold(event, {}, {r.changes.begin(), r.changes.end()});
       }
       default:
-        flush();
+        emit_held_block();
         return inner_.on_event(event);
     }
   }
   std::string end(const events::TraceSummary& summary) override {
-    flush();
+    emit_held_block();
     return inner_.end(summary);
   }
 
@@ -101,7 +101,8 @@ class BlockMaker final : public events::Sink {
   void hold(const events::Event& event, std::vector<std::uint8_t> bytes, std::vector<events::RegisterValue> registers) {
     held_.push_back(std::make_unique<Held>(Held{event, std::move(bytes), std::move(registers)}));
   }
-  void flush() {
+  // The held instructions as one made-up block, then themselves.
+  void emit_held_block() {
     if (held_.empty()) return;
     events::Event block;
     block.sequence = held_.front()->event.sequence;

@@ -48,6 +48,12 @@ std::string beside(const std::string& path, std::string_view name) {
   return (std::filesystem::path(path).parent_path() / std::string(name)).string();
 }
 
+// Whether a process event's trace name is a file name (what the recorder
+// writes): a trace is input, and may not send the tree reader elsewhere.
+bool plain_file_name(std::string_view name) {
+  return name.find('/') == std::string_view::npos && name != "." && name != "..";
+}
+
 // A little-endian or big-endian word of the image's initial memory; false where none is captured.
 bool read_initial(const events::TraceInfo& info, std::uint64_t address, std::size_t size, bool little_endian,
                   std::uint64_t& value) {
@@ -130,12 +136,14 @@ Expected<ImageFacts> read_image(const std::string& path, bool at_entry) {
   std::uint64_t last_argument = 0;
   std::vector<Fork> fork_calls, fork_events;
   bool process_events = false;
+  std::string bad_name;  // a process event's trace name that is no file name
   for (;;) {
     auto more = (*reader)->next([&](const events::Event& event) {
       if (const auto* ended = std::get_if<events::ExitEvent>(&event.payload)) {
         exit = *ended;
       } else if (const auto* change = std::get_if<events::ProcessEvent>(&event.payload)) {
         process_events = true;
+        if (!plain_file_name(change->trace) && bad_name.empty()) bad_name = std::string(change->trace);
         if (change->change == events::ProcessChange::kForked)
           fork_events.push_back(Fork{change->pid, std::string(change->detail), beside(path, change->trace)});
         else
@@ -151,6 +159,11 @@ Expected<ImageFacts> read_image(const std::string& path, bool at_entry) {
     if (!more) return more.error();
     if (!*more) break;
   }
+  if (!bad_name.empty())
+    return make_error(ErrorCode::kBadFormat,
+                      "a fork or exec event names the trace \"" + bad_name +
+                          "\", which is not a file name beside this trace (the file is damaged)",
+                      path);
   // A trace with process events names every child in them (a clone3 that made
   // a thread has none); an older one only through its syscalls.
   facts.forks = process_events ? std::move(fork_events) : std::move(fork_calls);

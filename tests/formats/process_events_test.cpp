@@ -17,6 +17,7 @@
 #include <fmt/format.h>
 
 #include "formats/registry.h"
+#include "recorder/replay/process_tree.h"
 #include "tests/formats/sample_recording.h"
 #include "tests/formats/test_files.h"
 
@@ -36,8 +37,8 @@ struct ProcessCopy {
 
 // The events a recording of kHello gets after its first syscall (as the
 // recorder writes them: after the syscall's record), on the process's thread.
-std::vector<ProcessCopy> injected(std::uint32_t pid) {
-  return {{events::ProcessChange::kForked, 4242, "t.ucir.4242", "clone", pid},
+std::vector<ProcessCopy> injected(std::uint32_t pid, const std::string& first_trace = "t.ucir.4242") {
+  return {{events::ProcessChange::kForked, 4242, first_trace, "clone", pid},
           {events::ProcessChange::kForked, 4243, "", "vfork", pid},  // not recorded (standard output)
           {events::ProcessChange::kForked, 4244, "my trace: 2 words.4244", "clone3", pid},
           {events::ProcessChange::kExecuted, pid, "t.ucir." + std::to_string(pid) + ".1", "/bin/sh script 1:2", pid}};
@@ -46,7 +47,8 @@ std::vector<ProcessCopy> injected(std::uint32_t pid) {
 // Forwards every event to `out`, and the injected ones after the first syscall.
 class ProcessInjector final : public events::Sink {
  public:
-  explicit ProcessInjector(events::Sink& out) : out_(out) {}
+  explicit ProcessInjector(events::Sink& out, std::string first_trace = "t.ucir.4242")
+      : out_(out), first_trace_(std::move(first_trace)) {}
   void begin(const events::TraceInfo& info) override {
     pid_ = static_cast<std::uint32_t>(info.process_id);
     out_.begin(info);
@@ -57,7 +59,7 @@ class ProcessInjector final : public events::Sink {
     out_.on_event(copy);
     if (event.kind != events::EventKind::kSyscall || done_) return;
     done_ = true;
-    for (const ProcessCopy& change : injected(pid_)) {
+    for (const ProcessCopy& change : injected(pid_, first_trace_)) {
       events::Event process;
       process.sequence = events::EventSequence{sequence_++};
       process.thread = events::ThreadId{change.thread};
@@ -75,6 +77,7 @@ class ProcessInjector final : public events::Sink {
 
  private:
   events::Sink& out_;
+  std::string first_trace_;
   std::uint32_t pid_ = 0;
   std::uint64_t sequence_ = 0;
   bool done_ = false;
@@ -82,7 +85,7 @@ class ProcessInjector final : public events::Sink {
 
 // Records kHello into `format` at `path` with the injected events; returns the pid.
 std::uint32_t record_with_process_events(std::string_view format, const std::string& path, core::TraceLevel level,
-                                         bool ucir_strict = false) {
+                                         bool ucir_strict = false, const std::string& first_trace = "t.ucir.4242") {
   std::unique_ptr<events::Sink> writer;
   std::unique_ptr<ProcessInjector> injector;
   auto run = test::record_sample(kHello, level, [&](linux_layer::LinuxProcess& process) -> std::vector<events::Sink*> {
@@ -93,7 +96,7 @@ std::uint32_t record_with_process_events(std::string_view format, const std::str
     auto opened = formats::open_writer(format, std::move(request));
     REQUIRE_MESSAGE(opened.has_value(), opened.error().to_string());
     writer = std::move(*opened);
-    injector = std::make_unique<ProcessInjector>(*writer);
+    injector = std::make_unique<ProcessInjector>(*writer, first_trace);
     return {injector.get()};
   });
   CHECK(run.finish_error.empty());
@@ -187,5 +190,18 @@ TEST_CASE("Malicious: a damaged OP_PROCESS is refused with its offset, a cut one
   const std::string ended = read_error(cut);
   CHECK_MESSAGE(ended.rfind("warning: ", 0) == 0, ended);
   CHECK(ended.size() > std::string("warning: ").size());
+  std::filesystem::remove(path);
+}
+
+TEST_CASE("Malicious: a fork event naming a trace outside its directory is refused by the process-tree reader") {
+  const std::string path = test::temp_file("process", "escape.ucir");
+  record_with_process_events("ucir", path, core::TraceLevel::kBlocks, false, "../../etc/passwd");
+  auto tree = replay::read_process_tree(path);
+  REQUIRE_FALSE(tree.has_value());
+  const std::string message = tree.error().to_string();
+  CHECK_MESSAGE(message.find("names the trace \"../../etc/passwd\", which is not a file name beside this trace") !=
+                    std::string::npos,
+                message);
+  CHECK(message.find(path) != std::string::npos);
   std::filesystem::remove(path);
 }

@@ -117,10 +117,7 @@ using test_support::SampleBuild;
 // registers one ctest entry per case and sample).
 constexpr auto kSampleBuilds = test_support::sample_builds_where<&test_support::any_sample_build>();
 
-std::string samples_case_name(const SampleBuild& build) {
-  if (build.architecture->is_host) return "Samples: " + std::string(build.variant);
-  return "Samples: " + std::string(build.architecture->name) + " " + std::string(build.variant);
-}
+std::string samples_case_name(const SampleBuild& build) { return test_support::sample_build_case_name("Samples", build); }
 
 void check_sample_build(const SampleBuild& build) {
   if (build.architecture->is_host) check_all_samples(std::string(build.variant));

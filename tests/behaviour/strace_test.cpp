@@ -213,10 +213,7 @@ using test_support::SampleBuild;
 // case and marked sample).
 constexpr auto kStraceBuilds = test_support::sample_builds_where<&test_support::is_strace_compared>();
 
-std::string strace_case_name(const SampleBuild& build) {
-  if (build.architecture->is_host) return "Strace: " + std::string(build.variant);
-  return "Strace: " + std::string(build.architecture->name) + " " + std::string(build.variant);
-}
+std::string strace_case_name(const SampleBuild& build) { return test_support::sample_build_case_name("Strace", build); }
 
 void compare_sample_build(const SampleBuild& build) {
   if (build.architecture->is_host) compare_all_marked(std::string(build.variant));

@@ -205,3 +205,31 @@ TEST_CASE("Malicious: a fork event naming a trace outside its directory is refus
   CHECK(message.find(path) != std::string::npos);
   std::filesystem::remove(path);
 }
+
+TEST_CASE("Malicious: a BAP frames process change out of range is refused with the frame and its offset") {
+  const std::string path = test::temp_file("process", "damaged.frames");
+  record_with_process_events("frames", path, core::TraceLevel::kFull);
+  test::Bytes bytes = test::slurp(path);
+  // tracecorn_process_change = 1 (forked): field 1014, varint: key bytes b0 3f, then 01.
+  const std::uint8_t change_field[] = {0xb0, 0x3f, 0x01};
+  const auto found = std::search(bytes.begin(), bytes.end(), std::begin(change_field), std::end(change_field));
+  REQUIRE(found != bytes.end());
+  *(found + 2) = 3;
+  std::ofstream(path, std::ios::binary | std::ios::trunc)
+      .write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+  auto reader = formats::find_format("frames")->open_reader(path);
+  REQUIRE(reader.has_value());
+  std::string refused;
+  for (;;) {
+    auto more = (*reader)->next([](const events::Event&) {});
+    if (!more) {
+      refused = more.error().to_string();
+      break;
+    }
+    REQUIRE(*more);  // the damaged frame comes before the end
+  }
+  CHECK_MESSAGE(refused.find("process change 3 (expected 1 forked or 2 exec'd)") != std::string::npos, refused);
+  CHECK(refused.find("exception frame") != std::string::npos);
+  CHECK(refused.find(path) != std::string::npos);
+  std::filesystem::remove(path);
+}

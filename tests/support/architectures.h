@@ -148,6 +148,14 @@ consteval auto sample_builds_where() {
 }
 
 constexpr bool any_sample_build(const SampleBuild&) { return true; }
+
+// A per-build test case's name: "PREFIX: static" for the host's builds,
+// "PREFIX: aarch64 static" for the others' (the ctest entries filter on it).
+inline std::string sample_build_case_name(std::string_view prefix, const SampleBuild& build) {
+  std::string name = std::string(prefix) + ": ";
+  if (!build.architecture->is_host) name += std::string(build.architecture->name) + " ";
+  return name + std::string(build.variant);
+}
 constexpr bool is_cross_sample_build(const SampleBuild& build) { return !build.architecture->is_host; }
 
 // The strace comparison (tests/behaviour/strace_test.cpp) runs every variant

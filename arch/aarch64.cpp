@@ -301,6 +301,50 @@ constexpr TenetRegister kTenetRegisters[] = {
     {"x24", "x24"}, {"x25", "x25"}, {"x26", "x26"}, {"x27", "x27"}, {"x28", "x28"}, {"fp", "x29"},
     {"lr", "x30"},  {"sp", "sp"},   {"pc", "pc"}};
 
+// How gdb sees it (gdb manual, "AArch64 Features"): the core and FP/SIMD
+// features; cpsr shows the nzcv flags (what user code can see of PSTATE), the
+// vector registers as 128-bit integers.
+constexpr GdbRegister kGdbCore[] = {
+    {"x0", 64, "int", "x0"},      {"x1", 64, "int", "x1"},
+    {"x2", 64, "int", "x2"},      {"x3", 64, "int", "x3"},
+    {"x4", 64, "int", "x4"},      {"x5", 64, "int", "x5"},
+    {"x6", 64, "int", "x6"},      {"x7", 64, "int", "x7"},
+    {"x8", 64, "int", "x8"},      {"x9", 64, "int", "x9"},
+    {"x10", 64, "int", "x10"},    {"x11", 64, "int", "x11"},
+    {"x12", 64, "int", "x12"},    {"x13", 64, "int", "x13"},
+    {"x14", 64, "int", "x14"},    {"x15", 64, "int", "x15"},
+    {"x16", 64, "int", "x16"},    {"x17", 64, "int", "x17"},
+    {"x18", 64, "int", "x18"},    {"x19", 64, "int", "x19"},
+    {"x20", 64, "int", "x20"},    {"x21", 64, "int", "x21"},
+    {"x22", 64, "int", "x22"},    {"x23", 64, "int", "x23"},
+    {"x24", 64, "int", "x24"},    {"x25", 64, "int", "x25"},
+    {"x26", 64, "int", "x26"},    {"x27", 64, "int", "x27"},
+    {"x28", 64, "int", "x28"},    {"x29", 64, "int", "x29"},
+    {"x30", 64, "int", "x30"},    {"sp", 64, "data_ptr", "sp"},
+    {"pc", 64, "code_ptr", "pc"}, {"cpsr", 32, "int", "nzcv"}};
+constexpr GdbRegister kGdbFpu[] = {
+    {"v0", 128, "uint128", "v0"},   {"v1", 128, "uint128", "v1"},
+    {"v2", 128, "uint128", "v2"},   {"v3", 128, "uint128", "v3"},
+    {"v4", 128, "uint128", "v4"},   {"v5", 128, "uint128", "v5"},
+    {"v6", 128, "uint128", "v6"},   {"v7", 128, "uint128", "v7"},
+    {"v8", 128, "uint128", "v8"},   {"v9", 128, "uint128", "v9"},
+    {"v10", 128, "uint128", "v10"}, {"v11", 128, "uint128", "v11"},
+    {"v12", 128, "uint128", "v12"}, {"v13", 128, "uint128", "v13"},
+    {"v14", 128, "uint128", "v14"}, {"v15", 128, "uint128", "v15"},
+    {"v16", 128, "uint128", "v16"}, {"v17", 128, "uint128", "v17"},
+    {"v18", 128, "uint128", "v18"}, {"v19", 128, "uint128", "v19"},
+    {"v20", 128, "uint128", "v20"}, {"v21", 128, "uint128", "v21"},
+    {"v22", 128, "uint128", "v22"}, {"v23", 128, "uint128", "v23"},
+    {"v24", 128, "uint128", "v24"}, {"v25", 128, "uint128", "v25"},
+    {"v26", 128, "uint128", "v26"}, {"v27", 128, "uint128", "v27"},
+    {"v28", 128, "uint128", "v28"}, {"v29", 128, "uint128", "v29"},
+    {"v30", 128, "uint128", "v30"}, {"v31", 128, "uint128", "v31"},
+    {"fpsr", 32, "int", "fpsr"},    {"fpcr", 32, "int", "fpcr"}};
+constexpr GdbFeature kGdbFeatures[] = {
+    {"org.gnu.gdb.aarch64.core", "", kGdbCore},
+    {"org.gnu.gdb.aarch64.fpu", "", kGdbFpu}};
+constexpr GdbTarget kGdbTarget{"aarch64", kGdbFeatures};
+
 }  // namespace
 
 const ArchInfo& aarch64_arch() {
@@ -362,6 +406,7 @@ const ArchInfo& aarch64_arch() {
                                          "describes only amd64 ('x641'); the reference rvnbintrace knows the "
                                          "'arm1' magic but names no register for it",
                      .tenet_registers = kTenetRegisters},
+      .gdb = &kGdbTarget,
       .syscall_id = &generic_syscall_id,
       .engine = &kEngine,
   };

@@ -301,6 +301,33 @@ struct LlvmTarget {
   std::string_view features;  // "+m,+a,+f,+d,+c": the extensions the guest CPU has
 };
 
+// How gdb sees the architecture over its remote protocol (the gdb manual's
+// "Target Descriptions" and "Standard Target Features"): the architecture
+// name of the target description, its features in order, and for each
+// register gdb's name, width and type and the table register it shows. gdb's
+// register numbers are the registers' positions in this order. A register
+// with no table register (or one a trace has not told) is "unavailable" to
+// gdb, never a zero. Used by the time-travel debugger (recorder/debug/).
+struct GdbRegister {
+  std::string_view name;        // gdb's name ("eflags", "cpsr")
+  std::uint16_t bits;           // gdb's width; the table value is zero-extended or cut to it
+  std::string_view type;        // a gdb predefined type or one the feature defines ("int64", "i386_eflags")
+  std::string_view table_name;  // RegisterInfo::name it shows ("rflags"); empty: the trace never has it
+};
+struct GdbFeature {
+  std::string_view name;        // "org.gnu.gdb.i386.core"
+  std::string_view types_xml;   // the <flags>, <vector> and <union> elements its registers' types need
+  std::span<const GdbRegister> registers;
+};
+struct GdbTarget {
+  std::string_view architecture;  // the description's <architecture> ("i386:x86-64")
+  std::span<const GdbFeature> features;
+  // gdb's have_nonsteppable_watchpoint for it: a watchpoint stops before the
+  // writing instruction completes and gdb steps over it itself (arm, aarch64,
+  // mips, riscv); false: the stop comes after the write (x86).
+  bool watchpoint_before_write = true;
+};
+
 struct ArchInfo {
   std::string_view name;          // "x86_64"
   // Why tracecorn cannot decode this architecture's instructions (so cannot
@@ -310,6 +337,12 @@ struct ArchInfo {
   // can step over when Capstone cannot decode an instruction (mips: 4); 0:
   // undecodable bytes end the block's decoding.
   std::uint8_t fixed_instruction_size = 0;
+  // The size of a branch's delay slot, the instruction after a branch that runs
+  // before the branch takes effect (mips: 4); 0: no delay slots. With one,
+  // `has_delay_slot` says whether the instruction `bytes` (its encoding, guest
+  // byte order) is a branch or jump followed by a delay slot.
+  std::uint8_t branch_delay_slot = 0;
+  bool (*has_delay_slot)(std::span<const std::uint8_t> bytes) = nullptr;
   // Set when the CPU has a second instruction set (arm's Thumb); nullptr: one mode.
   const AlternateInstructionSet* alternate_isa = nullptr;
   std::uint16_t elf_machine;      // EM_*
@@ -361,6 +394,8 @@ struct ArchInfo {
   AddressSpaceLayout layout;
   const FixedPage* fixed_page = nullptr;  // nullptr: none
   FormatIds format_ids;
+  // How gdb sees it (the time-travel debugger); nullptr: `tracecorn debug` does not serve it yet.
+  const GdbTarget* gdb = nullptr;
 
   // Maps this architecture's syscall number to the neutral id (SyscallId::unknown if none).
   SyscallId (*syscall_id)(std::uint64_t number);

@@ -506,6 +506,40 @@ constexpr AlternateInstructionSet kThumb{.uc_register = UC_ARM_REG_CPSR,
 
 constexpr std::uint16_t kEmArm = 40;
 
+// How gdb sees it (gdb manual, "ARM Features"): the core registers and
+// VFPv3's 32 double registers.
+constexpr GdbRegister kGdbCore[] = {
+    {"r0", 32, "uint32", "r0"},   {"r1", 32, "uint32", "r1"},
+    {"r2", 32, "uint32", "r2"},   {"r3", 32, "uint32", "r3"},
+    {"r4", 32, "uint32", "r4"},   {"r5", 32, "uint32", "r5"},
+    {"r6", 32, "uint32", "r6"},   {"r7", 32, "uint32", "r7"},
+    {"r8", 32, "uint32", "r8"},   {"r9", 32, "uint32", "r9"},
+    {"r10", 32, "uint32", "r10"}, {"r11", 32, "uint32", "r11"},
+    {"r12", 32, "uint32", "r12"}, {"sp", 32, "data_ptr", "sp"},
+    {"lr", 32, "int", "lr"},      {"pc", 32, "code_ptr", "pc"},
+    {"cpsr", 32, "int", "cpsr"}};
+constexpr GdbRegister kGdbVfp[] = {
+    {"d0", 64, "ieee_double", "d0"},   {"d1", 64, "ieee_double", "d1"},
+    {"d2", 64, "ieee_double", "d2"},   {"d3", 64, "ieee_double", "d3"},
+    {"d4", 64, "ieee_double", "d4"},   {"d5", 64, "ieee_double", "d5"},
+    {"d6", 64, "ieee_double", "d6"},   {"d7", 64, "ieee_double", "d7"},
+    {"d8", 64, "ieee_double", "d8"},   {"d9", 64, "ieee_double", "d9"},
+    {"d10", 64, "ieee_double", "d10"}, {"d11", 64, "ieee_double", "d11"},
+    {"d12", 64, "ieee_double", "d12"}, {"d13", 64, "ieee_double", "d13"},
+    {"d14", 64, "ieee_double", "d14"}, {"d15", 64, "ieee_double", "d15"},
+    {"d16", 64, "ieee_double", "d16"}, {"d17", 64, "ieee_double", "d17"},
+    {"d18", 64, "ieee_double", "d18"}, {"d19", 64, "ieee_double", "d19"},
+    {"d20", 64, "ieee_double", "d20"}, {"d21", 64, "ieee_double", "d21"},
+    {"d22", 64, "ieee_double", "d22"}, {"d23", 64, "ieee_double", "d23"},
+    {"d24", 64, "ieee_double", "d24"}, {"d25", 64, "ieee_double", "d25"},
+    {"d26", 64, "ieee_double", "d26"}, {"d27", 64, "ieee_double", "d27"},
+    {"d28", 64, "ieee_double", "d28"}, {"d29", 64, "ieee_double", "d29"},
+    {"d30", 64, "ieee_double", "d30"}, {"d31", 64, "ieee_double", "d31"},
+    {"fpscr", 32, "int", "fpscr"}};
+constexpr GdbFeature kGdbFeatures[] = {{"org.gnu.gdb.arm.core", "", kGdbCore},
+                                       {"org.gnu.gdb.arm.vfp", "", kGdbVfp}};
+constexpr GdbTarget kGdbTarget{"arm", kGdbFeatures};
+
 }  // namespace
 
 // Linux's arm vectors page (0xffff0000): the kuser helpers at its top, as
@@ -593,6 +627,7 @@ const ArchInfo& arm_arch() {
       // (the writer refuses with an error naming the architecture).
       .format_ids = {.ucir_arch = "arm", .bap_architecture = 35, .bap_machine = 0, .bintrace_magic = 0,
                      .bintrace = nullptr},
+      .gdb = &kGdbTarget,
       .syscall_id = &arm_syscall_id,
       .engine = &kEngine,
       .analyze_prologue = &analyze_arm_prologue,

@@ -32,6 +32,7 @@
 #include "arch/signal_frames.h"
 #include "arch/syscall_table.h"
 #include "arch/x86_common.h"
+#include "arch/x86_gdb.h"
 
 namespace tracecorn::arch {
 namespace {
@@ -447,6 +448,7 @@ const ArchInfo& i386_arch() {
       // binary trace v1.0 defines no 32-bit x86 machine.
       .format_ids = {.ucir_arch = "x86", .bap_architecture = 9, .bap_machine = 1, .bintrace_magic = 0,
                      .bintrace = nullptr, .tenet_registers = kTenetRegisters},
+      .gdb = &i386_gdb_target(),
       .syscall_id = &i386_syscall_id,
       .engine = &kEngine,
       .reads_host_clock = &x86_reads_host_clock,

@@ -760,12 +760,85 @@ std::span<const SignalTrampoline> mips_trampolines(bool little_endian) {
   return little_endian ? std::span<const SignalTrampoline>(kLittle) : std::span<const SignalTrampoline>(kBig);
 }
 
+// ArchInfo::has_delay_slot for MIPS32: the jumps (j, jal, jr, jalr) and the
+// branches (beq, bne, blez, bgtz and their "likely" forms, the REGIMM bltz,
+// bgez family, and the coprocessor branches bc1f/bc1t, bc2*), by their opcode
+// fields (MIPS32 Architecture for Programmers, Volume II, the opcode tables).
+template <bool kLittleEndian>
+bool mips_has_delay_slot(std::span<const std::uint8_t> bytes) {
+  if (bytes.size() < 4) return false;
+  const std::uint32_t word = kLittleEndian
+                                 ? std::uint32_t{bytes[0]} | std::uint32_t{bytes[1]} << 8 | std::uint32_t{bytes[2]} << 16 |
+                                       std::uint32_t{bytes[3]} << 24
+                                 : std::uint32_t{bytes[3]} | std::uint32_t{bytes[2]} << 8 | std::uint32_t{bytes[1]} << 16 |
+                                       std::uint32_t{bytes[0]} << 24;
+  const std::uint32_t opcode = word >> 26, rs = word >> 21 & 31, rt = word >> 16 & 31, funct = word & 63;
+  switch (opcode) {
+    case 0: return funct == 8 || funct == 9;                      // jr, jalr
+    case 1: return (rt & ~0x13u) == 0;                            // bltz, bgez, bltzl, bgezl, bltzal, bgezal, ...l
+    case 2: case 3: case 4: case 5: case 6: case 7: return true;  // j, jal, beq, bne, blez, bgtz
+    case 17: case 18: return rs == 8;                             // bc1f/bc1t (and -l), bc2*
+    case 20: case 21: case 22: case 23: return true;              // beql, bnel, blezl, bgtzl
+    default: return false;
+  }
+}
+
+// How gdb sees it (gdb manual, "MIPS Features"): the o32 CPU, CP0 and FPU
+// features gdb requires; the FPU registers and CP0's are not in the traces
+// (unavailable to gdb), the pc, lo and hi are.
+constexpr GdbRegister kGdbCpu[] = {
+    {"r0", 32, "int", "zero"},   {"r1", 32, "int", "at"},
+    {"r2", 32, "int", "v0"},     {"r3", 32, "int", "v1"},
+    {"r4", 32, "int", "a0"},     {"r5", 32, "int", "a1"},
+    {"r6", 32, "int", "a2"},     {"r7", 32, "int", "a3"},
+    {"r8", 32, "int", "t0"},     {"r9", 32, "int", "t1"},
+    {"r10", 32, "int", "t2"},    {"r11", 32, "int", "t3"},
+    {"r12", 32, "int", "t4"},    {"r13", 32, "int", "t5"},
+    {"r14", 32, "int", "t6"},    {"r15", 32, "int", "t7"},
+    {"r16", 32, "int", "s0"},    {"r17", 32, "int", "s1"},
+    {"r18", 32, "int", "s2"},    {"r19", 32, "int", "s3"},
+    {"r20", 32, "int", "s4"},    {"r21", 32, "int", "s5"},
+    {"r22", 32, "int", "s6"},    {"r23", 32, "int", "s7"},
+    {"r24", 32, "int", "t8"},    {"r25", 32, "int", "t9"},
+    {"r26", 32, "int", "k0"},    {"r27", 32, "int", "k1"},
+    {"r28", 32, "int", "gp"},    {"r29", 32, "int", "sp"},
+    {"r30", 32, "int", "fp"},    {"r31", 32, "int", "ra"},
+    {"lo", 32, "int", "lo"},     {"hi", 32, "int", "hi"},
+    {"pc", 32, "code_ptr", "pc"}};
+constexpr GdbRegister kGdbCp0[] = {{"status", 32, "int", ""},
+                                   {"badvaddr", 32, "int", ""},
+                                   {"cause", 32, "int", ""}};
+constexpr GdbRegister kGdbFpu[] = {
+    {"f0", 32, "ieee_single", ""},  {"f1", 32, "ieee_single", ""},
+    {"f2", 32, "ieee_single", ""},  {"f3", 32, "ieee_single", ""},
+    {"f4", 32, "ieee_single", ""},  {"f5", 32, "ieee_single", ""},
+    {"f6", 32, "ieee_single", ""},  {"f7", 32, "ieee_single", ""},
+    {"f8", 32, "ieee_single", ""},  {"f9", 32, "ieee_single", ""},
+    {"f10", 32, "ieee_single", ""}, {"f11", 32, "ieee_single", ""},
+    {"f12", 32, "ieee_single", ""}, {"f13", 32, "ieee_single", ""},
+    {"f14", 32, "ieee_single", ""}, {"f15", 32, "ieee_single", ""},
+    {"f16", 32, "ieee_single", ""}, {"f17", 32, "ieee_single", ""},
+    {"f18", 32, "ieee_single", ""}, {"f19", 32, "ieee_single", ""},
+    {"f20", 32, "ieee_single", ""}, {"f21", 32, "ieee_single", ""},
+    {"f22", 32, "ieee_single", ""}, {"f23", 32, "ieee_single", ""},
+    {"f24", 32, "ieee_single", ""}, {"f25", 32, "ieee_single", ""},
+    {"f26", 32, "ieee_single", ""}, {"f27", 32, "ieee_single", ""},
+    {"f28", 32, "ieee_single", ""}, {"f29", 32, "ieee_single", ""},
+    {"f30", 32, "ieee_single", ""}, {"f31", 32, "ieee_single", ""},
+    {"fcsr", 32, "int", ""},        {"fir", 32, "int", ""}};
+constexpr GdbFeature kGdbFeatures[] = {{"org.gnu.gdb.mips.cpu", "", kGdbCpu},
+                                       {"org.gnu.gdb.mips.cp0", "", kGdbCp0},
+                                       {"org.gnu.gdb.mips.fpu", "", kGdbFpu}};
+constexpr GdbTarget kGdbTarget{"mips", kGdbFeatures};
+
 ArchInfo make_info(bool little_endian) {
   return ArchInfo{
       .name = little_endian ? "mipsel" : "mips",
       // Capstone 4 decodes no `c.cond.d $fccN` with N != 0 (glibc's printf has
       // c.ule.d $fcc1): such instructions are recorded as opaque 4-byte ones.
       .fixed_instruction_size = 4,
+      .branch_delay_slot = 4,
+      .has_delay_slot = little_endian ? &mips_has_delay_slot<true> : &mips_has_delay_slot<false>,
       .elf_machine = kEmMips,
       .elf_64bit = false,
       .little_endian = little_endian,
@@ -815,6 +888,7 @@ ArchInfo make_info(bool little_endian) {
       .layout = kLayout,
       .format_ids = {.ucir_arch = "mips", .bap_architecture = 8, .bap_machine = 32,
                      .bintrace_magic = 0, .bintrace = nullptr},
+      .gdb = &kGdbTarget,
       .syscall_id = &mips_syscall_id,
       .engine = little_endian ? &kEngineLittle : &kEngineBig,
       .analyze_prologue = little_endian ? &analyze_mips_prologue_little : &analyze_mips_prologue_big,

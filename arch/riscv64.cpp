@@ -387,6 +387,51 @@ constexpr std::uint16_t kEmRiscv = 243;
 // RV64GC as LLVM 14 names it (its RISCV target: triple, feature strings).
 constexpr LlvmTarget kLlvmTarget = {.target = "RISCV", .triple = "riscv64-unknown-linux-gnu", .features = "+m,+a,+f,+d,+c"};
 
+// How gdb sees it (gdb manual, "RISC-V Features"): the integer registers, the
+// pc, and the double FP registers with the FP CSRs (gdb requires FP registers
+// as wide as the ELF's float ABI); fflags and frm are fcsr's fields, not kept
+// apart.
+constexpr GdbRegister kGdbCpu[] = {
+    {"zero", 64, "int", "zero"},  {"ra", 64, "code_ptr", "ra"},
+    {"sp", 64, "data_ptr", "sp"}, {"gp", 64, "data_ptr", "gp"},
+    {"tp", 64, "data_ptr", "tp"}, {"t0", 64, "int", "t0"},
+    {"t1", 64, "int", "t1"},      {"t2", 64, "int", "t2"},
+    {"fp", 64, "data_ptr", "s0"}, {"s1", 64, "int", "s1"},
+    {"a0", 64, "int", "a0"},      {"a1", 64, "int", "a1"},
+    {"a2", 64, "int", "a2"},      {"a3", 64, "int", "a3"},
+    {"a4", 64, "int", "a4"},      {"a5", 64, "int", "a5"},
+    {"a6", 64, "int", "a6"},      {"a7", 64, "int", "a7"},
+    {"s2", 64, "int", "s2"},      {"s3", 64, "int", "s3"},
+    {"s4", 64, "int", "s4"},      {"s5", 64, "int", "s5"},
+    {"s6", 64, "int", "s6"},      {"s7", 64, "int", "s7"},
+    {"s8", 64, "int", "s8"},      {"s9", 64, "int", "s9"},
+    {"s10", 64, "int", "s10"},    {"s11", 64, "int", "s11"},
+    {"t3", 64, "int", "t3"},      {"t4", 64, "int", "t4"},
+    {"t5", 64, "int", "t5"},      {"t6", 64, "int", "t6"},
+    {"pc", 64, "code_ptr", "pc"}};
+constexpr GdbRegister kGdbFpu[] = {
+    {"ft0", 64, "ieee_double", "ft0"},   {"ft1", 64, "ieee_double", "ft1"},
+    {"ft2", 64, "ieee_double", "ft2"},   {"ft3", 64, "ieee_double", "ft3"},
+    {"ft4", 64, "ieee_double", "ft4"},   {"ft5", 64, "ieee_double", "ft5"},
+    {"ft6", 64, "ieee_double", "ft6"},   {"ft7", 64, "ieee_double", "ft7"},
+    {"fs0", 64, "ieee_double", "fs0"},   {"fs1", 64, "ieee_double", "fs1"},
+    {"fa0", 64, "ieee_double", "fa0"},   {"fa1", 64, "ieee_double", "fa1"},
+    {"fa2", 64, "ieee_double", "fa2"},   {"fa3", 64, "ieee_double", "fa3"},
+    {"fa4", 64, "ieee_double", "fa4"},   {"fa5", 64, "ieee_double", "fa5"},
+    {"fa6", 64, "ieee_double", "fa6"},   {"fa7", 64, "ieee_double", "fa7"},
+    {"fs2", 64, "ieee_double", "fs2"},   {"fs3", 64, "ieee_double", "fs3"},
+    {"fs4", 64, "ieee_double", "fs4"},   {"fs5", 64, "ieee_double", "fs5"},
+    {"fs6", 64, "ieee_double", "fs6"},   {"fs7", 64, "ieee_double", "fs7"},
+    {"fs8", 64, "ieee_double", "fs8"},   {"fs9", 64, "ieee_double", "fs9"},
+    {"fs10", 64, "ieee_double", "fs10"}, {"fs11", 64, "ieee_double", "fs11"},
+    {"ft8", 64, "ieee_double", "ft8"},   {"ft9", 64, "ieee_double", "ft9"},
+    {"ft10", 64, "ieee_double", "ft10"}, {"ft11", 64, "ieee_double", "ft11"},
+    {"fflags", 32, "int", ""},           {"frm", 32, "int", ""},
+    {"fcsr", 32, "int", "fcsr"}};
+constexpr GdbFeature kGdbFeatures[] = {{"org.gnu.gdb.riscv.cpu", "", kGdbCpu},
+                                       {"org.gnu.gdb.riscv.fpu", "", kGdbFpu}};
+constexpr GdbTarget kGdbTarget{"riscv:rv64", kGdbFeatures};
+
 }  // namespace
 
 const ArchInfo& riscv64_arch() {
@@ -444,6 +489,7 @@ const ArchInfo& riscv64_arch() {
       // binary trace no machine: both refuse.
       .format_ids = {.ucir_arch = "riscv64", .bap_architecture = 0, .bap_machine = 0, .bintrace_magic = 0,
                      .bintrace = nullptr},
+      .gdb = &kGdbTarget,
       .syscall_id = &riscv64_syscall_id,
       .engine = &kEngine,
       .decode_without_capstone = &decode_riscv64,

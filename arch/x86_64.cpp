@@ -17,6 +17,7 @@
 #include "arch/syscall_table.h"
 #include "arch/signal_frames.h"
 #include "arch/x86_common.h"
+#include "arch/x86_gdb.h"
 
 namespace tracecorn::arch {
 namespace {
@@ -595,6 +596,7 @@ const ArchInfo& x86_64_arch() {
       .format_ids = {.ucir_arch = "x86_64", .bap_architecture = 9, .bap_machine = 64,
                      .bintrace_magic = 0x31343678, .bintrace = &kBintraceMachine,
                      .tenet_registers = kTenetRegisters},
+      .gdb = &x86_64_gdb_target(),
       .syscall_id = &x86_64_syscall_id,
       .engine = &kEngine,
       .reads_host_clock = &x86_reads_host_clock,

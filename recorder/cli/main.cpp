@@ -40,6 +40,7 @@
 #include "formats/bintrace/bintrace_recover.h"
 #include "formats/registry.h"
 #include "formats/text/text_writer.h"
+#include "recorder/cli/debug_command.h"
 #include "recorder/cli/stack_display.h"
 #include "recorder/core/guest_stacks.h"
 #include "recorder/core/recorder.h"
@@ -950,6 +951,9 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"ucir", "frames", "bintrace", "drcov", "chrome", "tenet"}));
   convert_app->add_option("--compress", convert_compress, "none or zstd")->check(CLI::IsMember({"none", "zstd"}));
 
+  tracecorn::cli::DebugCommandOptions debug;
+  CLI::App* debug_app = tracecorn::cli::add_debug_command(app, debug);
+
   CLI::App* recover_app =
       app.add_subcommand("recover", "Rebuild a binary trace whose recording was killed, from FILE.head.part and "
                                     "FILE.events.part");
@@ -984,6 +988,7 @@ int main(int argc, char** argv) {
     if (replay_app->parsed()) return replay_command(replay_path, replay_program, replay_rootfs, !replay_no_children);
     if (stat_app->parsed()) return stat_command(stat_path);
     if (recover_app->parsed()) return recover_command(recover_path, recover_output);
+    if (debug_app->parsed()) return tracecorn::cli::debug_command(debug);
     if (convert_app->parsed())
       return convert_command(convert_in, convert_out, convert_format, convert_compress == "zstd");
   } catch (const CLI::ValidationError& error) {

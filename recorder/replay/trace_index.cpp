@@ -12,7 +12,26 @@ namespace tracecorn::replay {
 namespace {
 
 constexpr std::uint64_t kPageBytes = 4096;
-enum Record : std::uint8_t { kRegister = 1, kMemory = 2, kMapping = 3, kPc = 4, kRevealed = 5 };
+enum Record : std::uint8_t {
+  kRegister = 1, kMemory = 2, kMapping = 3, kPc = 4, kRevealed = 5, kInstructionPc = 6, kRead = 7
+};
+
+// Which pcs a chunk's instructions ran, collected cheaply: a direct-mapped
+// filter drops most repeats (loops) before the list is sorted at the chunk's end.
+class ChunkPcs {
+ public:
+  void add(std::uint64_t pc, std::vector<std::uint64_t>& out) {
+    std::uint64_t& slot = recent_[(pc * 0x9e3779b97f4a7c15ull) >> (64 - kBits)];
+    if (slot == pc + 1) return;
+    slot = pc + 1;
+    out.push_back(pc);
+  }
+  void reset() { recent_.fill(0); }
+
+ private:
+  static constexpr int kBits = 12;
+  std::array<std::uint64_t, std::size_t{1} << kBits> recent_{};
+};
 
 void put_varint(std::vector<std::uint8_t>& out, std::uint64_t value) {
   while (value >= 0x80) {
@@ -170,7 +189,13 @@ Status TraceIndex::decode(std::size_t chunk, std::span<const std::uint8_t> bytes
         on_record(event, kind, events::RegisterValue{}, address, data, length);
         break;
       }
-      case kPc: {
+      case kRead: {
+        std::uint64_t address = 0, length = 0;
+        if (!get_varint(bytes, at, address) || !get_varint(bytes, at, length)) return bad("read");
+        on_record(event, kind, events::RegisterValue{}, address, std::span<const std::uint8_t>{}, length);
+        break;
+      }
+      case kPc: case kInstructionPc: {
         std::uint64_t pc = 0;
         if (!get_varint(bytes, at, pc)) return bad("pc");
         on_record(event, kind, events::RegisterValue{}, pc, std::span<const std::uint8_t>{});
@@ -198,7 +223,7 @@ struct Apply {
         break;
       case kMemory: case kRevealed: state.write(address, data); break;
       case kMapping: state.map(address, length, data[0] != 0); break;
-      case kPc: state.pc = address, state.pc_known = true; break;
+      case kPc: case kInstructionPc: state.pc = address, state.pc_known = true; break;
       default: break;
     }
   }
@@ -209,6 +234,11 @@ Status TraceIndex::flush_chunk() {
   Chunk& chunk = chunks_.back();
   std::sort(chunk.pages_written.begin(), chunk.pages_written.end());
   chunk.pages_written.erase(std::unique(chunk.pages_written.begin(), chunk.pages_written.end()), chunk.pages_written.end());
+  std::sort(chunk.instruction_pcs.begin(), chunk.instruction_pcs.end());
+  chunk.instruction_pcs.erase(std::unique(chunk.instruction_pcs.begin(), chunk.instruction_pcs.end()),
+                              chunk.instruction_pcs.end());
+  std::sort(chunk.pages_read.begin(), chunk.pages_read.end());
+  chunk.pages_read.erase(std::unique(chunk.pages_read.begin(), chunk.pages_read.end()), chunk.pages_read.end());
   std::vector<std::uint8_t> packed(ZSTD_compressBound(pending_.size()));
   const std::size_t size = ZSTD_compress(packed.data(), packed.size(), pending_.data(), pending_.size(), 1);
   if (ZSTD_isError(size)) return make_error(ErrorCode::kIo, std::string("zstd: ") + ZSTD_getErrorName(size), "trace index");
@@ -254,6 +284,8 @@ Expected<std::unique_ptr<TraceIndex>> TraceIndex::build(TraceReader& reader, con
   for (const auto& value : info.initial_registers)
     if (value.index < register_count) state->registers[value.index] = value, state->known[value.index] = true;
   for (const auto& region : info.initial_memory) {
+    if ((region.prot & 5) && !(region.prot & 2))
+      index->initial_read_only_.push_back({region.start.value, region.start.value + region.size});
     if (!region.bytes.empty() && region.bytes.size() != region.size) continue;
     if (region.bytes.empty() && !reader.capabilities().initial_memory) continue;
     state->mapped[region.start.value] = region.start.value + region.size;
@@ -266,6 +298,7 @@ Expected<std::unique_ptr<TraceIndex>> TraceIndex::build(TraceReader& reader, con
     }
   }
   index->state_ = std::move(state);
+  if (options.namer) formats::name_initial_mappings(*options.namer, info);
   TraceIndex& self = *index;
   State& now = *self.state_;
   const bool learn_from_reads = info.initial_memory.empty();
@@ -298,8 +331,19 @@ Expected<std::unique_ptr<TraceIndex>> TraceIndex::build(TraceReader& reader, con
       self.chunks_.back().pages_written.push_back(page);
     now.write(address, bytes);
   };
-  auto add_pc = [&](std::uint64_t pc) {
-    header(kPc);
+  auto add_read = [&](std::uint64_t address, std::uint64_t size) {
+    if (size == 0) return;
+    header(kRead);
+    put_varint(self.pending_, address);
+    put_varint(self.pending_, size);
+    auto& pages = self.chunks_.back().pages_read;
+    for (std::uint64_t page = address / kPageBytes; page <= (address + size - 1) / kPageBytes; ++page)
+      if (pages.empty() || pages.back() != page) pages.push_back(page);
+  };
+  auto chunk_pcs = std::make_unique<ChunkPcs>();
+  auto add_pc = [&](std::uint64_t pc, std::uint8_t kind = kPc) {
+    if (kind == kInstructionPc) chunk_pcs->add(pc, self.chunks_.back().instruction_pcs);
+    header(kind);
     put_varint(self.pending_, pc);
     now.pc = pc, now.pc_known = true;
   };
@@ -309,8 +353,10 @@ Expected<std::unique_ptr<TraceIndex>> TraceIndex::build(TraceReader& reader, con
       if (!self.chunks_.empty()) {
         if (auto status = self.flush_chunk(); !status && failure) failure = status;
       }
-      self.chunks_.push_back(Chunk{event_index, 0, 0, 0, {}, std::vector<bool>(register_count, false)});
+      self.chunks_.push_back(
+          Chunk{event_index, 0, 0, 0, {}, {}, std::vector<bool>(register_count, false), {}, self.instructions_});
       self.pending_last_event_ = event_index;
+      chunk_pcs->reset();
       self.checkpoints_.push_back(std::make_unique<State>(now));
     }
     self.seen_[static_cast<std::size_t>(event.kind)] = true;
@@ -319,7 +365,7 @@ Expected<std::unique_ptr<TraceIndex>> TraceIndex::build(TraceReader& reader, con
           using T = std::decay_t<decltype(p)>;
           if constexpr (std::is_same_v<T, events::InstructionEvent>) {
             ++self.instructions_;
-            add_pc(p.address.value);
+            add_pc(p.address.value, kInstructionPc);
           } else if constexpr (std::is_same_v<T, events::BlockEvent>) {
             // A block is entered before its instructions run: it gives the pc
             // only in a trace without instruction events (blocks level).
@@ -333,7 +379,10 @@ Expected<std::unique_ptr<TraceIndex>> TraceIndex::build(TraceReader& reader, con
               scratch[i] = static_cast<std::uint8_t>(p.value >> (8 * (self.arch_->little_endian ? i : count - 1 - i)));
             if (event.kind == events::EventKind::kMemoryWrite) {
               add_memory(kMemory, p.address.value, scratch);
-            } else if (learn_from_reads) {
+            } else {
+              add_read(p.address.value, p.size);
+            }
+            if (event.kind == events::EventKind::kMemoryRead && learn_from_reads) {
               // Only the bytes nothing wrote before: the rest may have changed since the start.
               std::uint8_t one = 0;
               std::size_t run = 0;
@@ -379,11 +428,15 @@ Expected<std::unique_ptr<TraceIndex>> TraceIndex::build(TraceReader& reader, con
             for (const auto& write : p.frame_writes) add_memory(kMemory, write.address.value, write.bytes);
             for (const auto& value : p.register_changes) add_register(value);
             add_pc(p.handler.value);
+            self.signals_.push_back({event_index, p.signal, p.fault, p.interrupted_pc.value, p.fault_address.value});
+          } else if constexpr (std::is_same_v<T, events::FaultEvent>) {
+            self.signals_.push_back({event_index, p.signal, true, p.pc.value, p.address.value});
           } else if constexpr (std::is_same_v<T, events::ThreadEvent>) {
             for (const auto& value : p.registers) add_register(value);  // a switch: the new thread's
           }
         },
         event.payload);
+    if (options.namer) formats::name_event_mappings(*options.namer, event);
     ++event_index;
   };
   for (;;) {
@@ -393,7 +446,7 @@ Expected<std::unique_ptr<TraceIndex>> TraceIndex::build(TraceReader& reader, con
     if (!*more) break;
   }
   if (self.chunks_.empty()) {
-    self.chunks_.push_back(Chunk{0, 0, 0, 0, {}, std::vector<bool>(register_count, false)});
+    self.chunks_.push_back(Chunk{0, 0, 0, 0, {}, {}, std::vector<bool>(register_count, false), {}, 0});
     self.checkpoints_.push_back(std::make_unique<State>(now));
   }
   if (auto status = self.flush_chunk(); !status) return status.error();
@@ -431,22 +484,135 @@ std::size_t TraceIndex::read_memory(std::uint64_t address, std::span<std::uint8_
 }
 
 Expected<std::optional<MemoryWriteRecord>> TraceIndex::last_write(std::uint64_t address, std::uint64_t before) {
-  const std::uint64_t page = address / kPageBytes;
-  for (std::size_t k = std::min<std::size_t>(before / interval_, chunks_.size() - 1) + 1; k-- > 0;) {
-    if (!std::binary_search(chunks_[k].pages_written.begin(), chunks_[k].pages_written.end(), page)) continue;
+  return previous_write(before, address, 1);
+}
+
+std::size_t TraceIndex::chunk_of(std::uint64_t event) const {
+  return std::min<std::size_t>(event / interval_, chunks_.size() - 1);
+}
+
+bool TraceIndex::chunk_may_run(std::size_t chunk, std::span<const std::uint64_t> pcs) const {
+  const auto& ran = chunks_[chunk].instruction_pcs;
+  if (pcs.empty()) return !ran.empty();
+  return std::any_of(pcs.begin(), pcs.end(), [&](std::uint64_t pc) { return std::binary_search(ran.begin(), ran.end(), pc); });
+}
+
+bool TraceIndex::chunk_may_touch(std::size_t chunk, std::uint64_t address, std::uint64_t length, Accesses kinds) const {
+  const std::uint64_t last = (address + length - 1 < address ? ~0ull : address + length - 1) / kPageBytes;
+  auto touches = [&](const std::vector<std::uint64_t>& pages) {
+    auto first = std::lower_bound(pages.begin(), pages.end(), address / kPageBytes);
+    return first != pages.end() && *first <= last;
+  };
+  return ((kinds & kWrites) && touches(chunks_[chunk].pages_written)) ||
+         ((kinds & kReads) && touches(chunks_[chunk].pages_read));
+}
+
+Expected<std::uint64_t> TraceIndex::instructions_before(std::uint64_t event) {
+  const std::size_t k = chunk_of(std::min(event, event_count_));
+  auto raw = load_chunk(k);
+  if (!raw) return raw.error();
+  std::uint64_t count = chunks_[k].instructions_before;
+  auto status = decode(k, *raw, event, [&](std::uint64_t, std::uint8_t kind, const events::RegisterValue&, std::uint64_t,
+                                           std::span<const std::uint8_t>, std::uint64_t = 0) {
+    if (kind == kInstructionPc) ++count;
+  });
+  if (!status) return status.error();
+  return count;
+}
+
+Expected<std::optional<InstructionRecord>> TraceIndex::next_instruction(std::uint64_t from,
+                                                                        std::span<const std::uint64_t> pcs) {
+  if (from >= event_count_) return std::optional<InstructionRecord>{};
+  for (std::size_t k = chunk_of(from); k < chunks_.size(); ++k) {
+    if (!chunk_may_run(k, pcs)) continue;
     auto raw = load_chunk(k);
     if (!raw) return raw.error();
-    std::optional<MemoryWriteRecord> found;
-    auto status = decode(k, *raw, before,
+    std::optional<InstructionRecord> found;
+    auto status = decode(k, *raw, ~0ull, [&](std::uint64_t event, std::uint8_t kind, const events::RegisterValue&,
+                                             std::uint64_t pc, std::span<const std::uint8_t>, std::uint64_t = 0) {
+      if (found || kind != kInstructionPc || event < from) return;
+      if (pcs.empty() || std::binary_search(pcs.begin(), pcs.end(), pc)) found = InstructionRecord{event, pc};
+    });
+    if (!status) return status.error();
+    if (found) return found;
+  }
+  return std::optional<InstructionRecord>{};
+}
+
+Expected<std::optional<InstructionRecord>> TraceIndex::previous_instruction(std::uint64_t before,
+                                                                            std::span<const std::uint64_t> pcs) {
+  if (before == 0) return std::optional<InstructionRecord>{};
+  for (std::size_t k = chunk_of(before - 1) + 1; k-- > 0;) {
+    if (!chunk_may_run(k, pcs)) continue;
+    auto raw = load_chunk(k);
+    if (!raw) return raw.error();
+    std::optional<InstructionRecord> found;
+    auto status = decode(k, *raw, before, [&](std::uint64_t event, std::uint8_t kind, const events::RegisterValue&,
+                                              std::uint64_t pc, std::span<const std::uint8_t>, std::uint64_t = 0) {
+      if (kind != kInstructionPc) return;
+      if (pcs.empty() || std::binary_search(pcs.begin(), pcs.end(), pc)) found = InstructionRecord{event, pc};
+    });
+    if (!status) return status.error();
+    if (found) return found;
+  }
+  return std::optional<InstructionRecord>{};
+}
+
+Expected<std::optional<MemoryAccessRecord>> TraceIndex::find_access(bool forward, std::uint64_t bound,
+                                                                     std::uint64_t address, std::uint64_t length,
+                                                                     Accesses kinds) {
+  // Forward: the first access at or after `bound`; backward: the last one before it.
+  if (length == 0 || (forward ? bound >= event_count_ : bound == 0)) return std::optional<MemoryAccessRecord>{};
+  const std::uint64_t end = address + length < address ? ~0ull : address + length;
+  const std::size_t first_chunk = chunk_of(forward ? bound : bound - 1);
+  for (std::size_t n = 0; n < (forward ? chunks_.size() - first_chunk : first_chunk + 1); ++n) {
+    const std::size_t k = forward ? first_chunk + n : first_chunk - n;
+    if (!chunk_may_touch(k, address, length, kinds)) continue;
+    auto raw = load_chunk(k);
+    if (!raw) return raw.error();
+    std::optional<MemoryAccessRecord> found;
+    auto status = decode(k, *raw, forward ? ~0ull : bound,
                          [&](std::uint64_t event, std::uint8_t kind, const events::RegisterValue&, std::uint64_t at,
-                             std::span<const std::uint8_t> data, std::uint64_t = 0) {
-                           if (kind == kMemory && address >= at && address - at < data.size())
-                             found = MemoryWriteRecord{event, at, {data.begin(), data.end()}};
+                             std::span<const std::uint8_t> data, std::uint64_t size = 0) {
+                           if ((forward && (found || event < bound)) || at >= end) return;
+                           const bool write = kind == kMemory;
+                           if (!(write ? kinds & kWrites : kind == kRead && (kinds & kReads))) return;
+                           const std::uint64_t span = write ? data.size() : size;
+                           if (at + span <= address) return;
+                           found = MemoryAccessRecord{event, at, span, write, {data.begin(), data.end()}};
                          });
     if (!status) return status.error();
     if (found) return found;
   }
-  return std::optional<MemoryWriteRecord>{};
+  return std::optional<MemoryAccessRecord>{};
+}
+
+namespace {
+Expected<std::optional<MemoryWriteRecord>> as_write(Expected<std::optional<MemoryAccessRecord>> access) {
+  if (!access) return access.error();
+  if (!*access) return std::optional<MemoryWriteRecord>{};
+  return std::optional<MemoryWriteRecord>{MemoryWriteRecord{(*access)->event, (*access)->address, std::move((*access)->bytes)}};
+}
+}  // namespace
+
+Expected<std::optional<MemoryWriteRecord>> TraceIndex::next_write(std::uint64_t from, std::uint64_t address,
+                                                                  std::uint64_t length) {
+  return as_write(find_access(true, from, address, length, kWrites));
+}
+
+Expected<std::optional<MemoryWriteRecord>> TraceIndex::previous_write(std::uint64_t before, std::uint64_t address,
+                                                                      std::uint64_t length) {
+  return as_write(find_access(false, before, address, length, kWrites));
+}
+
+Expected<std::optional<MemoryAccessRecord>> TraceIndex::next_access(std::uint64_t from, std::uint64_t address,
+                                                                    std::uint64_t length, Accesses kinds) {
+  return find_access(true, from, address, length, kinds);
+}
+
+Expected<std::optional<MemoryAccessRecord>> TraceIndex::previous_access(std::uint64_t before, std::uint64_t address,
+                                                                        std::uint64_t length, Accesses kinds) {
+  return find_access(false, before, address, length, kinds);
 }
 
 Expected<std::vector<MemoryWriteRecord>> TraceIndex::memory_history(std::uint64_t address, std::uint64_t length) {

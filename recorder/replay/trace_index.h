@@ -8,19 +8,24 @@
 //   - a checkpoint at the start of every chunk: the whole register file and the
 //     memory as copy-on-write 4 KiB pages (a checkpoint shares every page that
 //     did not change since the previous one);
-//   - per chunk, the pages and registers it writes (so history queries skip
-//     chunks that cannot matter), and every syscall with its stack.
+//   - per chunk, the pages it writes and reads, the registers it writes and the pcs its
+//     instructions ran (so history queries and breakpoint searches skip chunks
+//     that cannot matter), and every syscall with its stack.
 // seek(N) restores the checkpoint of N's chunk and applies at most one chunk of
 // deltas; its cost does not depend on N nor on the trace's length.
 // "The state at event N" is the state before event N runs: after events 0..N-1.
 //
 // Layout of one chunk's delta log (before compression), records in event order:
 //   varint  event index minus the previous record's (the first: minus the chunk's first event)
-//   u8      kind: 1 register, 2 memory bytes, 3 mapping (bytes forgotten: unmap or fresh map), 4 pc
+//   u8      kind: 1 register, 2 memory bytes, 3 mapping (bytes forgotten: unmap or fresh map), 4 pc,
+//           5 revealed memory, 6 instruction pc, 7 read
 //   kind 1: u16 table index, u8 size, size bytes (little endian)
 //   kind 2: varint address, varint length, length bytes
 //   kind 3: varint address, varint length, u8 1 = mapped (known zero) / 0 = unmapped (unknown)
-//   kind 4: varint pc
+//   kind 4: varint pc (a block's, at blocks level, or a signal handler's entry)
+//   kind 5: as kind 2, bytes first seen read (a format without initial memory)
+//   kind 6: varint pc of an instruction event
+//   kind 7: varint address, varint length: a read by an instruction (no bytes)
 //
 // What is known: each register and each memory byte is either known or
 // unknown (never a silent zero): registers are known from the initial state
@@ -42,6 +47,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "formats/address_namer.h"
 #include "recorder/replay/trace_reader.h"
 
 namespace tracecorn::replay {
@@ -66,6 +72,29 @@ struct MemoryWriteRecord {
   std::vector<std::uint8_t> bytes;
 };
 
+// One memory access: a write (with its bytes) or a read (level mem or full: its size only).
+struct MemoryAccessRecord {
+  std::uint64_t event = 0;
+  std::uint64_t address = 0;
+  std::uint64_t length = 0;
+  bool write = false;
+  std::vector<std::uint8_t> bytes;  // a write's bytes; empty for a read
+};
+
+struct InstructionRecord {
+  std::uint64_t event = 0;  // the instruction event's index
+  std::uint64_t pc = 0;
+};
+
+// A signal delivered to a handler, or a fault that ended the process.
+struct SignalRecord {
+  std::uint64_t event = 0;
+  std::uint32_t signal = 0;   // host numbering, as the event holds it
+  bool fault = false;         // a CPU fault (the instruction at `pc` did not complete)
+  std::uint64_t pc = 0;       // where the interrupted code resumes, or the faulting instruction
+  std::uint64_t address = 0;  // the faulting address (si_addr), 0 when none
+};
+
 struct RegisterWriteRecord {
   std::uint64_t event = 0;
   events::RegisterValue value;
@@ -73,6 +102,9 @@ struct RegisterWriteRecord {
 
 struct TraceIndexOptions {
   std::uint64_t checkpoint_interval = 1u << 16;  // events per chunk
+  // Fed the trace's mappings as build() reads them (the debugger names the
+  // recorded call stacks with it); nullptr: none.
+  formats::AddressNamer* namer = nullptr;
 };
 
 class TraceIndex {
@@ -114,6 +146,38 @@ class TraceIndex {
   // The last write (by an instruction or the kernel) to the byte at `address`
   // before event `before`; nullopt if none was recorded.
   Expected<std::optional<MemoryWriteRecord>> last_write(std::uint64_t address, std::uint64_t before);
+  // The first instruction event at or after `from` whose pc is in `pcs`
+  // (sorted; empty: any instruction), or the last one before `before`; nullopt
+  // when there is none. Chunks whose instructions ran none of `pcs` are not
+  // read, so a search costs the chunks that may match, not the distance.
+  Expected<std::optional<InstructionRecord>> next_instruction(std::uint64_t from, std::span<const std::uint64_t> pcs = {});
+  Expected<std::optional<InstructionRecord>> previous_instruction(std::uint64_t before,
+                                                                  std::span<const std::uint64_t> pcs = {});
+  // The first write (instruction or kernel) touching [address, address +
+  // length) at or after event `from`, or the last one before `before`.
+  Expected<std::optional<MemoryWriteRecord>> next_write(std::uint64_t from, std::uint64_t address, std::uint64_t length);
+  Expected<std::optional<MemoryWriteRecord>> previous_write(std::uint64_t before, std::uint64_t address,
+                                                            std::uint64_t length);
+  // How many instruction events come before event `event`.
+  Expected<std::uint64_t> instructions_before(std::uint64_t event);
+  // Whether instructions' memory accesses are in the trace (levels mem and
+  // full): without them, memory an instruction wrote reads as it was before.
+  bool memory_tracked() const {
+    return saw(events::EventKind::kMemoryWrite) || saw(events::EventKind::kMemoryRead);
+  }
+  // The initial regions mapped readable and not writable ([start, end)): code
+  // and constants, which read the same at any event whatever the level.
+  const std::vector<std::pair<std::uint64_t, std::uint64_t>>& initial_read_only() const { return initial_read_only_; }
+  // The first read or write (as `kinds` says) touching [address, address +
+  // length) at or after `from`, or the last one before `before`. Reads are
+  // those of instructions, at levels mem and full.
+  enum Accesses : std::uint8_t { kWrites = 1, kReads = 2, kReadsAndWrites = 3 };
+  Expected<std::optional<MemoryAccessRecord>> next_access(std::uint64_t from, std::uint64_t address,
+                                                          std::uint64_t length, Accesses kinds);
+  Expected<std::optional<MemoryAccessRecord>> previous_access(std::uint64_t before, std::uint64_t address,
+                                                              std::uint64_t length, Accesses kinds);
+  // Signals delivered to handlers and fatal faults, in event order.
+  const std::vector<SignalRecord>& signals() const { return signals_; }
   // Every write touching [address, address + length), in order (each record
   // holds the whole write).
   Expected<std::vector<MemoryWriteRecord>> memory_history(std::uint64_t address, std::uint64_t length);
@@ -130,10 +194,18 @@ class TraceIndex {
     std::uint64_t first_event = 0;
     std::uint64_t file_offset = 0, compressed_size = 0, raw_size = 0;
     std::vector<std::uint64_t> pages_written;  // sorted, unique
+    std::vector<std::uint64_t> pages_read;     // by instructions; sorted, unique
     std::vector<bool> registers_written;       // by table index
+    std::vector<std::uint64_t> instruction_pcs;  // the pcs its instruction events ran, sorted, unique
+    std::uint64_t instructions_before = 0;       // instruction events in the chunks before it
   };
   TraceIndex() = default;
   Status flush_chunk();
+  std::size_t chunk_of(std::uint64_t event) const;
+  bool chunk_may_run(std::size_t chunk, std::span<const std::uint64_t> pcs) const;
+  bool chunk_may_touch(std::size_t chunk, std::uint64_t address, std::uint64_t length, Accesses kinds) const;
+  Expected<std::optional<MemoryAccessRecord>> find_access(bool forward, std::uint64_t bound, std::uint64_t address,
+                                                          std::uint64_t length, Accesses kinds);
   Expected<std::vector<std::uint8_t>> load_chunk(std::size_t chunk) const;
   // Decodes `bytes` (chunk `chunk`), calling on_record for every record with event < limit.
   template <typename OnRecord>
@@ -145,6 +217,8 @@ class TraceIndex {
   std::uint64_t instructions_ = 0, block_instructions_ = 0;
   bool seen_[16] = {};
   std::vector<SyscallRecord> syscalls_;
+  std::vector<SignalRecord> signals_;
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> initial_read_only_;
   std::vector<Chunk> chunks_;
   std::vector<std::unique_ptr<State>> checkpoints_;  // one per chunk: the state at its first event
   std::unique_ptr<State> state_;                     // the current state

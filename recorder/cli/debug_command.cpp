@@ -1,0 +1,96 @@
+// Role: implementation of `tracecorn debug` (debug_command.h): parse the
+// listening address, build the trace index, start the session, serve.
+#include "recorder/cli/debug_command.h"
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "recorder/cli/stack_display.h"
+#include "recorder/debug/debug_server.h"
+#include "recorder/debug/gdb_session.h"
+#include "recorder/debug/time_travel.h"
+#include "recorder/replay/trace_index.h"
+#include "recorder/replay/trace_reader.h"
+
+namespace tracecorn::cli {
+namespace {
+
+constexpr int kExitToolError = 125;
+
+// "HOST:PORT", "[V6HOST]:PORT", ":PORT" (loopback) or "PORT".
+Expected<debug::ServerOptions> parse_listen(const std::string& text) {
+  debug::ServerOptions options;
+  std::string port = text;
+  const auto colon = text.rfind(':');
+  if (colon != std::string::npos) {
+    std::string host = text.substr(0, colon);
+    if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+    if (!host.empty()) options.host = host;
+    port = text.substr(colon + 1);
+  }
+  unsigned long value = 0;
+  std::size_t used = 0;
+  try {
+    value = std::stoul(port, &used, 10);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used == 0 || used != port.size() || value > 65535)
+    return make_error(ErrorCode::kInvalidArgument, "--listen wants HOST:PORT (a port 0-65535), not '" + text + "'");
+  options.port = static_cast<std::uint16_t>(value);
+  return options;
+}
+
+}  // namespace
+
+CLI::App* add_debug_command(CLI::App& app, DebugCommandOptions& options) {
+  CLI::App* command = app.add_subcommand(
+      "debug", "Serve a trace to gdb or LLDB (remote protocol): step, continue and watch forwards and backwards");
+  command->footer(
+      "\nExample:\n"
+      "  tracecorn debug prog.ucir &              # recorded by: tracecorn record --format ucir --level full -o prog.ucir -- ./prog\n"
+      "  gdb -ex 'target remote :1234' ./prog     # then: break main, continue, reverse-stepi, reverse-continue...\n"
+      "Monitor commands in gdb: monitor help");
+  command->add_option("trace", options.trace, "The trace file (level regs or full)")->required();
+  command->add_option("--listen", options.listen,
+                      "Address to listen on, HOST:PORT (default 127.0.0.1:1234: loopback only; port 0: any free port)");
+  return command;
+}
+
+int debug_command(const DebugCommandOptions& options) {
+  auto fail = [](const std::string& message) {
+    fmt::print(stderr, "tracecorn: {}\n", message);
+    return kExitToolError;
+  };
+  auto address = parse_listen(options.listen);
+  if (!address) return fail(address.error().to_string());
+  auto reader = replay::TraceReader::open(options.trace);
+  if (!reader) return fail(reader.error().to_string());
+  if (!(*reader)->arch().gdb)
+    return fail(fmt::format("{}: tracecorn debug does not serve {} traces yet", options.trace, (*reader)->arch().name));
+  (*reader)->show_progress("index");
+  SymbolNamer namer("");  // the recorded call stacks named from the modules' files, where readable here
+  replay::TraceIndexOptions index_options;
+  index_options.namer = &namer;
+  auto index = replay::TraceIndex::build(**reader, index_options);
+  if (!index) return fail(index.error().to_string());
+  auto travel = debug::TimeTravel::start(**index);
+  if (!travel) return fail(options.trace + ": " + travel.error().to_string());
+  debug::GdbSession session(**travel, &namer);
+  if (!(*index)->memory_tracked())
+    fmt::print(stderr, "tracecorn debug: {} has no memory accesses (recorded at level regs?): gdb sees the program's "
+                       "code and registers, not its data (record at level full for that)\n", options.trace);
+  const std::string program = (*reader)->info().program;
+  auto status = debug::serve_one_client(session, *address, [&](const std::string& host, std::uint16_t port) {
+    const std::string shown = host.find(':') != std::string::npos ? "[" + host + "]" : host;
+    fmt::print(stderr, "tracecorn debug: {} ({} events, {} instructions), listening on {}:{}\n", options.trace,
+               (*index)->event_count(), (*index)->instructions(), shown, port);
+    fmt::print(stderr, "  in gdb: target remote {}:{}{}\n", shown, port,
+               program.empty() ? "" : fmt::format("   (load the program first: file {})", program));
+    std::fflush(stderr);
+  });
+  if (!status) return fail(status.error().to_string());
+  return 0;
+}
+
+}  // namespace tracecorn::cli

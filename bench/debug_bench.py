@@ -22,6 +22,16 @@ MIB = int(os.environ.get("BENCH_MIB", "1"))
 BUSYBOX = "/bin/busybox"
 
 
+
+def read_until_listening(server):
+    """The line of `tracecorn debug` that says where it listens (after any about the saved index)."""
+    lines = []
+    while True:
+        line = server.stderr.readline()
+        lines.append(line)
+        if not line or "listening on" in line:
+            return line if line else "".join(lines)
+
 def packet(payload):
     return b"$%s#%02x" % (payload, sum(payload) % 256)
 
@@ -29,6 +39,7 @@ def packet(payload):
 class Client:
     def __init__(self, port):
         self.sock = socket.create_connection(("127.0.0.1", port))
+        self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)  # as gdb does
         self.buffer = b""
 
     def ask(self, payload):
@@ -62,7 +73,7 @@ with tempfile.TemporaryDirectory() as work:
                                                                   stdout=subprocess.DEVNULL))
     start = time.monotonic()
     server = subprocess.Popen([TRACECORN, "debug", "--listen", ":0", trace], stderr=subprocess.PIPE, text=True)
-    line = server.stderr.readline()
+    line = read_until_listening(server)
     client = Client(int(re.search(r"listening on 127\.0\.0\.1:(\d+)", line).group(1)))
     client.ask(b"?")
     print("%-58s %8.3f s   (%s)" % ("debug: first answer (the index built)", time.monotonic() - start, line.strip()))
@@ -100,5 +111,14 @@ with tempfile.TemporaryDirectory() as work:
     client.ask(b"Z2,%x,4" % first_pc)
     timed("write watchpoint search, start to end (no hit)", lambda: client.ask(b"c"))
     client.ask(b"z2,%x,4" % first_pc)
+    client.ask(b"D")
+    server.wait()
+    print("saved index: %.1f MB" % (os.path.getsize(trace + ".tcindex") / 1e6))
+    start = time.monotonic()
+    server = subprocess.Popen([TRACECORN, "debug", "--listen", ":0", trace], stderr=subprocess.PIPE, text=True)
+    line = read_until_listening(server)
+    client = Client(int(re.search(r"listening on 127\.0\.0\.1:(\d+)", line).group(1)))
+    client.ask(b"?")
+    print("%-58s %8.3f s" % ("debug again: first answer (the saved index loaded)", time.monotonic() - start))
     client.ask(b"D")
     server.wait()

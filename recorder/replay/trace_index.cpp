@@ -1,6 +1,7 @@
 // Role: implementation of TraceIndex (see trace_index.h for the design and the
 // delta log's layout).
 #include "recorder/replay/trace_index.h"
+#include "recorder/replay/trace_index_state.h"
 
 #include <algorithm>
 #include <cstring>
@@ -11,7 +12,6 @@
 namespace tracecorn::replay {
 namespace {
 
-constexpr std::uint64_t kPageBytes = 4096;
 enum Record : std::uint8_t {
   kRegister = 1, kMemory = 2, kMapping = 3, kPc = 4, kRevealed = 5, kInstructionPc = 6, kRead = 7
 };
@@ -55,92 +55,39 @@ bool get_varint(std::span<const std::uint8_t> bytes, std::size_t& at, std::uint6
 
 }  // namespace
 
-struct TraceIndex::Page {
-  std::array<std::uint8_t, kPageBytes> bytes{};
-  std::array<std::uint64_t, kPageBytes / 64> known{};  // one bit per byte
-};
+namespace {
+// Records what an AddressNamer is told (TraceIndex::name_mappings plays it back).
+class MappingNotes final : public formats::AddressNamer {
+ public:
+  using Note = TraceIndex::MappingNote;
+  explicit MappingNotes(std::vector<Note>& notes) : notes_(notes) {}
+  void module_loaded(const events::ModuleLoadEvent& module) override {
+    notes_.push_back({Note::kModule, module.start.value, module.end.value, module.load_bias, std::string(module.path)});
+  }
+  void unmapped(std::uint64_t start, std::uint64_t length) override {
+    notes_.push_back({Note::kUnmap, start, length, 0, {}});
+  }
+  void file_mapped(std::uint64_t start, std::uint64_t end, std::string_view path) override {
+    notes_.push_back({Note::kFile, start, end, 0, std::string(path)});
+  }
+  std::string name(std::uint64_t) override { return {}; }
 
-// The machine state: registers (table order) and memory. Pages are shared with
-// checkpoints and copied before their first write (copy on write); a byte with
-// no page is known to be zero inside a mapped range and unknown outside.
-struct TraceIndex::State {
-  std::vector<events::RegisterValue> registers;
-  std::vector<bool> known;
-  std::uint64_t pc = 0;
-  bool pc_known = false;
-  std::unordered_map<std::uint64_t, std::shared_ptr<Page>> pages;
-  std::map<std::uint64_t, std::uint64_t> mapped;  // start -> end (exclusive), disjoint
-
-  bool in_mapping(std::uint64_t address) const {
-    auto it = mapped.upper_bound(address);
-    if (it == mapped.begin()) return false;
-    --it;
-    return address < it->second;
-  }
-  Page& writable(std::uint64_t number) {
-    auto& slot = pages[number];
-    if (!slot) {
-      slot = std::make_shared<Page>();
-      if (in_mapping(number * kPageBytes)) slot->known.fill(~0ull);  // (mappings are page aligned)
-    } else if (slot.use_count() > 1) {
-      slot = std::make_shared<Page>(*slot);
-    }
-    return *slot;
-  }
-  void write(std::uint64_t address, std::span<const std::uint8_t> bytes) {
-    std::size_t done = 0;
-    while (done < bytes.size()) {
-      const std::uint64_t at = address + done;
-      const std::uint64_t offset = at % kPageBytes;
-      const std::size_t n = std::min<std::uint64_t>(bytes.size() - done, kPageBytes - offset);
-      Page& page = writable(at / kPageBytes);
-      std::memcpy(page.bytes.data() + offset, bytes.data() + done, n);
-      for (std::size_t i = offset; i < offset + n; ++i) page.known[i / 64] |= 1ull << (i % 64);
-      done += n;
-    }
-  }
-  void drop_pages(std::uint64_t start, std::uint64_t end) {
-    if ((end - start) / kPageBytes < pages.size()) {
-      for (std::uint64_t n = start / kPageBytes; n * kPageBytes < end; ++n) pages.erase(n);
-    } else {
-      std::erase_if(pages, [&](const auto& entry) { return entry.first * kPageBytes >= start && entry.first * kPageBytes < end; });
-    }
-  }
-  void unmap_range(std::uint64_t start, std::uint64_t end) {
-    std::vector<std::pair<std::uint64_t, std::uint64_t>> keep;
-    for (auto it = mapped.begin(); it != mapped.end();) {
-      if (it->second <= start || it->first >= end) {
-        ++it;
-        continue;
-      }
-      if (it->first < start) keep.push_back({it->first, start});
-      if (it->second > end) keep.push_back({end, it->second});
-      it = mapped.erase(it);
-    }
-    for (const auto& [s, e] : keep) mapped[s] = e;
-  }
-  void map(std::uint64_t start, std::uint64_t length, bool fresh) {
-    const std::uint64_t end = start + length < start ? ~0ull : start + length;
-    drop_pages(start, end);
-    unmap_range(start, end);
-    if (fresh) mapped[start] = end;
-  }
-  std::size_t read(std::uint64_t address, std::span<std::uint8_t> out) const {
-    std::fill(out.begin(), out.end(), 0);
-    for (std::size_t i = 0; i < out.size(); ++i) {
-      const std::uint64_t at = address + i;
-      auto it = pages.find(at / kPageBytes);
-      if (it == pages.end()) {
-        if (!in_mapping(at)) return i;
-        continue;
-      }
-      const std::size_t offset = at % kPageBytes;
-      if (!(it->second->known[offset / 64] >> (offset % 64) & 1)) return i;
-      out[i] = it->second->bytes[offset];
-    }
-    return out.size();
-  }
+ private:
+  std::vector<Note>& notes_;
 };
+}  // namespace
+
+void TraceIndex::name_mappings(formats::AddressNamer& namer) const {
+  for (const auto& note : mapping_notes_) {
+    switch (note.kind) {
+      case MappingNote::kModule:
+        namer.module_loaded(events::ModuleLoadEvent{{note.start}, {note.end}, note.load_bias, note.path});
+        break;
+      case MappingNote::kFile: namer.file_mapped(note.start, note.end, note.path); break;
+      case MappingNote::kUnmap: namer.unmapped(note.start, note.end); break;
+    }
+  }
+}
 
 TraceIndex::~TraceIndex() {
   if (spill_) std::fclose(spill_);
@@ -256,7 +203,7 @@ Expected<std::vector<std::uint8_t>> TraceIndex::load_chunk(std::size_t index) co
   const Chunk& chunk = chunks_[index];
   std::vector<std::uint8_t> packed(chunk.compressed_size), raw(chunk.raw_size);
   if (chunk.compressed_size == 0) return raw;
-  if (std::fflush(spill_) != 0 || std::fseek(spill_, static_cast<long>(chunk.file_offset), SEEK_SET) != 0 ||
+  if (std::fflush(spill_) != 0 || std::fseek(spill_, static_cast<long>(spill_base_ + chunk.file_offset), SEEK_SET) != 0 ||
       std::fread(packed.data(), 1, packed.size(), spill_) != packed.size())
     return make_error(ErrorCode::kIo, "cannot read the delta log back", "trace index", chunk.file_offset);
   std::fseek(spill_, 0, SEEK_END);
@@ -298,7 +245,8 @@ Expected<std::unique_ptr<TraceIndex>> TraceIndex::build(TraceReader& reader, con
     }
   }
   index->state_ = std::move(state);
-  if (options.namer) formats::name_initial_mappings(*options.namer, info);
+  MappingNotes notes(index->mapping_notes_);
+  formats::name_initial_mappings(notes, info);
   TraceIndex& self = *index;
   State& now = *self.state_;
   const bool learn_from_reads = info.initial_memory.empty();
@@ -436,7 +384,8 @@ Expected<std::unique_ptr<TraceIndex>> TraceIndex::build(TraceReader& reader, con
           }
         },
         event.payload);
-    if (options.namer) formats::name_event_mappings(*options.namer, event);
+    if (event.kind == events::EventKind::kModuleLoad || event.kind == events::EventKind::kSyscall)
+      formats::name_event_mappings(notes, event);
     ++event_index;
   };
   for (;;) {

@@ -102,16 +102,31 @@ struct RegisterWriteRecord {
 
 struct TraceIndexOptions {
   std::uint64_t checkpoint_interval = 1u << 16;  // events per chunk
-  // Fed the trace's mappings as build() reads them (the debugger names the
-  // recorded call stacks with it); nullptr: none.
-  formats::AddressNamer* namer = nullptr;
 };
+
+// What a saved index is checked against (identify_trace): the trace file's
+// size, modification time and a hash of its first and last 64 KiB.
+struct TraceIdentity {
+  std::uint64_t size = 0;
+  std::int64_t mtime_ns = 0;
+  std::uint64_t content_hash = 0;
+};
+Expected<TraceIdentity> identify_trace(const std::string& path);
 
 class TraceIndex {
  public:
   // Reads `reader` to its end (from wherever it is: normally just opened).
   // Fails with the reader's error (offset and reason), or kIo for the temporary file.
   static Expected<std::unique_ptr<TraceIndex>> build(TraceReader& reader, const TraceIndexOptions& options = {});
+  // Saves the index to `path` (written beside it, then renamed into place),
+  // stamped with the trace's identity (trace_index_file.cpp has the layout).
+  Status save(const std::string& path, const TraceIdentity& identity) const;
+  // An index saved by save() for the trace `identity` describes, of `arch`.
+  // Fails (kNotFound: no file; kBadFormat: another version, a stale or
+  // damaged file, naming the reason) rather than trusting a doubtful file:
+  // the caller builds the index from the trace instead.
+  static Expected<std::unique_ptr<TraceIndex>> load(const std::string& path, const TraceIdentity& identity,
+                                                    const arch::ArchInfo& arch);
   ~TraceIndex();
   TraceIndex(const TraceIndex&) = delete;
   TraceIndex& operator=(const TraceIndex&) = delete;
@@ -176,6 +191,16 @@ class TraceIndex {
                                                           std::uint64_t length, Accesses kinds);
   Expected<std::optional<MemoryAccessRecord>> previous_access(std::uint64_t before, std::uint64_t address,
                                                               std::uint64_t length, Accesses kinds);
+  // Feeds `namer` the trace's module loads and file mappings, in order (what
+  // formats::name_initial_mappings and name_event_mappings would give it
+  // reading the trace), so that it names code addresses as of the trace's end.
+  void name_mappings(formats::AddressNamer& namer) const;
+  struct MappingNote {  // one call to an AddressNamer, as build() recorded it
+    enum Kind : std::uint8_t { kModule, kFile, kUnmap } kind;
+    std::uint64_t start, end, load_bias;
+    std::string path;
+  };
+
   // Signals delivered to handlers and fatal faults, in event order.
   const std::vector<SignalRecord>& signals() const { return signals_; }
   // Every write touching [address, address + length), in order (each record
@@ -201,6 +226,7 @@ class TraceIndex {
   };
   TraceIndex() = default;
   Status flush_chunk();
+  Status read_tables(std::span<const std::uint8_t> meta);  // load()'s tables, checked
   std::size_t chunk_of(std::uint64_t event) const;
   bool chunk_may_run(std::size_t chunk, std::span<const std::uint64_t> pcs) const;
   bool chunk_may_touch(std::size_t chunk, std::uint64_t address, std::uint64_t length, Accesses kinds) const;
@@ -219,11 +245,13 @@ class TraceIndex {
   std::vector<SyscallRecord> syscalls_;
   std::vector<SignalRecord> signals_;
   std::vector<std::pair<std::uint64_t, std::uint64_t>> initial_read_only_;
+  std::vector<MappingNote> mapping_notes_;
   std::vector<Chunk> chunks_;
   std::vector<std::unique_ptr<State>> checkpoints_;  // one per chunk: the state at its first event
   std::unique_ptr<State> state_;                     // the current state
   std::uint64_t position_ = 0;
-  std::FILE* spill_ = nullptr;  // the delta log (owned; tmpfile(), gone when closed)
+  std::FILE* spill_ = nullptr;  // the delta log (owned; tmpfile(), gone when closed; or a saved index)
+  std::uint64_t spill_base_ = 0;  // where the delta log starts in spill_
   std::uint64_t delta_bytes_ = 0;
   // Build-time: the chunk being written.
   std::vector<std::uint8_t> pending_;

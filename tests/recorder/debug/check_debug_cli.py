@@ -16,6 +16,16 @@ os.makedirs(WORK, exist_ok=True)
 failures = []
 
 
+
+def read_until_listening(server):
+    """The line of `tracecorn debug` that says where it listens (after any about the saved index)."""
+    lines = []
+    while True:
+        line = server.stderr.readline()
+        lines.append(line)
+        if not line or "listening on" in line:
+            return line if line else "".join(lines)
+
 def run(*args, timeout=60):
     return subprocess.run([TRACECORN, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                           timeout=timeout, stdin=subprocess.DEVNULL)
@@ -51,7 +61,7 @@ if "Example" not in help_text or "--listen" not in help_text:
 # A client: the server listens on 127.0.0.1 by default, answers, and ends when the client detaches.
 server = subprocess.Popen([TRACECORN, "debug", "--listen", ":0", full], stdout=subprocess.DEVNULL,
                           stderr=subprocess.PIPE, text=True)
-line = server.stderr.readline()
+line = read_until_listening(server)
 m = re.search(r"listening on (\S+):(\d+)", line)
 if not m or m.group(1) != "127.0.0.1":
     failures.append("the listening line: " + line)
@@ -72,6 +82,43 @@ else:
     except subprocess.TimeoutExpired:
         server.kill()
         failures.append("debug did not end after the client detached")
+
+
+
+def start_messages(trace):
+    """What `tracecorn debug` says before it listens, for a client that detaches at once."""
+    server = subprocess.Popen([TRACECORN, "debug", "--listen", ":0", trace], stdout=subprocess.DEVNULL,
+                              stderr=subprocess.PIPE, text=True)
+    said = []
+    while True:
+        line = server.stderr.readline()
+        said.append(line)
+        m = re.search(r"listening on 127\.0\.0\.1:(\d+)", line)
+        if m or not line:
+            break
+    if m:
+        with socket.create_connection(("127.0.0.1", int(m.group(1))), timeout=30) as client:
+            client.sendall(b"$D#44")
+            client.recv(100)
+    server.wait(timeout=30)
+    return "".join(said)
+
+
+# The saved index: made on the first start, used on the next, refused once the trace changes.
+saved = full + ".tcindex"
+if not os.path.exists(saved):
+    failures.append("no saved index beside the trace after the first start")
+said = start_messages(full)
+if "using the saved index" not in said:
+    failures.append("second start: " + said)
+with open(full, "r+b") as f:  # the same size, other bytes at the end: a different trace
+    f.seek(-1, os.SEEK_END)
+    last = f.read(1)
+    f.seek(-1, os.SEEK_END)
+    f.write(bytes([last[0] ^ 0xff]))
+said = start_messages(full)
+if "stale" not in said or "using the saved index" in said:
+    failures.append("after the trace changed: " + said)
 
 if failures:
     print("\n".join(failures))

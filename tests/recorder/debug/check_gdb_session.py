@@ -37,6 +37,16 @@ TIMEOUT = 120 * int(os.environ.get("TRACECORN_TEST_TIMEOUT_SCALE", "1"))
 failures = []
 
 
+
+def read_until_listening(server):
+    """The line of `tracecorn debug` that says where it listens (after any about the saved index)."""
+    lines = []
+    while True:
+        line = server.stderr.readline()
+        lines.append(line)
+        if not line or "listening on" in line:
+            return line if line else "".join(lines)
+
 def check(condition, what):
     if not condition:
         failures.append(what)
@@ -114,7 +124,7 @@ def tracecorn_session(trace, commands):
     server = subprocess.Popen([TRACECORN, "debug", "--listen", "127.0.0.1:0", trace], stdout=subprocess.DEVNULL,
                               stderr=subprocess.PIPE, text=True)
     try:
-        line = server.stderr.readline()
+        line = read_until_listening(server)
         m = re.search(r"listening on 127\.0\.0\.1:(\d+)", line)
         if not m:
             failures.append("tracecorn debug did not start: " + line + server.stderr.read())

@@ -3,6 +3,7 @@
 target_sources(unit_tests PRIVATE
   recorder/replay/trace_reader_test.cpp
   recorder/replay/trace_index_test.cpp
+  recorder/replay/trace_index_file_test.cpp
   recorder/replay/replayer_test.cpp
   recorder/replay/replayer_cross_test.cpp
   recorder/replay/replayer_threads_test.cpp

@@ -149,7 +149,9 @@ class FramesReader {
   Expected<bool> read_frame();
   void note(std::string text);
   Error error_at(std::uint64_t offset, std::string message) const;
+  // The frame in parsed_ as events, a step for each kind of frame (FrameEvents, bap_reader.cpp).
   Status produce(const EventCallback& on_event);
+  class FrameEvents;
   int register_index(const std::string& name) const;
 
   std::unique_ptr<ByteSource> stream_;

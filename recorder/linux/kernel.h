@@ -209,7 +209,16 @@ class Kernel {
   // Reads two signed 32-bit words (a timespec32); nullopt on EFAULT.
   std::optional<std::pair<std::int64_t, std::int64_t>> copy_in_words32(std::uint64_t address) const;
 
-  // File family helpers (syscalls_file.cpp).
+  // File family helpers (syscalls_file.cpp). file_syscall asks each group in turn.
+  std::optional<std::int64_t> read_write_syscall(arch::SyscallId id, const SyscallArgs& a);
+  std::optional<std::int64_t> descriptor_syscall(arch::SyscallId id, const SyscallArgs& a);
+  std::optional<std::int64_t> path_syscall(arch::SyscallId id, const SyscallArgs& a);
+  std::optional<std::int64_t> poll_syscall(arch::SyscallId id, const SyscallArgs& a);
+  std::int64_t do_close_range(const SyscallArgs& a);
+  // fchmod, fchown, ftruncate, fsync, fdatasync, flock, fallocate, fadvise64, fstatfs, fgetxattr.
+  std::int64_t do_descriptor_op(arch::SyscallId id, const SyscallArgs& a);
+  std::int64_t do_copy_file_range(const SyscallArgs& a);
+  std::int64_t do_ppoll(const SyscallArgs& a);
   std::int64_t do_openat(int dirfd, std::uint64_t path_address, int flags, int mode);
   std::int64_t do_read(int fd, std::uint64_t buffer, std::uint64_t count, std::optional<std::int64_t> offset);
   std::int64_t do_write(int fd, std::uint64_t buffer, std::uint64_t count, std::optional<std::int64_t> offset);

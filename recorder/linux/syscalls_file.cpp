@@ -639,6 +639,15 @@ std::int64_t Kernel::do_path_op(SyscallId id, const SyscallArgs& a) {
 }
 
 std::optional<std::int64_t> Kernel::file_syscall(SyscallId id, const SyscallArgs& a) {
+  if (auto result = read_write_syscall(id, a)) return result;
+  if (auto result = descriptor_syscall(id, a)) return result;
+  if (auto result = path_syscall(id, a)) return result;
+  if (auto result = poll_syscall(id, a)) return result;
+  return std::nullopt;
+}
+
+// Reading, writing, seeking and copying through descriptors.
+std::optional<std::int64_t> Kernel::read_write_syscall(SyscallId id, const SyscallArgs& a) {
   const int fd = as_int(a[0]);
   switch (id) {
     case SyscallId::read: return do_read(fd, a[1], a[2], std::nullopt);
@@ -649,27 +658,27 @@ std::optional<std::int64_t> Kernel::file_syscall(SyscallId id, const SyscallArgs
     case SyscallId::writev: return do_vector_io(fd, a[1], a[2], true, std::nullopt);
     case SyscallId::preadv: return do_vector_io(fd, a[1], a[2], false, static_cast<std::int64_t>(a[3]));
     case SyscallId::pwritev: return do_vector_io(fd, a[1], a[2], true, static_cast<std::int64_t>(a[3]));
-    case SyscallId::open: return do_openat(AT_FDCWD, a[0], as_int(arch::open_flags_to_host(arch_, a[1])), as_int(a[2]));
-    case SyscallId::creat: return do_openat(AT_FDCWD, a[0], O_CREAT | O_WRONLY | O_TRUNC, as_int(a[1]));
-    case SyscallId::openat: return do_openat(fd, a[1], as_int(arch::open_flags_to_host(arch_, a[2])), as_int(a[3]));
-    case SyscallId::close: return -fs_.close(fd);
-    case SyscallId::close_range: {
-      const auto first = static_cast<std::uint32_t>(a[0]), last = static_cast<std::uint32_t>(a[1]);
-      if (first > last) return -EINVAL;
-      for (std::uint64_t guest = first; guest <= last && guest < (1u << 20); ++guest) {
-        if (a[2] & 4 /* CLOSE_RANGE_CLOEXEC */) {
-          if (FdEntry* entry = fs_.entry(static_cast<int>(guest))) entry->close_on_exec = true;
-        } else {
-          fs_.close(static_cast<int>(guest));
-        }
-      }
-      return 0;
-    }
     case SyscallId::lseek: {
       const int host = fs_.host_fd(fd);
       if (host < 0) return -EBADF;
       return host_result(::lseek(host, static_cast<off_t>(a[1]), as_int(a[2])));
     }
+    case SyscallId::sendfile: return do_sendfile(fd, as_int(a[1]), a[2], a[3]);
+    case SyscallId::copy_file_range: return do_copy_file_range(a);
+    default: return std::nullopt;
+  }
+}
+
+// Opening, closing and duplicating descriptors, pipes, and the operations on
+// one open descriptor.
+std::optional<std::int64_t> Kernel::descriptor_syscall(SyscallId id, const SyscallArgs& a) {
+  const int fd = as_int(a[0]);
+  switch (id) {
+    case SyscallId::open: return do_openat(AT_FDCWD, a[0], as_int(arch::open_flags_to_host(arch_, a[1])), as_int(a[2]));
+    case SyscallId::creat: return do_openat(AT_FDCWD, a[0], O_CREAT | O_WRONLY | O_TRUNC, as_int(a[1]));
+    case SyscallId::openat: return do_openat(fd, a[1], as_int(arch::open_flags_to_host(arch_, a[2])), as_int(a[3]));
+    case SyscallId::close: return -fs_.close(fd);
+    case SyscallId::close_range: return do_close_range(a);
     case SyscallId::fstat: {
       const int host = fs_.host_fd(fd);
       if (host < 0) return -EBADF;
@@ -677,10 +686,6 @@ std::optional<std::int64_t> Kernel::file_syscall(SyscallId id, const SyscallArgs
       if (::fstat(host, &info) != 0) return -errno;
       return copy_out_stat(a[1], info) ? 0 : -EFAULT;
     }
-    case SyscallId::stat: return do_fstatat(AT_FDCWD, a[0], a[1], 0);
-    case SyscallId::lstat: return do_fstatat(AT_FDCWD, a[0], a[1], AT_SYMLINK_NOFOLLOW);
-    case SyscallId::newfstatat: return do_fstatat(fd, a[1], a[2], as_int(a[3]));
-    case SyscallId::statx: return do_statx(a);
     case SyscallId::getdents64: return do_getdents64(fd, a[1], a[2]);
     case SyscallId::fcntl: return do_fcntl(fd, as_int(a[1]), a[2]);
     case SyscallId::ioctl: return do_ioctl(fd, a[1], a[2]);
@@ -701,6 +706,24 @@ std::optional<std::int64_t> Kernel::file_syscall(SyscallId id, const SyscallArgs
     }
     case SyscallId::pipe: return do_pipe(a[0], 0);
     case SyscallId::pipe2: return do_pipe(a[0], as_int(arch::open_flags_to_host(arch_, a[1])));  // (mips: O_NONBLOCK 0x80)
+    case SyscallId::fchdir: return -fs_.fchdir(fd);
+    case SyscallId::fchmod: case SyscallId::fchown: case SyscallId::ftruncate: case SyscallId::fsync:
+    case SyscallId::fdatasync: case SyscallId::flock: case SyscallId::fallocate: case SyscallId::fadvise64:
+    case SyscallId::fstatfs: case SyscallId::fgetxattr:
+      return do_descriptor_op(id, a);
+    default: return std::nullopt;
+  }
+}
+
+// Paths: stat, access, links, the working directory and umask, and the
+// operations on a named file (do_path_op).
+std::optional<std::int64_t> Kernel::path_syscall(SyscallId id, const SyscallArgs& a) {
+  const int fd = as_int(a[0]);
+  switch (id) {
+    case SyscallId::stat: return do_fstatat(AT_FDCWD, a[0], a[1], 0);
+    case SyscallId::lstat: return do_fstatat(AT_FDCWD, a[0], a[1], AT_SYMLINK_NOFOLLOW);
+    case SyscallId::newfstatat: return do_fstatat(fd, a[1], a[2], as_int(a[3]));
+    case SyscallId::statx: return do_statx(a);
     case SyscallId::readlink: return do_readlinkat(AT_FDCWD, a[0], a[1], a[2]);
     case SyscallId::readlinkat: return do_readlinkat(fd, a[1], a[2], a[3]);
     case SyscallId::access: return do_faccessat(AT_FDCWD, a[0], as_int(a[1]), 0);
@@ -718,7 +741,6 @@ std::optional<std::int64_t> Kernel::file_syscall(SyscallId id, const SyscallArgs
       if (!path) return -error;
       return -fs_.chdir(*path);
     }
-    case SyscallId::fchdir: return -fs_.fchdir(fd);
     case SyscallId::umask: {
       const int old = umask_;
       umask_ = as_int(a[0]) & 0777;
@@ -732,90 +754,109 @@ std::optional<std::int64_t> Kernel::file_syscall(SyscallId id, const SyscallArgs
     case SyscallId::utimensat: case SyscallId::getxattr: case SyscallId::lgetxattr: case SyscallId::listxattr:
     case SyscallId::llistxattr:
       return do_path_op(id, a);
-    // Operations on one descriptor, passed to the host descriptor.
-    case SyscallId::fchmod: case SyscallId::fchown: case SyscallId::ftruncate: case SyscallId::fsync:
-    case SyscallId::fdatasync: case SyscallId::flock: case SyscallId::fallocate: case SyscallId::fadvise64:
-    case SyscallId::fstatfs: case SyscallId::fgetxattr: {
-      const int host = fs_.host_fd(fd);
-      if (host < 0) return -EBADF;
-      // --read-only: mode and owner changes are refused; size changes only through a
-      // descriptor open for writing (the others fail on the host, as they would on Linux).
-      const bool writable = (::fcntl(host, F_GETFL) & O_ACCMODE) != O_RDONLY;
-      if (fs_.read_only() && (id == SyscallId::fchmod || id == SyscallId::fchown ||
-                              ((id == SyscallId::ftruncate || id == SyscallId::fallocate) && writable)))
-        return refuse_on_read_only(id);
-      switch (id) {
-        case SyscallId::fchmod: return host_result(::fchmod(host, static_cast<mode_t>(a[1] & 07777)));
-        case SyscallId::fchown: return host_result(::fchown(host, static_cast<uid_t>(a[1]), static_cast<gid_t>(a[2])));
-        case SyscallId::ftruncate: return host_result(::ftruncate(host, static_cast<off_t>(a[1])));
-        case SyscallId::fsync: return host_result(::fsync(host));
-        case SyscallId::fdatasync: return host_result(::fdatasync(host));
-        case SyscallId::flock: return host_result(::flock(host, as_int(a[1])));
-        case SyscallId::fallocate:
-          return host_result(::fallocate(host, as_int(a[1]), static_cast<off_t>(a[2]), static_cast<off_t>(a[3])));
-        case SyscallId::fadvise64:
-          return -posix_fadvise(host, static_cast<off_t>(a[1]), static_cast<off_t>(a[2]), as_int(a[3]));
-        case SyscallId::fstatfs: {
-          struct statfs info {};
-          if (::fstatfs(host, &info) != 0) return -errno;
-          return copy_out(a[1], &info, sizeof info) ? 0 : -EFAULT;
-        }
-        default: {  // fgetxattr
-          auto attribute = memory_.read_string(a[1], 256);
-          if (!attribute) return -EFAULT;
-          const std::uint64_t size = std::min<std::uint64_t>(a[3], 65536);
-          std::vector<char> value(size);
-          const ssize_t got = ::fgetxattr(host, attribute->c_str(), value.data(), size);
-          if (got < 0) return -errno;
-          if (size && !copy_out(a[2], value.data(), static_cast<std::size_t>(got))) return -EFAULT;
-          return got;
-        }
-      }
-    }
-    case SyscallId::sendfile: return do_sendfile(fd, as_int(a[1]), a[2], a[3]);
-    case SyscallId::copy_file_range: {
-      // Offsets through the guest's pointers; done with the host call on host descriptors.
-      const int in = fs_.host_fd(fd), out = fs_.host_fd(as_int(a[2]));
-      if (in < 0 || out < 0) return -EBADF;
-      loff_t in_offset = 0, out_offset = 0;
-      if (a[1] && !copy_in(a[1], &in_offset, sizeof in_offset)) return -EFAULT;
-      if (a[3] && !copy_in(a[3], &out_offset, sizeof out_offset)) return -EFAULT;
-      const ssize_t copied = ::copy_file_range(in, a[1] ? &in_offset : nullptr, out, a[3] ? &out_offset : nullptr,
-                                               std::min<std::uint64_t>(a[4], kMaxIoChunk), static_cast<unsigned>(a[5]));
-      if (copied < 0) return -errno;
-      if (a[1] && !copy_out(a[1], &in_offset, sizeof in_offset)) return -EFAULT;
-      if (a[3] && !copy_out(a[3], &out_offset, sizeof out_offset)) return -EFAULT;
-      return copied;
-    }
-    case SyscallId::poll: return do_poll(a[0], a[1], as_int(a[2]));
-    case SyscallId::ppoll: {
-      int timeout_ms = -1;
-      if (a[2]) {
-        struct timespec timeout {};
-        if (!copy_in(a[2], &timeout, sizeof timeout)) return -EFAULT;
-        to_guest_order(timeout, {8});
-        timeout_ms = static_cast<int>(timeout.tv_sec * 1000 + timeout.tv_nsec / 1000000);
-      }
-      // The signal mask for the wait (glibc's pause() on architectures with no
-      // pause syscall is ppoll(NULL, 0, NULL, NULL)).
-      std::optional<std::uint64_t> saved_mask;
-      if (a[3]) {
-        if (a[4] != arch_.signal_abi.sigset_bytes) return -EINVAL;
-        std::uint8_t bytes[16] = {};
-        if (!copy_in(a[3], bytes, a[4])) return -EFAULT;
-        saved_mask = signals_.blocked;
-        signals_.blocked = read_guest_sigset(std::span(bytes, 8));
-      }
-      const std::int64_t result = do_poll(a[0], a[1], timeout_ms);
-      if (saved_mask) {
-        if (result == -EINTR) signals_.mask_after_handler = *saved_mask;  // restored by the handler's frame
-        else signals_.blocked = *saved_mask;
-      }
-      return result;
-    }
-    default:
-      return std::nullopt;
+    default: return std::nullopt;
   }
+}
+
+std::optional<std::int64_t> Kernel::poll_syscall(SyscallId id, const SyscallArgs& a) {
+  switch (id) {
+    case SyscallId::poll: return do_poll(a[0], a[1], as_int(a[2]));
+    case SyscallId::ppoll: return do_ppoll(a);
+    default: return std::nullopt;
+  }
+}
+
+std::int64_t Kernel::do_close_range(const SyscallArgs& a) {
+  const auto first = static_cast<std::uint32_t>(a[0]), last = static_cast<std::uint32_t>(a[1]);
+  if (first > last) return -EINVAL;
+  for (std::uint64_t guest = first; guest <= last && guest < (1u << 20); ++guest) {
+    if (a[2] & 4 /* CLOSE_RANGE_CLOEXEC */) {
+      if (FdEntry* entry = fs_.entry(static_cast<int>(guest))) entry->close_on_exec = true;
+    } else {
+      fs_.close(static_cast<int>(guest));
+    }
+  }
+  return 0;
+}
+
+// Operations on one descriptor, passed to the host descriptor.
+std::int64_t Kernel::do_descriptor_op(SyscallId id, const SyscallArgs& a) {
+  const int host = fs_.host_fd(as_int(a[0]));
+  if (host < 0) return -EBADF;
+  // --read-only: mode and owner changes are refused; size changes only through a
+  // descriptor open for writing (the others fail on the host, as they would on Linux).
+  const bool writable = (::fcntl(host, F_GETFL) & O_ACCMODE) != O_RDONLY;
+  if (fs_.read_only() && (id == SyscallId::fchmod || id == SyscallId::fchown ||
+                          ((id == SyscallId::ftruncate || id == SyscallId::fallocate) && writable)))
+    return refuse_on_read_only(id);
+  switch (id) {
+    case SyscallId::fchmod: return host_result(::fchmod(host, static_cast<mode_t>(a[1] & 07777)));
+    case SyscallId::fchown: return host_result(::fchown(host, static_cast<uid_t>(a[1]), static_cast<gid_t>(a[2])));
+    case SyscallId::ftruncate: return host_result(::ftruncate(host, static_cast<off_t>(a[1])));
+    case SyscallId::fsync: return host_result(::fsync(host));
+    case SyscallId::fdatasync: return host_result(::fdatasync(host));
+    case SyscallId::flock: return host_result(::flock(host, as_int(a[1])));
+    case SyscallId::fallocate:
+      return host_result(::fallocate(host, as_int(a[1]), static_cast<off_t>(a[2]), static_cast<off_t>(a[3])));
+    case SyscallId::fadvise64:
+      return -posix_fadvise(host, static_cast<off_t>(a[1]), static_cast<off_t>(a[2]), as_int(a[3]));
+    case SyscallId::fstatfs: {
+      struct statfs info {};
+      if (::fstatfs(host, &info) != 0) return -errno;
+      return copy_out(a[1], &info, sizeof info) ? 0 : -EFAULT;
+    }
+    default: {  // fgetxattr
+      auto attribute = memory_.read_string(a[1], 256);
+      if (!attribute) return -EFAULT;
+      const std::uint64_t size = std::min<std::uint64_t>(a[3], 65536);
+      std::vector<char> value(size);
+      const ssize_t got = ::fgetxattr(host, attribute->c_str(), value.data(), size);
+      if (got < 0) return -errno;
+      if (size && !copy_out(a[2], value.data(), static_cast<std::size_t>(got))) return -EFAULT;
+      return got;
+    }
+  }
+}
+
+// Offsets through the guest's pointers; done with the host call on host descriptors.
+std::int64_t Kernel::do_copy_file_range(const SyscallArgs& a) {
+  const int in = fs_.host_fd(as_int(a[0])), out = fs_.host_fd(as_int(a[2]));
+  if (in < 0 || out < 0) return -EBADF;
+  loff_t in_offset = 0, out_offset = 0;
+  if (a[1] && !copy_in(a[1], &in_offset, sizeof in_offset)) return -EFAULT;
+  if (a[3] && !copy_in(a[3], &out_offset, sizeof out_offset)) return -EFAULT;
+  const ssize_t copied = ::copy_file_range(in, a[1] ? &in_offset : nullptr, out, a[3] ? &out_offset : nullptr,
+                                           std::min<std::uint64_t>(a[4], kMaxIoChunk), static_cast<unsigned>(a[5]));
+  if (copied < 0) return -errno;
+  if (a[1] && !copy_out(a[1], &in_offset, sizeof in_offset)) return -EFAULT;
+  if (a[3] && !copy_out(a[3], &out_offset, sizeof out_offset)) return -EFAULT;
+  return copied;
+}
+
+std::int64_t Kernel::do_ppoll(const SyscallArgs& a) {
+  int timeout_ms = -1;
+  if (a[2]) {
+    struct timespec timeout {};
+    if (!copy_in(a[2], &timeout, sizeof timeout)) return -EFAULT;
+    to_guest_order(timeout, {8});
+    timeout_ms = static_cast<int>(timeout.tv_sec * 1000 + timeout.tv_nsec / 1000000);
+  }
+  // The signal mask for the wait (glibc's pause() on architectures with no
+  // pause syscall is ppoll(NULL, 0, NULL, NULL)).
+  std::optional<std::uint64_t> saved_mask;
+  if (a[3]) {
+    if (a[4] != arch_.signal_abi.sigset_bytes) return -EINVAL;
+    std::uint8_t bytes[16] = {};
+    if (!copy_in(a[3], bytes, a[4])) return -EFAULT;
+    saved_mask = signals_.blocked;
+    signals_.blocked = read_guest_sigset(std::span(bytes, 8));
+  }
+  const std::int64_t result = do_poll(a[0], a[1], timeout_ms);
+  if (saved_mask) {
+    if (result == -EINTR) signals_.mask_after_handler = *saved_mask;  // restored by the handler's frame
+    else signals_.blocked = *saved_mask;
+  }
+  return result;
 }
 
 }  // namespace tracecorn::linux_layer

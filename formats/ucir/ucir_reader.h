@@ -154,6 +154,10 @@ class UcirReader {
   bool refill(std::size_t want);
   Status parse_header();
   Error error_at(std::uint64_t offset, std::string message) const;
+  // next()'s steps: more bytes for a frame cut short by the buffer (or the
+  // trace's end), then the whole frame taken.
+  bool read_more_or_end(std::uint8_t op, std::uint64_t at, const std::string& what);
+  void take_frame(std::uint8_t op, const EventCallback& on_event);
   void apply_keyframe(const std::vector<Op>& ops);
   // A frame's ops as events, one op kind a step (ucir_reader.cpp).
   void produce(const std::vector<Op>& ops, const EventCallback& on_event);

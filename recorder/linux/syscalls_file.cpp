@@ -483,159 +483,195 @@ std::int64_t Kernel::do_poll(std::uint64_t fds_address, std::uint64_t count, int
   return ready;
 }
 
-std::int64_t Kernel::do_path_op(SyscallId id, const SyscallArgs& a) {
-  // Reads path argument `index` and locates it (not following a final symlink).
+// Reads the path at `address` and locates it (`follow`: a final symlink is followed).
+SysResult<HostLocation> Kernel::locate_path(int dirfd, std::uint64_t address, bool follow) {
   int error = 0;
-  auto locate = [&](int dirfd, std::uint64_t address, bool follow) -> SysResult<HostLocation> {
-    auto path = read_path(address, error);
-    if (!path) return {{}, error};
-    return fs_.locate(dirfd, *path, follow);
-  };
+  auto path = read_path(address, error);
+  if (!path) return {{}, error};
+  return fs_.locate(dirfd, *path, follow);
+}
+
+// The operations on a named file, one helper for each family.
+std::int64_t Kernel::do_path_op(SyscallId id, const SyscallArgs& a) {
   switch (id) {
-    case SyscallId::unlink: case SyscallId::unlinkat: case SyscallId::rmdir: {
-      const bool at = id == SyscallId::unlinkat;
-      const int flags = id == SyscallId::rmdir ? AT_REMOVEDIR : at ? as_int(a[2]) : 0;
-      auto location = locate(at ? as_int(a[0]) : AT_FDCWD, at ? a[1] : a[0], false);
-      if (!location.ok()) return -location.error;
-      if (location.value.empty_path) return (flags & AT_REMOVEDIR) ? -EBUSY : -EISDIR;
-      if (fs_.read_only()) return refuse_on_read_only(id);  // Linux: before looking up the name
-      return host_result(::unlinkat(location.value.dirfd, location.value.name.c_str(), flags));
-    }
-    case SyscallId::mkdir: case SyscallId::mkdirat: {
-      const bool at = id == SyscallId::mkdirat;
-      auto location = locate(at ? as_int(a[0]) : AT_FDCWD, at ? a[1] : a[0], false);
-      if (!location.ok()) return -location.error;
-      if (location.value.empty_path) return -EEXIST;
-      if (fs_.read_only()) return location_exists(location.value) ? -EEXIST : refuse_on_read_only(id);
-      const int mode = as_int(at ? a[2] : a[1]) & ~umask_ & 07777;
-      return host_result(::mkdirat(location.value.dirfd, location.value.name.c_str(), static_cast<mode_t>(mode)));
-    }
-    case SyscallId::rename: case SyscallId::renameat: case SyscallId::renameat2: {
-      const bool at = id != SyscallId::rename;
-      auto from = locate(at ? as_int(a[0]) : AT_FDCWD, at ? a[1] : a[0], false);
-      if (!from.ok()) return -from.error;
-      auto to = locate(at ? as_int(a[2]) : AT_FDCWD, at ? a[3] : a[1], false);
-      if (!to.ok()) return -to.error;
-      if (from.value.empty_path || to.value.empty_path) return -EBUSY;
-      if (fs_.read_only()) return refuse_on_read_only(id);  // Linux: before looking up the names
-      const unsigned flags = id == SyscallId::renameat2 ? static_cast<unsigned>(a[4]) : 0;
-      return host_result(syscall(SYS_renameat2, from.value.dirfd, from.value.name.c_str(), to.value.dirfd,
-                                 to.value.name.c_str(), flags));
-    }
-    case SyscallId::link: case SyscallId::linkat: {
-      const bool at = id == SyscallId::linkat;
-      const int flags = at ? as_int(a[4]) : 0;
-      auto from = locate(at ? as_int(a[0]) : AT_FDCWD, at ? a[1] : a[0], (flags & AT_SYMLINK_FOLLOW) != 0);
-      if (!from.ok()) return -from.error;
-      auto to = locate(at ? as_int(a[2]) : AT_FDCWD, at ? a[3] : a[1], false);
-      if (!to.ok()) return -to.error;
-      if (to.value.empty_path) return -EEXIST;
-      if (fs_.read_only()) {
-        if (!location_exists(from.value)) return -ENOENT;
-        return location_exists(to.value) ? -EEXIST : refuse_on_read_only(id);
-      }
-      if (from.value.empty_path)
-        return host_result(::linkat(AT_FDCWD, host_path_for(from.value).c_str(), to.value.dirfd,
-                                    to.value.name.c_str(), AT_SYMLINK_FOLLOW));
-      return host_result(::linkat(from.value.dirfd, from.value.name.c_str(), to.value.dirfd, to.value.name.c_str(), 0));
-    }
-    case SyscallId::symlink: case SyscallId::symlinkat: {
-      auto target = read_path(a[0], error);
-      if (!target) return -error;
-      const bool at = id == SyscallId::symlinkat;
-      auto location = locate(at ? as_int(a[1]) : AT_FDCWD, at ? a[2] : a[1], false);
-      if (!location.ok()) return -location.error;
-      if (location.value.empty_path) return -EEXIST;
-      if (fs_.read_only()) return location_exists(location.value) ? -EEXIST : refuse_on_read_only(id);
-      return host_result(::symlinkat(target->c_str(), location.value.dirfd, location.value.name.c_str()));
-    }
-    case SyscallId::chmod: case SyscallId::fchmodat: case SyscallId::fchmodat2: {
-      const bool at = id != SyscallId::chmod;
-      const int flags = id == SyscallId::fchmodat2 ? as_int(a[3]) : 0;
-      const bool follow = !(flags & AT_SYMLINK_NOFOLLOW);
-      auto location = locate(at ? as_int(a[0]) : AT_FDCWD, at ? a[1] : a[0], follow);
-      if (!location.ok()) return -location.error;
-      if (fs_.read_only()) return location_exists(location.value) ? refuse_on_read_only(id) : -ENOENT;
-      const auto mode = static_cast<mode_t>(as_int(at ? a[2] : a[1]) & 07777);
-      if (follow || location.value.empty_path) return host_result(::chmod(host_path_for(location.value).c_str(), mode));
-      // Not following: the host's chmod on "/proc/self/fd/N/name" would follow a
-      // symlink there on the host, outside the rootfs. Pin the name itself first;
-      // Linux does not change a symlink's mode (EOPNOTSUPP).
-      const int pinned = ::openat(location.value.dirfd, location.value.name.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC);
-      if (pinned < 0) return -errno;
-      HostFd owned(pinned);
-      struct stat info {};
-      if (::fstat(pinned, &info) != 0) return -errno;
-      if (S_ISLNK(info.st_mode)) return -EOPNOTSUPP;
-      return host_result(::chmod(("/proc/self/fd/" + std::to_string(pinned)).c_str(), mode));
-    }
-    case SyscallId::chown: case SyscallId::lchown: case SyscallId::fchownat: {
-      const bool at = id == SyscallId::fchownat;
-      const int flags = at ? as_int(a[4]) : 0;
-      const bool follow = id == SyscallId::chown || (at && !(flags & AT_SYMLINK_NOFOLLOW));
-      auto location = locate(at ? as_int(a[0]) : AT_FDCWD, at ? a[1] : a[0], follow);
-      if (!location.ok()) return -location.error;
-      const auto owner = static_cast<uid_t>(at ? a[2] : a[1]);
-      const auto group = static_cast<gid_t>(at ? a[3] : a[2]);
-      if (fs_.read_only()) return location_exists(location.value) ? refuse_on_read_only(id) : -ENOENT;
-      const int host_flags = (location.value.empty_path ? AT_EMPTY_PATH : 0) | (follow ? 0 : AT_SYMLINK_NOFOLLOW);
-      return host_result(::fchownat(location.value.dirfd, location.value.name.c_str(), owner, group, host_flags));
-    }
-    case SyscallId::truncate: {
-      auto location = locate(AT_FDCWD, a[0], true);
-      if (!location.ok()) return -location.error;
-      if (fs_.read_only()) return refuse_on_read_only(id);
-      return host_result(::truncate(host_path_for(location.value).c_str(), static_cast<off_t>(a[1])));
-    }
-    case SyscallId::statfs: {
-      auto location = locate(AT_FDCWD, a[0], true);
-      if (!location.ok()) return -location.error;
-      struct statfs info {};
-      if (::statfs(host_path_for(location.value).c_str(), &info) != 0) return -errno;
-      return copy_out(a[1], &info, sizeof info) ? 0 : -EFAULT;
-    }
-    case SyscallId::utimensat: {
-      const int dirfd = as_int(a[0]);
-      const int flags = as_int(a[3]);
-      struct timespec times[2];
-      const bool has_times = a[2] != 0;
-      if (has_times && !copy_in(a[2], times, sizeof times)) return -EFAULT;
-      if (a[1] == 0) {  // futimens(dirfd)
-        const int host = fs_.host_fd(dirfd);
-        if (host < 0) return -EBADF;
-        if (fs_.read_only()) return refuse_on_read_only(id);
-        return host_result(::futimens(host, has_times ? times : nullptr));
-      }
-      auto location = locate(dirfd, a[1], !(flags & AT_SYMLINK_NOFOLLOW));
-      if (!location.ok()) return -location.error;
-      if (fs_.read_only()) return location_exists(location.value) ? refuse_on_read_only(id) : -ENOENT;
-      const int host_flags = (location.value.empty_path ? AT_EMPTY_PATH : 0) | (flags & AT_SYMLINK_NOFOLLOW);
-      return host_result(::utimensat(location.value.dirfd, location.value.name.c_str(), has_times ? times : nullptr,
-                                     host_flags));
-    }
-    case SyscallId::getxattr: case SyscallId::lgetxattr: case SyscallId::listxattr: case SyscallId::llistxattr: {
-      const bool follow = id == SyscallId::getxattr || id == SyscallId::listxattr;
-      auto location = locate(AT_FDCWD, a[0], follow);
-      if (!location.ok()) return -location.error;
-      const std::string host_path = host_path_for(location.value);
-      const bool is_get = id == SyscallId::getxattr || id == SyscallId::lgetxattr;
-      std::string name;
-      if (is_get) {
-        auto attribute = memory_.read_string(a[1], 256);
-        if (!attribute) return -EFAULT;
-        name = *attribute;
-      }
-      const std::uint64_t size = std::min<std::uint64_t>(is_get ? a[3] : a[2], 65536);
-      std::vector<char> value(size);
-      const ssize_t got = is_get ? (follow ? ::getxattr : ::lgetxattr)(host_path.c_str(), name.c_str(), value.data(), size)
-                                 : (follow ? ::listxattr : ::llistxattr)(host_path.c_str(), value.data(), size);
-      if (got < 0) return -errno;
-      if (size && !copy_out(is_get ? a[2] : a[1], value.data(), static_cast<std::size_t>(got))) return -EFAULT;
-      return got;
-    }
+    case SyscallId::unlink: case SyscallId::unlinkat: case SyscallId::rmdir:
+      return do_unlink(id, a);
+    case SyscallId::mkdir: case SyscallId::mkdirat:
+      return do_mkdir(id, a);
+    case SyscallId::rename: case SyscallId::renameat: case SyscallId::renameat2:
+      return do_rename(id, a);
+    case SyscallId::link: case SyscallId::linkat:
+      return do_link(id, a);
+    case SyscallId::symlink: case SyscallId::symlinkat:
+      return do_symlink(id, a);
+    case SyscallId::chmod: case SyscallId::fchmodat: case SyscallId::fchmodat2:
+      return do_chmod(id, a);
+    case SyscallId::chown: case SyscallId::lchown: case SyscallId::fchownat:
+      return do_chown(id, a);
+    case SyscallId::truncate:
+      return do_truncate(id, a);
+    case SyscallId::statfs:
+      return do_statfs(a);
+    case SyscallId::utimensat:
+      return do_utimensat(id, a);
+    case SyscallId::getxattr: case SyscallId::lgetxattr: case SyscallId::listxattr: case SyscallId::llistxattr:
+      return do_getxattr(id, a);
     default:
       return -ENOSYS;
   }
+}
+
+std::int64_t Kernel::do_unlink(SyscallId id, const SyscallArgs& a) {
+  const bool at = id == SyscallId::unlinkat;
+  const int flags = id == SyscallId::rmdir ? AT_REMOVEDIR : at ? as_int(a[2]) : 0;
+  auto location = locate_path(at ? as_int(a[0]) : AT_FDCWD, at ? a[1] : a[0], false);
+  if (!location.ok()) return -location.error;
+  if (location.value.empty_path) return (flags & AT_REMOVEDIR) ? -EBUSY : -EISDIR;
+  if (fs_.read_only()) return refuse_on_read_only(id);  // Linux: before looking up the name
+  return host_result(::unlinkat(location.value.dirfd, location.value.name.c_str(), flags));
+}
+
+std::int64_t Kernel::do_mkdir(SyscallId id, const SyscallArgs& a) {
+  const bool at = id == SyscallId::mkdirat;
+  auto location = locate_path(at ? as_int(a[0]) : AT_FDCWD, at ? a[1] : a[0], false);
+  if (!location.ok()) return -location.error;
+  if (location.value.empty_path) return -EEXIST;
+  if (fs_.read_only()) return location_exists(location.value) ? -EEXIST : refuse_on_read_only(id);
+  const int mode = as_int(at ? a[2] : a[1]) & ~umask_ & 07777;
+  return host_result(::mkdirat(location.value.dirfd, location.value.name.c_str(), static_cast<mode_t>(mode)));
+}
+
+std::int64_t Kernel::do_rename(SyscallId id, const SyscallArgs& a) {
+  const bool at = id != SyscallId::rename;
+  auto from = locate_path(at ? as_int(a[0]) : AT_FDCWD, at ? a[1] : a[0], false);
+  if (!from.ok()) return -from.error;
+  auto to = locate_path(at ? as_int(a[2]) : AT_FDCWD, at ? a[3] : a[1], false);
+  if (!to.ok()) return -to.error;
+  if (from.value.empty_path || to.value.empty_path) return -EBUSY;
+  if (fs_.read_only()) return refuse_on_read_only(id);  // Linux: before looking up the names
+  const unsigned flags = id == SyscallId::renameat2 ? static_cast<unsigned>(a[4]) : 0;
+  return host_result(syscall(SYS_renameat2, from.value.dirfd, from.value.name.c_str(), to.value.dirfd,
+                             to.value.name.c_str(), flags));
+}
+
+std::int64_t Kernel::do_link(SyscallId id, const SyscallArgs& a) {
+  const bool at = id == SyscallId::linkat;
+  const int flags = at ? as_int(a[4]) : 0;
+  auto from = locate_path(at ? as_int(a[0]) : AT_FDCWD, at ? a[1] : a[0], (flags & AT_SYMLINK_FOLLOW) != 0);
+  if (!from.ok()) return -from.error;
+  auto to = locate_path(at ? as_int(a[2]) : AT_FDCWD, at ? a[3] : a[1], false);
+  if (!to.ok()) return -to.error;
+  if (to.value.empty_path) return -EEXIST;
+  if (fs_.read_only()) {
+    if (!location_exists(from.value)) return -ENOENT;
+    return location_exists(to.value) ? -EEXIST : refuse_on_read_only(id);
+  }
+  if (from.value.empty_path)
+    return host_result(::linkat(AT_FDCWD, host_path_for(from.value).c_str(), to.value.dirfd,
+                                to.value.name.c_str(), AT_SYMLINK_FOLLOW));
+  return host_result(::linkat(from.value.dirfd, from.value.name.c_str(), to.value.dirfd, to.value.name.c_str(), 0));
+}
+
+std::int64_t Kernel::do_symlink(SyscallId id, const SyscallArgs& a) {
+  int error = 0;
+  auto target = read_path(a[0], error);
+  if (!target) return -error;
+  const bool at = id == SyscallId::symlinkat;
+  auto location = locate_path(at ? as_int(a[1]) : AT_FDCWD, at ? a[2] : a[1], false);
+  if (!location.ok()) return -location.error;
+  if (location.value.empty_path) return -EEXIST;
+  if (fs_.read_only()) return location_exists(location.value) ? -EEXIST : refuse_on_read_only(id);
+  return host_result(::symlinkat(target->c_str(), location.value.dirfd, location.value.name.c_str()));
+}
+
+std::int64_t Kernel::do_chmod(SyscallId id, const SyscallArgs& a) {
+  const bool at = id != SyscallId::chmod;
+  const int flags = id == SyscallId::fchmodat2 ? as_int(a[3]) : 0;
+  const bool follow = !(flags & AT_SYMLINK_NOFOLLOW);
+  auto location = locate_path(at ? as_int(a[0]) : AT_FDCWD, at ? a[1] : a[0], follow);
+  if (!location.ok()) return -location.error;
+  if (fs_.read_only()) return location_exists(location.value) ? refuse_on_read_only(id) : -ENOENT;
+  const auto mode = static_cast<mode_t>(as_int(at ? a[2] : a[1]) & 07777);
+  if (follow || location.value.empty_path) return host_result(::chmod(host_path_for(location.value).c_str(), mode));
+  // Not following: the host's chmod on "/proc/self/fd/N/name" would follow a
+  // symlink there on the host, outside the rootfs. Pin the name itself first;
+  // Linux does not change a symlink's mode (EOPNOTSUPP).
+  const int pinned = ::openat(location.value.dirfd, location.value.name.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC);
+  if (pinned < 0) return -errno;
+  HostFd owned(pinned);
+  struct stat info {};
+  if (::fstat(pinned, &info) != 0) return -errno;
+  if (S_ISLNK(info.st_mode)) return -EOPNOTSUPP;
+  return host_result(::chmod(("/proc/self/fd/" + std::to_string(pinned)).c_str(), mode));
+}
+
+std::int64_t Kernel::do_chown(SyscallId id, const SyscallArgs& a) {
+  const bool at = id == SyscallId::fchownat;
+  const int flags = at ? as_int(a[4]) : 0;
+  const bool follow = id == SyscallId::chown || (at && !(flags & AT_SYMLINK_NOFOLLOW));
+  auto location = locate_path(at ? as_int(a[0]) : AT_FDCWD, at ? a[1] : a[0], follow);
+  if (!location.ok()) return -location.error;
+  const auto owner = static_cast<uid_t>(at ? a[2] : a[1]);
+  const auto group = static_cast<gid_t>(at ? a[3] : a[2]);
+  if (fs_.read_only()) return location_exists(location.value) ? refuse_on_read_only(id) : -ENOENT;
+  const int host_flags = (location.value.empty_path ? AT_EMPTY_PATH : 0) | (follow ? 0 : AT_SYMLINK_NOFOLLOW);
+  return host_result(::fchownat(location.value.dirfd, location.value.name.c_str(), owner, group, host_flags));
+}
+
+std::int64_t Kernel::do_truncate(SyscallId id, const SyscallArgs& a) {
+  auto location = locate_path(AT_FDCWD, a[0], true);
+  if (!location.ok()) return -location.error;
+  if (fs_.read_only()) return refuse_on_read_only(id);
+  return host_result(::truncate(host_path_for(location.value).c_str(), static_cast<off_t>(a[1])));
+}
+
+std::int64_t Kernel::do_statfs(const SyscallArgs& a) {
+  auto location = locate_path(AT_FDCWD, a[0], true);
+  if (!location.ok()) return -location.error;
+  struct statfs info {};
+  if (::statfs(host_path_for(location.value).c_str(), &info) != 0) return -errno;
+  return copy_out(a[1], &info, sizeof info) ? 0 : -EFAULT;
+}
+
+std::int64_t Kernel::do_utimensat(SyscallId id, const SyscallArgs& a) {
+  const int dirfd = as_int(a[0]);
+  const int flags = as_int(a[3]);
+  struct timespec times[2];
+  const bool has_times = a[2] != 0;
+  if (has_times && !copy_in(a[2], times, sizeof times)) return -EFAULT;
+  if (a[1] == 0) {  // futimens(dirfd)
+    const int host = fs_.host_fd(dirfd);
+    if (host < 0) return -EBADF;
+    if (fs_.read_only()) return refuse_on_read_only(id);
+    return host_result(::futimens(host, has_times ? times : nullptr));
+  }
+  auto location = locate_path(dirfd, a[1], !(flags & AT_SYMLINK_NOFOLLOW));
+  if (!location.ok()) return -location.error;
+  if (fs_.read_only()) return location_exists(location.value) ? refuse_on_read_only(id) : -ENOENT;
+  const int host_flags = (location.value.empty_path ? AT_EMPTY_PATH : 0) | (flags & AT_SYMLINK_NOFOLLOW);
+  return host_result(::utimensat(location.value.dirfd, location.value.name.c_str(), has_times ? times : nullptr,
+                                 host_flags));
+}
+
+std::int64_t Kernel::do_getxattr(SyscallId id, const SyscallArgs& a) {
+  const bool follow = id == SyscallId::getxattr || id == SyscallId::listxattr;
+  auto location = locate_path(AT_FDCWD, a[0], follow);
+  if (!location.ok()) return -location.error;
+  const std::string host_path = host_path_for(location.value);
+  const bool is_get = id == SyscallId::getxattr || id == SyscallId::lgetxattr;
+  std::string name;
+  if (is_get) {
+    auto attribute = memory_.read_string(a[1], 256);
+    if (!attribute) return -EFAULT;
+    name = *attribute;
+  }
+  const std::uint64_t size = std::min<std::uint64_t>(is_get ? a[3] : a[2], 65536);
+  std::vector<char> value(size);
+  const ssize_t got = is_get ? (follow ? ::getxattr : ::lgetxattr)(host_path.c_str(), name.c_str(), value.data(), size)
+                             : (follow ? ::listxattr : ::llistxattr)(host_path.c_str(), value.data(), size);
+  if (got < 0) return -errno;
+  if (size && !copy_out(is_get ? a[2] : a[1], value.data(), static_cast<std::size_t>(got))) return -EFAULT;
+  return got;
 }
 
 std::optional<std::int64_t> Kernel::file_syscall(SyscallId id, const SyscallArgs& a) {

@@ -40,6 +40,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -140,6 +141,11 @@ class FramesReader {
   FramesReader(std::unique_ptr<ByteSource> stream, std::string source);
   static Expected<std::unique_ptr<FramesReader>> start(std::unique_ptr<ByteSource> stream, std::string source);
   Status parse_header();
+  // parse_header()'s steps: the meta frame, then T (and the TOC there).
+  Status read_meta_frame(std::optional<std::uint64_t> total);
+  Status use_toc_offset(std::optional<std::uint64_t> total);
+  // A kTruncated error at offset_, naming `what` and the stream's problem.
+  Error truncated(const std::string& what) const;
   void check_toc();
   // Reads exactly `n` bytes into `out`; false when the stream ends first.
   bool read_exact(std::vector<std::uint8_t>& out, std::uint64_t n);
@@ -149,7 +155,9 @@ class FramesReader {
   Expected<bool> read_frame();
   void note(std::string text);
   Error error_at(std::uint64_t offset, std::string message) const;
+  // The frame in parsed_ as events, a step for each kind of frame (FrameEvents, bap_reader.cpp).
   Status produce(const EventCallback& on_event);
+  class FrameEvents;
   int register_index(const std::string& name) const;
 
   std::unique_ptr<ByteSource> stream_;

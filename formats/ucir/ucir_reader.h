@@ -154,8 +154,28 @@ class UcirReader {
   bool refill(std::size_t want);
   Status parse_header();
   Error error_at(std::uint64_t offset, std::string message) const;
+  // next()'s steps: more bytes for a frame cut short by the buffer (or the
+  // trace's end), then the whole frame taken.
+  bool read_more_or_end(std::uint8_t op, std::uint64_t at, const std::string& what);
+  void take_frame(std::uint8_t op, const EventCallback& on_event);
   void apply_keyframe(const std::vector<Op>& ops);
+  // A frame's ops as events, one op kind a step (ucir_reader.cpp).
   void produce(const std::vector<Op>& ops, const EventCallback& on_event);
+  // One event to `on_event`; a template, so that each payload is built in the event.
+  template <typename Payload>
+  void emit(events::EventKind kind, Payload&& payload, const EventCallback& on_event);
+  void produce_block(const std::vector<Op>& ops, std::size_t at, const EventCallback& on_event);
+  void produce_step(const Op& op, const EventCallback& on_event);
+  void produce_pending(bool attributed, const EventCallback& on_event);
+  void produce_memory(const Op& op, bool attributed, const EventCallback& on_event);
+  std::size_t produce_registers(std::size_t first, const EventCallback& on_event);
+  struct Effects;
+  void collect_syscall_effects(const Op& op, Effects& effects);
+  std::uint64_t syscall_number(const Op& op) const;
+  void produce_syscall(const Op& op, const EventCallback& on_event);
+  void collect_writes_and_registers(const Op& op, Effects& effects);
+  void produce_signal(const Op& op, const EventCallback& on_event);
+  void produce_thread(const Op& op, const EventCallback& on_event);
 
   std::unique_ptr<ByteSource> stream_;
   bool stream_done_ = false;
@@ -164,10 +184,10 @@ class UcirReader {
   std::string source_;
   UcirHeader header_;
   const arch::ArchInfo* arch_ = nullptr;
-  std::vector<std::int32_t> register_by_uc_id_;
+  std::vector<std::int32_t> register_by_uc_id_;  // arch table index per Unicorn register id, -1 for none
   std::vector<Op> frame_ops_;  // the frame being decoded
   struct Scratch;
-  std::unique_ptr<Scratch> scratch_;  // produce()'s buffers, reused  // arch table index per Unicorn register id, -1 for none
+  std::unique_ptr<Scratch> scratch_;  // produce()'s buffers, reused
   events::TraceInfo info_;
   std::size_t position_ = 0;  // in bytes_
   bool seen_keyframe_ = false;
@@ -175,6 +195,7 @@ class UcirReader {
   std::string warning_;
   bool interrupted_ = false;
   std::uint64_t pc_ = 0;
+  std::uint32_t index_in_block_ = 0;  // the next OP_STEP's index in its block (0 at each frame and OP_JMP)
   std::uint64_t frame_pid_ = 0;  // the current frame's pid: its events' thread (ucir_layout.h)
   // Each other thread's pc and instruction set where its last frame left
   // them: a thread switched back in goes on from there (its syscall's pc).

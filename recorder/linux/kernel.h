@@ -209,7 +209,16 @@ class Kernel {
   // Reads two signed 32-bit words (a timespec32); nullopt on EFAULT.
   std::optional<std::pair<std::int64_t, std::int64_t>> copy_in_words32(std::uint64_t address) const;
 
-  // File family helpers (syscalls_file.cpp).
+  // File family helpers (syscalls_file.cpp). file_syscall asks each group in turn.
+  std::optional<std::int64_t> read_write_syscall(arch::SyscallId id, const SyscallArgs& a);
+  std::optional<std::int64_t> descriptor_syscall(arch::SyscallId id, const SyscallArgs& a);
+  std::optional<std::int64_t> path_syscall(arch::SyscallId id, const SyscallArgs& a);
+  std::optional<std::int64_t> poll_syscall(arch::SyscallId id, const SyscallArgs& a);
+  std::int64_t do_close_range(const SyscallArgs& a);
+  // fchmod, fchown, ftruncate, fsync, fdatasync, flock, fallocate, fadvise64, fstatfs, fgetxattr.
+  std::int64_t do_descriptor_op(arch::SyscallId id, const SyscallArgs& a);
+  std::int64_t do_copy_file_range(const SyscallArgs& a);
+  std::int64_t do_ppoll(const SyscallArgs& a);
   std::int64_t do_openat(int dirfd, std::uint64_t path_address, int flags, int mode);
   std::int64_t do_read(int fd, std::uint64_t buffer, std::uint64_t count, std::optional<std::int64_t> offset);
   std::int64_t do_write(int fd, std::uint64_t buffer, std::uint64_t count, std::optional<std::int64_t> offset);
@@ -223,7 +232,20 @@ class Kernel {
   std::int64_t do_fcntl(int fd, int command, std::uint64_t argument);
   std::int64_t do_ioctl(int fd, std::uint64_t request, std::uint64_t argument);
   std::int64_t do_pipe(std::uint64_t fds_address, int flags);
+  // The operations on a named file: unlink ... llistxattr (path_syscall's last list).
   std::int64_t do_path_op(arch::SyscallId id, const SyscallArgs& a);
+  SysResult<HostLocation> locate_path(int dirfd, std::uint64_t address, bool follow);
+  std::int64_t do_unlink(arch::SyscallId id, const SyscallArgs& a);    // unlink, unlinkat, rmdir
+  std::int64_t do_mkdir(arch::SyscallId id, const SyscallArgs& a);     // mkdir, mkdirat
+  std::int64_t do_rename(arch::SyscallId id, const SyscallArgs& a);    // rename, renameat, renameat2
+  std::int64_t do_link(arch::SyscallId id, const SyscallArgs& a);      // link, linkat
+  std::int64_t do_symlink(arch::SyscallId id, const SyscallArgs& a);   // symlink, symlinkat
+  std::int64_t do_chmod(arch::SyscallId id, const SyscallArgs& a);     // chmod, fchmodat, fchmodat2
+  std::int64_t do_chown(arch::SyscallId id, const SyscallArgs& a);     // chown, lchown, fchownat
+  std::int64_t do_truncate(arch::SyscallId id, const SyscallArgs& a);
+  std::int64_t do_statfs(const SyscallArgs& a);
+  std::int64_t do_utimensat(arch::SyscallId id, const SyscallArgs& a);
+  std::int64_t do_getxattr(arch::SyscallId id, const SyscallArgs& a);  // getxattr, lgetxattr, listxattr, llistxattr
   // --read-only: names the refused syscall once on stderr; returns -EROFS.
   std::int64_t refuse_on_read_only(arch::SyscallId id);
   std::int64_t do_sendfile(int out_fd, int in_fd, std::uint64_t offset_address, std::uint64_t count);

@@ -483,162 +483,207 @@ std::int64_t Kernel::do_poll(std::uint64_t fds_address, std::uint64_t count, int
   return ready;
 }
 
-std::int64_t Kernel::do_path_op(SyscallId id, const SyscallArgs& a) {
-  // Reads path argument `index` and locates it (not following a final symlink).
+// Reads the path at `address` and locates it (`follow`: a final symlink is followed).
+SysResult<HostLocation> Kernel::locate_path(int dirfd, std::uint64_t address, bool follow) {
   int error = 0;
-  auto locate = [&](int dirfd, std::uint64_t address, bool follow) -> SysResult<HostLocation> {
-    auto path = read_path(address, error);
-    if (!path) return {{}, error};
-    return fs_.locate(dirfd, *path, follow);
-  };
+  auto path = read_path(address, error);
+  if (!path) return {{}, error};
+  return fs_.locate(dirfd, *path, follow);
+}
+
+// The operations on a named file, one helper for each family.
+std::int64_t Kernel::do_path_op(SyscallId id, const SyscallArgs& a) {
   switch (id) {
-    case SyscallId::unlink: case SyscallId::unlinkat: case SyscallId::rmdir: {
-      const bool at = id == SyscallId::unlinkat;
-      const int flags = id == SyscallId::rmdir ? AT_REMOVEDIR : at ? as_int(a[2]) : 0;
-      auto location = locate(at ? as_int(a[0]) : AT_FDCWD, at ? a[1] : a[0], false);
-      if (!location.ok()) return -location.error;
-      if (location.value.empty_path) return (flags & AT_REMOVEDIR) ? -EBUSY : -EISDIR;
-      if (fs_.read_only()) return refuse_on_read_only(id);  // Linux: before looking up the name
-      return host_result(::unlinkat(location.value.dirfd, location.value.name.c_str(), flags));
-    }
-    case SyscallId::mkdir: case SyscallId::mkdirat: {
-      const bool at = id == SyscallId::mkdirat;
-      auto location = locate(at ? as_int(a[0]) : AT_FDCWD, at ? a[1] : a[0], false);
-      if (!location.ok()) return -location.error;
-      if (location.value.empty_path) return -EEXIST;
-      if (fs_.read_only()) return location_exists(location.value) ? -EEXIST : refuse_on_read_only(id);
-      const int mode = as_int(at ? a[2] : a[1]) & ~umask_ & 07777;
-      return host_result(::mkdirat(location.value.dirfd, location.value.name.c_str(), static_cast<mode_t>(mode)));
-    }
-    case SyscallId::rename: case SyscallId::renameat: case SyscallId::renameat2: {
-      const bool at = id != SyscallId::rename;
-      auto from = locate(at ? as_int(a[0]) : AT_FDCWD, at ? a[1] : a[0], false);
-      if (!from.ok()) return -from.error;
-      auto to = locate(at ? as_int(a[2]) : AT_FDCWD, at ? a[3] : a[1], false);
-      if (!to.ok()) return -to.error;
-      if (from.value.empty_path || to.value.empty_path) return -EBUSY;
-      if (fs_.read_only()) return refuse_on_read_only(id);  // Linux: before looking up the names
-      const unsigned flags = id == SyscallId::renameat2 ? static_cast<unsigned>(a[4]) : 0;
-      return host_result(syscall(SYS_renameat2, from.value.dirfd, from.value.name.c_str(), to.value.dirfd,
-                                 to.value.name.c_str(), flags));
-    }
-    case SyscallId::link: case SyscallId::linkat: {
-      const bool at = id == SyscallId::linkat;
-      const int flags = at ? as_int(a[4]) : 0;
-      auto from = locate(at ? as_int(a[0]) : AT_FDCWD, at ? a[1] : a[0], (flags & AT_SYMLINK_FOLLOW) != 0);
-      if (!from.ok()) return -from.error;
-      auto to = locate(at ? as_int(a[2]) : AT_FDCWD, at ? a[3] : a[1], false);
-      if (!to.ok()) return -to.error;
-      if (to.value.empty_path) return -EEXIST;
-      if (fs_.read_only()) {
-        if (!location_exists(from.value)) return -ENOENT;
-        return location_exists(to.value) ? -EEXIST : refuse_on_read_only(id);
-      }
-      if (from.value.empty_path)
-        return host_result(::linkat(AT_FDCWD, host_path_for(from.value).c_str(), to.value.dirfd,
-                                    to.value.name.c_str(), AT_SYMLINK_FOLLOW));
-      return host_result(::linkat(from.value.dirfd, from.value.name.c_str(), to.value.dirfd, to.value.name.c_str(), 0));
-    }
-    case SyscallId::symlink: case SyscallId::symlinkat: {
-      auto target = read_path(a[0], error);
-      if (!target) return -error;
-      const bool at = id == SyscallId::symlinkat;
-      auto location = locate(at ? as_int(a[1]) : AT_FDCWD, at ? a[2] : a[1], false);
-      if (!location.ok()) return -location.error;
-      if (location.value.empty_path) return -EEXIST;
-      if (fs_.read_only()) return location_exists(location.value) ? -EEXIST : refuse_on_read_only(id);
-      return host_result(::symlinkat(target->c_str(), location.value.dirfd, location.value.name.c_str()));
-    }
-    case SyscallId::chmod: case SyscallId::fchmodat: case SyscallId::fchmodat2: {
-      const bool at = id != SyscallId::chmod;
-      const int flags = id == SyscallId::fchmodat2 ? as_int(a[3]) : 0;
-      const bool follow = !(flags & AT_SYMLINK_NOFOLLOW);
-      auto location = locate(at ? as_int(a[0]) : AT_FDCWD, at ? a[1] : a[0], follow);
-      if (!location.ok()) return -location.error;
-      if (fs_.read_only()) return location_exists(location.value) ? refuse_on_read_only(id) : -ENOENT;
-      const auto mode = static_cast<mode_t>(as_int(at ? a[2] : a[1]) & 07777);
-      if (follow || location.value.empty_path) return host_result(::chmod(host_path_for(location.value).c_str(), mode));
-      // Not following: the host's chmod on "/proc/self/fd/N/name" would follow a
-      // symlink there on the host, outside the rootfs. Pin the name itself first;
-      // Linux does not change a symlink's mode (EOPNOTSUPP).
-      const int pinned = ::openat(location.value.dirfd, location.value.name.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC);
-      if (pinned < 0) return -errno;
-      HostFd owned(pinned);
-      struct stat info {};
-      if (::fstat(pinned, &info) != 0) return -errno;
-      if (S_ISLNK(info.st_mode)) return -EOPNOTSUPP;
-      return host_result(::chmod(("/proc/self/fd/" + std::to_string(pinned)).c_str(), mode));
-    }
-    case SyscallId::chown: case SyscallId::lchown: case SyscallId::fchownat: {
-      const bool at = id == SyscallId::fchownat;
-      const int flags = at ? as_int(a[4]) : 0;
-      const bool follow = id == SyscallId::chown || (at && !(flags & AT_SYMLINK_NOFOLLOW));
-      auto location = locate(at ? as_int(a[0]) : AT_FDCWD, at ? a[1] : a[0], follow);
-      if (!location.ok()) return -location.error;
-      const auto owner = static_cast<uid_t>(at ? a[2] : a[1]);
-      const auto group = static_cast<gid_t>(at ? a[3] : a[2]);
-      if (fs_.read_only()) return location_exists(location.value) ? refuse_on_read_only(id) : -ENOENT;
-      const int host_flags = (location.value.empty_path ? AT_EMPTY_PATH : 0) | (follow ? 0 : AT_SYMLINK_NOFOLLOW);
-      return host_result(::fchownat(location.value.dirfd, location.value.name.c_str(), owner, group, host_flags));
-    }
-    case SyscallId::truncate: {
-      auto location = locate(AT_FDCWD, a[0], true);
-      if (!location.ok()) return -location.error;
-      if (fs_.read_only()) return refuse_on_read_only(id);
-      return host_result(::truncate(host_path_for(location.value).c_str(), static_cast<off_t>(a[1])));
-    }
-    case SyscallId::statfs: {
-      auto location = locate(AT_FDCWD, a[0], true);
-      if (!location.ok()) return -location.error;
-      struct statfs info {};
-      if (::statfs(host_path_for(location.value).c_str(), &info) != 0) return -errno;
-      return copy_out(a[1], &info, sizeof info) ? 0 : -EFAULT;
-    }
-    case SyscallId::utimensat: {
-      const int dirfd = as_int(a[0]);
-      const int flags = as_int(a[3]);
-      struct timespec times[2];
-      const bool has_times = a[2] != 0;
-      if (has_times && !copy_in(a[2], times, sizeof times)) return -EFAULT;
-      if (a[1] == 0) {  // futimens(dirfd)
-        const int host = fs_.host_fd(dirfd);
-        if (host < 0) return -EBADF;
-        if (fs_.read_only()) return refuse_on_read_only(id);
-        return host_result(::futimens(host, has_times ? times : nullptr));
-      }
-      auto location = locate(dirfd, a[1], !(flags & AT_SYMLINK_NOFOLLOW));
-      if (!location.ok()) return -location.error;
-      if (fs_.read_only()) return location_exists(location.value) ? refuse_on_read_only(id) : -ENOENT;
-      const int host_flags = (location.value.empty_path ? AT_EMPTY_PATH : 0) | (flags & AT_SYMLINK_NOFOLLOW);
-      return host_result(::utimensat(location.value.dirfd, location.value.name.c_str(), has_times ? times : nullptr,
-                                     host_flags));
-    }
-    case SyscallId::getxattr: case SyscallId::lgetxattr: case SyscallId::listxattr: case SyscallId::llistxattr: {
-      const bool follow = id == SyscallId::getxattr || id == SyscallId::listxattr;
-      auto location = locate(AT_FDCWD, a[0], follow);
-      if (!location.ok()) return -location.error;
-      const std::string host_path = host_path_for(location.value);
-      const bool is_get = id == SyscallId::getxattr || id == SyscallId::lgetxattr;
-      std::string name;
-      if (is_get) {
-        auto attribute = memory_.read_string(a[1], 256);
-        if (!attribute) return -EFAULT;
-        name = *attribute;
-      }
-      const std::uint64_t size = std::min<std::uint64_t>(is_get ? a[3] : a[2], 65536);
-      std::vector<char> value(size);
-      const ssize_t got = is_get ? (follow ? ::getxattr : ::lgetxattr)(host_path.c_str(), name.c_str(), value.data(), size)
-                                 : (follow ? ::listxattr : ::llistxattr)(host_path.c_str(), value.data(), size);
-      if (got < 0) return -errno;
-      if (size && !copy_out(is_get ? a[2] : a[1], value.data(), static_cast<std::size_t>(got))) return -EFAULT;
-      return got;
-    }
+    case SyscallId::unlink: case SyscallId::unlinkat: case SyscallId::rmdir:
+      return do_unlink(id, a);
+    case SyscallId::mkdir: case SyscallId::mkdirat:
+      return do_mkdir(id, a);
+    case SyscallId::rename: case SyscallId::renameat: case SyscallId::renameat2:
+      return do_rename(id, a);
+    case SyscallId::link: case SyscallId::linkat:
+      return do_link(id, a);
+    case SyscallId::symlink: case SyscallId::symlinkat:
+      return do_symlink(id, a);
+    case SyscallId::chmod: case SyscallId::fchmodat: case SyscallId::fchmodat2:
+      return do_chmod(id, a);
+    case SyscallId::chown: case SyscallId::lchown: case SyscallId::fchownat:
+      return do_chown(id, a);
+    case SyscallId::truncate:
+      return do_truncate(id, a);
+    case SyscallId::statfs:
+      return do_statfs(a);
+    case SyscallId::utimensat:
+      return do_utimensat(id, a);
+    case SyscallId::getxattr: case SyscallId::lgetxattr: case SyscallId::listxattr: case SyscallId::llistxattr:
+      return do_getxattr(id, a);
     default:
       return -ENOSYS;
   }
 }
 
+std::int64_t Kernel::do_unlink(SyscallId id, const SyscallArgs& a) {
+  const bool at = id == SyscallId::unlinkat;
+  const int flags = id == SyscallId::rmdir ? AT_REMOVEDIR : at ? as_int(a[2]) : 0;
+  auto location = locate_path(at ? as_int(a[0]) : AT_FDCWD, at ? a[1] : a[0], false);
+  if (!location.ok()) return -location.error;
+  if (location.value.empty_path) return (flags & AT_REMOVEDIR) ? -EBUSY : -EISDIR;
+  if (fs_.read_only()) return refuse_on_read_only(id);  // Linux: before looking up the name
+  return host_result(::unlinkat(location.value.dirfd, location.value.name.c_str(), flags));
+}
+
+std::int64_t Kernel::do_mkdir(SyscallId id, const SyscallArgs& a) {
+  const bool at = id == SyscallId::mkdirat;
+  auto location = locate_path(at ? as_int(a[0]) : AT_FDCWD, at ? a[1] : a[0], false);
+  if (!location.ok()) return -location.error;
+  if (location.value.empty_path) return -EEXIST;
+  if (fs_.read_only()) return location_exists(location.value) ? -EEXIST : refuse_on_read_only(id);
+  const int mode = as_int(at ? a[2] : a[1]) & ~umask_ & 07777;
+  return host_result(::mkdirat(location.value.dirfd, location.value.name.c_str(), static_cast<mode_t>(mode)));
+}
+
+std::int64_t Kernel::do_rename(SyscallId id, const SyscallArgs& a) {
+  const bool at = id != SyscallId::rename;
+  auto from = locate_path(at ? as_int(a[0]) : AT_FDCWD, at ? a[1] : a[0], false);
+  if (!from.ok()) return -from.error;
+  auto to = locate_path(at ? as_int(a[2]) : AT_FDCWD, at ? a[3] : a[1], false);
+  if (!to.ok()) return -to.error;
+  if (from.value.empty_path || to.value.empty_path) return -EBUSY;
+  if (fs_.read_only()) return refuse_on_read_only(id);  // Linux: before looking up the names
+  const unsigned flags = id == SyscallId::renameat2 ? static_cast<unsigned>(a[4]) : 0;
+  return host_result(syscall(SYS_renameat2, from.value.dirfd, from.value.name.c_str(), to.value.dirfd,
+                             to.value.name.c_str(), flags));
+}
+
+std::int64_t Kernel::do_link(SyscallId id, const SyscallArgs& a) {
+  const bool at = id == SyscallId::linkat;
+  const int flags = at ? as_int(a[4]) : 0;
+  auto from = locate_path(at ? as_int(a[0]) : AT_FDCWD, at ? a[1] : a[0], (flags & AT_SYMLINK_FOLLOW) != 0);
+  if (!from.ok()) return -from.error;
+  auto to = locate_path(at ? as_int(a[2]) : AT_FDCWD, at ? a[3] : a[1], false);
+  if (!to.ok()) return -to.error;
+  if (to.value.empty_path) return -EEXIST;
+  if (fs_.read_only()) {
+    if (!location_exists(from.value)) return -ENOENT;
+    return location_exists(to.value) ? -EEXIST : refuse_on_read_only(id);
+  }
+  if (from.value.empty_path)
+    return host_result(::linkat(AT_FDCWD, host_path_for(from.value).c_str(), to.value.dirfd,
+                                to.value.name.c_str(), AT_SYMLINK_FOLLOW));
+  return host_result(::linkat(from.value.dirfd, from.value.name.c_str(), to.value.dirfd, to.value.name.c_str(), 0));
+}
+
+std::int64_t Kernel::do_symlink(SyscallId id, const SyscallArgs& a) {
+  int error = 0;
+  auto target = read_path(a[0], error);
+  if (!target) return -error;
+  const bool at = id == SyscallId::symlinkat;
+  auto location = locate_path(at ? as_int(a[1]) : AT_FDCWD, at ? a[2] : a[1], false);
+  if (!location.ok()) return -location.error;
+  if (location.value.empty_path) return -EEXIST;
+  if (fs_.read_only()) return location_exists(location.value) ? -EEXIST : refuse_on_read_only(id);
+  return host_result(::symlinkat(target->c_str(), location.value.dirfd, location.value.name.c_str()));
+}
+
+std::int64_t Kernel::do_chmod(SyscallId id, const SyscallArgs& a) {
+  const bool at = id != SyscallId::chmod;
+  const int flags = id == SyscallId::fchmodat2 ? as_int(a[3]) : 0;
+  const bool follow = !(flags & AT_SYMLINK_NOFOLLOW);
+  auto location = locate_path(at ? as_int(a[0]) : AT_FDCWD, at ? a[1] : a[0], follow);
+  if (!location.ok()) return -location.error;
+  if (fs_.read_only()) return location_exists(location.value) ? refuse_on_read_only(id) : -ENOENT;
+  const auto mode = static_cast<mode_t>(as_int(at ? a[2] : a[1]) & 07777);
+  if (follow || location.value.empty_path) return host_result(::chmod(host_path_for(location.value).c_str(), mode));
+  // Not following: the host's chmod on "/proc/self/fd/N/name" would follow a
+  // symlink there on the host, outside the rootfs. Pin the name itself first;
+  // Linux does not change a symlink's mode (EOPNOTSUPP).
+  const int pinned = ::openat(location.value.dirfd, location.value.name.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC);
+  if (pinned < 0) return -errno;
+  HostFd owned(pinned);
+  struct stat info {};
+  if (::fstat(pinned, &info) != 0) return -errno;
+  if (S_ISLNK(info.st_mode)) return -EOPNOTSUPP;
+  return host_result(::chmod(("/proc/self/fd/" + std::to_string(pinned)).c_str(), mode));
+}
+
+std::int64_t Kernel::do_chown(SyscallId id, const SyscallArgs& a) {
+  const bool at = id == SyscallId::fchownat;
+  const int flags = at ? as_int(a[4]) : 0;
+  const bool follow = id == SyscallId::chown || (at && !(flags & AT_SYMLINK_NOFOLLOW));
+  auto location = locate_path(at ? as_int(a[0]) : AT_FDCWD, at ? a[1] : a[0], follow);
+  if (!location.ok()) return -location.error;
+  const auto owner = static_cast<uid_t>(at ? a[2] : a[1]);
+  const auto group = static_cast<gid_t>(at ? a[3] : a[2]);
+  if (fs_.read_only()) return location_exists(location.value) ? refuse_on_read_only(id) : -ENOENT;
+  const int host_flags = (location.value.empty_path ? AT_EMPTY_PATH : 0) | (follow ? 0 : AT_SYMLINK_NOFOLLOW);
+  return host_result(::fchownat(location.value.dirfd, location.value.name.c_str(), owner, group, host_flags));
+}
+
+std::int64_t Kernel::do_truncate(SyscallId id, const SyscallArgs& a) {
+  auto location = locate_path(AT_FDCWD, a[0], true);
+  if (!location.ok()) return -location.error;
+  if (fs_.read_only()) return refuse_on_read_only(id);
+  return host_result(::truncate(host_path_for(location.value).c_str(), static_cast<off_t>(a[1])));
+}
+
+std::int64_t Kernel::do_statfs(const SyscallArgs& a) {
+  auto location = locate_path(AT_FDCWD, a[0], true);
+  if (!location.ok()) return -location.error;
+  struct statfs info {};
+  if (::statfs(host_path_for(location.value).c_str(), &info) != 0) return -errno;
+  return copy_out(a[1], &info, sizeof info) ? 0 : -EFAULT;
+}
+
+std::int64_t Kernel::do_utimensat(SyscallId id, const SyscallArgs& a) {
+  const int dirfd = as_int(a[0]);
+  const int flags = as_int(a[3]);
+  struct timespec times[2];
+  const bool has_times = a[2] != 0;
+  if (has_times && !copy_in(a[2], times, sizeof times)) return -EFAULT;
+  if (a[1] == 0) {  // futimens(dirfd)
+    const int host = fs_.host_fd(dirfd);
+    if (host < 0) return -EBADF;
+    if (fs_.read_only()) return refuse_on_read_only(id);
+    return host_result(::futimens(host, has_times ? times : nullptr));
+  }
+  auto location = locate_path(dirfd, a[1], !(flags & AT_SYMLINK_NOFOLLOW));
+  if (!location.ok()) return -location.error;
+  if (fs_.read_only()) return location_exists(location.value) ? refuse_on_read_only(id) : -ENOENT;
+  const int host_flags = (location.value.empty_path ? AT_EMPTY_PATH : 0) | (flags & AT_SYMLINK_NOFOLLOW);
+  return host_result(::utimensat(location.value.dirfd, location.value.name.c_str(), has_times ? times : nullptr,
+                                 host_flags));
+}
+
+std::int64_t Kernel::do_getxattr(SyscallId id, const SyscallArgs& a) {
+  const bool follow = id == SyscallId::getxattr || id == SyscallId::listxattr;
+  auto location = locate_path(AT_FDCWD, a[0], follow);
+  if (!location.ok()) return -location.error;
+  const std::string host_path = host_path_for(location.value);
+  const bool is_get = id == SyscallId::getxattr || id == SyscallId::lgetxattr;
+  std::string name;
+  if (is_get) {
+    auto attribute = memory_.read_string(a[1], 256);
+    if (!attribute) return -EFAULT;
+    name = *attribute;
+  }
+  const std::uint64_t size = std::min<std::uint64_t>(is_get ? a[3] : a[2], 65536);
+  std::vector<char> value(size);
+  const ssize_t got = is_get ? (follow ? ::getxattr : ::lgetxattr)(host_path.c_str(), name.c_str(), value.data(), size)
+                             : (follow ? ::listxattr : ::llistxattr)(host_path.c_str(), value.data(), size);
+  if (got < 0) return -errno;
+  if (size && !copy_out(is_get ? a[2] : a[1], value.data(), static_cast<std::size_t>(got))) return -EFAULT;
+  return got;
+}
+
 std::optional<std::int64_t> Kernel::file_syscall(SyscallId id, const SyscallArgs& a) {
+  if (auto result = read_write_syscall(id, a)) return result;
+  if (auto result = descriptor_syscall(id, a)) return result;
+  if (auto result = path_syscall(id, a)) return result;
+  if (auto result = poll_syscall(id, a)) return result;
+  return std::nullopt;
+}
+
+// Reading, writing, seeking and copying through descriptors.
+std::optional<std::int64_t> Kernel::read_write_syscall(SyscallId id, const SyscallArgs& a) {
   const int fd = as_int(a[0]);
   switch (id) {
     case SyscallId::read: return do_read(fd, a[1], a[2], std::nullopt);
@@ -649,27 +694,27 @@ std::optional<std::int64_t> Kernel::file_syscall(SyscallId id, const SyscallArgs
     case SyscallId::writev: return do_vector_io(fd, a[1], a[2], true, std::nullopt);
     case SyscallId::preadv: return do_vector_io(fd, a[1], a[2], false, static_cast<std::int64_t>(a[3]));
     case SyscallId::pwritev: return do_vector_io(fd, a[1], a[2], true, static_cast<std::int64_t>(a[3]));
-    case SyscallId::open: return do_openat(AT_FDCWD, a[0], as_int(arch::open_flags_to_host(arch_, a[1])), as_int(a[2]));
-    case SyscallId::creat: return do_openat(AT_FDCWD, a[0], O_CREAT | O_WRONLY | O_TRUNC, as_int(a[1]));
-    case SyscallId::openat: return do_openat(fd, a[1], as_int(arch::open_flags_to_host(arch_, a[2])), as_int(a[3]));
-    case SyscallId::close: return -fs_.close(fd);
-    case SyscallId::close_range: {
-      const auto first = static_cast<std::uint32_t>(a[0]), last = static_cast<std::uint32_t>(a[1]);
-      if (first > last) return -EINVAL;
-      for (std::uint64_t guest = first; guest <= last && guest < (1u << 20); ++guest) {
-        if (a[2] & 4 /* CLOSE_RANGE_CLOEXEC */) {
-          if (FdEntry* entry = fs_.entry(static_cast<int>(guest))) entry->close_on_exec = true;
-        } else {
-          fs_.close(static_cast<int>(guest));
-        }
-      }
-      return 0;
-    }
     case SyscallId::lseek: {
       const int host = fs_.host_fd(fd);
       if (host < 0) return -EBADF;
       return host_result(::lseek(host, static_cast<off_t>(a[1]), as_int(a[2])));
     }
+    case SyscallId::sendfile: return do_sendfile(fd, as_int(a[1]), a[2], a[3]);
+    case SyscallId::copy_file_range: return do_copy_file_range(a);
+    default: return std::nullopt;
+  }
+}
+
+// Opening, closing and duplicating descriptors, pipes, and the operations on
+// one open descriptor.
+std::optional<std::int64_t> Kernel::descriptor_syscall(SyscallId id, const SyscallArgs& a) {
+  const int fd = as_int(a[0]);
+  switch (id) {
+    case SyscallId::open: return do_openat(AT_FDCWD, a[0], as_int(arch::open_flags_to_host(arch_, a[1])), as_int(a[2]));
+    case SyscallId::creat: return do_openat(AT_FDCWD, a[0], O_CREAT | O_WRONLY | O_TRUNC, as_int(a[1]));
+    case SyscallId::openat: return do_openat(fd, a[1], as_int(arch::open_flags_to_host(arch_, a[2])), as_int(a[3]));
+    case SyscallId::close: return -fs_.close(fd);
+    case SyscallId::close_range: return do_close_range(a);
     case SyscallId::fstat: {
       const int host = fs_.host_fd(fd);
       if (host < 0) return -EBADF;
@@ -677,10 +722,6 @@ std::optional<std::int64_t> Kernel::file_syscall(SyscallId id, const SyscallArgs
       if (::fstat(host, &info) != 0) return -errno;
       return copy_out_stat(a[1], info) ? 0 : -EFAULT;
     }
-    case SyscallId::stat: return do_fstatat(AT_FDCWD, a[0], a[1], 0);
-    case SyscallId::lstat: return do_fstatat(AT_FDCWD, a[0], a[1], AT_SYMLINK_NOFOLLOW);
-    case SyscallId::newfstatat: return do_fstatat(fd, a[1], a[2], as_int(a[3]));
-    case SyscallId::statx: return do_statx(a);
     case SyscallId::getdents64: return do_getdents64(fd, a[1], a[2]);
     case SyscallId::fcntl: return do_fcntl(fd, as_int(a[1]), a[2]);
     case SyscallId::ioctl: return do_ioctl(fd, a[1], a[2]);
@@ -701,6 +742,24 @@ std::optional<std::int64_t> Kernel::file_syscall(SyscallId id, const SyscallArgs
     }
     case SyscallId::pipe: return do_pipe(a[0], 0);
     case SyscallId::pipe2: return do_pipe(a[0], as_int(arch::open_flags_to_host(arch_, a[1])));  // (mips: O_NONBLOCK 0x80)
+    case SyscallId::fchdir: return -fs_.fchdir(fd);
+    case SyscallId::fchmod: case SyscallId::fchown: case SyscallId::ftruncate: case SyscallId::fsync:
+    case SyscallId::fdatasync: case SyscallId::flock: case SyscallId::fallocate: case SyscallId::fadvise64:
+    case SyscallId::fstatfs: case SyscallId::fgetxattr:
+      return do_descriptor_op(id, a);
+    default: return std::nullopt;
+  }
+}
+
+// Paths: stat, access, links, the working directory and umask, and the
+// operations on a named file (do_path_op).
+std::optional<std::int64_t> Kernel::path_syscall(SyscallId id, const SyscallArgs& a) {
+  const int fd = as_int(a[0]);
+  switch (id) {
+    case SyscallId::stat: return do_fstatat(AT_FDCWD, a[0], a[1], 0);
+    case SyscallId::lstat: return do_fstatat(AT_FDCWD, a[0], a[1], AT_SYMLINK_NOFOLLOW);
+    case SyscallId::newfstatat: return do_fstatat(fd, a[1], a[2], as_int(a[3]));
+    case SyscallId::statx: return do_statx(a);
     case SyscallId::readlink: return do_readlinkat(AT_FDCWD, a[0], a[1], a[2]);
     case SyscallId::readlinkat: return do_readlinkat(fd, a[1], a[2], a[3]);
     case SyscallId::access: return do_faccessat(AT_FDCWD, a[0], as_int(a[1]), 0);
@@ -718,7 +777,6 @@ std::optional<std::int64_t> Kernel::file_syscall(SyscallId id, const SyscallArgs
       if (!path) return -error;
       return -fs_.chdir(*path);
     }
-    case SyscallId::fchdir: return -fs_.fchdir(fd);
     case SyscallId::umask: {
       const int old = umask_;
       umask_ = as_int(a[0]) & 0777;
@@ -732,90 +790,109 @@ std::optional<std::int64_t> Kernel::file_syscall(SyscallId id, const SyscallArgs
     case SyscallId::utimensat: case SyscallId::getxattr: case SyscallId::lgetxattr: case SyscallId::listxattr:
     case SyscallId::llistxattr:
       return do_path_op(id, a);
-    // Operations on one descriptor, passed to the host descriptor.
-    case SyscallId::fchmod: case SyscallId::fchown: case SyscallId::ftruncate: case SyscallId::fsync:
-    case SyscallId::fdatasync: case SyscallId::flock: case SyscallId::fallocate: case SyscallId::fadvise64:
-    case SyscallId::fstatfs: case SyscallId::fgetxattr: {
-      const int host = fs_.host_fd(fd);
-      if (host < 0) return -EBADF;
-      // --read-only: mode and owner changes are refused; size changes only through a
-      // descriptor open for writing (the others fail on the host, as they would on Linux).
-      const bool writable = (::fcntl(host, F_GETFL) & O_ACCMODE) != O_RDONLY;
-      if (fs_.read_only() && (id == SyscallId::fchmod || id == SyscallId::fchown ||
-                              ((id == SyscallId::ftruncate || id == SyscallId::fallocate) && writable)))
-        return refuse_on_read_only(id);
-      switch (id) {
-        case SyscallId::fchmod: return host_result(::fchmod(host, static_cast<mode_t>(a[1] & 07777)));
-        case SyscallId::fchown: return host_result(::fchown(host, static_cast<uid_t>(a[1]), static_cast<gid_t>(a[2])));
-        case SyscallId::ftruncate: return host_result(::ftruncate(host, static_cast<off_t>(a[1])));
-        case SyscallId::fsync: return host_result(::fsync(host));
-        case SyscallId::fdatasync: return host_result(::fdatasync(host));
-        case SyscallId::flock: return host_result(::flock(host, as_int(a[1])));
-        case SyscallId::fallocate:
-          return host_result(::fallocate(host, as_int(a[1]), static_cast<off_t>(a[2]), static_cast<off_t>(a[3])));
-        case SyscallId::fadvise64:
-          return -posix_fadvise(host, static_cast<off_t>(a[1]), static_cast<off_t>(a[2]), as_int(a[3]));
-        case SyscallId::fstatfs: {
-          struct statfs info {};
-          if (::fstatfs(host, &info) != 0) return -errno;
-          return copy_out(a[1], &info, sizeof info) ? 0 : -EFAULT;
-        }
-        default: {  // fgetxattr
-          auto attribute = memory_.read_string(a[1], 256);
-          if (!attribute) return -EFAULT;
-          const std::uint64_t size = std::min<std::uint64_t>(a[3], 65536);
-          std::vector<char> value(size);
-          const ssize_t got = ::fgetxattr(host, attribute->c_str(), value.data(), size);
-          if (got < 0) return -errno;
-          if (size && !copy_out(a[2], value.data(), static_cast<std::size_t>(got))) return -EFAULT;
-          return got;
-        }
-      }
-    }
-    case SyscallId::sendfile: return do_sendfile(fd, as_int(a[1]), a[2], a[3]);
-    case SyscallId::copy_file_range: {
-      // Offsets through the guest's pointers; done with the host call on host descriptors.
-      const int in = fs_.host_fd(fd), out = fs_.host_fd(as_int(a[2]));
-      if (in < 0 || out < 0) return -EBADF;
-      loff_t in_offset = 0, out_offset = 0;
-      if (a[1] && !copy_in(a[1], &in_offset, sizeof in_offset)) return -EFAULT;
-      if (a[3] && !copy_in(a[3], &out_offset, sizeof out_offset)) return -EFAULT;
-      const ssize_t copied = ::copy_file_range(in, a[1] ? &in_offset : nullptr, out, a[3] ? &out_offset : nullptr,
-                                               std::min<std::uint64_t>(a[4], kMaxIoChunk), static_cast<unsigned>(a[5]));
-      if (copied < 0) return -errno;
-      if (a[1] && !copy_out(a[1], &in_offset, sizeof in_offset)) return -EFAULT;
-      if (a[3] && !copy_out(a[3], &out_offset, sizeof out_offset)) return -EFAULT;
-      return copied;
-    }
-    case SyscallId::poll: return do_poll(a[0], a[1], as_int(a[2]));
-    case SyscallId::ppoll: {
-      int timeout_ms = -1;
-      if (a[2]) {
-        struct timespec timeout {};
-        if (!copy_in(a[2], &timeout, sizeof timeout)) return -EFAULT;
-        to_guest_order(timeout, {8});
-        timeout_ms = static_cast<int>(timeout.tv_sec * 1000 + timeout.tv_nsec / 1000000);
-      }
-      // The signal mask for the wait (glibc's pause() on architectures with no
-      // pause syscall is ppoll(NULL, 0, NULL, NULL)).
-      std::optional<std::uint64_t> saved_mask;
-      if (a[3]) {
-        if (a[4] != arch_.signal_abi.sigset_bytes) return -EINVAL;
-        std::uint8_t bytes[16] = {};
-        if (!copy_in(a[3], bytes, a[4])) return -EFAULT;
-        saved_mask = signals_.blocked;
-        signals_.blocked = read_guest_sigset(std::span(bytes, 8));
-      }
-      const std::int64_t result = do_poll(a[0], a[1], timeout_ms);
-      if (saved_mask) {
-        if (result == -EINTR) signals_.mask_after_handler = *saved_mask;  // restored by the handler's frame
-        else signals_.blocked = *saved_mask;
-      }
-      return result;
-    }
-    default:
-      return std::nullopt;
+    default: return std::nullopt;
   }
+}
+
+std::optional<std::int64_t> Kernel::poll_syscall(SyscallId id, const SyscallArgs& a) {
+  switch (id) {
+    case SyscallId::poll: return do_poll(a[0], a[1], as_int(a[2]));
+    case SyscallId::ppoll: return do_ppoll(a);
+    default: return std::nullopt;
+  }
+}
+
+std::int64_t Kernel::do_close_range(const SyscallArgs& a) {
+  const auto first = static_cast<std::uint32_t>(a[0]), last = static_cast<std::uint32_t>(a[1]);
+  if (first > last) return -EINVAL;
+  for (std::uint64_t guest = first; guest <= last && guest < (1u << 20); ++guest) {
+    if (a[2] & 4 /* CLOSE_RANGE_CLOEXEC */) {
+      if (FdEntry* entry = fs_.entry(static_cast<int>(guest))) entry->close_on_exec = true;
+    } else {
+      fs_.close(static_cast<int>(guest));
+    }
+  }
+  return 0;
+}
+
+// Operations on one descriptor, passed to the host descriptor.
+std::int64_t Kernel::do_descriptor_op(SyscallId id, const SyscallArgs& a) {
+  const int host = fs_.host_fd(as_int(a[0]));
+  if (host < 0) return -EBADF;
+  // --read-only: mode and owner changes are refused; size changes only through a
+  // descriptor open for writing (the others fail on the host, as they would on Linux).
+  const bool writable = (::fcntl(host, F_GETFL) & O_ACCMODE) != O_RDONLY;
+  if (fs_.read_only() && (id == SyscallId::fchmod || id == SyscallId::fchown ||
+                          ((id == SyscallId::ftruncate || id == SyscallId::fallocate) && writable)))
+    return refuse_on_read_only(id);
+  switch (id) {
+    case SyscallId::fchmod: return host_result(::fchmod(host, static_cast<mode_t>(a[1] & 07777)));
+    case SyscallId::fchown: return host_result(::fchown(host, static_cast<uid_t>(a[1]), static_cast<gid_t>(a[2])));
+    case SyscallId::ftruncate: return host_result(::ftruncate(host, static_cast<off_t>(a[1])));
+    case SyscallId::fsync: return host_result(::fsync(host));
+    case SyscallId::fdatasync: return host_result(::fdatasync(host));
+    case SyscallId::flock: return host_result(::flock(host, as_int(a[1])));
+    case SyscallId::fallocate:
+      return host_result(::fallocate(host, as_int(a[1]), static_cast<off_t>(a[2]), static_cast<off_t>(a[3])));
+    case SyscallId::fadvise64:
+      return -posix_fadvise(host, static_cast<off_t>(a[1]), static_cast<off_t>(a[2]), as_int(a[3]));
+    case SyscallId::fstatfs: {
+      struct statfs info {};
+      if (::fstatfs(host, &info) != 0) return -errno;
+      return copy_out(a[1], &info, sizeof info) ? 0 : -EFAULT;
+    }
+    default: {  // fgetxattr
+      auto attribute = memory_.read_string(a[1], 256);
+      if (!attribute) return -EFAULT;
+      const std::uint64_t size = std::min<std::uint64_t>(a[3], 65536);
+      std::vector<char> value(size);
+      const ssize_t got = ::fgetxattr(host, attribute->c_str(), value.data(), size);
+      if (got < 0) return -errno;
+      if (size && !copy_out(a[2], value.data(), static_cast<std::size_t>(got))) return -EFAULT;
+      return got;
+    }
+  }
+}
+
+// Offsets through the guest's pointers; done with the host call on host descriptors.
+std::int64_t Kernel::do_copy_file_range(const SyscallArgs& a) {
+  const int in = fs_.host_fd(as_int(a[0])), out = fs_.host_fd(as_int(a[2]));
+  if (in < 0 || out < 0) return -EBADF;
+  loff_t in_offset = 0, out_offset = 0;
+  if (a[1] && !copy_in(a[1], &in_offset, sizeof in_offset)) return -EFAULT;
+  if (a[3] && !copy_in(a[3], &out_offset, sizeof out_offset)) return -EFAULT;
+  const ssize_t copied = ::copy_file_range(in, a[1] ? &in_offset : nullptr, out, a[3] ? &out_offset : nullptr,
+                                           std::min<std::uint64_t>(a[4], kMaxIoChunk), static_cast<unsigned>(a[5]));
+  if (copied < 0) return -errno;
+  if (a[1] && !copy_out(a[1], &in_offset, sizeof in_offset)) return -EFAULT;
+  if (a[3] && !copy_out(a[3], &out_offset, sizeof out_offset)) return -EFAULT;
+  return copied;
+}
+
+std::int64_t Kernel::do_ppoll(const SyscallArgs& a) {
+  int timeout_ms = -1;
+  if (a[2]) {
+    struct timespec timeout {};
+    if (!copy_in(a[2], &timeout, sizeof timeout)) return -EFAULT;
+    to_guest_order(timeout, {8});
+    timeout_ms = static_cast<int>(timeout.tv_sec * 1000 + timeout.tv_nsec / 1000000);
+  }
+  // The signal mask for the wait (glibc's pause() on architectures with no
+  // pause syscall is ppoll(NULL, 0, NULL, NULL)).
+  std::optional<std::uint64_t> saved_mask;
+  if (a[3]) {
+    if (a[4] != arch_.signal_abi.sigset_bytes) return -EINVAL;
+    std::uint8_t bytes[16] = {};
+    if (!copy_in(a[3], bytes, a[4])) return -EFAULT;
+    saved_mask = signals_.blocked;
+    signals_.blocked = read_guest_sigset(std::span(bytes, 8));
+  }
+  const std::int64_t result = do_poll(a[0], a[1], timeout_ms);
+  if (saved_mask) {
+    if (result == -EINTR) signals_.mask_after_handler = *saved_mask;  // restored by the handler's frame
+    else signals_.blocked = *saved_mask;
+  }
+  return result;
 }
 
 }  // namespace tracecorn::linux_layer

@@ -1,7 +1,8 @@
 // Role: THE table of the guest architectures the tests cover, one row each,
 // with the per-architecture facts the tests use (the link variants their
 // samples are built in, the cross toolchain, qemu's CPU, the Go port, BAP
-// frames' support, write()'s number). The doctest files of unit_tests and of
+// frames' support, write()'s number, UCIR's arch string, the byte order,
+// Debian's name). The doctest files of unit_tests and of
 // behaviour_tests iterate it, or filter it ("the architectures with X"), or
 // name a deliberate selection of its rows (guest_architectures({...}), which
 // only compiles when every name is a row). Its CMake twin, for the ctest
@@ -41,6 +42,14 @@ struct GuestArchitecture {
   bool has_bap_frames;
   // The number of write() in its Linux syscall ABI.
   std::uint64_t write_syscall;
+  // UCIR's arch string for it (usercorn's names; formats/ucir/ucir_layout.h):
+  // "mips" for both byte orders, which the header's byte order fields tell apart.
+  std::string_view ucir_arch;
+  // Its data is big endian (UCIR's data byte order field is 1).
+  bool big_endian;
+  // Debian's name for it (dpkg --print-architecture): busybox-static:<debian_arch>
+  // is what scripts/fetch_guest_busybox.sh fetches.
+  std::string_view debian_arch;
 
   bool has_variant(std::string_view variant) const {
     return std::ranges::find(sample_variants, variant) != sample_variants.end();
@@ -65,16 +74,22 @@ inline constexpr std::string_view kStaticAndStaticMarm[] = {"static", "static-ma
 // (arch/mips/include/uapi/asm/unistd.h), in both byte orders.
 // The order is samples/cross.cmake's (TRACECORN_CROSS_ARCHS), after the host.
 inline constexpr std::array<GuestArchitecture, 7> kGuestArchitectures = {{
-    {"x86_64", true, sample_variant_lists::kHost, "x86_64-linux-gnu", "", "amd64", true, 1},
-    {"aarch64", false, sample_variant_lists::kStaticAndStaticPie, "aarch64-linux-gnu", "", "arm64", true, 64},
-    {"riscv64", false, sample_variant_lists::kStaticOnly, "riscv64-linux-gnu", "", "riscv64", false, 64},
+    {"x86_64", true, sample_variant_lists::kHost, "x86_64-linux-gnu", "", "amd64", true, 1, "x86_64", false, "amd64"},
+    {"aarch64", false, sample_variant_lists::kStaticAndStaticPie, "aarch64-linux-gnu", "", "arm64", true, 64,
+     "arm64", false, "arm64"},
+    {"riscv64", false, sample_variant_lists::kStaticOnly, "riscv64-linux-gnu", "", "riscv64", false, 64,
+     "riscv64", false, "riscv64"},
     // qemu's default "max" CPU is an ARMv8 that reports AT_PLATFORM v8l; Unicorn's is an ARMv7.
-    {"arm", false, sample_variant_lists::kStaticAndStaticMarm, "arm-linux-gnueabihf", "cortex-a15", "arm", true, 4},
+    {"arm", false, sample_variant_lists::kStaticAndStaticMarm, "arm-linux-gnueabihf", "cortex-a15", "arm", true, 4,
+     "arm", false, "armhf"},
     // Debian's i686 compiler; the architecture is named as qemu-i386-static and tracecorn name it.
-    {"i386", false, sample_variant_lists::kStaticAndStaticPie, "i686-linux-gnu", "", "386", true, 4},
+    {"i386", false, sample_variant_lists::kStaticAndStaticPie, "i686-linux-gnu", "", "386", true, 4,
+     "x86", false, "i386"},
     // mips o32, big and little endian; Unicorn 2.0.1's default mips32 CPU is a 74Kf, qemu's a 24Kf.
-    {"mips", false, sample_variant_lists::kStaticOnly, "mips-linux-gnu", "74Kf", "mips", true, 4004},
-    {"mipsel", false, sample_variant_lists::kStaticOnly, "mipsel-linux-gnu", "74Kf", "mipsle", true, 4004},
+    {"mips", false, sample_variant_lists::kStaticOnly, "mips-linux-gnu", "74Kf", "mips", true, 4004,
+     "mips", true, "mips"},
+    {"mipsel", false, sample_variant_lists::kStaticOnly, "mipsel-linux-gnu", "74Kf", "mipsle", true, 4004,
+     "mips", false, "mipsel"},
 }};
 
 // The row named `name`, or nullptr.

@@ -30,6 +30,8 @@
 #include "formats/bap/bap_reader.h"
 #include "formats/bap/bap_writer.h"
 #include "tests/formats/roundtrip_helpers.h"
+#include "tests/support/architectures.h"
+#include "tests/support/test_case_per_row.h"
 
 using namespace tracecorn;
 
@@ -346,30 +348,49 @@ TEST_CASE("BAP frames: round trips at the lower levels and through zstd") {
   std::filesystem::remove(path);
 }
 
-// The samples cross-built for `arch` (samples/cross.cmake) round-trip at the
-// full level (heap and stdio_buffered, the long runs, left out), hello at mem.
-void check_cross_round_trips(const std::string& arch) {
+namespace {
+
+using test_support::GuestArchitecture;
+
+// Whether `sample` is heap or stdio_buffered, the long runs ("BAP frames long runs" below).
+bool is_long_run(const std::string& sample) {
+  return sample.find("heap") != std::string::npos || sample.find("stdio_buffered") != std::string::npos;
+}
+
+// The samples cross-built for `row` (samples/cross.cmake), in each variant but
+// static-pie (static's code at another address), round-trip at the full level
+// (the long runs left out), its static hello at mem through zstd. With two
+// instruction sets (arm: static is Thumb-2, static-marm ARM), a few samples of
+// the static build only, for bounded time (glibc's Thumb-2 code runs in both).
+void check_cross_round_trips(const GuestArchitecture* row) {
+  const std::string arch(row->name);
   const std::string path = temp_path(arch + ".frames");
-  for (const std::string& sample : test::cross_samples(kSamples, arch, "static")) {
-    if (sample.find("heap") != std::string::npos || sample.find("stdio_buffered") != std::string::npos) continue;
-    round_trip(sample, core::TraceLevel::kFull, false, path);
+  const bool two_instruction_sets = row->has_variant("static-marm");
+  for (const std::string_view variant : row->sample_variants) {
+    if (variant == "static-pie") continue;
+    for (const std::string& sample : test::cross_samples(kSamples, arch, std::string(variant))) {
+      if (is_long_run(sample)) continue;
+      const bool few = sample.find("/hello") != std::string::npos || sample.find("/file_io") != std::string::npos ||
+                       sample.find("/floating") != std::string::npos;
+      if (!two_instruction_sets || variant != "static" || few) round_trip(sample, core::TraceLevel::kFull, false, path);
+    }
   }
   round_trip("../guest-" + arch + "/static/hello", core::TraceLevel::kMemory, true, path);
   std::filesystem::remove(path);
 }
 
-TEST_CASE("BAP frames: aarch64 samples round-trip at the full level (architecture 78, machine 0)") {
-  check_cross_round_trips("aarch64");
+constexpr bool is_cross_with_bap_frames(const GuestArchitecture& row) { return !row.is_host && row.has_bap_frames; }
+constexpr auto kBapCrossArchitectures = test_support::guest_architectures_where<&is_cross_with_bap_frames>();
+
+// "BAP frames: aarch64 samples round-trip at the full level": the
+// unit_tests.bap_cross shard's filter (tests/CMakeLists.txt) selects these.
+std::string cross_round_trips_case_name(const GuestArchitecture* row) {
+  return "BAP frames: " + std::string(row->name) + " samples round-trip at the full level";
 }
 
-TEST_CASE("BAP frames: i386 samples round-trip at the full level (architecture 9, machine 1)") {
-  check_cross_round_trips("i386");
-}
+}  // namespace
 
-TEST_CASE("BAP frames: mips and mipsel samples round-trip at the full level (architecture 8, machine 32)") {
-  check_cross_round_trips("mips");
-  check_cross_round_trips("mipsel");
-}
+TRACECORN_TEST_CASE_PER_ROW(kBapCrossArchitectures, cross_round_trips_case_name, check_cross_round_trips);
 
 TEST_CASE("BAP frames: an independent decoder (python3-protobuf) reads the same frames") {
   const std::string path = temp_path("decoder.frames");
@@ -494,23 +515,6 @@ TEST_CASE("BAP frames long runs: heap and stdio_buffered round-trip, compared as
     CHECK(read.digests_.counted() > 1000000);
     std::filesystem::remove(path);
   }
-}
-
-// arm: samples/cross.cmake's Thumb-2 ("static") and ARM ("static-marm") builds.
-TEST_CASE("BAP frames: arm samples round-trip at the full level (architecture 35, machine 0)") {
-  const std::string path = temp_path("arm.frames");
-  for (const std::string variant : {"static", "static-marm"}) {
-    for (const std::string& sample : test::cross_samples(kSamples, "arm", variant)) {
-      if (sample.find("heap") != std::string::npos || sample.find("stdio_buffered") != std::string::npos) continue;
-      // Bounded time: every sample of the ARM build, a few of the Thumb-2 one
-      // (glibc's Thumb-2 code runs in both).
-      const bool few = sample.find("/hello") != std::string::npos || sample.find("/file_io") != std::string::npos ||
-                       sample.find("/floating") != std::string::npos;
-      if (variant == "static-marm" || few) round_trip(sample, core::TraceLevel::kFull, false, path);
-    }
-  }
-  round_trip("../guest-arm/static/hello", core::TraceLevel::kMemory, true, path);
-  std::filesystem::remove(path);
 }
 
 // Each std_frame's `mode`, decoded by python3-protobuf, against the instruction

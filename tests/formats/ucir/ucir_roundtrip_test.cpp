@@ -29,6 +29,8 @@
 #include "formats/ucir/ucir_writer.h"
 #include "tests/formats/roundtrip_helpers.h"
 #include "tests/formats/sample_recording.h"
+#include "tests/support/architectures.h"
+#include "tests/support/test_case_per_row.h"
 
 using namespace tracecorn;
 
@@ -321,65 +323,33 @@ TEST_CASE("UCIR long runs: the samples that run threads round-trip at the blocks
 // go through each level on its own.
 constexpr core::TraceLevel kCrossLevels[] = {core::TraceLevel::kBlocks, core::TraceLevel::kFull};
 
-// The samples cross-built for `arch` (samples/cross.cmake), beside the host's:
-// every one round-trips at the blocks and full levels, and the header names `ucir_arch`.
-void check_cross_round_trips(const std::string& arch, const std::string& ucir_arch) {
-  for (const std::string& sample : test::cross_samples(kSamples, arch, "static")) {
-    if (is_long_run(sample)) continue;
-    for (auto level : kCrossLevels) round_trip(sample, level, false, false);
-  }
+namespace {
+
+using test_support::GuestArchitecture;
+
+// `row`'s hello at the blocks level: the header names UCIR's arch string and
+// the data byte order, and the reader gives back the architecture (usercorn's
+// one name "mips" for both byte orders: the byte order field says which).
+void check_cross_header(const GuestArchitecture& row) {
+  const std::string arch(row.name);
   const std::string path = temp_path("tracecorn-ucir-" + arch) + ".ucir";
   record(kSamples + "-" + arch + "/static/hello", core::TraceLevel::kBlocks, path, false, "", false);
   auto reader = formats::UcirReader::open(path);
   REQUIRE(reader.has_value());
-  CHECK((*reader)->header().arch == ucir_arch);
+  CHECK((*reader)->header().arch == row.ucir_arch);
+  CHECK((*reader)->header().data_order == (row.big_endian ? 1 : 0));
+  CHECK((*reader)->info().arch_name == arch);
   std::filesystem::remove(path);
 }
 
-TEST_CASE("UCIR: aarch64 samples round-trip at the blocks and full levels (arch string arm64)") {
-  check_cross_round_trips("aarch64", "arm64");
-}
-
-TEST_CASE("UCIR: i386 samples round-trip at the blocks and full levels (arch string x86)") { check_cross_round_trips("i386", "x86"); }
-
-// riscv64: tracecorn's own arch string (usercorn has no RISC-V; formats/ucir/ucir_layout.h).
-TEST_CASE("UCIR: riscv64 samples round-trip at the blocks and full levels (arch string riscv64)") {
-  check_cross_round_trips("riscv64", "riscv64");
-}
-
-// usercorn's one name "mips" for both byte orders: the header's byte order
-// fields say which, and the reader gives back the right architecture.
-TEST_CASE("UCIR: mips and mipsel samples round-trip at the blocks and full levels (arch string mips, byte order in the header)") {
-  check_cross_round_trips("mips", "mips");
-  check_cross_round_trips("mipsel", "mips");
-  for (const std::string arch : {"mips", "mipsel"}) {
-    const std::string path = temp_path("tracecorn-ucir-order-" + arch) + ".ucir";
-    record(kSamples + "-" + arch + "/static/hello", core::TraceLevel::kBlocks, path, false, "", false);
-    auto reader = formats::UcirReader::open(path);
-    REQUIRE(reader.has_value());
-    CHECK((*reader)->header().data_order == (arch == "mips" ? 1 : 0));
-    CHECK((*reader)->info().arch_name == arch);
-    std::filesystem::remove(path);
-  }
-}
-
-// arm: samples/cross.cmake's Thumb-2 ("static") and ARM ("static-marm") builds;
-// a Thumb block's OP_JMP address has bit 0 set, and reads back as mode 1.
-TEST_CASE("UCIR: arm samples round-trip at the blocks and full levels, ARM and Thumb (arch string arm)") {
-  for (const std::string variant : {"static", "static-marm"}) {
-    // Bounded time: the Thumb-2 build at the full level only (glibc's Thumb-2
-    // code runs in both builds), the ARM build at the blocks and full levels.
-    for (const std::string& sample : test::cross_samples(kSamples, "arm", variant)) {
-      if (is_long_run(sample)) continue;
-      for (auto level : kCrossLevels)
-        if (variant == "static-marm" || level == core::TraceLevel::kFull) round_trip(sample, level, false, false);
-    }
-  }
-  const std::string path = temp_path("tracecorn-ucir-arm") + ".ucir";
-  record(kSamples + "-arm/static-marm/hello", core::TraceLevel::kBlocks, path, false, "", false);
+// arm's ARM build (static-marm) runs glibc's Thumb-2 code too: a Thumb
+// block's OP_JMP address has bit 0 set, and reads back as mode 1.
+void check_arm_and_thumb_blocks(const GuestArchitecture& row) {
+  const std::string arch(row.name);
+  const std::string path = temp_path("tracecorn-ucir-modes-" + arch) + ".ucir";
+  record(kSamples + "-" + arch + "/static-marm/hello", core::TraceLevel::kBlocks, path, false, "", false);
   auto reader = formats::UcirReader::open(path);
   REQUIRE(reader.has_value());
-  CHECK((*reader)->header().arch == "arm");
   CopySink read;
   REQUIRE((*reader)->read_all(read).has_value());
   std::size_t thumb = 0, arm = 0;
@@ -389,6 +359,38 @@ TEST_CASE("UCIR: arm samples round-trip at the blocks and full levels, ARM and T
   CHECK(arm > 5);
   std::filesystem::remove(path);
 }
+
+// The samples cross-built for `row` (samples/cross.cmake), in each variant but
+// static-pie (static's code at another address), round-trip at the blocks and
+// full levels. With two instruction sets (arm: static is Thumb-2, static-marm
+// ARM), the static build goes through the full level only, for bounded time
+// (glibc's Thumb-2 code runs in both builds).
+void check_cross_round_trips(const GuestArchitecture* row) {
+  const std::string arch(row->name);
+  const bool two_instruction_sets = row->has_variant("static-marm");
+  for (const std::string_view variant : row->sample_variants) {
+    if (variant == "static-pie") continue;
+    const bool every_level = variant != "static" || !two_instruction_sets;
+    for (const std::string& sample : test::cross_samples(kSamples, arch, std::string(variant))) {
+      if (is_long_run(sample)) continue;
+      for (auto level : kCrossLevels)
+        if (every_level || level == core::TraceLevel::kFull) round_trip(sample, level, false, false);
+    }
+  }
+  check_cross_header(*row);
+  if (two_instruction_sets) check_arm_and_thumb_blocks(*row);
+}
+
+// "UCIR: aarch64 samples round-trip at the blocks and full levels (arch string arm64)": the
+// unit_tests.ucir_cross shard's filter (tests/CMakeLists.txt) selects these.
+std::string cross_round_trips_case_name(const GuestArchitecture* row) {
+  return "UCIR: " + std::string(row->name) + " samples round-trip at the blocks and full levels (arch string " +
+         std::string(row->ucir_arch) + ")";
+}
+
+}  // namespace
+
+TRACECORN_TEST_CASE_PER_ROW(test_support::kCrossArchitectures, cross_round_trips_case_name, check_cross_round_trips);
 
 // Its own ctest (ucir_roundtrip_long_runs): heap runs 40 million instructions.
 TEST_CASE("UCIR long runs: heap and stdio_buffered round-trip at every level, compared as they stream") {

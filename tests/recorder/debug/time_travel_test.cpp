@@ -248,7 +248,8 @@ void check_syscall_catching(debug::TimeTravel& travel, const Scan& events) {
   REQUIRE(travel.seek(0).has_value());
   travel.catch_syscalls(true, {});
   const std::uint64_t last_instruction = events.instructions.back().event;
-  for (const auto& [event, number] : events.syscalls) {
+  for (const auto& call : events.syscalls) {
+    const std::uint64_t event = call.first, number = call.second;
     CAPTURE(event);
     auto entry = travel.resume(Direction::kForward);
     REQUIRE(entry.has_value());

@@ -17,20 +17,15 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "recorder", "debug"))
+sys.dont_write_bytecode = True  # nothing written into the source tree
+from debug_client import read_until_listening  # noqa: E402
+
 TRACECORN = sys.argv[1] if len(sys.argv) > 1 else "build/recorder/cli/tracecorn"
 MIB = int(os.environ.get("BENCH_MIB", "1"))
 BUSYBOX = "/bin/busybox"
 
 
-
-def read_until_listening(server):
-    """The line of `tracecorn debug` that says where it listens (after any about the saved index)."""
-    lines = []
-    while True:
-        line = server.stderr.readline()
-        lines.append(line)
-        if not line or "listening on" in line:
-            return line if line else "".join(lines)
 
 def packet(payload):
     return b"$%s#%02x" % (payload, sum(payload) % 256)

@@ -11,20 +11,15 @@ import socket
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.dont_write_bytecode = True  # nothing written into the source tree
+from debug_client import read_until_listening  # noqa: E402
+
 TRACECORN, SAMPLE, WORK = sys.argv[1:4]
 os.makedirs(WORK, exist_ok=True)
 failures = []
 
 
-
-def read_until_listening(server):
-    """The line of `tracecorn debug` that says where it listens (after any about the saved index)."""
-    lines = []
-    while True:
-        line = server.stderr.readline()
-        lines.append(line)
-        if not line or "listening on" in line:
-            return line if line else "".join(lines)
 
 def run(*args, timeout=60):
     return subprocess.run([TRACECORN, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,

@@ -26,6 +26,10 @@ import socket
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.dont_write_bytecode = True  # nothing written into the source tree
+from debug_client import read_until_listening  # noqa: E402
+
 TRACECORN, ARCH, PROGRAM, WORK = sys.argv[1:5]
 QEMU = sys.argv[5] if len(sys.argv) > 5 else ""
 GDB = shutil.which("gdb-multiarch" if QEMU else "gdb")
@@ -37,15 +41,6 @@ TIMEOUT = 120 * int(os.environ.get("TRACECORN_TEST_TIMEOUT_SCALE", "1"))
 failures = []
 
 
-
-def read_until_listening(server):
-    """The line of `tracecorn debug` that says where it listens (after any about the saved index)."""
-    lines = []
-    while True:
-        line = server.stderr.readline()
-        lines.append(line)
-        if not line or "listening on" in line:
-            return line if line else "".join(lines)
 
 def check(condition, what):
     if not condition:

@@ -121,9 +121,10 @@ GdbSession::Output GdbSession::handle(const ClientItem& item) {
     case ClientItem::Kind::kNack: output.bytes = last_reply_; return output;
     case ClientItem::Kind::kBadChecksum: output.bytes = no_ack_ ? "" : "-"; return output;
     case ClientItem::Kind::kInterrupt:
-      // Every resume finishes before the next packet is read: there is nothing to interrupt.
-      output.bytes = frame_packet(stop_reply(last_stop_));
-      break;
+      // Every resume has answered before the next byte is read: nothing runs to
+      // interrupt, and the stop reply gdb waits for after a Ctrl-C is the one
+      // already sent (another would answer gdb's next packet).
+      return output;
     case ClientItem::Kind::kTooLong:
       output.bytes = (no_ack_ ? "" : "+") + frame_packet(kError);
       break;

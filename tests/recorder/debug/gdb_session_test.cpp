@@ -152,6 +152,7 @@ TEST_CASE("Debug server: GdbSession answers from the trace and refuses what it c
     CHECK(out.bytes == "+" + debug::frame_packet("T05thread:1;"));
     CHECK(session.handle({ClientItem::Kind::kNack, {}}).bytes == debug::frame_packet("T05thread:1;"));
     CHECK(session.handle({ClientItem::Kind::kBadChecksum, {}}).bytes == "-");
+    CHECK(session.handle({ClientItem::Kind::kInterrupt, {}}).bytes.empty());  // nothing runs: no second stop reply
     CHECK(session.answer("bs") == "T05thread:1;replaylog:begin;");
     CHECK(session.answer("c") == "T05thread:1;replaylog:end;");
     CHECK(unhex(session.answer("qRcmd," + debug::to_hex(std::span(reinterpret_cast<const std::uint8_t*>("when"), 4))))

@@ -40,9 +40,53 @@ std::string unhex(const std::string& hex) {
   return std::string(bytes.begin(), bytes.end());
 }
 
+// nested_calls recorded at the full level (x86-64), indexed, with a session at
+// its first instruction; the trace is removed with it.
+struct RecordedSession {
+  std::string trace;
+  std::vector<std::uint8_t> first_bytes;  // the first instruction's
+  std::uint64_t first_pc = 0;
+  std::unique_ptr<replay::TraceReader> reader;
+  std::unique_ptr<replay::TraceIndex> index;
+  std::unique_ptr<debug::TimeTravel> travel;
+  std::unique_ptr<GdbSession> session;
+  ~RecordedSession() { std::filesystem::remove(trace); }
+};
+
+std::unique_ptr<RecordedSession> record_session(const std::string& stem) {
+  auto recorded = std::make_unique<RecordedSession>();
+  recorded->trace = test::replay_temp_path(stem);
+  test::record_files(test::kReplaySamples + "/static/nested_calls", core::TraceLevel::kFull,
+                     {{replay::TraceFormat::kUcir, recorded->trace}});
+  auto first = replay::TraceReader::open(recorded->trace);
+  REQUIRE(first.has_value());
+  for (bool done = false; !done;) {
+    auto more = (*first)->next([&](const events::Event& event) {
+      if (const auto* insn = std::get_if<events::InstructionEvent>(&event.payload); insn && !done) {
+        recorded->first_pc = insn->address.value;
+        recorded->first_bytes.assign(insn->bytes.begin(), insn->bytes.end());
+        done = true;
+      }
+    });
+    REQUIRE(more.has_value());
+    REQUIRE(*more);
+  }
+  auto reader = replay::TraceReader::open(recorded->trace);
+  REQUIRE(reader.has_value());
+  recorded->reader = std::move(*reader);
+  auto index = replay::TraceIndex::build(*recorded->reader);
+  REQUIRE(index.has_value());
+  recorded->index = std::move(*index);
+  auto travel = debug::TimeTravel::start(*recorded->index);
+  REQUIRE(travel.has_value());
+  recorded->travel = std::move(*travel);
+  recorded->session = std::make_unique<GdbSession>(*recorded->travel);
+  return recorded;
+}
+
 }  // namespace
 
-TEST_CASE("Debug server: the packet parser splits, checks and unescapes what a client sends") {
+TEST_CASE("Malicious: the debug server's packet parser splits, checks and unescapes any byte stream a client sends") {
   const std::string stream = "+$qSupported:swbreak+#8bgarbage-\x03$m0,4#fd$bad#00$}\x03x#f8";
   for (std::size_t piece : {0, 1, 3, 7}) {
     CAPTURE(piece);
@@ -81,36 +125,12 @@ TEST_CASE("Debug server: the packet parser splits, checks and unescapes what a c
   CHECK(bad[1].payload == "g");
 }
 
-TEST_CASE("Debug server: GdbSession answers from the trace and refuses what it cannot do") {
-  const std::string trace = test::replay_temp_path("gdb-session.ucir");
-  test::record_files(test::kReplaySamples + "/static/nested_calls", core::TraceLevel::kFull,
-                     {{replay::TraceFormat::kUcir, trace}});
-  std::vector<std::uint8_t> first_bytes;
-  std::uint64_t first_pc = 0;
-  {
-    auto reader = replay::TraceReader::open(trace);
-    REQUIRE(reader.has_value());
-    bool done = false;
-    while (!done) {
-      auto more = (*reader)->next([&](const events::Event& event) {
-        if (const auto* insn = std::get_if<events::InstructionEvent>(&event.payload); insn && !done) {
-          first_pc = insn->address.value;
-          first_bytes.assign(insn->bytes.begin(), insn->bytes.end());
-          done = true;
-        }
-      });
-      REQUIRE(more.has_value());
-      REQUIRE(*more);
-    }
-  }
-  auto reader = replay::TraceReader::open(trace);
-  REQUIRE(reader.has_value());
-  auto index = replay::TraceIndex::build(**reader);
-  REQUIRE(index.has_value());
-  auto travel = debug::TimeTravel::start(**index);
-  REQUIRE(travel.has_value());
-  GdbSession session(**travel);
-  const auto& gdb = *(*index)->arch().gdb;
+TEST_CASE("Debug server: GdbSession answers from the trace: registers, memory, acknowledgements, both ends") {
+  auto recorded = record_session("gdb-session.ucir");
+  GdbSession& session = *recorded->session;
+  const std::uint64_t first_pc = recorded->first_pc;
+  const auto& first_bytes = recorded->first_bytes;
+  const auto& gdb = *recorded->index->arch().gdb;
 
   SUBCASE("registers, memory and the target description") {
     std::size_t bits = 0;
@@ -133,20 +153,6 @@ TEST_CASE("Debug server: GdbSession answers from the trace and refuses what it c
     CHECK(xml.find("<architecture>i386:x86-64</architecture>") != std::string::npos);
     CHECK(session.answer("qXfer:auxv:read::0,1000").size() > 16);
   }
-  SUBCASE("read-only, malformed and unknown packets") {
-    for (const char* packet : {"G00", "P10=00", "M1000,1:00", "X1000,1:a"}) CHECK(session.answer(packet) == "E02");
-    for (const char* packet : {"m", "mzz,4", "m1000", "p", "pzz", "p9999", "Z0", "Z0,zz,1", "Z2,1000,0", "Z2,1000,100000",
-                               "qXfer:features:read:foo.xml:0,10", "qXfer:features:read:target.xml:zz", "qXfer:x",
-                               "QCatchSyscalls:1;zz", "QCatchSyscalls:2", "qRcmd,zz", "vCont;x", "vCont;", "T2"})
-      CHECK_MESSAGE(session.answer(packet).substr(0, 1) == "E", packet);
-    CHECK(session.answer("Z3,1000,4") == "OK");  // read and access watchpoints: the trace has the reads
-    CHECK(session.answer("z3,1000,4") == "OK");
-    CHECK(session.answer("Z4,1000,4") == "OK");
-    for (const char* packet : {"bx", "Z5,1000,4", "qUnknown", "vUnknown", "!", "x1000,4"})
-      CHECK_MESSAGE(session.answer(packet).empty(), packet);
-    CHECK(unhex(session.answer("qRcmd," + debug::to_hex(std::span(reinterpret_cast<const std::uint8_t*>("nonsense"), 8))))
-              .find("unknown") != std::string::npos);
-  }
   SUBCASE("acknowledgements, the ends of the trace, and detaching") {
     auto out = session.handle({ClientItem::Kind::kPacket, "?"});
     CHECK(out.bytes == "+" + debug::frame_packet("T05thread:1;"));
@@ -162,6 +168,26 @@ TEST_CASE("Debug server: GdbSession answers from the trace and refuses what it c
     auto detach = session.handle({ClientItem::Kind::kPacket, "D"});
     CHECK(detach.close);
   }
+}
+
+TEST_CASE("Malicious: the debug server answers read-only, malformed, unknown and random packets with an error or nothing") {
+  auto recorded = record_session("gdb-session.ucir");
+  GdbSession& session = *recorded->session;
+
+  SUBCASE("read-only, malformed and unknown packets") {
+    for (const char* packet : {"G00", "P10=00", "M1000,1:00", "X1000,1:a"}) CHECK(session.answer(packet) == "E02");
+    for (const char* packet : {"m", "mzz,4", "m1000", "p", "pzz", "p9999", "Z0", "Z0,zz,1", "Z2,1000,0", "Z2,1000,100000",
+                               "qXfer:features:read:foo.xml:0,10", "qXfer:features:read:target.xml:zz", "qXfer:x",
+                               "QCatchSyscalls:1;zz", "QCatchSyscalls:2", "qRcmd,zz", "vCont;x", "vCont;", "T2"})
+      CHECK_MESSAGE(session.answer(packet).substr(0, 1) == "E", packet);
+    CHECK(session.answer("Z3,1000,4") == "OK");  // read and access watchpoints: the trace has the reads
+    CHECK(session.answer("z3,1000,4") == "OK");
+    CHECK(session.answer("Z4,1000,4") == "OK");
+    for (const char* packet : {"bx", "Z5,1000,4", "qUnknown", "vUnknown", "!", "x1000,4"})
+      CHECK_MESSAGE(session.answer(packet).empty(), packet);
+    CHECK(unhex(session.answer("qRcmd," + debug::to_hex(std::span(reinterpret_cast<const std::uint8_t*>("nonsense"), 8))))
+              .find("unknown") != std::string::npos);
+  }
   SUBCASE("random packets get a reply and leave the session usable") {
     std::mt19937 random(20261127);
     const std::string alphabet = "0123456789abcdefxzgmpMXGZzcsbvCTqQ?;:,.=-+#$}HDk";
@@ -174,7 +200,6 @@ TEST_CASE("Debug server: GdbSession answers from the trace and refuses what it c
     }
     CHECK(session.answer("g").size() > 100);
   }
-  std::filesystem::remove(trace);
 }
 
 TEST_CASE("Debug server: at level regs, memory is known only where it cannot have changed (code, constants)") {

@@ -76,31 +76,62 @@ void check_same_answers(TraceIndex& built, TraceIndex& loaded) {
   }
 }
 
+// nested_calls recorded at the full level, indexed in small chunks and saved
+// beside the trace; both files are removed with it.
+struct SavedIndex {
+  std::string trace, saved;
+  replay::TraceIdentity identity;
+  std::unique_ptr<TraceIndex> built;
+  ~SavedIndex() {
+    std::filesystem::remove(saved);
+    std::filesystem::remove(trace);
+  }
+};
+
+std::unique_ptr<SavedIndex> save_index(const std::string& stem) {
+  auto made = std::make_unique<SavedIndex>();
+  made->trace = test::replay_temp_path(stem);
+  made->saved = made->trace + ".tcindex";
+  test::record_files(test::kReplaySamples + "/static/nested_calls", core::TraceLevel::kFull,
+                     {{replay::TraceFormat::kUcir, made->trace}});
+  auto identity = replay::identify_trace(made->trace);
+  REQUIRE(identity.has_value());
+  made->identity = *identity;
+  made->built = build_index(made->trace);
+  REQUIRE(made->built->save(made->saved, made->identity).has_value());
+  CHECK_FALSE(std::filesystem::exists(made->saved + ".part"));
+  return made;
+}
+
 }  // namespace
 
-TEST_CASE("Trace index: a saved index loads back and answers as the built one; stale or damaged ones are refused") {
-  const std::string trace = test::replay_temp_path("saved-index.ucir");
-  const std::string saved = trace + ".tcindex";
-  test::record_files(test::kReplaySamples + "/static/nested_calls", core::TraceLevel::kFull,
-                     {{replay::TraceFormat::kUcir, trace}});
-  auto identity = replay::identify_trace(trace);
-  REQUIRE(identity.has_value());
-  auto built = build_index(trace);
-  REQUIRE(built->save(saved, *identity).has_value());
-  CHECK_FALSE(std::filesystem::exists(saved + ".part"));
-
+TEST_CASE("Trace index: a saved index loads back and answers as the built one") {
+  auto made = save_index("saved-index.ucir");
+  auto& built = made->built;
+  const auto& identity = made->identity;
+  const std::string& saved = made->saved;
+  const std::string& trace = made->trace;
+  (void)trace;
   SUBCASE("the same answers") {
-    auto loaded = TraceIndex::load(saved, *identity, built->arch());
+    auto loaded = TraceIndex::load(saved, identity, built->arch());
     REQUIRE_MESSAGE(loaded.has_value(), loaded.error().to_string());
     check_same_answers(*built, **loaded);
   }
+}
+
+TEST_CASE("Malicious: a saved trace index that is stale, cut short or changed anywhere is refused, never trusted") {
+  auto made = save_index("saved-index.ucir");
+  auto& built = made->built;
+  const auto& identity = made->identity;
+  const std::string& saved = made->saved;
+  const std::string& trace = made->trace;
   SUBCASE("stale: the trace is not the one it was made for") {
-    auto other = *identity;
+    auto other = identity;
     other.mtime_ns += 1;
     auto loaded = TraceIndex::load(saved, other, built->arch());
     REQUIRE_FALSE(loaded.has_value());
     CHECK(loaded.error().message.find("stale") != std::string::npos);
-    CHECK(TraceIndex::load(trace + ".missing", *identity, built->arch()).error().code == ErrorCode::kNotFound);
+    CHECK(TraceIndex::load(trace + ".missing", identity, built->arch()).error().code == ErrorCode::kNotFound);
   }
   SUBCASE("damaged: every truncation and changed bytes all through the file") {
     std::ifstream in(saved, std::ios::binary);
@@ -112,17 +143,15 @@ TEST_CASE("Trace index: a saved index loads back and answers as the built one; s
     };
     for (std::size_t cut = 0; cut < whole.size(); cut += whole.size() / 97 + 1) {
       write(std::vector<char>(whole.begin(), whole.begin() + static_cast<std::ptrdiff_t>(cut)));
-      CHECK_FALSE(TraceIndex::load(copy, *identity, built->arch()).has_value());
+      CHECK_FALSE(TraceIndex::load(copy, identity, built->arch()).has_value());
     }
     for (std::size_t at = 0; at < whole.size(); at += whole.size() / 211 + 1) {
       auto changed = whole;
       changed[at] = static_cast<char>(changed[at] ^ 0x40);
       write(changed);
-      auto loaded = TraceIndex::load(copy, *identity, built->arch());
+      auto loaded = TraceIndex::load(copy, identity, built->arch());
       CHECK_MESSAGE(!loaded.has_value(), "a change at byte " << at << " was not caught");
     }
     std::filesystem::remove(copy);
   }
-  std::filesystem::remove(saved);
-  std::filesystem::remove(trace);
 }

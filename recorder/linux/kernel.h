@@ -422,10 +422,19 @@ class Kernel {
   // A guest array of string pointers ending with a null pointer (argv, envp);
   // sets `error` (EFAULT, E2BIG).
   std::optional<std::vector<std::string>> read_string_array(std::uint64_t address, int& error) const;
-  // Moves the signals post_host_signal left into the pending sets, and
-  // raises SIGCHLD for the children that ended since (raise_child_signals).
-  // True when it took any (a signal, or children to look at).
+  // Moves the signals post_host_signal left into the pending sets, then
+  // raises SIGCHLD for the children that ended, stopped or continued since
+  // (raise_child_signals). True when it took any (a signal, or children to
+  // look at).
   bool take_host_signals();
+  // Raises a signal another process sent (a host signal), as its
+  // disposition now says: dropped where ignored and not blocked, a child's
+  // stop or continue dropped under SA_NOCLDSTOP or when already told.
+  void raise_host_signal(int signal, const SignalOrigin& origin);
+  // Whether a child's stop or continue (`code`) is news to the guest, which
+  // it then records: the host's SIGCHLD and a look at the children
+  // (raise_child_signals) may both tell the same change.
+  bool child_stop_change_is_new(std::int64_t pid, int code);
   // The signals whose default action ends the process (host bits), and the
   // bookkeeping of fatal_dispositions_ after `signal`'s disposition changed.
   static std::uint64_t fatal_by_default();
@@ -433,7 +442,9 @@ class Kernel {
   // SIGCHLD for each child that ended and has not had one, as Linux sends it
   // at the child's death: the disposition of that moment decides (so a
   // child ended and reaped while SIGCHLD was ignored never reaches a handler
-  // installed later). `reaped`: the child a wait just reaped, with `info`.
+  // installed later). Also for a child stopped or continued whose host
+  // SIGCHLD was merged into another one still pending (the host's SIGCHLD
+  // is not queued: a stop and an earlier child's end may arrive as one).
   void raise_child_signals();
   // Whether an ended child is reaped at once (SIGCHLD set to SIG_IGN, or SA_NOCLDWAIT).
   bool reaps_children_itself() const;
@@ -599,6 +610,7 @@ class Kernel {
   struct ChildProcess {
     HostFd pidfd;
     bool signalled = false;  // its SIGCHLD was raised (it ended)
+    bool stopped = false;    // the last stop or continue told to the guest was a stop
   };
   std::map<std::int64_t, ChildProcess> children_;
   std::atomic<bool> children_changed_{false};  // a host SIGCHLD came (post_host_signal)

@@ -565,13 +565,25 @@ void Kernel::raise_child_signals() {
   std::vector<std::int64_t> ended;
   for (auto& [pid, child] : children_) {
     if (child.signalled || !child.pidfd.valid()) continue;
-    pollfd ready{child.pidfd.get(), POLLIN, 0};
-    if (::poll(&ready, 1, 0) != 1) continue;
     siginfo_t info {};
-    if (::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 && info.si_pid == pid) {
-      raise_child_signal(pid, info.si_code, info.si_status);
-      ended.push_back(pid);
+    pollfd ready{child.pidfd.get(), POLLIN, 0};
+    if (::poll(&ready, 1, 0) == 1) {
+      if (::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 && info.si_pid == pid) {
+        raise_child_signal(pid, info.si_code, info.si_status);
+        ended.push_back(pid);
+      }
+      continue;
     }
+    // Stopped or continued and not yet told (WNOWAIT: the guest's own wait still sees it).
+    if (::waitid(P_PID, static_cast<id_t>(pid), &info, WSTOPPED | WCONTINUED | WNOHANG | WNOWAIT) != 0 ||
+        info.si_pid != pid)
+      continue;
+    SignalOrigin origin;
+    origin.code = info.si_code;
+    origin.pid = static_cast<std::uint64_t>(pid);
+    origin.uid = info.si_uid;
+    origin.child_status = info.si_status;
+    raise_host_signal(SIGCHLD, origin);
   }
   // SIGCHLD set to SIG_IGN or SA_NOCLDWAIT: a child that ends is reaped at once (no zombie,
   // and a wait finds it gone), as Linux does.
@@ -582,6 +594,27 @@ void Kernel::raise_child_signals() {
     }
 }
 
+bool Kernel::child_stop_change_is_new(std::int64_t pid, int code) {
+  const auto found = children_.find(pid);
+  if (found == children_.end()) return true;  // not one this image forked: as the host says
+  const bool stopped = code == CLD_STOPPED;
+  if (found->second.stopped == stopped) return false;
+  found->second.stopped = stopped;
+  return true;
+}
+
+void Kernel::raise_host_signal(int signal, const SignalOrigin& origin) {
+  const SignalAction action = signal_action(signal);
+  if (signal == SIGCHLD && (origin.code == CLD_STOPPED || origin.code == CLD_CONTINUED)) {
+    if (!child_stop_change_is_new(static_cast<std::int64_t>(origin.pid), origin.code)) return;
+    if (action.flags & kSaNoCldStop) return;  // SA_NOCLDSTOP: no SIGCHLD when a child stops or continues
+  }
+  const bool ignored =
+      action.handler == kSigIgnore || (action.handler == kSigDefault && default_action_is_ignore(signal));
+  if (ignored && !(signals_.blocked & signal_bit(signal))) return;
+  signals_.raise_shared(signal, origin);
+}
+
 bool Kernel::reaps_children_itself() const {
   // SIGCHLD ignored, or SA_NOCLDWAIT (a handler then still runs): no zombies.
   const SignalAction action = signal_action(SIGCHLD);
@@ -589,29 +622,25 @@ bool Kernel::reaps_children_itself() const {
 }
 
 bool Kernel::take_host_signals() {
-  // (A plain load first: this runs at every syscall's return.)
+  // (A plain load first: this runs at every syscall's return.) The posted
+  // signals first: they tell the children's changes in their order, the look
+  // at the children after them only what a merged SIGCHLD left out.
   bool took = false;
+  if (host_signals_posted_.load(std::memory_order_acquire)) {
+    std::vector<std::pair<int, SignalOrigin>> posted;
+    {
+      std::lock_guard lock(host_signals_mutex_);
+      posted.swap(host_signals_);
+      host_signals_posted_.store(false, std::memory_order_relaxed);
+    }
+    for (const auto& [signal, origin] : posted) raise_host_signal(signal, origin);
+    took = true;
+  }
   if (children_changed_.load(std::memory_order_relaxed) && children_changed_.exchange(false, std::memory_order_acq_rel)) {
     raise_child_signals();
     took = true;
   }
-  if (!host_signals_posted_.load(std::memory_order_acquire)) return took;
-  std::vector<std::pair<int, SignalOrigin>> posted;
-  {
-    std::lock_guard lock(host_signals_mutex_);
-    posted.swap(host_signals_);
-    host_signals_posted_.store(false, std::memory_order_relaxed);
-  }
-  for (const auto& [signal, origin] : posted) {
-    const SignalAction action = signal_action(signal);
-    // SA_NOCLDSTOP: no SIGCHLD when a child stops or continues.
-    if (signal == SIGCHLD && (action.flags & kSaNoCldStop)) continue;
-    const bool ignored =
-        action.handler == kSigIgnore || (action.handler == kSigDefault && default_action_is_ignore(signal));
-    if (ignored && !(signals_.blocked & signal_bit(signal))) continue;
-    signals_.raise_shared(signal, origin);
-  }
-  return true;
+  return took;
 }
 
 }  // namespace tracecorn::linux_layer

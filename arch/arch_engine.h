@@ -160,6 +160,11 @@ struct ArchEngine {
   // (x86: the flags of `lock cmpxchg`, from the instruction's eflags detail),
   // appended as indices into ArchInfo::registers.
   void (*add_unlisted_writes)(const cs_insn& insn, std::vector<std::uint16_t>& written);
+  // Where Capstone gives no access lists at all (MIPS): the registers `insn`
+  // reads, by the architecture's operand conventions, appended as indices
+  // into ArchInfo::registers; true when they are listed. nullptr: Capstone's
+  // lists are the only ones.
+  bool (*add_unlisted_reads)(const cs_insn& insn, std::vector<std::uint16_t>& read) = nullptr;
 
   // How many guest memory reads and writes Unicorn reports for one execution of
   // `insn` (decoded with detail): explicit operands plus implicit stack and
@@ -183,8 +188,9 @@ struct ArchEngine {
 // indices into `arch.registers`: full registers (al -> rax), each once, in
 // Capstone's access-list order, the writes followed by the engine's add_unlisted_writes.
 // `read` may be null. Registers the table does not track are left out; when
-// Capstone cannot give the access lists, only add_unlisted_writes' are given.
-void instruction_registers(const ArchInfo& arch, csh handle, const cs_insn& insn, std::vector<std::uint16_t>* read,
+// Capstone cannot give the access lists, only add_unlisted_writes' are given
+// (and false is returned: the reads are not known).
+bool instruction_registers(const ArchInfo& arch, csh handle, const cs_insn& insn, std::vector<std::uint16_t>* read,
                            std::vector<std::uint16_t>& written);
 
 // The Capstone mode that decodes instruction-set `mode` (0: the engine's

@@ -283,6 +283,12 @@ struct EncodedInstruction {
   std::uint8_t size = 0;                          // bytes; 0: not an instruction of the supported ISA
   std::uint8_t written_count = 0;                 // registers the instruction can write (x0 left out)
   std::array<std::uint16_t, kMaxWritten> written{};
+  // The registers whose values it uses (x0 left out: it reads as zero; the
+  // pc, and the rounding mode in fcsr, left out too), as indices into
+  // ArchInfo::registers: what `why` follows.
+  static constexpr std::size_t kMaxRead = 3;  // riscv: rs1, rs2, rs3
+  std::uint8_t read_count = 0;
+  std::array<std::uint16_t, kMaxRead> read{};
   // Guest memory reads and writes Unicorn reports for one execution (as
   // ArchEngine::count_memory_accesses); `memory_count_fixed` false when it varies
   // (riscv's sc: none when it fails, a read and a write when it succeeds).
@@ -427,6 +433,9 @@ struct ArchInfo {
 
   // Finds a register by canonical name; nullptr if this architecture has none.
   const RegisterInfo* find_register(std::string_view register_name) const;
+  // The index in `registers` of the register Unicorn numbers `uc_id` (pc_reg,
+  // sp_reg...); nullopt when the table has none.
+  std::optional<std::size_t> register_index(int uc_id) const;
 };
 
 // Open flags translated between the guest's values and the host's, by

@@ -35,7 +35,7 @@ struct InstructionDecoder::Impl {
 
 Expected<std::unique_ptr<InstructionDecoder>> InstructionDecoder::open(const ArchInfo& arch, bool register_detail) {
   auto impl = std::make_unique<Impl>(arch);
-  if (arch.decode_without_capstone && !register_detail)  // its own decoder: no Capstone handle
+  if (arch.decode_without_capstone)  // its own decoder (sizes and registers): no Capstone handle
     return std::unique_ptr<InstructionDecoder>(new InstructionDecoder(std::move(impl)));
   if (!open_capstone_handles(arch, register_detail, impl->handles))
     return make_error(ErrorCode::kUnsupported, "Capstone cannot decode " + std::string(arch.name));
@@ -54,7 +54,7 @@ std::optional<InstructionDecoder::Text> InstructionDecoder::disassemble(std::spa
 
 std::size_t InstructionDecoder::instruction_size(std::span<const std::uint8_t> code, std::uint64_t address,
                                                  std::uint8_t mode) {
-  if (impl_->arch.decode_without_capstone && !impl_->handles[0]) {
+  if (impl_->arch.decode_without_capstone) {
     EncodedInstruction decoded;
     return impl_->arch.decode_without_capstone(code, decoded) ? decoded.size : 0;
   }
@@ -68,8 +68,17 @@ std::uint32_t InstructionDecoder::count_instructions(std::span<const std::uint8_
 
 bool InstructionDecoder::registers(std::span<const std::uint8_t> code, std::uint64_t address, std::uint8_t mode,
                                    Registers& out) {
+  if (impl_->arch.decode_without_capstone) {
+    EncodedInstruction decoded;
+    if (!impl_->arch.decode_without_capstone(code, decoded)) return false;
+    out.read.insert(out.read.end(), decoded.read.begin(), decoded.read.begin() + decoded.read_count);
+    out.written.insert(out.written.end(), decoded.written.begin(), decoded.written.begin() + decoded.written_count);
+    if (decoded.base_register >= 0) out.base.push_back(static_cast<std::uint16_t>(decoded.base_register));
+    out.reads_listed = true;
+    return true;
+  }
   if (!impl_->decode(code, address, mode)) return false;
-  instruction_registers(impl_->arch, impl_->handle_for(mode), *impl_->insn, &out.read, out.written);
+  out.reads_listed = instruction_registers(impl_->arch, impl_->handle_for(mode), *impl_->insn, &out.read, out.written);
   impl_->arch.engine->address_registers(*impl_->insn, out.base, out.index);
   return true;
 }

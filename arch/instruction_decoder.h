@@ -30,10 +30,9 @@ class InstructionDecoder {
  public:
   // Opens a decoder for every instruction-set mode of `arch` (`mode` arguments
   // below: 0, or 1 for ArchInfo::alternate_isa; other values decode as 0).
-  // With `register_detail`, registers() answers: that needs Capstone, so it
-  // fails (kUnsupported) for an architecture Capstone cannot decode. Without
-  // it, such an architecture (ArchInfo::decode_without_capstone) counts and
-  // sizes instructions with its own decoder, and disassemble() answers nullopt.
+  // With `register_detail`, registers() answers. An architecture Capstone
+  // cannot decode (ArchInfo::decode_without_capstone) counts, sizes and
+  // lists registers with its own decoder, and disassemble() answers nullopt.
   // Fails (kUnsupported) when Capstone refuses to open.
   static Expected<std::unique_ptr<InstructionDecoder>> open(const ArchInfo& arch, bool register_detail);
   ~InstructionDecoder();
@@ -63,6 +62,7 @@ class InstructionDecoder {
   struct Registers {
     std::vector<std::uint16_t> read, written;  // arch::instruction_registers' lists
     std::vector<std::uint16_t> base, index;    // forming explicit memory operands' addresses
+    bool reads_listed = false;  // whether `read` is known (Capstone 4 lists no reads for mips)
   };
   // Appends the registers of the instruction at the start of `code` to `out`
   // (opened with register_detail). Returns false, appending nothing, when the

@@ -683,6 +683,34 @@ void mips_add_unlisted_writes(const cs_insn& insn, std::vector<std::uint16_t>& w
   std::erase(written, std::uint16_t{0});  // $zero never changes
 }
 
+// The registers an instruction reads, by the same convention (Capstone 4
+// lists none for MIPS): every register operand but a destination, the base of
+// a memory operand, Capstone's implicit reads, hi/lo for mfhi/mflo and the
+// multiply-accumulates, and the destination too where the instruction merges
+// into it (movn/movz keep it when the condition fails, lwl/lwr/ins replace
+// part of it, sc reads the value it stores).
+bool mips_add_unlisted_reads(const cs_insn& insn, std::vector<std::uint16_t>& read) {
+  if (!insn.detail) return false;
+  const cs_mips& detail = insn.detail->mips;
+  const std::string_view m = insn.mnemonic;
+  for (std::uint8_t i = 0; i < insn.detail->regs_read_count; ++i)
+    add_once(read, mips_register_index_for_capstone(insn.detail->regs_read[i]));
+  const bool destination_first = (!writes_no_operand(m) || m == "jalr" || m == "jalr.hb") && detail.op_count > 1;
+  const bool merges = m == "movn" || m == "movz" || m == "lwl" || m == "lwr" || m == "ins" || m == "sc";
+  for (std::uint8_t i = 0; i < detail.op_count; ++i) {
+    const cs_mips_op& op = detail.operands[i];
+    if (op.type == MIPS_OP_REG && (i > 0 || !destination_first || merges))
+      add_once(read, mips_register_index_for_capstone(op.reg));
+    if (op.type == MIPS_OP_MEM) add_once(read, mips_register_index_for_capstone(op.mem.base));
+  }
+  if (m == "mfhi") add_once(read, kTableHi);
+  if (m == "mflo") add_once(read, kTableLo);
+  if (starts_with(m, "madd") || starts_with(m, "msub")) add_once(read, kTableHi), add_once(read, kTableLo);
+  std::erase(read, kTablePc);
+  std::erase(read, std::uint16_t{0});  // $zero is always 0: no value comes from it
+  return true;
+}
+
 // How many accesses Unicorn reports (QEMU 5's mips translator): one per load
 // or store, 8-byte FPU transfers once; lwl and lwr two reads (a byte read at
 // the unaligned address first, to fault there, then the aligned word: seen in
@@ -737,6 +765,7 @@ constexpr ArchEngine make_engine(bool little_endian) {
       .make_guest_cpu = &make_mips_guest_cpu,
       .register_index_for_capstone = &mips_register_index_for_capstone,
       .add_unlisted_writes = &mips_add_unlisted_writes,
+      .add_unlisted_reads = &mips_add_unlisted_reads,
       .count_memory_accesses = &mips_count_memory_accesses,
       .address_registers = &mips_address_registers,
   };

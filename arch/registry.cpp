@@ -12,7 +12,13 @@ const RegisterInfo* ArchInfo::find_register(std::string_view register_name) cons
   return nullptr;
 }
 
-void instruction_registers(const ArchInfo& arch, csh handle, const cs_insn& insn, std::vector<std::uint16_t>* read,
+std::optional<std::size_t> ArchInfo::register_index(int uc_id) const {
+  for (std::size_t i = 0; i < registers.size(); ++i)
+    if (registers[i].uc_id == uc_id) return i;
+  return std::nullopt;
+}
+
+bool instruction_registers(const ArchInfo& arch, csh handle, const cs_insn& insn, std::vector<std::uint16_t>* read,
                            std::vector<std::uint16_t>& written) {
   auto add = [&](std::vector<std::uint16_t>& list, unsigned capstone_register) {
     const int index = arch.engine->register_index_for_capstone(capstone_register);
@@ -22,12 +28,15 @@ void instruction_registers(const ArchInfo& arch, csh handle, const cs_insn& insn
   };
   cs_regs read_list{}, written_list{};
   std::uint8_t read_count = 0, written_count = 0;
-  if (cs_regs_access(handle, &insn, read_list, &read_count, written_list, &written_count) == CS_ERR_OK) {
+  const bool listed = cs_regs_access(handle, &insn, read_list, &read_count, written_list, &written_count) == CS_ERR_OK;
+  if (listed) {
     if (read)
       for (std::uint8_t i = 0; i < read_count; ++i) add(*read, read_list[i]);
     for (std::uint8_t i = 0; i < written_count; ++i) add(written, written_list[i]);
   }
   arch.engine->add_unlisted_writes(insn, written);
+  if (!listed && read && arch.engine->add_unlisted_reads) return arch.engine->add_unlisted_reads(insn, *read);
+  return listed;
 }
 
 cs_mode capstone_mode_for(const ArchInfo& arch, std::uint8_t mode) {

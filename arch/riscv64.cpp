@@ -218,8 +218,10 @@ static_assert(kRegisters[kRaIndex].uc_id == UC_RISCV_REG_RA && kRegisters[31].uc
 // Unprivileged ISA" (20191213): instruction length from the low bits (1.5: xx11
 // with bits 4:2 != 111 is 32 bits, any other low pair 16 bits; longer encodings
 // are not RV64GC), the major opcode map (chapter 24, table 24.1), the RVC
-// quadrants (chapter 16, tables 16.4-16.6). It gives what the recorder needs:
-// the registers an instruction can write (rd of the integer or FP file; fcsr
+// quadrants (chapter 16, tables 16.4-16.6). It gives what the recorder and
+// `why` need: the registers an instruction reads (rs1, rs2, rs3 in their
+// files, sp for the stack-relative RVC forms; x0, the pc and the rounding mode
+// left out) and can write (rd of the integer or FP file; fcsr
 // for the FP operations that may raise exception flags and the CSR accesses of
 // fflags/frm/fcsr; c.jalr's ra), its memory accesses (one per load, store, LR;
 // a read and a write per AMO, as Unicorn reports them; sc varies: none when it
@@ -244,6 +246,10 @@ class Riscv64Decoding {
   }
   void write_f(std::uint32_t number) { write(static_cast<std::uint16_t>(kFirstF + number)); }
   void write(std::uint16_t index) { out_.written[out_.written_count++] = index; }
+  void read_x(std::uint32_t number) {
+    if (number != 0) out_.read[out_.read_count++] = static_cast<std::uint16_t>(number);
+  }
+  void read_f(std::uint32_t number) { out_.read[out_.read_count++] = static_cast<std::uint16_t>(kFirstF + number); }
   void access(std::uint32_t base, std::uint8_t reads, std::uint8_t writes, std::int32_t offset = 0) {
     out_.base_register = static_cast<std::int16_t>(base);
     out_.memory_offset = offset;
@@ -281,18 +287,33 @@ class Riscv64Decoding {
   static std::int32_t css_word(std::uint32_t h) { return bits(h, {{9, 2}, {10, 3}, {11, 4}, {12, 5}, {7, 6}, {8, 7}}); }
 
   bool decode_word(std::uint32_t word) {
-    const std::uint32_t rd = word >> 7 & 31, funct3 = word >> 12 & 7, rs1 = word >> 15 & 31, funct5 = word >> 27;
+    const std::uint32_t rd = word >> 7 & 31, funct3 = word >> 12 & 7, rs1 = word >> 15 & 31, rs2 = word >> 20 & 31,
+                        funct5 = word >> 27;
     switch (word & 0x7f) {
-      case 0x37: case 0x17: case 0x6f: case 0x67:  // lui auipc jal jalr
-      case 0x13: case 0x1b: case 0x33: case 0x3b:  // op-imm op-imm-32 op op-32
+      case 0x37: case 0x17: case 0x6f: write_x(rd); return done(4);  // lui auipc jal: no register read
+      case 0x67: case 0x13: case 0x1b:                               // jalr op-imm op-imm-32
+        read_x(rs1);
         write_x(rd);
         return done(4);
-      case 0x63: case 0x0f: return done(4);  // branches; fence, fence.i
-      case 0x03: write_x(rd); access(rs1, 1, 0, i_immediate(word)); return done(4);  // loads
-      case 0x07: write_f(rd); access(rs1, 1, 0, i_immediate(word)); return done(4);  // fp loads
-      case 0x23: case 0x27: access(rs1, 0, 1, s_immediate(word)); return done(4);   // stores, fp stores
+      case 0x33: case 0x3b:  // op op-32
+        read_x(rs1);
+        read_x(rs2);
+        write_x(rd);
+        return done(4);
+      case 0x63: read_x(rs1); read_x(rs2); return done(4);                            // branches
+      case 0x0f: return done(4);                                                      // fence, fence.i
+      case 0x03: read_x(rs1); write_x(rd); access(rs1, 1, 0, i_immediate(word)); return done(4);  // loads
+      case 0x07: read_x(rs1); write_f(rd); access(rs1, 1, 0, i_immediate(word)); return done(4);  // fp loads
+      case 0x23: case 0x27:  // stores, fp stores
+        read_x(rs1);
+        if ((word & 0x7f) == 0x23) read_x(rs2);
+        else read_f(rs2);
+        access(rs1, 0, 1, s_immediate(word));
+        return done(4);
       case 0x2f:  // A: lr, sc, amo*
         if (funct3 != 2 && funct3 != 3) return false;
+        read_x(rs1);
+        if (funct5 != 0x02) read_x(rs2);  // lr has no rs2
         write_x(rd);
         if (funct5 == 0x02) {
           access(rs1, 1, 0);
@@ -304,29 +325,43 @@ class Riscv64Decoding {
         }
         return done(4);
       case 0x43: case 0x47: case 0x4b: case 0x4f:  // fmadd fmsub fnmsub fnmadd
+        read_f(rs1);
+        read_f(rs2);
+        read_f(word >> 27);  // rs3
         write_f(rd);
         write(kFcsrIndex);
         return done(4);
-      case 0x53: return decode_op_fp(rd, funct5);
+      case 0x53: return decode_op_fp(rd, rs1, rs2, funct5);
       case 0x73: {  // system: ecall, ebreak (no writes); csr* write rd and the csr
         if (funct3 == 0 || funct3 == 4) return funct3 == 0 ? done(4) : false;
+        if (funct3 < 4) read_x(rs1);  // csrrw csrrs csrrc (the i forms take an immediate)
         write_x(rd);
         const std::uint32_t csr = word >> 20;
-        if (csr >= 1 && csr <= 3) write(kFcsrIndex);  // fflags, frm, fcsr: all in Unicorn's fcsr
+        if (csr >= 1 && csr <= 3) {  // fflags, frm, fcsr: all in Unicorn's fcsr, which rd gets
+          out_.read[out_.read_count++] = kFcsrIndex;
+          write(kFcsrIndex);
+        }
         return done(4);
       }
       default: return false;
     }
   }
 
-  bool decode_op_fp(std::uint32_t rd, std::uint32_t funct5) {
+  // OP-FP by funct5: which file rd and rs1 are in, whether rs2 is read, whether fcsr's flags change.
+  bool decode_op_fp(std::uint32_t rd, std::uint32_t rs1, std::uint32_t rs2, std::uint32_t funct5) {
     switch (funct5) {
-      case 0x04: write_f(rd); return done(4);                    // fsgnj*: no flags
-      case 0x1c: write_x(rd); return done(4);                    // fmv.x.*, fclass: no flags
-      case 0x1e: write_f(rd); return done(4);                    // fmv.*.x: no flags
-      case 0x14: case 0x18: write_x(rd); break;                  // feq flt fle; fcvt to integer
-      case 0x00: case 0x01: case 0x02: case 0x03: case 0x0b:     // fadd fsub fmul fdiv fsqrt
-      case 0x05: case 0x08: case 0x1a: write_f(rd); break;       // fmin/fmax; fcvt.s.d/d.s; fcvt from integer
+      case 0x04: read_f(rs1); read_f(rs2); write_f(rd); return done(4);  // fsgnj*: no flags
+      case 0x1c: read_f(rs1); write_x(rd); return done(4);               // fmv.x.*, fclass: no flags
+      case 0x1e: read_x(rs1); write_f(rd); return done(4);               // fmv.*.x: no flags
+      case 0x14: read_f(rs1); read_f(rs2); write_x(rd); break;           // feq flt fle
+      case 0x18: read_f(rs1); write_x(rd); break;                        // fcvt to integer
+      case 0x00: case 0x01: case 0x02: case 0x03: case 0x05:             // fadd fsub fmul fdiv fmin/fmax
+        read_f(rs1);
+        read_f(rs2);
+        write_f(rd);
+        break;
+      case 0x0b: case 0x08: read_f(rs1); write_f(rd); break;  // fsqrt; fcvt.s.d/d.s
+      case 0x1a: read_x(rs1); write_f(rd); break;             // fcvt from integer
       default: return false;
     }
     write(kFcsrIndex);
@@ -337,30 +372,66 @@ class Riscv64Decoding {
     if (half == 0) return false;  // defined illegal
     const std::uint32_t funct3 = half >> 13, rd = half >> 7 & 31, rd_prime = 8 + (half >> 2 & 7),
                         rs1_prime = 8 + (half >> 7 & 7), rs2 = half >> 2 & 31;
+    const std::uint32_t rs2_prime = rd_prime;  // CS and CA put rs2' where CIW and CL put rd'
     switch ((half & 3) << 3 | funct3) {
       // Quadrant 0.
-      case 000: write_x(rd_prime); return done(2);                            // c.addi4spn
-      case 001: write_f(rd_prime); access(rs1_prime, 1, 0, cl_double(half)); return done(2);  // c.fld
-      case 002: write_x(rd_prime); access(rs1_prime, 1, 0, cl_word(half)); return done(2);    // c.lw
-      case 003: write_x(rd_prime); access(rs1_prime, 1, 0, cl_double(half)); return done(2);  // c.ld
-      case 005: case 007: access(rs1_prime, 0, 1, cl_double(half)); return done(2);           // c.fsd c.sd
-      case 006: access(rs1_prime, 0, 1, cl_word(half)); return done(2);                       // c.sw
-      // Quadrant 1.
-      case 010: case 011: case 012: case 013: write_x(rd); return done(2);  // c.addi c.addiw c.li c.lui/addi16sp
-      case 014: write_x(rs1_prime); return done(2);                          // c.srli .. c.addw
-      case 015: case 016: case 017: return done(2);                          // c.j c.beqz c.bnez
-      // Quadrant 2.
-      case 020: write_x(rd); return done(2);                                 // c.slli
-      case 021: write_f(rd); access(kSpIndex, 1, 0, ci_double(half)); return done(2);  // c.fldsp
-      case 022: write_x(rd); access(kSpIndex, 1, 0, ci_word(half)); return done(2);    // c.lwsp
-      case 023: write_x(rd); access(kSpIndex, 1, 0, ci_double(half)); return done(2);  // c.ldsp
-      case 024:
-        if (rs2 != 0) write_x(rd);                            // c.mv, c.add
-        else if (half >> 12 & 1) { if (rd != 0) write(kRaIndex); }  // c.jalr (c.ebreak when rd = 0)
-        else if (rd == 0) return false;                       // c.jr x0: reserved
+      case 000: read_x(kSpIndex); write_x(rd_prime); return done(2);  // c.addi4spn
+      case 001: case 002: case 003:                                   // c.fld c.lw c.ld
+        read_x(rs1_prime);
+        if (funct3 == 1) write_f(rd_prime);
+        else write_x(rd_prime);
+        access(rs1_prime, 1, 0, funct3 == 2 ? cl_word(half) : cl_double(half));
         return done(2);
-      case 025: case 027: access(kSpIndex, 0, 1, css_double(half)); return done(2);  // c.fsdsp c.sdsp
-      case 026: access(kSpIndex, 0, 1, css_word(half)); return done(2);              // c.swsp
+      case 005: case 006: case 007:  // c.fsd c.sw c.sd
+        read_x(rs1_prime);
+        if (funct3 == 5) read_f(rs2_prime);
+        else read_x(rs2_prime);
+        access(rs1_prime, 0, 1, funct3 == 6 ? cl_word(half) : cl_double(half));
+        return done(2);
+      // Quadrant 1.
+      case 010: case 011: read_x(rd); write_x(rd); return done(2);  // c.addi c.addiw
+      case 012: write_x(rd); return done(2);                        // c.li
+      case 013:                                                     // c.addi16sp (rd = sp), c.lui
+        if (rd == kSpIndex) read_x(kSpIndex);
+        write_x(rd);
+        return done(2);
+      case 014:  // c.srli c.srai c.andi (an immediate), c.sub .. c.addw (bits 11:10 = 3: rs2')
+        read_x(rs1_prime);
+        if ((half >> 10 & 3) == 3) read_x(8 + (half >> 2 & 7));
+        write_x(rs1_prime);
+        return done(2);
+      case 015: return done(2);                               // c.j
+      case 016: case 017: read_x(rs1_prime); return done(2);  // c.beqz c.bnez
+      // Quadrant 2.
+      case 020: read_x(rd); write_x(rd); return done(2);  // c.slli
+      case 021: case 022: case 023:                       // c.fldsp c.lwsp c.ldsp
+        read_x(kSpIndex);
+        if (funct3 == 1) write_f(rd);
+        else write_x(rd);
+        access(kSpIndex, 1, 0, funct3 == 2 ? ci_word(half) : ci_double(half));
+        return done(2);
+      case 024:
+        if (rs2 != 0) {  // c.mv (rd = rs2), c.add (rd += rs2)
+          if (half >> 12 & 1) read_x(rd);
+          read_x(rs2);
+          write_x(rd);
+        } else if (half >> 12 & 1) {  // c.jalr (c.ebreak when rd = 0)
+          if (rd != 0) {
+            read_x(rd);
+            write(kRaIndex);
+          }
+        } else if (rd == 0) {
+          return false;  // c.jr x0: reserved
+        } else {
+          read_x(rd);  // c.jr
+        }
+        return done(2);
+      case 025: case 026: case 027:  // c.fsdsp c.swsp c.sdsp
+        read_x(kSpIndex);
+        if (funct3 == 5) read_f(rs2);
+        else read_x(rs2);
+        access(kSpIndex, 0, 1, funct3 == 6 ? css_word(half) : css_double(half));
+        return done(2);
       default: return false;  // 004: reserved
     }
   }

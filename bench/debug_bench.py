@@ -5,7 +5,8 @@
 # full level into UCIR+zstd, then `tracecorn debug` timed for its first
 # answer (index build), a forward continue to the last hit of a breakpoint in
 # the hashing loop, a reverse-continue to a breakpoint far back (the first
-# hit), a reverse stepi, and a write-watchpoint search across the whole trace.
+# hit), a reverse stepi, a write-watchpoint search across the whole trace, and
+# `monitor why` of the printed digest's first byte.
 # Also prints `tracecorn stat`'s time on the same trace, the reader's own cost,
 # for scale. Not a test: it measures, it does not pass or fail.
 # Usage: bench/debug_bench.py [TRACECORN] (default build/recorder/cli/tracecorn); BENCH_MIB=N
@@ -115,5 +116,12 @@ with tempfile.TemporaryDirectory() as work:
     client = Client(int(re.search(r"listening on 127\.0\.0\.1:(\d+)", line).group(1)))
     client.ask(b"?")
     print("%-58s %8.3f s" % ("debug again: first answer (the saved index loaded)", time.monotonic() - start))
+    # `why` of the printed digest's first character: stop at the write syscall's entry, its buffer in rsi.
+    client.ask(b"QCatchSyscalls:1;1")
+    client.ask(b"c")
+    buffer = int.from_bytes(bytes.fromhex(client.ask(b"p4").decode()), "little")
+    answer = timed("monitor why of the printed digest's first byte", lambda: monitor(b"why %#x 1" % buffer))
+    lines = answer.splitlines()
+    print("    %d nodes; %s" % (len(lines), lines[0][:150] if lines else ""))
     client.ask(b"D")
     server.wait()

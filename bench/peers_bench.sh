@@ -29,6 +29,7 @@
 set -euo pipefail
 
 repo_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+source "$repo_root/bench/bench_common.sh"
 python_bytes=1048576
 tracecorn=$repo_root/build/recorder/cli/tracecorn
 while [ $# -gt 0 ]; do
@@ -61,8 +62,7 @@ load_at_start=$(cut -d' ' -f1-3 /proc/loadavg)  # other work skews every figure
 
 # --- inputs (not timed) -------------------------------------------------------
 input=$workdir/input.bin
-yes 'tracecorn benchmark input, a line of exactly sixty-four bytes.' |
-  head -c "$mib_bytes" >"$input" || true
+bench_input "$input" "$mib_bytes"
 py_input=$input
 if [ "$python_bytes" -lt "$mib_bytes" ]; then
   py_input=$workdir/input_small.bin
@@ -166,9 +166,8 @@ rm -f "$lackey_log"
 
 # --- report -------------------------------------------------------------------
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.1fx", a / b; else print "-" }'; }
-commit=$(git -C "$repo_root" rev-parse --short HEAD 2>/dev/null || echo "none")
-if [ -n "$(git -C "$repo_root" status --porcelain 2>/dev/null | head -1)" ]; then commit="$commit (dirty tree)"; fi
-cpu=$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)
+commit=$(bench_commit "$repo_root")
+cpu=$(bench_cpu)
 
 echo "workload: busybox sha256sum of a 1 MiB file ($busybox)"
 echo "machine:  $(nproc) cores, ${cpu:-unknown CPU}, kernel $(uname -r), load average $load_at_start at start"

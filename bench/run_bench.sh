@@ -19,6 +19,7 @@
 set -euo pipefail
 
 repo_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+source "$repo_root/bench/bench_common.sh"
 tracecorn=${1:-$repo_root/build/recorder/cli/tracecorn}
 arch=${BENCH_ARCH:-x86_64}
 if [ "$arch" = x86_64 ]; then
@@ -41,12 +42,8 @@ trap 'rm -rf "$workdir"' EXIT
 input=$workdir/input.bin
 
 # --- input (not timed) --------------------------------------------------------
-# 16 MiB of a repeating 64-byte line: sha256 costs the same whatever the bytes.
-# (yes dies of SIGPIPE when head has enough, hence the `|| true` and the size check.)
-yes 'tracecorn benchmark input, a line of exactly sixty-four bytes.' |
-  head -c $((mib * 1024 * 1024)) >"$input" || true
-if [ "$(stat -c %s "$input")" -ne $((mib * 1024 * 1024)) ]; then
-  echo "run_bench: could not create the ${mib} MiB input" >&2
+# 16 MiB of a repeating 64-byte line (bench_common.sh).
+if ! bench_input "$input" $((mib * 1024 * 1024)); then
   exit 2
 fi
 
@@ -80,9 +77,8 @@ record_mem_s=$seconds record_mem_digest=$digest
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "inf" }'; }
 
 # --- report -----------------------------------------------------------------
-commit=$(git -C "$repo_root" rev-parse --short HEAD 2>/dev/null || echo "none")
-if [ -n "$(git -C "$repo_root" status --porcelain 2>/dev/null | head -1)" ]; then commit="$commit (dirty tree)"; fi
-cpu=$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)
+commit=$(bench_commit "$repo_root")
+cpu=$(bench_cpu)
 
 echo "workload: $arch busybox sha256sum of a ${mib} MiB file (one run each, wall clock)"
 echo "machine:  $(nproc) cores, ${cpu:-unknown CPU}, kernel $(uname -r)"

@@ -26,6 +26,7 @@
 set -euo pipefail
 
 repo_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+source "$repo_root/bench/bench_common.sh"
 tracecorn=${1:-$repo_root/build/recorder/cli/tracecorn}
 busybox=${BUSYBOX:-/bin/busybox}
 insns=${SOAK_INSNS:-1000000000}
@@ -37,7 +38,7 @@ workdir=$(mktemp -d "${SOAK_DIR:-${TMPDIR:-/tmp}}/tracecorn-soak-XXXXXX")
 trap 'rm -rf "$workdir"' EXIT
 input=$workdir/input.bin
 bytes=$(awk -v n="$insns" 'BEGIN { printf "%d", n / 72.5e6 * 1048576 }')
-yes 'tracecorn benchmark input, a line of exactly sixty-four bytes.' | head -c "$bytes" >"$input" || true
+bench_input "$input" "$bytes"
 expected=$(sha256sum "$input" | cut -d' ' -f1)
 
 # The level each format records at: every kind it records is one the format carries.
@@ -64,8 +65,7 @@ not_carried() {
 kinds_from_stats() { sed -n 's/^tracecorn: events by kind: //p' "$1" | tr ',' '\n' | awk 'NF == 2 { print $1, $2 }' | sort; }
 kinds_from_stat() { awk '/^kind / { on = 1; next } /^hottest/ { on = 0 } on && NF >= 2 { print $1, $2 }' "$1" | sort; }
 
-commit=$(git -C "$repo_root" rev-parse --short HEAD 2>/dev/null || echo "none")
-if [ -n "$(git -C "$repo_root" status --porcelain 2>/dev/null | head -1)" ]; then commit="$commit (dirty tree)"; fi
+commit=$(bench_commit "$repo_root")
 echo "soak: busybox sha256sum of $bytes bytes (about $insns instructions), lossless, zstd where the format has it"
 echo "machine: $(nproc) cores, $(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo), load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "commit: $commit"

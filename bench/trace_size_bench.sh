@@ -13,6 +13,7 @@
 set -euo pipefail
 
 repo_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+source "$repo_root/bench/bench_common.sh"
 tracecorn=${1:-$repo_root/build/recorder/cli/tracecorn}
 busybox=${BUSYBOX:-/bin/busybox}
 kib=${BENCH_KIB:-64}
@@ -21,15 +22,11 @@ formats=${FORMATS:-frames ucir}
 workdir=$(mktemp -d "${TMPDIR:-/tmp}/tracecorn-size-XXXXXX")
 trap 'rm -rf "$workdir"' EXIT
 input=$workdir/input.bin
-yes 'tracecorn benchmark input, a line of exactly sixty-four bytes.' | head -c $((kib * 1024)) >"$input" || true
+bench_input "$input" $((kib * 1024))
 expected=$(sha256sum "$input" | cut -d' ' -f1)
-
-commit=$(git -C "$repo_root" rev-parse --short HEAD 2>/dev/null || echo "none")
-if [ -n "$(git -C "$repo_root" status --porcelain 2>/dev/null | head -1)" ]; then commit="$commit (dirty tree)"; fi
-cpu=$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)
 echo "workload: busybox sha256sum of a ${kib} KiB file, tracecorn record --level full"
-echo "machine:  $(nproc) cores, ${cpu:-unknown CPU}, kernel $(uname -r)"
-echo "commit:   $commit"
+echo "machine:  $(nproc) cores, $(bench_cpu), kernel $(uname -r)"
+echo "commit:   $(bench_commit "$repo_root")"
 printf '%-8s %-6s %14s %14s %10s %9s\n' format comp instructions bytes bytes/insn seconds
 status=0
 for format in $formats; do

@@ -37,6 +37,7 @@
 #include <vector>
 
 #include "arch/arch_info.h"
+#include "formats/common/zstd_compression.h"
 #include "formats/address_namer.h"
 #include "recorder/events/event.h"
 #include "recorder/support/expected.h"
@@ -104,6 +105,7 @@ struct WriterRequest {
   std::string path;  // "-" for standard output where the format allows it
   const arch::ArchInfo* arch = nullptr;
   bool compress_zstd = false;
+  ZstdCompression zstd;      // its level and worker threads
   bool ucir_strict = false;  // UCIR: only the spec's ops (no OP_CALLSTACK)
   // BAP frames' meta frame: the tracer's command line and environment and the
   // program's; when `program` is empty the writer takes the program and its

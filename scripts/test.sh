@@ -40,11 +40,12 @@ CC=clang CXX=clang++ cmake -S . -B build-clang -G Ninja -DTRACECORN_WERROR=ON -D
   -DTRACECORN_SANITIZE=address,undefined -DTRACECORN_TEST_TIMEOUT_SCALE=4 >/dev/null
 cmake --build build-clang -j "$(nproc)" --target tracecorn unit_tests ucir_reader_fuzzer bintrace_reader_fuzzer \
   bap_reader_fuzzer unwind_fuzzer ehabi_fuzzer elf_loader_fuzzer bintrace_spool_fuzzer riscv64_decoder_fuzzer \
-  prologue_fuzzer gdb_session_fuzzer
+  prologue_fuzzer gdb_session_fuzzer trace_index_fuzzer
 stage_done "clang build (ASan+UBSan)"
 # The libFuzzer targets (the UCIR, binary trace and BAP frames readers; the
 # unwinder's SFrame, CFI, EHABI and DW_OP parsers; the ELF parser and loader;
-# the binary trace's events spool; the riscv64 decoder; the prologue analysers; clang only), each for a bounded number of runs.
+# the binary trace's events spool; the riscv64 decoder; the prologue analysers; the debug
+# server's session; the saved trace index; clang only), each for a bounded number of runs.
 (cd build-clang && ctest --output-on-failure -R "_fuzzer_smoke$")
 stage_done "fuzzer smoke runs"
 bash scripts/tsan.sh  # the SPSC ring's tests under ThreadSanitizer (clang)

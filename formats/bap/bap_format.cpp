@@ -75,6 +75,7 @@ Expected<std::unique_ptr<FormatReader>> open_frames_reader(const std::string& pa
 Expected<std::unique_ptr<events::Sink>> open_frames_writer(WriterRequest& request) {
   FramesWriterOptions options;
   options.compress_zstd = request.compress_zstd;
+  options.zstd = request.zstd;
   options.tracer_version = TRACECORN_VERSION;
   if (!request.program.empty()) {
     FramesMeta meta;

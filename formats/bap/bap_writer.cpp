@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "formats/bap/bap_layout.h"
+#include "formats/bap/frames_wire.h"
 #include "formats/common/byte_stream.h"
 #include "frames.pb.h"
 
@@ -22,10 +23,19 @@ void put_u64(std::vector<std::uint8_t>& out, std::uint64_t value) {
   for (int i = 0; i < 8; ++i) out.push_back(static_cast<std::uint8_t>(value >> (8 * i)));
 }
 
+void put_u64(std::uint8_t* at, std::uint64_t value) {
+  for (int i = 0; i < 8; ++i) at[i] = static_cast<std::uint8_t>(value >> (8 * i));
+}
+
+// Frames are staged and handed to the output file (zstd's stream, stdio) this
+// many bytes at a time, not one call per frame.
+constexpr std::size_t kStagedBytes = 1 << 20;
+
 // What the writer needs to know of one instruction, decoded once per address.
 // An instruction's registers (read, written, base, index: register indices).
 struct DecodedOperands : arch::InstructionDecoder::Registers {
   std::vector<std::uint8_t> bytes;  // to notice code that changed
+  std::vector<bap::OperandUsage> read_usage;  // of each register of `read` (a pre-list operand)
 };
 
 void set_no_taint(pb::taint_info* taint) { taint->set_no_taint(true); }
@@ -52,6 +62,34 @@ void fill_meta(const FramesMeta& meta, pb::meta_frame& out) {
   if (!meta.level.empty()) out.set_tracecorn_level(meta.level);
 }
 
+// The instruction whose std_frame is being built (bap_writer.h), encoded as it
+// goes (frames_wire.h): its pre-list registers when it arrives (their values
+// before it ran), its memory reads and unattributed accesses as they come,
+// its post list when its events are complete. The buffers are reused.
+struct PendingInstruction {
+  bool active = false;
+  std::uint64_t address = 0;
+  std::uint64_t thread_id = 0;
+  std::uint8_t mode = 0;
+  const DecodedOperands* operands = nullptr;  // the decode cache's entry: its bytes are the instruction's
+  bap::WireBuffer pre_list;                   // operand_value_list bodies
+  bap::WireBuffer post_list;
+  bap::WireBuffer unattributed;
+  std::vector<events::MemoryEvent> writes;  // go after the post-list registers
+
+  void start(std::uint64_t at, events::ThreadId thread, std::uint8_t instruction_set, const DecodedOperands* decoded) {
+    active = true;
+    address = at;
+    thread_id = thread.value;
+    mode = instruction_set;
+    operands = decoded;
+    pre_list.clear();
+    post_list.clear();
+    unattributed.clear();
+    writes.clear();
+  }
+};
+
 }  // namespace
 
 struct FramesWriter::State {
@@ -63,32 +101,38 @@ struct FramesWriter::State {
   std::unique_ptr<arch::InstructionDecoder> decoder;  // with register detail
 
   std::uint64_t header_file_offset = 0;  // where the 48 header bytes sit in the file (9 inside the raw zstd frame)
-  std::uint64_t offset = 0;              // bytes of the (decompressed) file written so far
+  std::uint64_t offset = 0;              // bytes of the (decompressed) file written so far, staged included
   std::uint64_t frames = 0;              // n
   std::vector<std::uint64_t> toc;
+  std::uint64_t frames_to_toc_entry = 0;  // counted frames until the next one starts a TOC entry
   std::uint64_t dropped = 0;
   std::uint32_t exit_signal = 0;  // of the exit event, for the interruption note
 
-  std::vector<std::string> names;                // upper-case register names, arch table order
-  std::vector<events::RegisterValue> registers;  // last known value of each register
-  std::vector<bool> known;                       // whether registers[i] holds the value
-  int pc_index = -1;                             // the program counter's index in the table
-  std::unordered_map<std::uint64_t, DecodedOperands> decoded;
+  std::vector<std::string> names;                              // upper-case register names, arch table order
+  std::vector<bap::RegisterOperandEncoder> register_operands;  // each one's operand_info, encoded once
+  std::vector<events::RegisterValue> registers;                // last known value of each register
+  std::vector<bool> known;                                     // whether registers[i] holds the value
+  int pc_index = -1;                                           // the program counter's index in the table
+  std::unordered_map<std::uint64_t, DecodedOperands> decoded;  // by address (bit 63: the second instruction set)
+  // A direct-mapped front of `decoded` (entries of the map: a node's address
+  // holds until the map is cleared), which saves most lookups' hashing.
+  struct RecentDecode {
+    std::uint64_t key = 0;
+    const DecodedOperands* operands = nullptr;
+  };
+  static constexpr std::size_t kRecentDecodes = 4096;
+  std::vector<RecentDecode> recent_decodes = std::vector<RecentDecode>(kRecentDecodes);
 
-  // The instruction whose frame is being built (its pre-list register values are
-  // taken when it arrives; the rest when its events are complete).
-  pb::frame frame;
-  bool pending = false;
-  const DecodedOperands* pending_operands = nullptr;
-  std::uint64_t pending_address = 0;
-  std::vector<events::MemoryEvent> pending_writes;
-  std::vector<std::uint8_t> buffer;
+  PendingInstruction pending;
+  pb::frame frame;         // the other frames, built with the generated code
+  bap::WireBuffer staged;  // frames not handed to the output file yet (kStagedBytes at most, bar one frame)
 
   State(std::unique_ptr<OutputFile> out, std::string file, const arch::ArchInfo& info, FramesWriterOptions opts)
       : output(std::move(out)), path(std::move(file)), arch(info), options(std::move(opts)) {
     for (const auto& reg : arch.registers) {
       std::string name(reg.name);
       for (char& c : name) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+      register_operands.emplace_back(name, std::min<std::size_t>(reg.size, 16));
       names.push_back(std::move(name));
     }
     for (std::size_t i = 0; i < arch.registers.size(); ++i)
@@ -101,36 +145,67 @@ struct FramesWriter::State {
     }
   }
 
+  // Hands the staged bytes to the output file.
+  void hand_over() {
+    if (staged.empty()) return;
+    if (error.empty())
+      if (auto problem = output->write(staged.bytes()); !problem.empty()) error = path + ": write error: " + problem;
+    staged.clear();
+  }
+
   void write(std::span<const std::uint8_t> bytes) {
     if (!error.empty()) return;
-    if (auto problem = output->write(bytes); !problem.empty()) {
-      error = path + ": write error: " + problem;
-      return;
-    }
+    staged.append(bytes);
     offset += bytes.size();
   }
 
-  // u64 size, then the message (the meta frame is written the same way but not counted).
-  void write_message(const google::protobuf::MessageLite& message, bool counted) {
-    const std::size_t size = message.ByteSizeLong();
-    buffer.resize(8 + size);
-    for (int i = 0; i < 8; ++i) buffer[static_cast<std::size_t>(i)] = static_cast<std::uint8_t>(size >> (8 * i));
-    message.SerializeWithCachedSizesToArray(buffer.data() + 8);
+  // Room for one frame of `size` bytes, after its u64 size (the meta frame is
+  // written the same way but not counted).
+  std::uint8_t* stage_frame(std::size_t size, bool counted) {
     if (counted) {
-      if (frames % options.frames_per_toc_entry == 0) toc.push_back(offset);
+      if (frames_to_toc_entry == 0) {
+        toc.push_back(offset);
+        frames_to_toc_entry = options.frames_per_toc_entry;
+      }
+      --frames_to_toc_entry;
       ++frames;
     }
-    write(buffer);
+    std::uint8_t* at = staged.append(8 + size);
+    put_u64(at, size);
+    offset += 8 + size;
+    return at + 8;
   }
 
+  void frame_staged() {
+    if (staged.size() >= kStagedBytes) hand_over();
+  }
+
+  void write_message(const google::protobuf::MessageLite& message, bool counted) {
+    if (!error.empty()) return;
+    const std::size_t size = message.ByteSizeLong();
+    message.SerializeWithCachedSizesToArray(stage_frame(size, counted));
+    frame_staged();
+  }
+
+  // The instruction's operands, decoded once per address, instruction set and bytes.
   const DecodedOperands* decode(std::uint64_t address, std::uint8_t mode, std::span<const std::uint8_t> bytes) {
     const bool alternate = mode == 1 && arch.alternate_isa;  // decoded in the second instruction set
     const std::uint64_t key = address | (std::uint64_t{alternate} << 63);
+    RecentDecode& slot = recent_decodes[(key ^ (key >> 12)) % kRecentDecodes];
+    if (slot.operands && slot.key == key && std::ranges::equal(bytes, slot.operands->bytes)) return slot.operands;
+    const DecodedOperands* operands = find_or_decode(key, address, mode, bytes);
+    slot = {key, operands};
+    return operands;
+  }
+
+  const DecodedOperands* find_or_decode(std::uint64_t key, std::uint64_t address, std::uint8_t mode,
+                                        std::span<const std::uint8_t> bytes) {
     auto found = decoded.find(key);
-    if (found != decoded.end() && std::equal(bytes.begin(), bytes.end(), found->second.bytes.begin(),
-                                             found->second.bytes.end()))
-      return &found->second;
-    if (decoded.size() > (1u << 20)) decoded.clear();  // bound the cache (self-modifying or huge code)
+    if (found != decoded.end() && std::ranges::equal(bytes, found->second.bytes)) return &found->second;
+    if (decoded.size() > (1u << 20)) {  // bound the cache (self-modifying or huge code)
+      decoded.clear();
+      std::fill(recent_decodes.begin(), recent_decodes.end(), RecentDecode{});
+    }
     DecodedOperands operands;
     operands.bytes.assign(bytes.begin(), bytes.end());
     if (decoder->registers(bytes, address, mode, operands)) {
@@ -140,9 +215,30 @@ struct FramesWriter::State {
           if (std::find(operands.read.begin(), operands.read.end(), reg) == operands.read.end())
             operands.read.push_back(reg);
     }
+    for (const std::uint16_t reg : operands.read) {
+      const bool is_base = std::find(operands.base.begin(), operands.base.end(), reg) != operands.base.end();
+      const bool is_index = std::find(operands.index.begin(), operands.index.end(), reg) != operands.index.end();
+      operands.read_usage.push_back({.read = true, .written = false, .index = is_index, .base = is_base});
+    }
     return &(decoded[key] = std::move(operands));
   }
 
+  // A register operand with the register's last known value (the hot path's,
+  // frames_wire.h; its size is the encoder's: apply() keeps every size fixed).
+  void encode_register(bap::WireBuffer& list, std::uint16_t index, bap::OperandUsage usage) {
+    register_operands[index].append(list, usage, registers[index].bytes);
+  }
+
+  static void encode_memory(bap::WireBuffer& list, const events::MemoryEvent& access, bool written) {
+    const std::size_t size = std::min<std::size_t>(access.size, 8);
+    std::uint8_t bytes[8];
+    for (std::size_t i = 0; i < size; ++i) bytes[i] = static_cast<std::uint8_t>(access.value >> (8 * i));
+    const bap::OperandUsage usage{.read = !written, .written = written, .index = false, .base = false};
+    bap::append_operand(list, bap::memory_operand_specific(access.address.value).span(),
+                        static_cast<std::int32_t>(size * 8), usage, {bytes, size});
+  }
+
+  // A register operand in the generated code's messages (the rarer frames' register changes).
   void add_register(pb::operand_value_list* list, std::uint16_t index, bool written, bool is_base, bool is_index) {
     auto* operand = list->add_elem();
     operand->mutable_operand_info_specific()->mutable_reg_operand()->set_name(names[index]);
@@ -157,34 +253,10 @@ struct FramesWriter::State {
     operand->set_value(value.bytes.data(), value.size);
   }
 
-  static void add_memory(pb::operand_value_list* list, const events::MemoryEvent& access, bool written) {
-    auto* operand = list->add_elem();
-    operand->mutable_operand_info_specific()->mutable_mem_operand()->set_address(access.address.value);
-    const std::size_t size = std::min<std::size_t>(access.size, 8);
-    operand->set_bit_length(static_cast<std::int32_t>(size * 8));
-    auto* usage = operand->mutable_operand_usage();
-    usage->set_read(!written);
-    usage->set_written(written);
-    usage->set_index(false);
-    usage->set_base(false);
-    set_no_taint(operand->mutable_taint_info());
-    char bytes[8];
-    for (std::size_t i = 0; i < size; ++i) bytes[i] = static_cast<char>(access.value >> (8 * i));
-    operand->set_value(bytes, size);
-  }
-
-  void start_instruction(const events::Event& event, const events::InstructionEvent& instruction) {
-    flush();
-    frame.Clear();
-    auto* std_frame = frame.mutable_std_frame();
-    std_frame->set_address(instruction.address.value);
-    std_frame->set_thread_id(event.thread.value);
-    std_frame->set_rawbytes(instruction.bytes.data(), instruction.bytes.size());
-    auto* pre = std_frame->mutable_operand_pre_list();
-    std_frame->mutable_operand_post_list();
-    // An architecture with two instruction sets names the instruction's (arm: "ARM", "Thumb").
-    if (arch.alternate_isa) std_frame->set_mode(std::string(arch.alternate_isa->names[instruction.mode == 1 ? 1 : 0]));
-    pending_operands = decode(instruction.address.value, instruction.mode, instruction.bytes);
+  void start_instruction(events::ThreadId thread, const events::InstructionEvent& instruction) {
+    finish_instruction();
+    const DecodedOperands* operands = decode(instruction.address.value, instruction.mode, instruction.bytes);
+    pending.start(instruction.address.value, thread, instruction.mode, operands);
     // The program counter is never recorded as a change (no access list names it
     // as written by straight-line code): it is the instruction's own address.
     if (pc_index >= 0) {
@@ -193,28 +265,46 @@ struct FramesWriter::State {
         pc.bytes[i] = static_cast<std::uint8_t>(instruction.address.value >> (8 * i));
       known[static_cast<std::size_t>(pc_index)] = true;
     }
-    for (const std::uint16_t reg : pending_operands->read) {
-      if (!known[reg]) continue;
-      const bool is_base = std::find(pending_operands->base.begin(), pending_operands->base.end(), reg) !=
-                           pending_operands->base.end();
-      const bool is_index = std::find(pending_operands->index.begin(), pending_operands->index.end(), reg) !=
-                            pending_operands->index.end();
-      add_register(pre, reg, false, is_base, is_index);
+    for (std::size_t i = 0; i < operands->read.size(); ++i)
+      if (known[operands->read[i]]) encode_register(pending.pre_list, operands->read[i], operands->read_usage[i]);
+  }
+
+  void on_memory(const events::Event& event) {
+    const auto& access = std::get<events::MemoryEvent>(event.payload);
+    if (!pending.active) {
+      ++dropped;  // no instruction to tie it to
+      return;
     }
-    pending = true;
-    pending_address = instruction.address.value;
+    const bool written = event.kind == events::EventKind::kMemoryWrite;
+    if (!access.pc_known || access.pc.value != pending.address)
+      encode_memory(pending.unattributed, access, written);
+    else if (written)
+      pending.writes.push_back(access);  // after the post-list registers, at finish_instruction()
+    else
+      encode_memory(pending.pre_list, access, false);
   }
 
   // Writes the pending instruction's frame (post-list registers from the values now known).
-  void flush() {
-    if (!pending) return;
-    pending = false;
-    auto* post = frame.mutable_std_frame()->mutable_operand_post_list();
-    for (const std::uint16_t reg : pending_operands->written)
-      if (known[reg]) add_register(post, reg, true, false, false);
-    for (const auto& access : pending_writes) add_memory(post, access, true);
-    pending_writes.clear();
-    write_message(frame, true);
+  void finish_instruction() {
+    if (!pending.active) return;
+    pending.active = false;
+    constexpr bap::OperandUsage kWritten{.read = false, .written = true, .index = false, .base = false};
+    for (const std::uint16_t reg : pending.operands->written)
+      if (known[reg]) encode_register(pending.post_list, reg, kWritten);
+    for (const auto& access : pending.writes) encode_memory(pending.post_list, access, true);
+    if (!error.empty()) return;
+    bap::StdFrameFields fields;
+    fields.address = pending.address;
+    fields.thread_id = pending.thread_id;
+    fields.rawbytes = pending.operands->bytes;
+    fields.operand_pre_list = pending.pre_list.bytes();
+    fields.operand_post_list = pending.post_list.bytes();
+    // An architecture with two instruction sets names the instruction's (arm: "ARM", "Thumb").
+    if (arch.alternate_isa) fields.mode = arch.alternate_isa->names[pending.mode == 1 ? 1 : 0];
+    if (!pending.unattributed.empty()) fields.tracecorn_unattributed = pending.unattributed.bytes();
+    const bap::StdFrameSizes sizes = bap::std_frame_sizes(fields);
+    bap::write_std_frame(stage_frame(sizes.message, true), fields, sizes);
+    frame_staged();
   }
 
   void apply(std::span<const events::RegisterValue> values) {
@@ -235,7 +325,7 @@ struct FramesWriter::State {
 
   // A signal delivery: an exception frame with our fields (frames.proto).
   void write_signal(events::ThreadId thread, const events::SignalEvent& signal) {
-    flush();
+    finish_instruction();
     frame.Clear();
     auto* out = frame.mutable_exception_frame();
     out->set_exception_number(signal.signal);
@@ -258,7 +348,7 @@ struct FramesWriter::State {
 
   // A thread change: an exception frame numbered 0 with our fields (frames.proto).
   void write_thread(events::ThreadId thread, const events::ThreadEvent& change) {
-    flush();
+    finish_instruction();
     frame.Clear();
     auto* out = frame.mutable_exception_frame();
     out->set_exception_number(0);
@@ -273,7 +363,7 @@ struct FramesWriter::State {
 
   // A fork or an exec: an exception frame numbered 0 with our fields (frames.proto).
   void write_process(events::ThreadId thread, const events::ProcessEvent& change) {
-    flush();
+    finish_instruction();
     frame.Clear();
     auto* out = frame.mutable_exception_frame();
     out->set_exception_number(0);
@@ -285,135 +375,116 @@ struct FramesWriter::State {
     write_message(frame, true);
   }
 
+  void write_syscall(events::ThreadId thread, const events::SyscallEvent& call) {
+    finish_instruction();
+    frame.Clear();
+    auto* out = frame.mutable_syscall_frame();
+    out->set_address(call.pc.value);
+    out->set_thread_id(thread.value);
+    out->set_number(call.number);
+    auto* args = out->mutable_argument_list();
+    for (const std::uint64_t arg : call.args) args->add_elem(static_cast<std::int64_t>(arg));
+    for (const std::uint64_t address : call.call_stack) out->add_tracecorn_call_stack(address);
+    out->set_tracecorn_result(call.result);
+    for (const auto& write : call.memory_writes) {
+      auto* effect = out->add_tracecorn_memory_writes();
+      effect->set_address(write.address.value);
+      effect->set_bytes(write.bytes.data(), write.bytes.size());
+    }
+    for (const auto& change : call.mapping_changes) {
+      auto* effect = out->add_tracecorn_mapping_changes();
+      effect->set_kind(static_cast<std::uint32_t>(change.kind));
+      effect->set_start(change.start.value);
+      effect->set_length(change.length);
+      effect->set_prot(change.prot);
+    }
+    if (!call.register_changes.empty())
+      add_register_changes(out->mutable_tracecorn_register_changes(), call.register_changes);
+    write_message(frame, true);
+  }
+
+  void write_fault(events::ThreadId thread, const events::FaultEvent& fault) {
+    finish_instruction();
+    frame.Clear();
+    auto* out = frame.mutable_exception_frame();
+    out->set_exception_number(fault.signal);
+    out->set_thread_id(thread.value);
+    out->set_from_addr(fault.pc.value);
+    out->set_tracecorn_fault_address(fault.address.value);
+    out->set_tracecorn_description(std::string(fault.description));
+    write_message(frame, true);
+  }
+
+  void write_gap(events::ThreadId thread, const events::GapEvent& gap) {
+    finish_instruction();
+    frame.Clear();
+    auto* out = frame.mutable_exception_frame();
+    out->set_exception_number(0);
+    out->set_thread_id(thread.value);
+    out->set_tracecorn_description(std::string(gap.reason));
+    out->set_tracecorn_lost_events(gap.lost_events);
+    write_message(frame, true);
+    known.assign(known.size(), false);  // changes were lost: no register value is certain now
+  }
+
+  void write_module(events::ThreadId thread, const events::ModuleLoadEvent& module) {
+    finish_instruction();
+    frame.Clear();
+    auto* out = frame.mutable_modload_frame();
+    out->set_module_name(std::string(module.path));
+    out->set_low_address(module.start.value);
+    out->set_high_address(module.end.value > module.start.value ? module.end.value - 1 : module.start.value);
+    out->set_tracecorn_load_bias(module.load_bias);
+    if (thread.value) out->set_tracecorn_thread_id(thread.value);  // (absent: 0, a harness's)
+    write_message(frame, true);
+  }
+
+  void on_exit(events::ThreadId thread, const events::ExitEvent& exit) {
+    finish_instruction();
+    exit_signal = exit.by_signal ? static_cast<std::uint32_t>(exit.signal) : 0;
+    if (!exit.by_signal) {
+      ++dropped;  // (the exit_group syscall frame says it)
+      return;
+    }
+    // The death note (frames.proto): what ends the trace, where its last
+    // frame may be any instruction (a signal from another process).
+    frame.Clear();
+    auto* note = frame.mutable_exception_frame();
+    note->set_exception_number(exit_signal);
+    note->set_thread_id(thread.value);
+    note->set_tracecorn_killed(true);
+    note->set_tracecorn_description("the process was killed by signal " + std::to_string(exit_signal));
+    write_message(frame, true);
+  }
+
   void handle(const events::Event& event) {
     using events::EventKind;
     switch (event.kind) {
       case EventKind::kInstruction:
-        start_instruction(event, std::get<events::InstructionEvent>(event.payload));
-        return;
+        return start_instruction(event.thread, std::get<events::InstructionEvent>(event.payload));
       case EventKind::kMemoryRead:
-      case EventKind::kMemoryWrite: {
-        const auto& access = std::get<events::MemoryEvent>(event.payload);
-        if (!pending) {
-          ++dropped;  // no instruction to tie it to
-          return;
-        }
-        auto* std_frame = frame.mutable_std_frame();
-        const bool written = event.kind == EventKind::kMemoryWrite;
-        if (!access.pc_known || access.pc.value != pending_address)
-          add_memory(std_frame->mutable_tracecorn_unattributed(), access, written);
-        else if (written)
-          pending_writes.push_back(access);  // after the post-list registers, at flush()
-        else
-          add_memory(std_frame->mutable_operand_pre_list(), access, false);
-        return;
-      }
+      case EventKind::kMemoryWrite:
+        return on_memory(event);
       case EventKind::kRegisters:
-        apply(std::get<events::RegistersEvent>(event.payload).changes);
-        return;
-      case EventKind::kSyscall: {
-        flush();
-        const auto& call = std::get<events::SyscallEvent>(event.payload);
-        frame.Clear();
-        auto* out = frame.mutable_syscall_frame();
-        out->set_address(call.pc.value);
-        out->set_thread_id(event.thread.value);
-        out->set_number(call.number);
-        auto* args = out->mutable_argument_list();
-        for (const std::uint64_t arg : call.args) args->add_elem(static_cast<std::int64_t>(arg));
-        for (const std::uint64_t address : call.call_stack) out->add_tracecorn_call_stack(address);
-        out->set_tracecorn_result(call.result);
-        for (const auto& write : call.memory_writes) {
-          auto* effect = out->add_tracecorn_memory_writes();
-          effect->set_address(write.address.value);
-          effect->set_bytes(write.bytes.data(), write.bytes.size());
-        }
-        for (const auto& change : call.mapping_changes) {
-          auto* effect = out->add_tracecorn_mapping_changes();
-          effect->set_kind(static_cast<std::uint32_t>(change.kind));
-          effect->set_start(change.start.value);
-          effect->set_length(change.length);
-          effect->set_prot(change.prot);
-        }
-        apply(call.register_changes);
-        if (!call.register_changes.empty()) {
-          auto* list = out->mutable_tracecorn_register_changes();
-          for (const auto& value : call.register_changes)
-            if (value.index < registers.size()) add_register(list, value.index, true, false, false);
-        }
-        write_message(frame, true);
-        return;
-      }
-      case EventKind::kFault: {
-        flush();
-        const auto& fault = std::get<events::FaultEvent>(event.payload);
-        frame.Clear();
-        auto* out = frame.mutable_exception_frame();
-        out->set_exception_number(fault.signal);
-        out->set_thread_id(event.thread.value);
-        out->set_from_addr(fault.pc.value);
-        out->set_tracecorn_fault_address(fault.address.value);
-        out->set_tracecorn_description(std::string(fault.description));
-        write_message(frame, true);
-        return;
-      }
-      case EventKind::kGap: {
-        flush();
-        const auto& gap = std::get<events::GapEvent>(event.payload);
-        frame.Clear();
-        auto* out = frame.mutable_exception_frame();
-        out->set_exception_number(0);
-        out->set_thread_id(event.thread.value);
-        out->set_tracecorn_description(std::string(gap.reason));
-        out->set_tracecorn_lost_events(gap.lost_events);
-        write_message(frame, true);
-        known.assign(known.size(), false);  // changes were lost: no register value is certain now
-        return;
-      }
+        return apply(std::get<events::RegistersEvent>(event.payload).changes);
+      case EventKind::kSyscall:
+        return write_syscall(event.thread, std::get<events::SyscallEvent>(event.payload));
+      case EventKind::kFault:
+        return write_fault(event.thread, std::get<events::FaultEvent>(event.payload));
+      case EventKind::kGap:
+        return write_gap(event.thread, std::get<events::GapEvent>(event.payload));
       case EventKind::kSignal:
-        write_signal(event.thread, std::get<events::SignalEvent>(event.payload));
-        return;
+        return write_signal(event.thread, std::get<events::SignalEvent>(event.payload));
       case EventKind::kThread:
-        write_thread(event.thread, std::get<events::ThreadEvent>(event.payload));
-        return;
+        return write_thread(event.thread, std::get<events::ThreadEvent>(event.payload));
       case EventKind::kProcess:
-        write_process(event.thread, std::get<events::ProcessEvent>(event.payload));
-        return;
-      case EventKind::kModuleLoad: {
-        flush();
-        const auto& module = std::get<events::ModuleLoadEvent>(event.payload);
-        frame.Clear();
-        auto* out = frame.mutable_modload_frame();
-        out->set_module_name(std::string(module.path));
-        out->set_low_address(module.start.value);
-        out->set_high_address(module.end.value > module.start.value ? module.end.value - 1 : module.start.value);
-        out->set_tracecorn_load_bias(module.load_bias);
-        if (event.thread.value) out->set_tracecorn_thread_id(event.thread.value);  // (absent: 0, a harness's)
-        write_message(frame, true);
-        return;
-      }
-      case EventKind::kExit: {
-        flush();
-        const auto& exit = std::get<events::ExitEvent>(event.payload);
-        exit_signal = exit.by_signal ? static_cast<std::uint32_t>(exit.signal) : 0;
-        if (!exit.by_signal) {
-          ++dropped;  // (the exit_group syscall frame says it)
-          return;
-        }
-        // The death note (frames.proto): what ends the trace, where its last
-        // frame may be any instruction (a signal from another process).
-        frame.Clear();
-        auto* note = frame.mutable_exception_frame();
-        note->set_exception_number(exit_signal);
-        note->set_thread_id(event.thread.value);
-        note->set_tracecorn_killed(true);
-        note->set_tracecorn_description("the process was killed by signal " + std::to_string(exit_signal));
-        write_message(frame, true);
-        return;
-      }
+        return write_process(event.thread, std::get<events::ProcessEvent>(event.payload));
+      case EventKind::kModuleLoad:
+        return write_module(event.thread, std::get<events::ModuleLoadEvent>(event.payload));
+      case EventKind::kExit:
+        return on_exit(event.thread, std::get<events::ExitEvent>(event.payload));
       case EventKind::kBlock:
-        flush();
-        return;
+        return finish_instruction();
     }
   }
 };
@@ -425,7 +496,7 @@ Expected<std::unique_ptr<FramesWriter>> FramesWriter::open(const std::string& pa
                       "bap-frames has no architecture id for " + std::string(arch.name), path);
   if (options.frames_per_toc_entry == 0)
     return make_error(ErrorCode::kInvalidArgument, "frames per TOC entry must be above 0", path);
-  auto output = OutputFile::open(path, options.compress_zstd, options.zstd_level);
+  auto output = OutputFile::open(path, options.compress_zstd, options.zstd);
   if (!output) return output.error();
   if (!(*output)->seekable())
     return make_error(ErrorCode::kInvalidArgument,
@@ -510,9 +581,39 @@ void FramesWriter::on_event(const events::Event& event) {
   }
 }
 
+void FramesWriter::on_events(std::span<const events::Event> events) {
+  State& s = *state_;
+  try {
+    for (const events::Event& event : events) {
+      if (!s.error.empty()) return;
+      s.handle(event);
+    }
+  } catch (const std::exception& error) {
+    s.error = s.path + ": write error: " + error.what();
+  }
+}
+
+void FramesWriter::on_instructions(const events::InstructionRun& run) {
+  State& s = *state_;
+  try {
+    for (std::size_t i = 0; i < run.instructions.size(); ++i) {
+      if (!s.error.empty()) return;
+      const events::InstructionBounds& bounds = run.instructions[i];
+      const events::InstructionEvent instruction{bounds.address, bounds.size,
+                                                 run.block_bytes.subspan(bounds.offset, bounds.size),
+                                                 static_cast<std::uint32_t>(run.first_index + i), run.mode};
+      s.start_instruction(run.thread, instruction);
+    }
+  } catch (const std::exception& error) {
+    s.error = s.path + ": write error: " + error.what();
+  }
+}
+
 void FramesWriter::flush() {
   State& s = *state_;
   if (!s.error.empty() || !s.output) return;
+  s.hand_over();
+  if (!s.error.empty()) return;
   if (auto problem = s.output->flush(); !problem.empty()) s.error = s.path + ": write error: " + problem;
 }
 
@@ -521,7 +622,7 @@ std::string FramesWriter::end(const events::TraceSummary& summary) {
   if (!s.output) return s.error;
   if (s.error.empty()) {
     try {
-      s.flush();
+      s.finish_instruction();
       if (summary.interrupted) {  // the interruption note (bap_writer.h)
         s.frame.Clear();
         auto* note = s.frame.mutable_exception_frame();
@@ -535,6 +636,7 @@ std::string FramesWriter::end(const events::TraceSummary& summary) {
       put_u64(index, s.options.frames_per_toc_entry);
       for (const std::uint64_t entry : s.toc) put_u64(index, entry);
       s.write(index);
+      s.hand_over();
       std::vector<std::uint8_t> patch;
       put_u64(patch, s.frames);
       put_u64(patch, toc_offset);

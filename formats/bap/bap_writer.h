@@ -27,7 +27,10 @@
 //   "Thumb", arch::AlternateInstructionSet::names), left out otherwise. Memory accesses the recorder could not tie to
 //   an instruction (`mem` level, pc_known false) go to tracecorn_unattributed.
 //   The frame is written when the instruction's events are complete (the next
-//   instruction, block, syscall, fault, module, exit, gap, or the end).
+//   instruction, block, syscall, fault, module, exit, gap, or the end). It is
+//   encoded straight into the protobuf wire format (frames_wire.h: the bytes
+//   the generated code would serialise, with no message built); the other
+//   frames are built and serialised with the generated code.
 // - syscall_frame per syscall, after the std_frame of its instruction (whose
 //   post values are those before the kernel ran): address, thread id, number,
 //   the six arguments; in our fields from 1000 the call stack, the result, and
@@ -63,7 +66,9 @@
 // start address misses the register changes made outside it, so its register
 // values would be stale: the CLI refuses those options with this format.
 //
-// Output: needs a seekable file (n and T are patched at the end). Errors:
+// Output: needs a seekable file (n and T are patched at the end). Frames are
+// staged and handed to the file (or its zstd stream) a MiB at a time, and at
+// flush() and end(). Errors:
 // nothing throws from on_event; the first write error is kept and returned by
 // end(), naming the file. A killed recording leaves T = 0 and complete frames
 // plus at most one partial frame (FramesReader reads it with a warning).
@@ -72,9 +77,11 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 
 #include "arch/arch_info.h"
+#include "formats/common/zstd_compression.h"
 #include "formats/bap/bap_meta.h"
 #include "recorder/events/event.h"
 #include "recorder/support/expected.h"
@@ -83,7 +90,7 @@ namespace tracecorn::formats {
 
 struct FramesWriterOptions {
   bool compress_zstd = false;  // one zstd stream (see bap_layout.h); BAP itself reads plain files only
-  int zstd_level = 3;
+  ZstdCompression zstd;  // level and worker threads, when compress_zstd
   std::uint64_t frames_per_toc_entry = 10000;  // m; must be > 0
   std::optional<FramesMeta> meta;              // what the meta frame says (else collected at begin())
   std::string tracer_version;                  // the collected meta frame's tracer version (without `meta`)
@@ -102,6 +109,9 @@ class FramesWriter final : public events::Sink {
 
   void begin(const events::TraceInfo& info) override;
   void on_event(const events::Event& event) override;
+  // A batch, and a block's instructions, without an Event or a virtual call each.
+  void on_events(std::span<const events::Event> events) override;
+  void on_instructions(const events::InstructionRun& run) override;
   void flush() override;  // what is written so far reaches the file (events::Sink::flush)
   // Writes the last frame and the TOC, patches n and T, closes the file.
   // Returns "" or "PATH: write error: ...".

@@ -81,6 +81,7 @@ Expected<std::unique_ptr<FormatReader>> open_bintrace_reader(const std::string& 
 Expected<std::unique_ptr<events::Sink>> open_bintrace_writer(WriterRequest& request) {
   BintraceWriterOptions options;
   options.compress_zstd = request.compress_zstd;
+  options.zstd = request.zstd;
   options.tool_version = TRACECORN_VERSION;
   auto writer = BintraceWriter::open(request.path, *request.arch, options);
   if (!writer) return writer.error();

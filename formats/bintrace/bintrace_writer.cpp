@@ -44,6 +44,7 @@ struct BintraceWriter::Spool {
   std::FILE* file = nullptr;
   std::string path;  // "" for an anonymous temporary file
   ZSTD_CCtx* zstd = nullptr;
+  bool zstd_workers = false;  // zstd compresses on threads of its own (ZstdCompression::workers)
   std::vector<std::uint8_t> buffer = std::vector<std::uint8_t>(ZSTD_CStreamOutSize());
   std::uint64_t bytes = 0;
 
@@ -56,7 +57,7 @@ struct BintraceWriter::Spool {
   // being built). Returns "" or what failed.
   std::string flush() { return std::fflush(file) == 0 ? "" : std::strerror(errno); }
   // Returns "" or what failed.
-  std::string write(std::span<const std::uint8_t> data, bool last) {
+  std::string write(std::span<const std::uint8_t> data, SpoolStep step) {
     if (!zstd) {
       if (!data.empty() && std::fwrite(data.data(), 1, data.size(), file) != data.size()) return std::strerror(errno);
       bytes += data.size();
@@ -64,15 +65,21 @@ struct BintraceWriter::Spool {
     }
     ZSTD_inBuffer in{data.data(), data.size(), 0};
     // Each batch is flushed out of the compressor, so that a killed recording's
-    // spool decompresses up to its last batch (bintrace_recover.h).
-    const ZSTD_EndDirective mode = last ? ZSTD_e_end : ZSTD_e_flush;
+    // spool decompresses up to its last batch (bintrace_recover.h); but for
+    // zstd's workers, which a flush would make wait for each other at every
+    // batch: their jobs reach the file as they end, up to one job (8 MiB of
+    // events at level 3) per worker behind.
+    const ZSTD_EndDirective mode = step == SpoolStep::kEnd                       ? ZSTD_e_end
+                                   : step == SpoolStep::kBatch && zstd_workers ? ZSTD_e_continue
+                                                                               : ZSTD_e_flush;
     for (;;) {
       ZSTD_outBuffer out{buffer.data(), buffer.size(), 0};
       const std::size_t remaining = ZSTD_compressStream2(zstd, &out, &in, mode);
       if (ZSTD_isError(remaining)) return std::string("zstd: ") + ZSTD_getErrorName(remaining);
       if (out.pos && std::fwrite(buffer.data(), 1, out.pos, file) != out.pos) return std::strerror(errno);
       bytes += out.pos;
-      if (remaining == 0) return flush();
+      const bool done = mode == ZSTD_e_continue ? in.pos == in.size : remaining == 0;
+      if (done) return flush();
     }
   }
 };
@@ -168,9 +175,10 @@ Expected<std::unique_ptr<BintraceWriter>> BintraceWriter::open(const std::string
   }
   if (writer->options_.compress_zstd) {
     spool->zstd = ZSTD_createCCtx();
-    if (!spool->zstd ||
-        ZSTD_isError(ZSTD_CCtx_setParameter(spool->zstd, ZSTD_c_compressionLevel, writer->options_.zstd_level)))
-      return make_error(ErrorCode::kInvalidArgument, "cannot set up zstd compression", path);
+    const std::string refused = spool->zstd ? configure_zstd(spool->zstd, writer->options_.zstd) : "out of memory";
+    if (!refused.empty())
+      return make_error(ErrorCode::kInvalidArgument, "cannot set up zstd compression: " + refused, path);
+    spool->zstd_workers = writer->options_.zstd.workers > 0;
   }
   writer->spool_ = std::move(spool);
   return writer;
@@ -236,7 +244,7 @@ void BintraceWriter::on_event(const events::Event& event) {
   if (!error_.empty() || !begun_) return;
   try {
     handle(event);
-    if (events_.size() >= options_.spool_batch_bytes) flush_events(false);
+    if (events_.size() >= options_.spool_batch_bytes) flush_events(SpoolStep::kBatch);
   } catch (const std::exception& error) {
     error_ = path_ + ": write error: " + error.what();
   }
@@ -595,12 +603,12 @@ void BintraceWriter::write_process(const events::ProcessEvent& change) {
 // what `tracecorn recover` reads).
 void BintraceWriter::flush() {
   if (!error_.empty()) return;
-  flush_events(false);
+  flush_events(SpoolStep::kFlush);
 }
 
-void BintraceWriter::flush_events(bool last) {
+void BintraceWriter::flush_events(SpoolStep step) {
   if (!spool_) return;
-  if (auto error = spool_->write(events_, last); !error.empty() && error_.empty()) {
+  if (auto error = spool_->write(events_, step); !error.empty() && error_.empty()) {
     struct stat status {};  // what reached the spool (stdio may have held some of what it accepted)
     const auto in_spool = fstat(fileno(spool_->file), &status) == 0 ? static_cast<std::uint64_t>(status.st_size) : 0;
     error_ = path_ + ": write error (events spool " + (spool_->path.empty() ? "in a temporary file" : spool_->path) +
@@ -686,7 +694,7 @@ std::string BintraceWriter::end(const events::TraceSummary& summary) {
     try {
       finish_pending_fallthrough();
       if (summary.interrupted) write_other(bt::kInterruptedNote, {}, {});
-      flush_events(true);
+      flush_events(SpoolStep::kEnd);
     } catch (const std::exception& error) {
       error_ = path_ + ": write error: " + error.what();
     }

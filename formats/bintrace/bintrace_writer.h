@@ -56,7 +56,8 @@
 // writer also writes PATH.head.part, a whole binary trace with no events
 // (compression 0) declaring the regions mapped at the start. A recording
 // killed before end() leaves that head and the spool (PATH.events.part, its
-// events up to the last batch handed to the file: spool_batch_bytes); recover_bintrace()
+// events up to the last batch handed to the file: spool_batch_bytes; with
+// zstd's workers, up to the last job they finished); recover_bintrace()
 // (bintrace_recover.h, `tracecorn recover`) rebuilds a valid file from them.
 // end() removes both.
 #pragma once
@@ -68,6 +69,7 @@
 #include <vector>
 
 #include "arch/arch_info.h"
+#include "formats/common/zstd_compression.h"
 #include "formats/bintrace/bintrace_state.h"
 #include "recorder/events/event.h"
 #include "recorder/support/expected.h"
@@ -76,7 +78,7 @@ namespace tracecorn::formats {
 
 struct BintraceWriterOptions {
   bool compress_zstd = false;  // our extension: the events section as one zstd frame (compression byte 1)
-  int zstd_level = 3;
+  ZstdCompression zstd;  // level and worker threads, when compress_zstd
   std::string tool_version;    // metadata strings
   std::string tool_info;
   std::uint64_t unix_time = 0;  // the metadata date; 0 = now
@@ -135,7 +137,10 @@ class BintraceWriter final : public events::Sink {
   void write_other(std::string_view description, std::span<const MemoryEntry> memory,
                    std::span<const RegisterEntry> registers);
   void add_memory(std::vector<MemoryEntry>& out, std::uint64_t address, std::span<const std::uint8_t> bytes);
-  void flush_events(bool last);
+  // The events built so far to the spool: a full batch, a flush (all of it
+  // to the file, flush()), or the last (the end of the zstd stream).
+  enum class SpoolStep { kBatch, kFlush, kEnd };
+  void flush_events(SpoolStep step);
   // Metadata, header and machine description (declaring `regions`).
   std::vector<std::uint8_t> build_head(std::span<const bintrace::MemoryRegion> regions, std::uint8_t compression) const;
   std::vector<bintrace::MemoryRegion> declared_regions() const;

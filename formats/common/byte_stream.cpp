@@ -198,18 +198,19 @@ struct OutputFile::ZstdContext {
   ~ZstdContext() { ZSTD_freeCCtx(context); }
 };
 
-Expected<std::unique_ptr<OutputFile>> OutputFile::open(const std::string& path, bool compress_zstd, int zstd_level) {
+Expected<std::unique_ptr<OutputFile>> OutputFile::open(const std::string& path, bool compress_zstd,
+                                                       const ZstdCompression& compression) {
   std::FILE* file = path == "-" ? stdout : std::fopen(path.c_str(), "wbe");
   if (!file) return make_error(ErrorCode::kIo, std::string("cannot open for writing: ") + std::strerror(errno), path);
   ZstdContext* zstd = nullptr;
   if (compress_zstd) {
     zstd = new ZstdContext;
     zstd->context = ZSTD_createCCtx();
-    if (!zstd->context ||
-        ZSTD_isError(ZSTD_CCtx_setParameter(zstd->context, ZSTD_c_compressionLevel, zstd_level))) {
+    const std::string refused = zstd->context ? configure_zstd(zstd->context, compression) : "out of memory";
+    if (!refused.empty()) {
       delete zstd;
       if (path != "-") std::fclose(file);
-      return make_error(ErrorCode::kInvalidArgument, "cannot set up zstd compression", path);
+      return make_error(ErrorCode::kInvalidArgument, "cannot set up zstd compression: " + refused, path);
     }
   }
   std::unique_ptr<OutputFile> output(new OutputFile(file, path != "-", zstd));

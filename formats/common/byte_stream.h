@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "formats/common/zstd_compression.h"
 #include "recorder/support/expected.h"
 
 namespace tracecorn::formats {
@@ -61,9 +62,10 @@ std::vector<std::uint8_t> read_head(const std::string& path, std::size_t bytes);
 // the file ("No space left on device after 1048576 bytes were written").
 class OutputFile {
  public:
-  // Opens `path` ("-": stdout) for writing, compressing at `zstd_level` when
+  // Opens `path` ("-": stdout) for writing, compressing as `zstd` says when
   // `compress_zstd`. Fails with kIo (cannot create) or kInvalidArgument (zstd set-up).
-  static Expected<std::unique_ptr<OutputFile>> open(const std::string& path, bool compress_zstd, int zstd_level = 3);
+  static Expected<std::unique_ptr<OutputFile>> open(const std::string& path, bool compress_zstd,
+                                                    const ZstdCompression& zstd = {});
   ~OutputFile();
   OutputFile(const OutputFile&) = delete;
   OutputFile& operator=(const OutputFile&) = delete;

@@ -69,6 +69,7 @@ Expected<std::unique_ptr<FormatReader>> open_ucir_reader(const std::string& path
 Expected<std::unique_ptr<events::Sink>> open_ucir_writer(WriterRequest& request) {
   UcirWriterOptions options;
   options.compress_zstd = request.compress_zstd;
+  options.zstd = request.zstd;
   options.strict = request.ucir_strict;
   auto writer = UcirWriter::open(request.path, *request.arch, options);
   if (!writer) return writer.error();

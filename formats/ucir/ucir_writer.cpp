@@ -114,7 +114,7 @@ Expected<std::unique_ptr<UcirWriter>> UcirWriter::open(const std::string& path, 
                                                        UcirWriterOptions options) {
   if (arch.format_ids.ucir_arch.empty())
     return make_error(ErrorCode::kUnsupported, "UCIR has no name for architecture " + std::string(arch.name), path);
-  auto file = OutputFile::open(path, options.compress_zstd, options.zstd_level);
+  auto file = OutputFile::open(path, options.compress_zstd, options.zstd);
   if (!file) return file.error();
   auto output = std::make_unique<Output>(std::move(*file));
   return std::unique_ptr<UcirWriter>(new UcirWriter(std::move(output), path, arch, std::move(options)));

@@ -46,6 +46,7 @@
 #include <vector>
 
 #include "arch/arch_info.h"
+#include "formats/common/zstd_compression.h"
 #include "recorder/events/event.h"
 #include "recorder/support/expected.h"
 
@@ -53,7 +54,7 @@ namespace tracecorn::formats {
 
 struct UcirWriterOptions {
   bool compress_zstd = false;                  // wrap the whole file in one zstd stream
-  int zstd_level = 3;
+  ZstdCompression zstd;  // level and worker threads, when compress_zstd
   bool strict = false;                         // write only the spec's ops (no OP_CALLSTACK, OP_SIGNAL, OP_THREAD)
   std::uint64_t keyframe_interval = 1000000;   // instructions between keyframes; 0 = only the first
   std::string os = "linux";

@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include "recorder/cli/saved_index.h"
 #include "recorder/cli/stack_display.h"
 #include "recorder/debug/debug_server.h"
 #include "recorder/debug/gdb_session.h"
@@ -41,28 +42,6 @@ Expected<debug::ServerOptions> parse_listen(const std::string& text) {
   return options;
 }
 
-// The trace's index: the one saved beside it (TRACE.tcindex) when it is
-// there and matches the trace, else built by reading the trace and saved
-// for next time. What happened is said on stderr.
-Expected<std::unique_ptr<replay::TraceIndex>> open_index(replay::TraceReader& reader, const std::string& trace) {
-  const std::string saved = trace + ".tcindex";
-  auto identity = replay::identify_trace(trace);
-  if (!identity) return identity.error();
-  auto loaded = replay::TraceIndex::load(saved, *identity, reader.arch());
-  if (loaded) {
-    fmt::print(stderr, "tracecorn debug: using the saved index {}\n", saved);
-    return loaded;
-  }
-  if (loaded.error().code != ErrorCode::kNotFound)
-    fmt::print(stderr, "tracecorn debug: not using {}: {}; indexing the trace again\n", saved, loaded.error().message);
-  reader.show_progress("index");
-  auto index = replay::TraceIndex::build(reader);
-  if (!index) return index.error();
-  if (auto status = (*index)->save(saved, *identity); !status)
-    fmt::print(stderr, "tracecorn debug: the index is not saved: {}\n", status.error().to_string());
-  return index;
-}
-
 }  // namespace
 
 CLI::App* add_debug_command(CLI::App& app, DebugCommandOptions& options) {
@@ -90,7 +69,7 @@ int debug_command(const DebugCommandOptions& options) {
   if (!reader) return fail(reader.error().to_string());
   if (!(*reader)->arch().gdb)
     return fail(fmt::format("{}: tracecorn debug does not serve {} traces yet", options.trace, (*reader)->arch().name));
-  auto index = open_index(**reader, options.trace);
+  auto index = open_saved_index(**reader, options.trace, "tracecorn debug");
   if (!index) return fail(index.error().to_string());
   auto travel = debug::TimeTravel::start(**index);
   if (!travel) return fail(options.trace + ": " + travel.error().to_string());

@@ -41,6 +41,7 @@
 #include "formats/registry.h"
 #include "formats/text/text_writer.h"
 #include "recorder/cli/debug_command.h"
+#include "recorder/cli/why_command.h"
 #include "recorder/cli/stack_display.h"
 #include "recorder/core/guest_stacks.h"
 #include "recorder/core/recorder.h"
@@ -84,6 +85,12 @@ struct RunOptions {
   std::vector<std::string> relaunch_command;  // tracecorn's own argv up to "--", without --exec-state-fd
 };
 
+// --compress-level and --jobs, shared by record and convert.
+struct CompressionOptions {
+  int level = 0;  // 0: not given (formats::default_zstd_level)
+  int jobs = -1;  // -1: not given (the cores but one, 1 to 8)
+};
+
 // `record`'s own options as typed (recording_options_from parses them).
 struct RecordOptions {
   std::string output = "-";
@@ -97,6 +104,7 @@ struct RecordOptions {
   std::string stop_at;
   std::uint64_t stop_after = 0;
   std::string compress = "none";
+  CompressionOptions compression;
   bool ucir_strict = false;
   std::vector<std::string> tracer_args;  // tracecorn's own command line (BAP frames' meta frame)
 };
@@ -287,11 +295,42 @@ int exit_status_for(const tracecorn::Error& error) {
   }
 }
 
+// --compress-level and --jobs are about zstd: without it they are a mistake.
+tracecorn::Status validate_compression(const CompressionOptions& compression, bool zstd) {
+  if (zstd) return tracecorn::ok_status();
+  if (compression.level != 0) return usage_error("--compress-level", "needs --compress zstd");
+  if (compression.jobs != -1) return usage_error("--jobs", "needs --compress zstd");
+  return tracecorn::ok_status();
+}
+
+// zstd's settings from --compress-level and --jobs: by default as many
+// compressing threads as the machine has cores but one (1 to 8); any count
+// from 1 up writes the same bytes (formats/common/zstd_compression.h). The
+// level is 0 when not given: the writer's caller picks the default for the
+// trace's level of detail (formats::default_zstd_level).
+tracecorn::formats::ZstdCompression zstd_compression(const CompressionOptions& compression) {
+  const int cores = static_cast<int>(std::thread::hardware_concurrency());
+  const int workers = compression.jobs >= 0 ? compression.jobs : std::clamp(cores - 1, 1, 8);
+  return {compression.level, workers};
+}
+
+void add_compression_options(CLI::App* app, CompressionOptions& compression) {
+  app->add_option("--compress-level", compression.level,
+                  "zstd's level with --compress zstd: 1 (fastest) to 19 (smallest); default 1 for a trace of "
+                  "level regs or full, 3 below")
+      ->check(CLI::Range(1, 19));
+  app->add_option("--jobs", compression.jobs,
+                  "Threads that compress with --compress zstd while the trace is written (default: the cores "
+                  "but one, 1 to 8; 0: on the writing thread). Every N from 1 up writes the same bytes")
+      ->check(CLI::Range(0, 16));  // each holds about 8 MiB: at 16, a full-level recording peaked at 276 MB
+}
+
 // Checks the combination of recording options (before anything runs); the
 // error names the option concerned.
 tracecorn::Status validate_record_options(const RecordOptions& record) {
   if (record.compress != "none" && record.format != "ucir" && record.format != "frames" && record.format != "bintrace")
     return usage_error("--compress", "only --format ucir, frames and bintrace can be compressed");
+  if (auto valid = validate_compression(record.compression, record.compress == "zstd"); !valid) return valid;
   if (record.format == "bintrace" && record.level != "regs" && record.level != "full")
     return usage_error("--level", "--format bintrace needs per-instruction registers: --level regs or full");
   // BAP frames carry the register values each instruction reads: code left
@@ -334,6 +373,9 @@ tracecorn::Expected<tracecorn::session::RecordingOptions> recording_options_from
   parsed.format = record.format;
   parsed.level = tracecorn::core::parse_trace_level(record.level).value_or(tracecorn::core::TraceLevel::kFull);
   parsed.compress_zstd = record.compress == "zstd";
+  parsed.zstd = zstd_compression(record.compression);
+  if (parsed.zstd.level == 0)
+    parsed.zstd.level = tracecorn::formats::default_zstd_level(tracecorn::core::level_has_registers(parsed.level));
   parsed.ucir_strict = record.ucir_strict;
   parsed.ring_bytes = record.ring_kib << 10;
   parsed.flight_recorder = record.flight_recorder;
@@ -767,8 +809,13 @@ int recover_command(std::string path, std::string output) {
 
 // `tracecorn convert IN OUT --format F [--compress zstd]`, and the exporters
 // (`--format drcov|chrome`). Prints what the target cannot carry. Returns 0 or 125.
-int convert_command(const std::string& in, const std::string& out, const std::string& format, bool zstd) {
+int convert_command(const std::string& in, const std::string& out, const std::string& format, bool zstd,
+                    const CompressionOptions& compression) {
   using tracecorn::replay::TraceFormat;
+  if (auto valid = validate_compression(compression, zstd); !valid) {
+    fmt::print(stderr, "tracecorn: {}\n", valid.error().to_string());
+    return kExitToolError;
+  }
   if (format == "drcov" || format == "chrome" || format == "tenet") {
     auto written = format == "drcov"    ? tracecorn::replay::export_drcov(in, out, true)
                    : format == "chrome" ? tracecorn::replay::export_chrome(in, out, true)
@@ -783,7 +830,7 @@ int convert_command(const std::string& in, const std::string& out, const std::st
   }
   const TraceFormat target = format == "ucir" ? TraceFormat::kUcir : format == "frames" ? TraceFormat::kFrames
                                                                                          : TraceFormat::kBintrace;
-  auto lost = tracecorn::replay::convert_trace(in, out, target, zstd, true);
+  auto lost = tracecorn::replay::convert_trace(in, out, target, zstd, true, zstd_compression(compression));
   if (!lost) {
     fmt::print(stderr, "tracecorn: {}\n", lost.error().to_string());
     return kExitToolError;
@@ -892,6 +939,7 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"text", "ucir", "frames", "bintrace", "null"}));
   record_app->add_option("--compress", record.compress, "Compress the trace: none or zstd (ucir, frames; bintrace: the events section)")
       ->check(CLI::IsMember({"none", "zstd"}));
+  add_compression_options(record_app, record.compression);
   record_app->add_flag("--ucir-strict", record.ucir_strict,
                        "UCIR: write only the spec's ops (no call stack extension op)");
   record_app->add_option("--level", record.level, "blocks, insns, mem, regs or full")
@@ -950,9 +998,13 @@ int main(int argc, char** argv) {
       ->required()
       ->check(CLI::IsMember({"ucir", "frames", "bintrace", "drcov", "chrome", "tenet"}));
   convert_app->add_option("--compress", convert_compress, "none or zstd")->check(CLI::IsMember({"none", "zstd"}));
+  CompressionOptions convert_compression;
+  add_compression_options(convert_app, convert_compression);
 
   tracecorn::cli::DebugCommandOptions debug;
   CLI::App* debug_app = tracecorn::cli::add_debug_command(app, debug);
+  tracecorn::cli::WhyCommandOptions why;
+  CLI::App* why_app = tracecorn::cli::add_why_command(app, why);
 
   CLI::App* recover_app =
       app.add_subcommand("recover", "Rebuild a binary trace whose recording was killed, from FILE.head.part and "
@@ -989,8 +1041,9 @@ int main(int argc, char** argv) {
     if (stat_app->parsed()) return stat_command(stat_path);
     if (recover_app->parsed()) return recover_command(recover_path, recover_output);
     if (debug_app->parsed()) return tracecorn::cli::debug_command(debug);
+    if (why_app->parsed()) return tracecorn::cli::why_command(why);
     if (convert_app->parsed())
-      return convert_command(convert_in, convert_out, convert_format, convert_compress == "zstd");
+      return convert_command(convert_in, convert_out, convert_format, convert_compress == "zstd", convert_compression);
   } catch (const CLI::ValidationError& error) {
     fmt::print(stderr, "tracecorn: {}\n", error.what());
     return kExitToolError;

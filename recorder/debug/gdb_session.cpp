@@ -100,13 +100,8 @@ GdbSession::GdbSession(TimeTravel& travel, formats::AddressNamer* namer)
       }
     }
   }
-  const auto* sp = [&]() -> const arch::RegisterInfo* {
-    for (const auto& reg : arch_.registers)
-      if (reg.uc_id == arch_.sp_reg) return &reg;
-    return nullptr;
-  }();
-  if (sp) {
-    if (auto value = travel.register_value(static_cast<std::size_t>(sp - arch_.registers.data()))) {
+  if (const auto sp = arch_.register_index(arch_.sp_reg)) {
+    if (auto value = travel.register_value(*sp)) {
       std::uint64_t address = 0;
       for (std::size_t b = 0; b < value->size && b < 8; ++b) address |= std::uint64_t{value->bytes[b]} << (8 * b);
       auxv_ = initial_auxv(travel.index(), address, arch_.elf_64bit, arch_.little_endian);
@@ -157,8 +152,11 @@ std::string GdbSession::answer(std::string_view packet) {
       if (rest == "c") return resume(Direction::kBackward, false);
       if (rest == "s") return resume(Direction::kBackward, true);
       return "";
-    case 'H': return "OK";
-    case 'T': return rest == "1" || rest == "p1.1" ? "OK" : std::string(kError);
+    case 'H': return set_thread(rest);
+    case 'T': {
+      std::uint32_t thread = 0;
+      return parse_thread(rest, thread) && thread != 0 && travel_.thread_alive(thread) ? "OK" : std::string(kError);
+    }
     case 'D': closed_ = true; return "OK";
     case 'k': closed_ = true; return "OK";
     case 'q': case 'Q': return query(packet);
@@ -178,12 +176,16 @@ std::string GdbSession::query(std::string_view packet) {
                        "ReverseContinue+;ReverseStep+;QCatchSyscalls+;swbreak+;hwbreak+;vContSupported+",
                        kMaxPacketBytes, target_xml_.empty() ? "-" : "+", auxv_.empty() ? "-" : "+");
   if (packet == "QStartNoAckMode") { no_ack_ = true; return "OK"; }
-  if (packet == "qC") return "QC1";
-  if (packet == "qfThreadInfo") return "m1";
+  if (packet == "qC") return fmt::format("QC{:x}", travel_.current_thread());
+  if (packet == "qfThreadInfo") return thread_list();
   if (packet == "qsThreadInfo") return "l";
   if (packet == "qAttached") return "1";
   if (starts_with(packet, "qSymbol")) return "OK";
-  if (starts_with(packet, "qThreadExtraInfo,")) return hex_text("recorded thread");
+  if (starts_with(packet, "qThreadExtraInfo,")) {
+    std::uint32_t thread = 0;
+    if (!parse_thread(packet.substr(17), thread)) return std::string(kError);
+    return hex_text(thread == travel_.current_thread() ? "running here" : "switched out");
+  }
   if (starts_with(packet, "qXfer:")) return transfer(packet.substr(6));
   if (starts_with(packet, "QCatchSyscalls:")) return catch_syscalls(packet.substr(15));
   if (starts_with(packet, "qRcmd,")) return monitor(packet.substr(6));
@@ -219,7 +221,13 @@ std::string GdbSession::transfer(std::string_view request) const {
 std::string GdbSession::register_hex(std::size_t gdb_number) const {
   const std::size_t bytes = gdb_bits_[gdb_number] / 8;
   const int table = table_index_[gdb_number];
-  const auto value = table < 0 ? std::nullopt : travel_.register_value(static_cast<std::size_t>(table));
+  std::optional<events::RegisterValue> value;
+  if (table >= 0 && (general_thread_ == 0 || general_thread_ == travel_.current_thread())) {
+    value = travel_.register_value(static_cast<std::size_t>(table));
+  } else if (table >= 0) {
+    auto other = travel_.thread_register_value(static_cast<std::size_t>(table), general_thread_);
+    if (other) value = *other;
+  }
   if (!value) return std::string(2 * bytes, 'x');
   std::vector<std::uint8_t> out(bytes, 0);  // little endian, zero-extended or cut to gdb's width
   std::copy_n(value->bytes.begin(), std::min<std::size_t>(bytes, value->size), out.begin());
@@ -229,6 +237,7 @@ std::string GdbSession::register_hex(std::size_t gdb_number) const {
 
 std::string GdbSession::read_registers() const {
   if (gdb_bits_.empty()) return std::string(kError);
+  if (general_thread_ != 0 && !travel_.thread_alive(general_thread_)) return std::string(kError);
   std::string hex;
   for (std::size_t n = 0; n < gdb_bits_.size(); ++n) hex += register_hex(n);
   return hex;
@@ -274,21 +283,59 @@ std::string GdbSession::change_point(std::string_view packet, bool insert) {
   return "";
 }
 
-std::string GdbSession::resume(Direction direction, bool single_step) {
-  auto stop = single_step ? travel_.step(direction) : travel_.resume(direction);
+bool GdbSession::parse_thread(std::string_view text, std::uint32_t& thread) {
+  if (text == "-1" || text == "0") {
+    thread = 0;
+    return true;
+  }
+  std::uint64_t value = 0;
+  if (!parse_hex_number(text, value) || value == 0 || value > UINT32_MAX) return false;
+  thread = static_cast<std::uint32_t>(value);
+  return true;
+}
+
+std::string GdbSession::set_thread(std::string_view arguments) {
+  std::uint32_t thread = 0;
+  if (arguments.empty() || (arguments[0] != 'g' && arguments[0] != 'c') || !parse_thread(arguments.substr(1), thread))
+    return std::string(kError);
+  if (thread != 0 && !travel_.thread_alive(thread)) return std::string(kError);
+  (arguments[0] == 'g' ? general_thread_ : continue_thread_) = thread;
+  return "OK";
+}
+
+std::string GdbSession::thread_list() const {
+  std::string list = "m";
+  for (const std::uint32_t thread : travel_.threads()) list += fmt::format("{}{:x}", list.size() > 1 ? "," : "", thread);
+  return list;
+}
+
+std::string GdbSession::resume(Direction direction, bool single_step, std::uint32_t thread) {
+  if (thread == 0) thread = continue_thread_;
+  if (thread == 0 || !travel_.thread_alive(thread)) thread = travel_.current_thread();
+  auto stop = single_step ? travel_.step(direction, thread) : travel_.resume(direction);
   if (!stop) return std::string(kError);
   last_stop_ = *stop;
+  general_thread_ = 0;  // as gdb assumes after a stop (its record_currthread): the stopped thread's
   return stop_reply(*stop);
 }
 
 std::string GdbSession::resume_vcont(std::string_view actions) {
-  // The first action decides (there is one thread): s/S step, c/C continue.
+  // ACTION[:THREAD] separated by ';'. A step of one thread wins (the others
+  // run meanwhile, as recorded); otherwise everything continues.
   if (actions.empty()) return std::string(kError);
-  switch (actions[0]) {
-    case 's': case 'S': return resume(Direction::kForward, true);
-    case 'c': case 'C': return resume(Direction::kForward, false);
-    default: return std::string(kError);
+  bool any_continue = false;
+  while (!actions.empty()) {
+    const std::string_view action = actions.substr(0, actions.find(';'));
+    actions.remove_prefix(std::min(actions.size(), action.size() + 1));
+    const auto colon = action.find(':');
+    const std::string_view verb = action.substr(0, colon);
+    std::uint32_t thread = 0;
+    if (colon != std::string_view::npos && !parse_thread(action.substr(colon + 1), thread)) return std::string(kError);
+    if (verb == "s" || (verb.size() == 3 && verb[0] == 'S')) return resume(Direction::kForward, true, thread);
+    if (verb == "c" || (verb.size() == 3 && verb[0] == 'C')) any_continue = true;
+    else return std::string(kError);
   }
+  return any_continue ? resume(Direction::kForward, false) : std::string(kError);
 }
 
 std::string GdbSession::catch_syscalls(std::string_view arguments) {
@@ -313,20 +360,21 @@ std::string GdbSession::catch_syscalls(std::string_view arguments) {
 }
 
 std::string GdbSession::stop_reply(const Stop& stop) const {
+  const std::string thread = fmt::format("thread:{:x};", travel_.current_thread());
   switch (stop.kind) {
-    case Stop::Kind::kStep: return "T05thread:1;";
-    case Stop::Kind::kBreakpoint: return "T05thread:1;swbreak:;";
+    case Stop::Kind::kStep: return "T05" + thread;
+    case Stop::Kind::kBreakpoint: return "T05" + thread + "swbreak:;";
     case Stop::Kind::kWatchpoint:
-      return fmt::format("T05thread:1;{}:{:x};",
+      return fmt::format("T05{}{}:{:x};", thread,
                          stop.watch == WatchKind::kWrite ? "watch" : stop.watch == WatchKind::kRead ? "rwatch" : "awatch",
                          stop.address);
-    case Stop::Kind::kSyscallEntry: return fmt::format("T05thread:1;syscall_entry:{:x};", stop.number);
-    case Stop::Kind::kSyscallReturn: return fmt::format("T05thread:1;syscall_return:{:x};", stop.number);
-    case Stop::Kind::kSignal: return fmt::format("T{:02x}thread:1;", gdb_signal_number(stop.signal));
-    case Stop::Kind::kBegin: return "T05thread:1;replaylog:begin;";
-    case Stop::Kind::kEnd: return "T05thread:1;replaylog:end;";
+    case Stop::Kind::kSyscallEntry: return fmt::format("T05{}syscall_entry:{:x};", thread, stop.number);
+    case Stop::Kind::kSyscallReturn: return fmt::format("T05{}syscall_return:{:x};", thread, stop.number);
+    case Stop::Kind::kSignal: return fmt::format("T{:02x}{}", gdb_signal_number(stop.signal), thread);
+    case Stop::Kind::kBegin: return "T05" + thread + "replaylog:begin;";
+    case Stop::Kind::kEnd: return "T05" + thread + "replaylog:end;";
   }
-  return "T05thread:1;";
+  return "T05" + thread;
 }
 
 }  // namespace tracecorn::debug

@@ -3,8 +3,10 @@
 // from the time-travel position (time_travel.h): registers through the
 // architecture's target description (arch/arch_info.h, GdbTarget), memory,
 // breakpoints and write watchpoints, forward and reverse stepping and
-// continuing (bs, bc), syscall catching (QCatchSyscalls), and `monitor`
-// commands (qRcmd: when, seek, last-write, stack, help). The trace is read
+// continuing (bs, bc), syscall catching (QCatchSyscalls), threads (thread
+// ids are the guest's tids: qfThreadInfo, Hg/Hc, T, `thread:` in stops, a
+// step of the thread named), and `monitor`
+// commands (qRcmd: when, seek, last-write, stack, why, help). The trace is read
 // only: packets that would change the guest get an error. It knows nothing of
 // sockets: the server (debug_server.h) feeds it what the parser splits.
 // Who calls it: the debug server, tests and the fuzzer; one thread.
@@ -21,6 +23,7 @@
 #include <vector>
 
 #include "arch/arch_info.h"
+#include "arch/instruction_decoder.h"
 #include "formats/address_namer.h"
 #include "recorder/debug/remote_protocol.h"
 #include "recorder/debug/time_travel.h"
@@ -51,13 +54,18 @@ class GdbSession {
   std::string read_register(std::string_view number) const;
   std::string read_memory(std::string_view arguments) const;
   std::string change_point(std::string_view packet, bool insert);
-  std::string resume(Direction direction, bool single_step);
+  std::string resume(Direction direction, bool single_step, std::uint32_t thread = 0);  // 0: the continue thread
   std::string resume_vcont(std::string_view actions);
   std::string query(std::string_view packet);
   std::string transfer(std::string_view request) const;  // qXfer:<object>:read:<annex>:<offset>,<length>
   std::string catch_syscalls(std::string_view arguments);
   std::string monitor(std::string_view hex_command);
+  std::string monitor_why(const std::vector<std::string>& arguments);  // its output, not hex encoded
   std::string register_hex(std::size_t gdb_number) const;
+  std::string set_thread(std::string_view arguments);  // H
+  std::string thread_list() const;                     // qfThreadInfo
+  // A thread-id of the protocol: "-1" (all) and "0" (any) give 0; a tid otherwise.
+  static bool parse_thread(std::string_view text, std::uint32_t& thread);
 
   TimeTravel& travel_;
   formats::AddressNamer* namer_;
@@ -67,9 +75,12 @@ class GdbSession {
   std::vector<int> table_index_;                   // per gdb register number: the table index, -1 none
   std::vector<std::uint16_t> gdb_bits_;            // per gdb register number
   Stop last_stop_;
+  std::uint32_t general_thread_ = 0;   // Hg: whose registers g and p read (0: the current thread's)
+  std::uint32_t continue_thread_ = 0;  // Hc: which thread s and bs step (0: the current one)
   bool no_ack_ = false;
   bool closed_ = false;
   std::string last_reply_;  // framed, for a '-' from the client
+  std::unique_ptr<arch::InstructionDecoder> why_decoder_;  // opened by the first `monitor why`
 };
 
 // The target description (XML) gdb reads with qXfer:features:read for `target`.

@@ -1,6 +1,7 @@
 // Role: the `monitor` commands of the debug server (GdbSession::monitor, the
 // qRcmd packet): where the session is in the trace, jumping to an event, the
-// last write to memory, and the call stack recorded at the nearest syscall.
+// last write to memory, the call stack recorded at the current thread's
+// last syscall, and where a value came from (why.h).
 // The reply is the command's output, hex encoded (the gdb manual, "qRcmd").
 #include <algorithm>
 #include <sstream>
@@ -8,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "recorder/debug/gdb_session.h"
+#include "recorder/debug/why.h"
 
 namespace tracecorn::debug {
 namespace {
@@ -17,7 +19,8 @@ constexpr std::string_view kHelp =
     "  when                  the current event and instruction numbers\n"
     "  seek EVENT            go to the first instruction at or after EVENT (then 'flushregs')\n"
     "  last-write ADDR [LEN] the last write to [ADDR, ADDR+LEN) before the current position\n"
-    "  stack                 the call stack recorded at the nearest syscall before here\n"
+    "  stack                 the call stack recorded at this thread's last syscall before here\n"
+    "  why REG|ADDR [LEN]    where a register's or memory's value here came from (full-level traces)\n"
     "  help                  this list\n";
 
 std::string hex_of(std::string_view text) {
@@ -37,8 +40,9 @@ bool parse_number(const std::string& text, std::uint64_t& value) {
 std::string when(TimeTravel& travel) {
   auto count = travel.index().instructions_before(travel.position().event);
   if (!count) return "error: " + count.error().to_string() + "\n";
-  return fmt::format("event {} of {}, instruction {} of {}, pc {:#x}\n", travel.position().event,
-                     travel.index().event_count(), *count, travel.index().instructions(), travel.position().pc);
+  return fmt::format("event {} of {}, instruction {} of {}, pc {:#x}, thread {}\n", travel.position().event,
+                     travel.index().event_count(), *count, travel.index().instructions(), travel.position().pc,
+                     travel.current_thread());
 }
 
 std::string last_write(TimeTravel& travel, std::uint64_t address, std::uint64_t length) {
@@ -66,8 +70,11 @@ std::string stack(TimeTravel &travel, formats::AddressNamer *namer) {
       [](std::uint64_t event, const replay::SyscallRecord &call) {
         return event < call.event;
       });
+  // The current thread's (a syscall event belongs to the thread that runs it).
+  const std::uint32_t thread = travel.current_thread();
+  while (it != calls.begin() && travel.index().thread_at((it - 1)->event) != thread) --it;
   if (it == calls.begin())
-    return "no syscall before here\n";
+    return "no syscall of this thread before here\n";
   --it;
   std::string text = fmt::format(
       "at event {}: {} (pc {:#x})\n", it->event,
@@ -86,6 +93,33 @@ std::string stack(TimeTravel &travel, formats::AddressNamer *namer) {
 
 } // namespace
 
+std::string GdbSession::monitor_why(const std::vector<std::string>& arguments) {
+  replay::TraceIndex& index = travel_.index();
+  debug::WhyTarget target;
+  std::string name = arguments[0];
+  if (!name.empty() && name[0] == '$') name.erase(0, 1);
+  if (const auto* reg = arch_.find_register(name)) {
+    if (arguments.size() != 1) return "why: a register takes no length\n";
+    target.is_register = true;
+    target.register_index = static_cast<std::size_t>(reg - arch_.registers.data());
+  } else if (!parse_number(arguments[0], target.address) ||
+             (arguments.size() == 2 && !parse_number(arguments[1], target.length))) {
+    return fmt::format("why: '{}' is neither a register of {} nor an address\n", arguments[0], arch_.name);
+  } else if (arguments.size() == 1) {
+    target.length = 1;
+  }
+  if (!why_decoder_) {
+    auto decoder = arch::InstructionDecoder::open(arch_, true);
+    if (!decoder) return "why: " + decoder.error().to_string() + "\n";
+    why_decoder_ = std::move(*decoder);
+  }
+  auto tree = explain(index, *why_decoder_, namer_, target, travel_.position().event);
+  // explain() moved the index: back to the position.
+  if (auto status = index.seek(travel_.position().event); !status) return "error: " + status.error().to_string() + "\n";
+  if (!tree) return "why: " + tree.error().to_string() + "\n";
+  return why_text(*tree, arch_);
+}
+
 std::string GdbSession::monitor(std::string_view hex_command) {
   std::vector<std::uint8_t> bytes;
   if (!from_hex(hex_command, bytes)) return "E01";
@@ -100,12 +134,14 @@ std::string GdbSession::monitor(std::string_view hex_command) {
     auto stop = travel_.seek(a);
     if (!stop) return hex_of("error: " + stop.error().to_string() + "\n");
     last_stop_ = *stop;
+    general_thread_ = 0;  // gdb's 'flushregs' reads the thread at the new position
     return hex_of(when(travel_));
   }
   if (command == "last-write" && !arguments.empty() && arguments.size() <= 2 && parse_number(arguments[0], a) &&
       (arguments.size() == 1 || parse_number(arguments[1], b)) && b > 0)
     return hex_of(last_write(travel_, a, b));
   if (command == "stack" && arguments.empty()) return hex_of(stack(travel_, namer_));
+  if (command == "why" && !arguments.empty() && arguments.size() <= 2) return hex_of(monitor_why(arguments));
   if (command == "help" || command.empty()) return hex_of(kHelp);
   return hex_of(fmt::format("unknown or malformed monitor command '{}'; 'monitor help' lists them\n",
                             std::string(bytes.begin(), bytes.end())));

@@ -23,10 +23,11 @@ bool position_before(const Position& a, const Position& b) {
   return !a.on_instruction && b.on_instruction;
 }
 
-TimeTravel::TimeTravel(replay::TraceIndex& index) : index_(index) {
-  const auto& registers = index.arch().registers;
-  for (std::size_t i = 0; i < registers.size(); ++i)
-    if (registers[i].uc_id == index.arch().pc_reg) pc_table_index_ = i;
+TimeTravel::TimeTravel(replay::TraceIndex& index)
+    : index_(index), pc_table_index_(index.arch().register_index(index.arch().pc_reg).value_or(0)) {
+  runs_.push_back({0, index.first_thread()});
+  for (const auto& change : index.thread_changes())
+    if (change.change == events::ThreadChange::kSwitched) runs_.push_back({change.event + 1, change.thread});
 }
 
 Expected<std::unique_ptr<TimeTravel>> TimeTravel::start(replay::TraceIndex& index) {
@@ -75,15 +76,16 @@ bool TimeTravel::syscall_caught(std::uint64_t number) const {
          (caught_numbers_.empty() || std::binary_search(caught_numbers_.begin(), caught_numbers_.end(), number));
 }
 
+events::RegisterValue TimeTravel::pc_value(std::uint64_t pc) const {
+  events::RegisterValue value;
+  value.index = static_cast<std::uint16_t>(pc_table_index_);
+  value.size = index_.arch().registers[pc_table_index_].size;
+  for (std::size_t b = 0; b < value.size && b < 8; ++b) value.bytes[b] = static_cast<std::uint8_t>(pc >> (8 * b));
+  return value;
+}
+
 std::optional<events::RegisterValue> TimeTravel::register_value(std::size_t table_index) const {
-  if (table_index == pc_table_index_) {
-    events::RegisterValue value;
-    value.index = static_cast<std::uint16_t>(table_index);
-    value.size = index_.arch().registers[table_index].size;
-    for (std::size_t b = 0; b < value.size && b < 8; ++b)
-      value.bytes[b] = static_cast<std::uint8_t>(position_.pc >> (8 * b));
-    return value;
-  }
+  if (table_index == pc_table_index_) return pc_value(position_.pc);
   return index_.register_value(table_index);
 }
 
@@ -105,13 +107,54 @@ Expected<Stop> TimeTravel::stay_at_edge(Direction direction) {
   return Stop{direction == Direction::kForward ? Stop::Kind::kEnd : Stop::Kind::kBegin};
 }
 
-Expected<std::optional<replay::InstructionRecord>> TimeTravel::previous_step() {
-  auto previous = index_.previous_instruction(position_.event);
+std::size_t TimeTravel::run_of(std::uint64_t event) const {
+  const auto after = std::upper_bound(runs_.begin(), runs_.end(), event,
+                                      [](std::uint64_t e, const Run& run) { return e < run.first_event; });
+  return static_cast<std::size_t>(after - runs_.begin()) - 1;  // runs_[0] starts at event 0
+}
+
+Expected<std::optional<replay::InstructionRecord>> TimeTravel::next_instruction_of(std::uint32_t thread,
+                                                                                   std::uint64_t from) {
+  for (std::size_t run = run_of(from); run < runs_.size();) {
+    if (runs_[run].thread != thread) {
+      if (++run < runs_.size()) from = std::max(from, runs_[run].first_event);
+      continue;
+    }
+    auto found = index_.next_instruction(from);
+    if (!found || !*found) return found;
+    const std::uint64_t end = run + 1 < runs_.size() ? runs_[run + 1].first_event : UINT64_MAX;
+    if ((*found)->event < end) return found;
+    from = (*found)->event;  // none of the thread's before it: go on from its run
+    run = run_of(from);
+  }
+  return std::optional<replay::InstructionRecord>{};
+}
+
+Expected<std::optional<replay::InstructionRecord>> TimeTravel::previous_instruction_of(std::uint32_t thread,
+                                                                                       std::uint64_t before) {
+  if (before == 0) return std::optional<replay::InstructionRecord>{};
+  for (std::size_t run = run_of(before - 1);;) {
+    if (runs_[run].thread == thread) {
+      auto found = index_.previous_instruction(before);
+      if (!found || !*found) return found;
+      if ((*found)->event >= runs_[run].first_event) return found;
+      before = (*found)->event + 1;  // none of the thread's after it: go on from its run
+      run = run_of((*found)->event);
+      continue;
+    }
+    if (run == 0) return std::optional<replay::InstructionRecord>{};
+    before = std::min(before, runs_[run].first_event);
+    --run;
+  }
+}
+
+Expected<std::optional<replay::InstructionRecord>> TimeTravel::previous_step(std::uint32_t thread) {
+  auto previous = previous_instruction_of(thread, position_.event);
   const auto& arch = index_.arch();
   if (!previous || !*previous || !arch.has_delay_slot) return previous;
   // A branch's delay slot is no place to stop: gdb steps over it forwards
   // (its single_step_through_delay), so a step back goes to the branch.
-  auto branch = index_.previous_instruction((*previous)->event);
+  auto branch = previous_instruction_of(thread, (*previous)->event);
   if (!branch || !*branch || (*branch)->pc + arch.branch_delay_slot != (*previous)->pc) return previous;
   std::uint8_t bytes[8] = {};
   const std::size_t size = std::min<std::size_t>(arch.branch_delay_slot, sizeof bytes);
@@ -120,18 +163,39 @@ Expected<std::optional<replay::InstructionRecord>> TimeTravel::previous_step() {
   return branch;
 }
 
-Expected<Stop> TimeTravel::step(Direction direction) {
-  auto next = direction == Direction::kForward ? index_.next_instruction(forward_from()) : previous_step();
+Expected<std::optional<std::uint64_t>> TimeTravel::thread_access(const Watchpoint& watch, std::uint32_t thread,
+                                                                  std::uint64_t from, std::uint64_t before) {
+  while (from < before) {
+    auto access = index_.next_access(from, watch.address, watch.length, accesses_of(watch.kind));
+    if (!access) return access.error();
+    if (!*access || (*access)->event >= before) break;
+    if (index_.thread_at((*access)->event) == thread)
+      return std::optional<std::uint64_t>{std::max(watch.address, (*access)->address)};
+    from = (*access)->event + 1;
+  }
+  return std::optional<std::uint64_t>{};
+}
+
+Expected<Stop> TimeTravel::step(Direction direction, std::uint32_t thread) {
+  std::uint64_t from = forward_from();
+  if (direction == Direction::kForward && thread != current_thread()) {
+    // The thread has not run its next instruction yet: run it, stop at the one after.
+    auto resumes_at = next_instruction_of(thread, position_.event);
+    if (!resumes_at) return resumes_at.error();
+    if (!*resumes_at) return stay_at_edge(direction);
+    from = (*resumes_at)->event + 1;
+  }
+  auto next = direction == Direction::kForward ? next_instruction_of(thread, from) : previous_step(thread);
   if (!next) return next.error();
   if (!*next) return stay_at_edge(direction);
   Stop stop{Stop::Kind::kStep};
   if (direction == Direction::kForward && !watch_before_write_) {
-    // A watched byte accessed by the instruction stepped over.
+    // A watched byte the thread accessed in the instruction stepped over.
     for (const auto& watch : watchpoints_) {
-      auto access = index_.next_access(forward_from(), watch.address, watch.length, accesses_of(watch.kind));
-      if (!access) return access.error();
-      if (*access && (*access)->event < (*next)->event) {
-        stop = Stop{Stop::Kind::kWatchpoint, std::max(watch.address, (*access)->address)};
+      auto address = thread_access(watch, thread, forward_from(), (*next)->event);
+      if (!address) return address.error();
+      if (*address) {
+        stop = Stop{Stop::Kind::kWatchpoint, **address};
         stop.watch = watch.kind;
         break;
       }
@@ -139,6 +203,76 @@ Expected<Stop> TimeTravel::step(Direction direction) {
   }
   if (auto status = go_to_instruction(**next); !status) return status.error();
   return stop;
+}
+
+std::uint32_t TimeTravel::current_thread() const { return runs_[run_of(position_.event)].thread; }
+
+bool TimeTravel::thread_alive(std::uint32_t thread) const {
+  const auto alive = threads();
+  return std::find(alive.begin(), alive.end(), thread) != alive.end();
+}
+
+Expected<std::optional<events::RegisterValue>> TimeTravel::thread_register_value(std::size_t table_index,
+                                                                                 std::uint32_t thread) {
+  if (thread == current_thread()) return register_value(table_index);
+  if (!thread_alive(thread))
+    return make_error(ErrorCode::kInvalidArgument, "thread " + std::to_string(thread) + " is not alive at event " +
+                                                       std::to_string(position_.event));
+  const bool fresh = snapshot_ && snapshot_->thread == thread && snapshot_->position.event == position_.event &&
+                     snapshot_->position.on_instruction == position_.on_instruction;
+  if (!fresh) {
+    if (auto status = snapshot_thread(thread); !status) return status.error();
+  }
+  if (table_index >= snapshot_->registers.size()) return std::optional<events::RegisterValue>{};
+  return snapshot_->registers[table_index];
+}
+
+Status TimeTravel::snapshot_thread(std::uint32_t thread) {
+  const auto& changes = index_.thread_changes();
+  const std::size_t count = index_.arch().registers.size();
+  ThreadSnapshot snapshot{position_, thread, std::vector<std::optional<events::RegisterValue>>(count)};
+  auto first_after = std::lower_bound(changes.begin(), changes.end(), position_.event,
+                                      [](const replay::ThreadChangeRecord& c, std::uint64_t e) { return c.event < e; });
+  auto switched_in = std::find_if(first_after, changes.end(), [&](const replay::ThreadChangeRecord& c) {
+    return c.change == events::ThreadChange::kSwitched && c.thread == thread;
+  });
+  std::optional<std::uint64_t> stopped_pc;  // where it resumes
+  std::uint64_t state_at = 0;
+  if (switched_in != changes.end()) {
+    state_at = switched_in->event + 1;  // the registers it resumes with, pc included
+  } else {
+    auto switched_out = std::find_if(std::make_reverse_iterator(first_after), changes.rend(),
+                                     [&](const replay::ThreadChangeRecord& c) {
+                                       return c.change == events::ThreadChange::kSwitched && c.from == thread;
+                                     });
+    if (switched_out == changes.rend()) {  // never ran: nothing is known
+      snapshot_ = std::move(snapshot);
+      return ok_status();
+    }
+    state_at = switched_out->event;
+    // Its pc is known when it stopped in a syscall (after the trap instruction).
+    const auto& calls = index_.syscalls();
+    auto call = std::lower_bound(calls.begin(), calls.end(), state_at,
+                                 [](const replay::SyscallRecord& c, std::uint64_t e) { return c.event < e; });
+    auto last = previous_instruction_of(thread, state_at);
+    if (!last) return last.error();
+    if (call != calls.begin() && index_.thread_at((call - 1)->event) == thread &&
+        (!*last || (*last)->event < (call - 1)->event))
+      stopped_pc = (call - 1)->pc + index_.arch().syscall_abi.trap_length;
+  }
+  // Its pc is that of the next instruction it runs (a thread switched out in
+  // a blocking syscall is switched in at the trap, to restart it, but runs on
+  // after it: Linux shows it after the trap).
+  auto resumes_at = next_instruction_of(thread, position_.event);
+  if (!resumes_at) return resumes_at.error();
+  if (*resumes_at) stopped_pc = (*resumes_at)->pc;
+  if (auto status = index_.seek(state_at); !status) return status;
+  for (std::size_t i = 0; i < count; ++i) snapshot.registers[i] = index_.register_value(i);
+  if (stopped_pc) snapshot.registers[pc_table_index_] = pc_value(*stopped_pc);
+  else if (switched_in == changes.end()) snapshot.registers[pc_table_index_].reset();
+  if (auto status = index_.seek(position_.event); !status) return status;
+  snapshot_ = std::move(snapshot);
+  return ok_status();
 }
 
 Expected<std::optional<TimeTravel::Candidate>> TimeTravel::next_breakpoint(Direction direction) {

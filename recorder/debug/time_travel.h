@@ -9,6 +9,11 @@
 // it, each with the pc after the trap instruction (where Linux shows a
 // thread in a syscall). Positions are ordered by (event, at an instruction
 // after anything else at the same event).
+// Threads: the position shows the thread that runs there (the index's
+// thread_at); a step moves one thread to its next (previous) instruction,
+// the others running meanwhile as they did when recorded; a resume stops at
+// the first stop of any thread. Another thread's registers are those it
+// resumes with (the registers recorded when it is next switched in).
 // Watchpoints stop where gdb expects them for the architecture (see
 // set_watch_before_write); a breakpoint stops at the instruction, before it runs.
 // Who calls it: GdbSession (gdb_session.h) and the `why`/monitor commands; one
@@ -78,7 +83,11 @@ class TimeTravel {
   const Position& position() const { return position_; }
   replay::TraceIndex& index() { return index_; }
 
-  Expected<Stop> step(Direction direction);
+  // One instruction of the current thread.
+  Expected<Stop> step(Direction direction) { return step(direction, current_thread()); }
+  // One instruction of `thread` (forwards: it runs the instruction it resumes
+  // at; backwards: its last instruction before the position is undone).
+  Expected<Stop> step(Direction direction, std::uint32_t thread);
   Expected<Stop> resume(Direction direction);
   // Moves to the first instruction at or after event `event` (monitor seek).
   Expected<Stop> seek(std::uint64_t event);
@@ -99,11 +108,37 @@ class TimeTravel {
   std::optional<events::RegisterValue> register_value(std::size_t table_index) const;
   std::size_t read_memory(std::uint64_t address, std::span<std::uint8_t> out) const;
 
+  // The thread the position shows, and the threads alive there (the current
+  // one among them, in order of creation).
+  std::uint32_t current_thread() const;
+  std::vector<std::uint32_t> threads() const { return index_.threads_alive_at(position_.event); }
+  bool thread_alive(std::uint32_t thread) const;
+  // Register `table_index` of `thread` at the position: the current thread's
+  // as register_value(); another's as it resumes (its registers when it is
+  // next switched in, its pc that of the next instruction it runs), or, when
+  // it never runs again, as it last ran (its pc then known only when it
+  // stopped in a syscall: after the trap). Fails (kInvalidArgument) for a
+  // thread not alive here; kIo from the index.
+  Expected<std::optional<events::RegisterValue>> thread_register_value(std::size_t table_index, std::uint32_t thread);
+
  private:
   explicit TimeTravel(replay::TraceIndex& index);
   Status go_to(const Position& position);
-  // The instruction a backward step stops at (the branch, not its delay slot).
-  Expected<std::optional<replay::InstructionRecord>> previous_step();
+  // The instruction a backward step of `thread` stops at (the branch, not its delay slot).
+  Expected<std::optional<replay::InstructionRecord>> previous_step(std::uint32_t thread);
+  // The first instruction of `thread` at or after `from`, or its last one
+  // before `before`: the index's searches, limited to the thread's runs.
+  Expected<std::optional<replay::InstructionRecord>> next_instruction_of(std::uint32_t thread, std::uint64_t from);
+  Expected<std::optional<replay::InstructionRecord>> previous_instruction_of(std::uint32_t thread,
+                                                                             std::uint64_t before);
+  // The run (index into runs_) that event `event` belongs to.
+  std::size_t run_of(std::uint64_t event) const;
+  // The first access of `watch` by `thread` in [from, before), as step() reports it.
+  Expected<std::optional<std::uint64_t>> thread_access(const Watchpoint& watch, std::uint32_t thread,
+                                                       std::uint64_t from, std::uint64_t before);
+  // Another thread's registers at the position (thread_register_value).
+  Status snapshot_thread(std::uint32_t thread);
+  events::RegisterValue pc_value(std::uint64_t pc) const;  // the pc register holding `pc`
   Status go_to_instruction(const replay::InstructionRecord& instruction);
   // Candidates for resume(): each returns the nearest stop of its kind in
   // `direction` from the current position, or nullopt.
@@ -131,6 +166,20 @@ class TimeTravel {
   bool catch_syscalls_ = false;
   bool watch_before_write_ = false;
   std::vector<std::uint64_t> caught_numbers_;  // sorted; empty with catch_syscalls_: all
+  // The threads' runs: from each run's first event until the next run's, one
+  // thread runs (one run for a single-threaded trace). Sorted by event.
+  struct Run {
+    std::uint64_t first_event = 0;
+    std::uint32_t thread = 0;
+  };
+  std::vector<Run> runs_;
+  // Another thread's registers at one position (the last snapshot_thread).
+  struct ThreadSnapshot {
+    Position position;
+    std::uint32_t thread = 0;
+    std::vector<std::optional<events::RegisterValue>> registers;
+  };
+  std::optional<ThreadSnapshot> snapshot_;
 };
 
 // Orders positions as TimeTravel does (see the Role comment).

@@ -278,6 +278,10 @@ class Comparator final : public events::Sink {
     }
     if (rerun_ended_by_exec_ && trace_steps_.size() == 1 && trace_steps_.front().kind == EventKind::kExit)
       trace_steps_.clear();  // (UCIR ends every trace with OP_EXIT; no process ended there)
+    // The re-run ended on the last step of an interrupted recording (stopped
+    // at the trace's instruction count before it went further): it was
+    // stopped there, as when the comparison sees it go on.
+    if (trace_steps_.empty() && trace_.interrupted()) recording_interrupted_ = true;
     if (!trace_steps_.empty()) {
       const Step& step = trace_steps_.front();
       diverge(step, "the run ended early", step_text(arch_, step), "had ended");

@@ -308,6 +308,7 @@ Expected<std::unique_ptr<TraceIndex>> TraceIndex::build(TraceReader& reader, con
       self.checkpoints_.push_back(std::make_unique<State>(now));
     }
     self.seen_[static_cast<std::size_t>(event.kind)] = true;
+    if (event_index == 0) self.first_thread_ = event.thread.value;
     std::visit(
         [&](const auto& p) {
           using T = std::decay_t<decltype(p)>;
@@ -381,6 +382,7 @@ Expected<std::unique_ptr<TraceIndex>> TraceIndex::build(TraceReader& reader, con
             self.signals_.push_back({event_index, p.signal, true, p.pc.value, p.address.value});
           } else if constexpr (std::is_same_v<T, events::ThreadEvent>) {
             for (const auto& value : p.registers) add_register(value);  // a switch: the new thread's
+            self.thread_changes_.push_back({event_index, p.change, event.thread.value, p.from.value});
           }
         },
         event.payload);
@@ -434,6 +436,28 @@ std::size_t TraceIndex::read_memory(std::uint64_t address, std::span<std::uint8_
 
 Expected<std::optional<MemoryWriteRecord>> TraceIndex::last_write(std::uint64_t address, std::uint64_t before) {
   return previous_write(before, address, 1);
+}
+
+std::uint32_t TraceIndex::thread_at(std::uint64_t event) const {
+  auto it = std::lower_bound(thread_changes_.begin(), thread_changes_.end(), event,
+                             [](const ThreadChangeRecord& change, std::uint64_t e) { return change.event < e; });
+  while (it != thread_changes_.begin()) {
+    --it;
+    if (it->change == events::ThreadChange::kSwitched) return it->thread;
+  }
+  return first_thread_;
+}
+
+std::vector<std::uint32_t> TraceIndex::threads_alive_at(std::uint64_t event) const {
+  std::vector<std::uint32_t> alive{first_thread_};
+  for (const auto& change : thread_changes_) {
+    if (change.event >= event) break;
+    if (change.change == events::ThreadChange::kCreated &&
+        std::find(alive.begin(), alive.end(), change.thread) == alive.end())
+      alive.push_back(change.thread);
+    if (change.change == events::ThreadChange::kExited) std::erase(alive, change.thread);
+  }
+  return alive;
 }
 
 std::size_t TraceIndex::chunk_of(std::uint64_t event) const {
@@ -610,6 +634,43 @@ Expected<std::vector<RegisterWriteRecord>> TraceIndex::register_history(std::siz
                          [&](std::uint64_t event, std::uint8_t kind, const events::RegisterValue& value, std::uint64_t,
                              std::span<const std::uint8_t>, std::uint64_t = 0) {
                            if (kind == kRegister && value.index == index) out.push_back({event, value});
+                         });
+    if (!status) return status.error();
+  }
+  return out;
+}
+
+Expected<std::optional<RegisterWriteRecord>> TraceIndex::previous_register_write(std::size_t index,
+                                                                                 std::uint64_t before) {
+  if (before == 0 || chunks_.empty()) return std::optional<RegisterWriteRecord>{};
+  for (std::size_t k = chunk_of(before - 1) + 1; k-- > 0;) {
+    if (index >= chunks_[k].registers_written.size() || !chunks_[k].registers_written[index]) continue;
+    auto raw = load_chunk(k);
+    if (!raw) return raw.error();
+    std::optional<RegisterWriteRecord> last;
+    auto status = decode(k, *raw, before,
+                         [&](std::uint64_t event, std::uint8_t kind, const events::RegisterValue& value, std::uint64_t,
+                             std::span<const std::uint8_t>, std::uint64_t = 0) {
+                           if (kind == kRegister && value.index == index) last = RegisterWriteRecord{event, value};
+                         });
+    if (!status) return status.error();
+    if (last) return last;
+  }
+  return std::optional<RegisterWriteRecord>{};
+}
+
+Expected<std::vector<MemoryAccessRecord>> TraceIndex::accesses_in(std::uint64_t from, std::uint64_t to) {
+  std::vector<MemoryAccessRecord> out;
+  if (from >= to || chunks_.empty()) return out;
+  for (std::size_t k = chunk_of(from); k < chunks_.size() && chunks_[k].first_event < to; ++k) {
+    auto raw = load_chunk(k);
+    if (!raw) return raw.error();
+    auto status = decode(k, *raw, to,
+                         [&](std::uint64_t event, std::uint8_t kind, const events::RegisterValue&, std::uint64_t at,
+                             std::span<const std::uint8_t> data, std::uint64_t size = 0) {
+                           if (event < from) return;
+                           if (kind == kMemory) out.push_back({event, at, data.size(), true, {data.begin(), data.end()}});
+                           if (kind == kRead) out.push_back({event, at, size, false, {}});
                          });
     if (!status) return status.error();
   }

@@ -95,6 +95,15 @@ struct SignalRecord {
   std::uint64_t address = 0;  // the faulting address (si_addr), 0 when none
 };
 
+// A change of the thread set, in event order: a thread created, exited, or
+// switched to (the threads of one process: each process has a trace of its own).
+struct ThreadChangeRecord {
+  std::uint64_t event = 0;
+  events::ThreadChange change = events::ThreadChange::kSwitched;
+  std::uint32_t thread = 0;  // the thread created, exited, or switched to
+  std::uint32_t from = 0;    // kSwitched: the thread that ran before; kCreated: the parent
+};
+
 struct RegisterWriteRecord {
   std::uint64_t event = 0;
   events::RegisterValue value;
@@ -191,6 +200,9 @@ class TraceIndex {
                                                           std::uint64_t length, Accesses kinds);
   Expected<std::optional<MemoryAccessRecord>> previous_access(std::uint64_t before, std::uint64_t address,
                                                               std::uint64_t length, Accesses kinds);
+  // Every memory access (instructions' reads and writes, kernel writes) in
+  // events [from, to), in order: what one instruction touched, say.
+  Expected<std::vector<MemoryAccessRecord>> accesses_in(std::uint64_t from, std::uint64_t to);
   // Feeds `namer` the trace's module loads and file mappings, in order (what
   // formats::name_initial_mappings and name_event_mappings would give it
   // reading the trace), so that it names code addresses as of the trace's end.
@@ -203,11 +215,28 @@ class TraceIndex {
 
   // Signals delivered to handlers and fatal faults, in event order.
   const std::vector<SignalRecord>& signals() const { return signals_; }
+  // The trace's threads: the one that runs the first event, and every
+  // creation, exit and switch after it.
+  std::uint32_t first_thread() const { return first_thread_; }
+  const std::vector<ThreadChangeRecord>& thread_changes() const { return thread_changes_; }
+  // The thread whose state the state at event `event` shows: the one that
+  // ran event - 1 (the first thread at event 0). A syscall or signal event
+  // belongs to the thread that runs it: thread_at(its event + 1).
+  std::uint32_t thread_at(std::uint64_t event) const;
+  // The threads alive at event `event` (created before it and not exited
+  // before it), in order of creation, the first thread first.
+  std::vector<std::uint32_t> threads_alive_at(std::uint64_t event) const;
+
   // Every write touching [address, address + length), in order (each record
   // holds the whole write).
   Expected<std::vector<MemoryWriteRecord>> memory_history(std::uint64_t address, std::uint64_t length);
   // Every recorded value of register `index`, in order.
   Expected<std::vector<RegisterWriteRecord>> register_history(std::size_t index);
+  // The last recorded value of register `index` before event `before` (by an
+  // instruction, a syscall, a signal delivery or a thread switch); nullopt
+  // when none (the value is the initial state's, or unknown). Chunks that never
+  // write the register are not read.
+  Expected<std::optional<RegisterWriteRecord>> previous_register_write(std::size_t index, std::uint64_t before);
 
   const arch::ArchInfo& arch() const { return *arch_; }
 
@@ -244,6 +273,8 @@ class TraceIndex {
   bool seen_[16] = {};
   std::vector<SyscallRecord> syscalls_;
   std::vector<SignalRecord> signals_;
+  std::uint32_t first_thread_ = 0;
+  std::vector<ThreadChangeRecord> thread_changes_;
   std::vector<std::pair<std::uint64_t, std::uint64_t>> initial_read_only_;
   std::vector<MappingNote> mapping_notes_;
   std::vector<Chunk> chunks_;

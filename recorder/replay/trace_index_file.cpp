@@ -2,11 +2,11 @@
 // TraceIndex::load, identify_trace), so that a second `tracecorn debug` of a
 // long trace starts in about a second instead of reading the whole trace.
 // Layout (little endian; "vec" = u64 count then the elements):
-//   "TCIDX\0\0\1"  magic and version 1
+//   "TCIDX\0\0\2"  magic and version 2
 //   identity: u64 trace size, i64 mtime (ns), u64 hash of the trace's first and last 64 KiB
 //   u64 arch name length, its bytes
 //   u64 interval, event count, instructions, block instructions; 16 bytes: kinds seen
-//   vec syscalls, vec signals, vec read-only regions
+//   vec syscalls, vec signals, u64 first thread, vec thread changes, vec read-only regions
 //   vec pages (4096 bytes + 64 u64 known bits each: every page any checkpoint holds, once)
 //   vec checkpoints (registers, pc, page ids, mappings), vec chunks (as TraceIndex::Chunk)
 //   u64 delta log bytes, then the delta log (chunk offsets count from its start)
@@ -29,7 +29,6 @@
 namespace tracecorn::replay {
 namespace {
 
-constexpr char kMagic[8] = {'T', 'C', 'I', 'D', 'X', 0, 0, 1};
 constexpr std::uint64_t kHashedBytes = 64 * 1024;
 
 // Appends values to a byte buffer.
@@ -135,30 +134,6 @@ Expected<TraceIdentity> identify_trace(const std::string& path) {
 namespace {
 
 // A fast 64-bit hash of the delta log's bytes (damage detection, not security).
-class WordHash {
- public:
-  void add(std::span<const std::uint8_t> bytes) {
-    for (const std::uint8_t b : bytes) {
-      word_ |= std::uint64_t{b} << (8 * filled_);
-      if (++filled_ == 8) mix();
-    }
-  }
-  std::uint64_t finish() {
-    if (filled_) mix();
-    return hash_;
-  }
-
- private:
-  void mix() {
-    hash_ = (hash_ ^ word_) * 0x9e3779b97f4a7c15ull;
-    hash_ ^= hash_ >> 29;
-    word_ = 0, filled_ = 0;
-  }
-  std::uint64_t hash_ = 0x243f6a8885a308d3ull, word_ = 0;
-  int filled_ = 0;
-};
-
-constexpr std::size_t kHeaderBytes = 8 + 8 * 3 + 8 * 5;  // magic, identity, delta offset/size/hash, meta size/hash
 
 void write_state(Writer& w, const TraceIndex::State& state,
                  const std::unordered_map<const TraceIndex::Page*, std::uint64_t>& page_ids) {
@@ -203,6 +178,12 @@ Status TraceIndex::save(const std::string& path, const TraceIdentity& identity) 
     for (auto v : {signal.event, std::uint64_t{signal.signal}, std::uint64_t{signal.fault}, signal.pc, signal.address})
       w.u64(v);
   }
+  w.u64(first_thread_);
+  w.u64(thread_changes_.size());
+  for (const auto& change : thread_changes_)
+    for (auto v : {change.event, std::uint64_t{static_cast<std::uint8_t>(change.change)}, std::uint64_t{change.thread},
+                   std::uint64_t{change.from}})
+      w.u64(v);
   w.u64(initial_read_only_.size());
   for (const auto& [start, end] : initial_read_only_) w.u64(start), w.u64(end);
   w.u64(mapping_notes_.size());
@@ -233,7 +214,7 @@ Status TraceIndex::save(const std::string& path, const TraceIdentity& identity) 
     w.words(chunk.instruction_pcs);
     w.u64(chunk.instructions_before);
   }
-  WordHash meta_hash;
+  SavedIndexHash meta_hash;
   meta_hash.add(w.bytes);
 
   const std::string part = path + ".part";
@@ -246,14 +227,14 @@ Status TraceIndex::save(const std::string& path, const TraceIdentity& identity) 
   };
   // The header, then the delta log (copied from the temporary file, hashed on the way), then the rest.
   Writer header;
-  header.raw(std::span(reinterpret_cast<const std::uint8_t*>(kMagic), sizeof kMagic));
+  header.raw(std::span(reinterpret_cast<const std::uint8_t*>(kSavedIndexMagic), sizeof kSavedIndexMagic));
   header.u64(identity.size);
   header.u64(static_cast<std::uint64_t>(identity.mtime_ns));
   header.u64(identity.content_hash);
-  WordHash delta_hash;
+  SavedIndexHash delta_hash;
   std::vector<std::uint8_t> block(1 << 20);
   if (std::fflush(spill_) != 0 || std::fseek(spill_, 0, SEEK_SET) != 0) return fail("cannot read the delta log back");
-  if (std::fseek(out, static_cast<long>(kHeaderBytes), SEEK_SET) != 0) return fail("cannot write the saved index");
+  if (std::fseek(out, static_cast<long>(kSavedIndexHeaderBytes), SEEK_SET) != 0) return fail("cannot write the saved index");
   for (std::uint64_t copied = 0; copied < delta_bytes_;) {
     const std::size_t n = std::fread(block.data(), 1, std::min<std::uint64_t>(block.size(), delta_bytes_ - copied), spill_);
     if (n == 0) return fail("cannot read the delta log back");
@@ -262,7 +243,7 @@ Status TraceIndex::save(const std::string& path, const TraceIdentity& identity) 
     copied += n;
   }
   std::fseek(spill_, 0, SEEK_END);
-  for (auto v : {std::uint64_t{kHeaderBytes}, delta_bytes_, delta_hash.finish(), std::uint64_t{w.bytes.size()},
+  for (auto v : {std::uint64_t{kSavedIndexHeaderBytes}, delta_bytes_, delta_hash.finish(), std::uint64_t{w.bytes.size()},
                  meta_hash.finish()})
     header.u64(v);
   if (std::fwrite(w.bytes.data(), 1, w.bytes.size(), out) != w.bytes.size() || std::fseek(out, 0, SEEK_SET) != 0 ||
@@ -343,6 +324,19 @@ Status TraceIndex::read_tables(std::span<const std::uint8_t> meta) {
     signal.event = r.u64(), signal.signal = static_cast<std::uint32_t>(r.u64()), signal.fault = r.u64() != 0;
     signal.pc = r.u64(), signal.address = r.u64();
   }
+  first_thread_ = static_cast<std::uint32_t>(r.u64());
+  thread_changes_.resize(r.count(32));
+  std::uint64_t previous_event = 0;
+  for (auto& change : thread_changes_) {
+    change.event = r.u64();
+    const std::uint64_t kind = r.u64(), thread = r.u64(), from = r.u64();
+    if (kind < 1 || kind > 3 || thread > UINT32_MAX || from > UINT32_MAX || change.event < previous_event ||
+        change.event >= event_count_)
+      return damaged("threads");
+    change.change = static_cast<events::ThreadChange>(kind);
+    change.thread = static_cast<std::uint32_t>(thread), change.from = static_cast<std::uint32_t>(from);
+    previous_event = change.event;
+  }
   initial_read_only_.resize(r.count(16));
   for (auto& [start, end] : initial_read_only_) start = r.u64(), end = r.u64();
   mapping_notes_.resize(r.count(40));
@@ -397,12 +391,12 @@ Expected<std::unique_ptr<TraceIndex>> TraceIndex::load(const std::string& path, 
   std::unique_ptr<TraceIndex> index(new TraceIndex());
   index->spill_ = in;  // owned from here on
   index->arch_ = &arch;
-  std::vector<std::uint8_t> head(kHeaderBytes);
+  std::vector<std::uint8_t> head(kSavedIndexHeaderBytes);
   if (std::fread(head.data(), 1, head.size(), in) != head.size())
     return make_error(ErrorCode::kBadFormat, "the saved index is cut short", path);
   Reader r(head);
-  auto magic = r.raw(sizeof kMagic);
-  if (!std::equal(magic.begin(), magic.end(), reinterpret_cast<const std::uint8_t*>(kMagic)))
+  auto magic = r.raw(sizeof kSavedIndexMagic);
+  if (!std::equal(magic.begin(), magic.end(), reinterpret_cast<const std::uint8_t*>(kSavedIndexMagic)))
     return make_error(ErrorCode::kBadFormat, "not a saved index of this version", path, 0);
   if (r.u64() != identity.size || static_cast<std::int64_t>(r.u64()) != identity.mtime_ns ||
       r.u64() != identity.content_hash)
@@ -410,11 +404,11 @@ Expected<std::unique_ptr<TraceIndex>> TraceIndex::load(const std::string& path, 
   const std::uint64_t delta_offset = r.u64(), delta_size = r.u64(), delta_hash = r.u64();
   const std::uint64_t meta_size = r.u64(), meta_hash = r.u64();
   struct stat info {};
-  if (::fstat(::fileno(in), &info) != 0 || delta_offset != kHeaderBytes ||
+  if (::fstat(::fileno(in), &info) != 0 || delta_offset != kSavedIndexHeaderBytes ||
       delta_offset + delta_size + meta_size != static_cast<std::uint64_t>(info.st_size))
     return make_error(ErrorCode::kBadFormat, "the saved index's sizes do not add up", path);
   // Hash the delta log and read the tables that follow it.
-  WordHash hash;
+  SavedIndexHash hash;
   std::vector<std::uint8_t> block(1 << 20);
   for (std::uint64_t done = 0; done < delta_size;) {
     const std::size_t n = std::fread(block.data(), 1, std::min<std::uint64_t>(block.size(), delta_size - done), in);
@@ -425,7 +419,7 @@ Expected<std::unique_ptr<TraceIndex>> TraceIndex::load(const std::string& path, 
   std::vector<std::uint8_t> meta(static_cast<std::size_t>(meta_size));
   if (std::fread(meta.data(), 1, meta.size(), in) != meta.size())
     return make_error(ErrorCode::kBadFormat, "the saved index is cut short", path, delta_offset + delta_size);
-  WordHash check;
+  SavedIndexHash check;
   check.add(meta);
   if (hash.finish() != delta_hash || check.finish() != meta_hash)
     return make_error(ErrorCode::kBadFormat, "the saved index is damaged (its checksum does not match)", path);

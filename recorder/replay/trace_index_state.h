@@ -1,6 +1,7 @@
 // Role: the trace index's machine state (TraceIndex::State and its pages), for
 // the index's own files: trace_index.cpp builds and seeks it,
-// trace_index_file.cpp saves and loads it. Not a public header.
+// trace_index_file.cpp saves and loads it (with the saved file's magic and
+// checksum, which the saved-index fuzzer uses too). Not a public header.
 // Invariants: a page is shared between checkpoints until written (copy on
 // write); a byte with no page is known zero inside a mapped range and
 // unknown outside.
@@ -21,6 +22,35 @@
 namespace tracecorn::replay {
 
 inline constexpr std::uint64_t kPageBytes = 4096;
+
+// The saved index's file (trace_index_file.cpp has the layout): its magic
+// and version, the header's size, and the checksum of its two parts (the
+// delta log and the tables), which the parser's fuzzer computes too.
+inline constexpr char kSavedIndexMagic[8] = {'T', 'C', 'I', 'D', 'X', 0, 0, 2};
+inline constexpr std::size_t kSavedIndexHeaderBytes = 8 + 8 * 3 + 8 * 5;  // magic, identity, delta offset/size/hash, meta size/hash
+// A quick 64-bit checksum (not cryptographic: it catches damage, not intent).
+class SavedIndexHash {
+ public:
+  void add(std::span<const std::uint8_t> bytes) {
+    for (const std::uint8_t b : bytes) {
+      word_ |= std::uint64_t{b} << (8 * filled_);
+      if (++filled_ == 8) mix();
+    }
+  }
+  std::uint64_t finish() {
+    if (filled_) mix();
+    return hash_;
+  }
+
+ private:
+  void mix() {
+    hash_ = (hash_ ^ word_) * 0x9e3779b97f4a7c15ull;
+    hash_ ^= hash_ >> 29;
+    word_ = 0, filled_ = 0;
+  }
+  std::uint64_t hash_ = 0x243f6a8885a308d3ull, word_ = 0;
+  int filled_ = 0;
+};
 
 struct TraceIndex::Page {
   std::array<std::uint8_t, kPageBytes> bytes{};

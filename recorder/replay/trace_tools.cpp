@@ -286,7 +286,8 @@ Expected<TraceStats> compute_stats(TraceReader& reader, formats::AddressNamer* n
 }
 
 Expected<std::vector<std::string>> convert_trace(const std::string& in, const std::string& out, TraceFormat format,
-                                                 bool compress, bool progress) {
+                                                 bool compress, bool progress,
+                                                 const formats::ZstdCompression& zstd) {
   // Pass 1: the kinds the trace holds (its level, which some writers need).
   bool seen[events::kEventKindCount] = {};
   {
@@ -318,6 +319,8 @@ Expected<std::vector<std::string>> convert_trace(const std::string& in, const st
   request.path = write_path;
   request.arch = &(*reader)->arch();
   request.compress_zstd = compress;
+  request.zstd = zstd;
+  if (request.zstd.level == 0) request.zstd.level = formats::default_zstd_level(seen[kind_index(EventKind::kRegisters)]);
   auto writer = formats::open_writer(target_format.name, std::move(request));
   if (!writer) return naming_out(writer.error());
   // What the target loses of what the trace has.

@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "formats/common/zstd_compression.h"
 #include "formats/text/text_writer.h"
 #include "recorder/replay/trace_reader.h"
 
@@ -70,12 +71,16 @@ Expected<TraceStats> compute_stats(TraceReader& reader, formats::AddressNamer* n
 // The level a trace's events correspond to ("blocks"... "full"), from the kinds seen.
 std::string level_from_kinds(const bool (&seen)[events::kEventKindCount]);
 
-// Converts the trace at `in` into `out` in `format` (zstd when `compress`).
-// Returns sentences saying what the target cannot carry of what the trace has,
-// or an error (reading, the writer refusing, e.g. bintrace needs registers).
-// With `progress`, shows a progress line on a terminal (see progress.h); so do the exporters.
+// Converts the trace at `in` into `out` in `format` (zstd when `compress`:
+// at `zstd`'s level, where 0 stands for the default of the trace's level of
+// detail, formats::default_zstd_level, and with its worker threads).
+// Returns sentences saying what the target cannot carry of what the trace
+// has, or an error (reading, the writer refusing, e.g. bintrace needs
+// registers). With `progress`, shows a progress line on a terminal (see
+// progress.h); so do the exporters.
 Expected<std::vector<std::string>> convert_trace(const std::string& in, const std::string& out, TraceFormat format,
-                                                 bool compress, bool progress = false);
+                                                 bool compress, bool progress = false,
+                                                 const formats::ZstdCompression& zstd = {});
 
 // Writes the coverage of the trace at `in` as drcov to `out`. Returns the number of blocks written.
 Expected<std::uint64_t> export_drcov(const std::string& in, const std::string& out, bool progress = false);

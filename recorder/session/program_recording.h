@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "formats/address_namer.h"
+#include "formats/common/zstd_compression.h"
 #include "recorder/core/recorder.h"
 #include "recorder/core/stack_provider.h"
 #include "recorder/core/trace_level.h"
@@ -38,6 +39,7 @@ struct RecordingOptions {
   std::string format = "text";   // a writer of formats/registry.h: text, ucir, frames, bintrace, null
   core::TraceLevel level = core::TraceLevel::kBlocks;
   bool compress_zstd = false;    // ucir, frames, bintrace
+  formats::ZstdCompression zstd;  // its level and worker threads
   bool ucir_strict = false;      // UCIR: only the spec's ops
   std::size_t ring_bytes = std::size_t{64} << 20;
   bool flight_recorder = false;  // keep the newest ring_bytes, written when the image ends

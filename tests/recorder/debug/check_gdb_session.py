@@ -22,13 +22,12 @@
 import os
 import re
 import shutil
-import socket
 import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.dont_write_bytecode = True  # nothing written into the source tree
-from debug_client import read_until_listening  # noqa: E402
+from debug_client import free_port, gdb_on_server  # noqa: E402
 
 TRACECORN, ARCH, PROGRAM, WORK = sys.argv[1:5]
 QEMU = sys.argv[5] if len(sys.argv) > 5 else ""
@@ -45,12 +44,6 @@ failures = []
 def check(condition, what):
     if not condition:
         failures.append(what)
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def pcs_after(output, label="PC"):
@@ -116,21 +109,7 @@ def reference_session(commands):
 
 
 def tracecorn_session(trace, commands):
-    server = subprocess.Popen([TRACECORN, "debug", "--listen", "127.0.0.1:0", trace], stdout=subprocess.DEVNULL,
-                              stderr=subprocess.PIPE, text=True)
-    try:
-        line = read_until_listening(server)
-        m = re.search(r"listening on 127\.0\.0\.1:(\d+)", line)
-        if not m:
-            failures.append("tracecorn debug did not start: " + line + server.stderr.read())
-            return ""
-        return run_gdb(commands, "target remote 127.0.0.1:" + m.group(1))
-    finally:
-        try:
-            server.wait(timeout=TIMEOUT)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            failures.append("tracecorn debug did not end when gdb detached")
+    return gdb_on_server(TRACECORN, trace, lambda connect: run_gdb(commands, connect), failures, TIMEOUT)
 
 
 def watch_stops(output):

@@ -4,12 +4,14 @@
 // and GdbSession's answers over a real trace (nested_calls, x86-64, full
 // level): registers and memory as the trace has them (unknown bytes are
 // errors), the target description read back in pieces, read-only refusals,
-// acknowledgement modes, and malformed or random packets answered with an
-// error or the empty reply, never a crash (a seeded random campaign).
+// acknowledgement modes, threads (debug_threads), and malformed or random
+// packets (thread ids and monitor why's arguments among them) answered with
+// an error or the empty reply, never a crash (a seeded random campaign).
 // Who runs it: unit_tests, on the doctest thread.
 #include <doctest/doctest.h>
 
 #include <random>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -40,8 +42,8 @@ std::string unhex(const std::string& hex) {
   return std::string(bytes.begin(), bytes.end());
 }
 
-// nested_calls recorded at the full level (x86-64), indexed, with a session at
-// its first instruction; the trace is removed with it.
+// A sample (nested_calls unless named) recorded at the full level (x86-64),
+// indexed, with a session at its first instruction; the trace is removed with it.
 struct RecordedSession {
   std::string trace;
   std::vector<std::uint8_t> first_bytes;  // the first instruction's
@@ -53,10 +55,10 @@ struct RecordedSession {
   ~RecordedSession() { std::filesystem::remove(trace); }
 };
 
-std::unique_ptr<RecordedSession> record_session(const std::string& stem) {
+std::unique_ptr<RecordedSession> record_session(const std::string& stem, const std::string& sample = "nested_calls") {
   auto recorded = std::make_unique<RecordedSession>();
   recorded->trace = test::replay_temp_path(stem);
-  test::record_files(test::kReplaySamples + "/static/nested_calls", core::TraceLevel::kFull,
+  test::record_files(test::kReplaySamples + "/static/" + sample, core::TraceLevel::kFull,
                      {{replay::TraceFormat::kUcir, recorded->trace}});
   auto first = replay::TraceReader::open(recorded->trace);
   REQUIRE(first.has_value());
@@ -154,13 +156,16 @@ TEST_CASE("Debug server: GdbSession answers from the trace: registers, memory, a
     CHECK(session.answer("qXfer:auxv:read::0,1000").size() > 16);
   }
   SUBCASE("acknowledgements, the ends of the trace, and detaching") {
+    // The one thread's id is the process's pid, as the trace has it.
+    const std::string thread = fmt::format("thread:{:x};", recorded->index->first_thread());
+    CHECK(session.answer("qfThreadInfo") == fmt::format("m{:x}", recorded->index->first_thread()));
     auto out = session.handle({ClientItem::Kind::kPacket, "?"});
-    CHECK(out.bytes == "+" + debug::frame_packet("T05thread:1;"));
-    CHECK(session.handle({ClientItem::Kind::kNack, {}}).bytes == debug::frame_packet("T05thread:1;"));
+    CHECK(out.bytes == "+" + debug::frame_packet("T05" + thread));
+    CHECK(session.handle({ClientItem::Kind::kNack, {}}).bytes == debug::frame_packet("T05" + thread));
     CHECK(session.handle({ClientItem::Kind::kBadChecksum, {}}).bytes == "-");
     CHECK(session.handle({ClientItem::Kind::kInterrupt, {}}).bytes.empty());  // nothing runs: no second stop reply
-    CHECK(session.answer("bs") == "T05thread:1;replaylog:begin;");
-    CHECK(session.answer("c") == "T05thread:1;replaylog:end;");
+    CHECK(session.answer("bs") == "T05" + thread + "replaylog:begin;");
+    CHECK(session.answer("c") == "T05" + thread + "replaylog:end;");
     CHECK(unhex(session.answer("qRcmd," + debug::to_hex(std::span(reinterpret_cast<const std::uint8_t*>("when"), 4))))
               .starts_with("event "));
     CHECK(session.handle({ClientItem::Kind::kPacket, "QStartNoAckMode"}).bytes == "+" + debug::frame_packet("OK"));
@@ -168,6 +173,68 @@ TEST_CASE("Debug server: GdbSession answers from the trace: registers, memory, a
     auto detach = session.handle({ClientItem::Kind::kPacket, "D"});
     CHECK(detach.close);
   }
+}
+
+TEST_CASE("Debug server: threads are the trace's: listed where alive, named in stops, each with its registers") {
+  auto recorded = record_session("gdb-session-threads.ucir", "debug_threads");
+  GdbSession& session = *recorded->session;
+  const replay::TraceIndex& index = *recorded->index;
+  const std::uint32_t main_thread = index.first_thread();
+  std::vector<std::uint32_t> workers;
+  for (const auto& change : index.thread_changes())
+    if (change.change == events::ThreadChange::kCreated) workers.push_back(change.thread);
+  REQUIRE(workers.size() == 2);
+  auto hex = [](std::uint32_t thread) { return fmt::format("{:x}", thread); };
+  // At the start: one thread.
+  CHECK(session.answer("qfThreadInfo") == "m" + hex(main_thread));
+  CHECK(session.answer("qsThreadInfo") == "l");
+  CHECK(session.answer("qC") == "QC" + hex(main_thread));
+  CHECK(session.answer("T" + hex(main_thread)) == "OK");
+  CHECK(session.answer("T" + hex(workers[0])) == "E01");   // not created yet
+  CHECK(session.answer("Hg" + hex(workers[0])) == "E01");
+  // Run to the first worker's first instruction at a pc no thread ran before (a breakpoint there).
+  std::uint64_t worker_pc = 0, worker_sp = 0;
+  {
+    auto reader = replay::TraceReader::open(recorded->trace);
+    REQUIRE(reader.has_value());
+    std::set<std::uint64_t> ran;
+    for (bool done = false; !done;) {
+      auto more = (*reader)->next([&](const events::Event& event) {
+        const auto* insn = std::get_if<events::InstructionEvent>(&event.payload);
+        if (!insn || done) return;
+        if (event.thread.value == workers[0] && !ran.count(insn->address.value))
+          worker_pc = insn->address.value, done = true;
+        ran.insert(insn->address.value);
+      });
+      REQUIRE(more.has_value());
+      REQUIRE(*more);
+    }
+  }
+  CHECK(session.answer(fmt::format("Z0,{:x},1", worker_pc)) == "OK");
+  CHECK(session.answer("vCont;c") == "T05thread:" + hex(workers[0]) + ";swbreak:;");
+  CHECK(session.answer("qC") == "QC" + hex(workers[0]));
+  const std::string listed = session.answer("qfThreadInfo");
+  for (const std::uint32_t thread : {main_thread, workers[0]})
+    CHECK_MESSAGE(listed.find(hex(thread)) != std::string::npos, listed);
+  const std::string rip = fmt::format("{:016x}", __builtin_bswap64(worker_pc));
+  CHECK(session.answer("p10") == rip);
+  worker_sp = __builtin_bswap64(std::stoull(session.answer("p7"), nullptr, 16));
+  // Another thread's registers: its own stack, not the worker's.
+  CHECK(session.answer("Hg" + hex(main_thread)) == "OK");
+  CHECK(session.answer("p10") != rip);
+  CHECK(__builtin_bswap64(std::stoull(session.answer("p7"), nullptr, 16)) != worker_sp);
+  CHECK(session.answer("g").size() > 100);
+  // A step of the worker stays in it; a stop makes the stopped thread the general one again (as gdb assumes).
+  CHECK(session.answer("vCont;s:" + hex(workers[0])) == "T05thread:" + hex(workers[0]) + ";");
+  CHECK(session.answer("p10") != rip);
+  CHECK(__builtin_bswap64(std::stoull(session.answer("p7"), nullptr, 16)) - worker_sp < 0x1000);
+  // A step back of it returns to the breakpoint; Hc names the thread bs steps.
+  CHECK(session.answer("Hc" + hex(workers[0])) == "OK");
+  CHECK(session.answer("bs") == "T05thread:" + hex(workers[0]) + ";");
+  CHECK(session.answer("p10") == rip);
+  // Malformed thread ids.
+  for (const char* packet : {"Hg", "Hx1", "Hgzz", "Hg100000000", "T", "Tzz", "vCont;s:zz", "vCont;x", "qThreadExtraInfo,"})
+    CHECK_MESSAGE(session.answer(packet).substr(0, 1) == "E", packet);
 }
 
 TEST_CASE("Malicious: the debug server answers read-only, malformed, unknown and random packets with an error or nothing") {
@@ -187,6 +254,22 @@ TEST_CASE("Malicious: the debug server answers read-only, malformed, unknown and
       CHECK_MESSAGE(session.answer(packet).empty(), packet);
     CHECK(unhex(session.answer("qRcmd," + debug::to_hex(std::span(reinterpret_cast<const std::uint8_t*>("nonsense"), 8))))
               .find("unknown") != std::string::npos);
+  }
+  SUBCASE("malformed thread ids and monitor why arguments") {
+    for (const char* packet : {"Hg", "Hx1", "Hgzz", "Hg100000000", "Hc-2", "T", "Tzz", "T0", "vCont;s:zz",
+                               "vCont;s:100000000", "qThreadExtraInfo,", "qThreadExtraInfo,zz"})
+      CHECK_MESSAGE(session.answer(packet).substr(0, 1) == "E", packet);
+    auto monitor = [&](std::string_view command) {
+      return unhex(session.answer(
+          "qRcmd," + debug::to_hex(std::span(reinterpret_cast<const std::uint8_t*>(command.data()), command.size()))));
+    };
+    // Malformed, unknown or out-of-bounds targets: an explanation, never a crash.
+    for (const char* command : {"why zz", "why rax 4", "why 0x1000 0", "why 0x1000 5000", "why 0xffffffffffffffff 8",
+                                "why $nosuch", "why 0x10 1 2"})
+      CHECK_MESSAGE(!monitor(command).empty(), command);
+    CHECK(monitor("why zz").find("neither a register") != std::string::npos);
+    CHECK(monitor("why 0x1000 0").find("1 to 4096 bytes") != std::string::npos);
+    CHECK(session.answer("g").size() > 100);  // the position is where it was
   }
   SUBCASE("random packets get a reply and leave the session usable") {
     std::mt19937 random(20261127);

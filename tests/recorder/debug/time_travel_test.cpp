@@ -9,7 +9,11 @@
 // stops at each execution of its pc in both directions; a write watchpoint
 // stops after the first write forwards and at the writing instruction of the
 // last one backwards; catching syscalls stops at every syscall's entry and
-// return in order; both ends say so and stay.
+// return in order; both ends say so and stay. Threads (the sample
+// debug_threads): the thread shown at an instruction is the one its event
+// names, the threads alive are those created and not exited, a thread steps
+// through exactly its own instructions both ways (the others running in
+// between), and another thread's pc and stack pointer are those it resumes with.
 // Who runs it: unit_tests, on the doctest thread.
 #include <doctest/doctest.h>
 
@@ -36,15 +40,25 @@ struct Scan {
   std::vector<std::pair<std::uint64_t, std::uint64_t>> syscalls;  // event, number
 };
 
-Scan scan(const std::string& path) {
+// Reads the trace at `path` to its end, calling on_event(arch, event) for each event.
+template <typename OnEvent>
+void for_each_event(const std::string& path, OnEvent on_event) {
   auto reader = replay::TraceReader::open(path);
   REQUIRE_MESSAGE(reader.has_value(), reader.error().to_string());
   const auto& arch = (*reader)->arch();
+  for (;;) {
+    auto more = (*reader)->next([&](const events::Event& event) { on_event(arch, event); });
+    REQUIRE_MESSAGE(more.has_value(), more.error().to_string());
+    if (!*more) break;
+  }
+}
+
+Scan scan(const std::string& path) {
   Scan out;
   std::uint64_t index = 0;
   bool opens_delay_slot = false;
   std::uint64_t branch_pc = 0;
-  auto on_event = [&](const events::Event& event) {
+  for_each_event(path, [&](const arch::ArchInfo& arch, const events::Event& event) {
     if (const auto* insn = std::get_if<events::InstructionEvent>(&event.payload)) {
       out.instructions.push_back({index, insn->address.value});
       out.in_delay_slot.push_back(opens_delay_slot && branch_pc + arch.branch_delay_slot == insn->address.value);
@@ -63,12 +77,7 @@ Scan scan(const std::string& path) {
         out.writes.push_back({index, write.address.value, {write.bytes.begin(), write.bytes.end()}});
     }
     ++index;
-  };
-  for (;;) {
-    auto more = (*reader)->next(on_event);
-    REQUIRE_MESSAGE(more.has_value(), more.error().to_string());
-    if (!*more) break;
-  }
+  });
   return out;
 }
 
@@ -305,6 +314,152 @@ void check_time_travel(const test_support::GuestArchitecture& architecture) {
   std::filesystem::remove(trace);
 }
 
+// What the events say of the threads: each instruction with the thread the
+// reader gives it (event.thread), creations and exits.
+struct ThreadScan {
+  struct Instruction {
+    std::uint64_t event, pc;
+    std::uint32_t thread;
+    bool in_delay_slot;  // runs in the delay slot of the thread's instruction before (mips)
+  };
+  std::vector<Instruction> instructions;
+  std::uint32_t first_thread = 0;
+  std::vector<std::pair<std::uint64_t, std::uint32_t>> created, exited;  // event, thread
+  std::vector<const Instruction*> of(std::uint32_t thread) const {
+    std::vector<const Instruction*> out;
+    for (const auto& instruction : instructions)
+      if (instruction.thread == thread) out.push_back(&instruction);
+    return out;
+  }
+  std::vector<std::uint32_t> alive_at(std::uint64_t event) const {
+    std::vector<std::uint32_t> alive{first_thread};
+    for (const auto& [at, thread] : created)
+      if (at < event) alive.push_back(thread);
+    for (const auto& [at, thread] : exited)
+      if (at < event) std::erase(alive, thread);
+    std::sort(alive.begin(), alive.end());
+    return alive;
+  }
+};
+
+ThreadScan scan_threads(const std::string& path) {
+  ThreadScan out;
+  std::uint64_t index = 0;
+  std::map<std::uint32_t, std::pair<std::uint64_t, bool>> last;  // per thread: its last pc, whether it opens a delay slot
+  for_each_event(path, [&](const arch::ArchInfo& arch, const events::Event& event) {
+    if (index == 0) out.first_thread = event.thread.value;
+    if (const auto* insn = std::get_if<events::InstructionEvent>(&event.payload)) {
+      auto& [pc, opens] = last[event.thread.value];
+      out.instructions.push_back(
+          {index, insn->address.value, event.thread.value, opens && pc + arch.branch_delay_slot == insn->address.value});
+      pc = insn->address.value;
+      opens = arch.has_delay_slot && arch.has_delay_slot(insn->bytes);
+    }
+    if (const auto* change = std::get_if<events::ThreadEvent>(&event.payload)) {
+      if (change->change == events::ThreadChange::kCreated) out.created.push_back({index, event.thread.value});
+      if (change->change == events::ThreadChange::kExited) out.exited.push_back({index, event.thread.value});
+    }
+    ++index;
+  });
+  return out;
+}
+
+// Steps one thread forwards through its instructions and back, the others running in between.
+void check_thread_steps(debug::TimeTravel& travel, const std::vector<const ThreadScan::Instruction*>& mine) {
+  const std::uint32_t thread = mine.front()->thread;
+  REQUIRE(travel.seek(mine.front()->event).has_value());
+  REQUIRE(travel.current_thread() == thread);
+  const std::size_t walk = std::min<std::size_t>(mine.size() - 1, 1500);
+  for (std::size_t i = 1; i <= walk; ++i) {
+    REQUIRE(travel.step(Direction::kForward, thread).has_value());
+    REQUIRE(travel.position().event == mine[i]->event);
+    REQUIRE(travel.current_thread() == thread);
+  }
+  for (std::size_t i = walk; i-- > 0;) {
+    if (mine[i]->in_delay_slot) continue;
+    REQUIRE(travel.step(Direction::kBackward, thread).has_value());
+    REQUIRE(travel.position().event == mine[i]->event);
+  }
+}
+
+void check_threads(const test_support::GuestArchitecture& architecture) {
+  const std::string samples = architecture.is_host ? test::kReplaySamples
+                                                   : test::kReplaySamples + "-" + std::string(architecture.name);
+  const std::string trace = test::replay_temp_path("time-travel-threads-" + std::string(architecture.name) + ".ucir");
+  test::record_files(samples + "/static/debug_threads", core::TraceLevel::kFull, {{replay::TraceFormat::kUcir, trace}});
+  const ThreadScan events = scan_threads(trace);
+  REQUIRE(events.created.size() == 2);
+  auto index = small_chunk_index(trace);
+  auto travel = debug::TimeTravel::start(*index);
+  REQUIRE_MESSAGE(travel.has_value(), travel.error().to_string());
+  debug::TimeTravel& t = **travel;
+  // The thread shown and the threads alive, at every 7th instruction.
+  for (std::size_t i = 0; i < events.instructions.size(); i += 7) {
+    const auto& instruction = events.instructions[i];
+    CAPTURE(instruction.event);
+    REQUIRE(t.seek(instruction.event).has_value());
+    REQUIRE(t.position().event == instruction.event);
+    CHECK(t.current_thread() == instruction.thread);
+    auto alive = t.threads();
+    std::sort(alive.begin(), alive.end());
+    CHECK(alive == events.alive_at(instruction.event));
+  }
+  const std::uint32_t worker = events.created.back().second;  // the second worker
+  SUBCASE("a thread steps through its own instructions, both ways") {
+    check_thread_steps(t, events.of(worker));
+    check_thread_steps(t, events.of(events.created.front().second));
+  }
+  SUBCASE("another thread: its registers as it resumes, a step of it, a step back of it") {
+    // The first instruction of another thread after the worker has run once.
+    const auto mine = events.of(worker);
+    const auto other = std::find_if(events.instructions.begin(), events.instructions.end(), [&](const auto& i) {
+      return i.event > mine.front()->event && i.thread != worker;
+    });
+    REQUIRE(other != events.instructions.end());
+    const auto resumes = std::find_if(mine.begin(), mine.end(), [&](const auto* i) { return i->event > other->event; });
+    const auto ran = std::find_if(mine.rbegin(), mine.rend(), [&](const auto* i) { return i->event < other->event; });
+    REQUIRE(resumes != mine.end());
+    REQUIRE(resumes + 1 != mine.end());
+    REQUIRE(ran != mine.rend());
+    const auto& arch = index->arch();
+    REQUIRE(arch.register_index(arch.pc_reg));
+    REQUIRE(arch.register_index(arch.sp_reg));
+    const std::size_t pc_index = *arch.register_index(arch.pc_reg), sp_index = *arch.register_index(arch.sp_reg);
+    REQUIRE(t.seek(other->event).has_value());
+    REQUIRE(t.current_thread() == other->thread);
+    auto pc = t.thread_register_value(pc_index, worker);
+    auto sp = t.thread_register_value(sp_index, worker);
+    REQUIRE(pc.has_value());
+    REQUIRE(sp.has_value());
+    REQUIRE(pc->has_value());
+    REQUIRE(sp->has_value());
+    CHECK((*pc)->as_u64() == (*resumes)->pc);
+    // The stack pointer it resumes with is the one its next instruction sees.
+    REQUIRE(t.seek((*resumes)->event).has_value());
+    auto sp_there = t.register_value(sp_index);
+    REQUIRE(sp_there.has_value());
+    CHECK((*sp)->as_u64() == sp_there->as_u64());
+    // A step of the worker runs the instruction it resumes at.
+    REQUIRE(t.seek(other->event).has_value());
+    REQUIRE(t.step(Direction::kForward, worker).has_value());
+    CHECK(t.position().event == (*(resumes + 1))->event);
+    CHECK(t.current_thread() == worker);
+    // A step back of the worker undoes its last instruction before the position.
+    REQUIRE(t.seek(other->event).has_value());
+    REQUIRE(t.step(Direction::kBackward, worker).has_value());
+    CHECK(t.position().event == (*ran)->event);
+    // A thread not alive has no registers.
+    REQUIRE(t.seek(events.instructions.front().event).has_value());
+    CHECK_FALSE(t.thread_register_value(pc_index, worker).has_value());
+  }
+  std::filesystem::remove(trace);
+}
+
+std::string threads_case_name(const test_support::GuestArchitecture& architecture) {
+  return "Time travel: " + std::string(architecture.name) +
+         ": threads: the thread shown, the threads alive, one thread's steps and another's registers";
+}
+
 std::string case_name(const test_support::GuestArchitecture& architecture) {
   return "Time travel: " + std::string(architecture.name) +
          ": steps, breakpoints, watchpoints and syscall stops match the trace's events";
@@ -313,6 +468,7 @@ std::string case_name(const test_support::GuestArchitecture& architecture) {
 }  // namespace
 
 TRACECORN_TEST_CASE_PER_ROW(test_support::kGuestArchitectures, case_name, check_time_travel);
+TRACECORN_TEST_CASE_PER_ROW(test_support::kGuestArchitectures, threads_case_name, check_threads);
 
 TEST_CASE("Time travel: a trace without instruction events is refused, naming the level it needs") {
   const std::string trace = test::replay_temp_path("time-travel-blocks.ucir");

@@ -48,6 +48,15 @@ void check_same_answers(TraceIndex& built, TraceIndex& loaded) {
     CHECK(loaded.syscalls()[i].call_stack == built.syscalls()[i].call_stack);
     CHECK(loaded.syscalls()[i].memory_writes == built.syscalls()[i].memory_writes);
   }
+  CHECK(loaded.first_thread() == built.first_thread());
+  REQUIRE(loaded.thread_changes().size() == built.thread_changes().size());
+  for (std::size_t i = 0; i < built.thread_changes().size(); ++i) {
+    const auto &x = built.thread_changes()[i], &y = loaded.thread_changes()[i];
+    CHECK(x.event == y.event);
+    CHECK(x.change == y.change);
+    CHECK(x.thread == y.thread);
+    CHECK(x.from == y.from);
+  }
   CountingNamer a, b;
   built.name_mappings(a);
   loaded.name_mappings(b);
@@ -76,7 +85,7 @@ void check_same_answers(TraceIndex& built, TraceIndex& loaded) {
   }
 }
 
-// nested_calls recorded at the full level, indexed in small chunks and saved
+// A sample (nested_calls unless named) recorded at the full level, indexed in small chunks and saved
 // beside the trace; both files are removed with it.
 struct SavedIndex {
   std::string trace, saved;
@@ -88,11 +97,11 @@ struct SavedIndex {
   }
 };
 
-std::unique_ptr<SavedIndex> save_index(const std::string& stem) {
+std::unique_ptr<SavedIndex> save_index(const std::string& stem, const std::string& sample = "nested_calls") {
   auto made = std::make_unique<SavedIndex>();
   made->trace = test::replay_temp_path(stem);
   made->saved = made->trace + ".tcindex";
-  test::record_files(test::kReplaySamples + "/static/nested_calls", core::TraceLevel::kFull,
+  test::record_files(test::kReplaySamples + "/static/" + sample, core::TraceLevel::kFull,
                      {{replay::TraceFormat::kUcir, made->trace}});
   auto identity = replay::identify_trace(made->trace);
   REQUIRE(identity.has_value());
@@ -117,6 +126,16 @@ TEST_CASE("Trace index: a saved index loads back and answers as the built one") 
     REQUIRE_MESSAGE(loaded.has_value(), loaded.error().to_string());
     check_same_answers(*built, **loaded);
   }
+}
+
+TEST_CASE("Trace index: a saved index of a threaded trace keeps its threads") {
+  auto made = save_index("saved-index-threads.ucir", "debug_threads");
+  REQUIRE(made->built->thread_changes().size() >= 4);  // two created, switches, two exited
+  auto loaded = TraceIndex::load(made->saved, made->identity, made->built->arch());
+  REQUIRE_MESSAGE(loaded.has_value(), loaded.error().to_string());
+  check_same_answers(*made->built, **loaded);
+  for (std::uint64_t event = 0; event <= made->built->event_count(); event += 997)
+    CHECK((*loaded)->threads_alive_at(event) == made->built->threads_alive_at(event));
 }
 
 TEST_CASE("Malicious: a saved trace index that is stale, cut short or changed anywhere is refused, never trusted") {

@@ -197,6 +197,9 @@ bool instruction_registers(const ArchInfo& arch, csh handle, const cs_insn& insn
 // capstone_mode, 1: its alternate_capstone_mode when the architecture has an
 // alternate instruction set; any other value, or 1 without one, gives capstone_mode).
 cs_mode capstone_mode_for(const ArchInfo& arch, std::uint8_t mode);
+// "" when `engine` emulates `arch` (its Unicorn arch and mode), else why not:
+// a recorder on the wrong engine would decode garbage.
+std::string engine_mismatch(uc_engine* engine, const ArchInfo& arch);
 
 // The instructions `handle` (opened for `arch`) decodes in `code` at `address`,
 // from the start; where it cannot decode, a fixed-width ISA

@@ -21,6 +21,7 @@
 #include <optional>
 #include <span>
 #include <vector>
+#include <string>
 #include <string_view>
 
 #include "arch/linux_syscall_ids.h"
@@ -471,6 +472,10 @@ const ArchInfo* find_arch_for_elf(std::uint16_t elf_machine, bool is_64bit, bool
 
 // Every supported architecture.
 std::span<const ArchInfo* const> all_archs();
+// The architecture tracecorn calls `name` ("x86_64"), or nullptr.
+const ArchInfo* find_arch(std::string_view name);
+// "x86_64, aarch64, ...": every architecture's name, for messages.
+std::string arch_names();
 
 // Defined by each architecture's file.
 const ArchInfo& x86_64_arch();

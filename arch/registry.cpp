@@ -191,6 +191,29 @@ std::span<const ArchInfo* const> all_archs() {
   return kArchs;
 }
 
+const ArchInfo* find_arch(std::string_view name) {
+  for (const ArchInfo* info : all_archs())
+    if (info->name == name) return info;
+  return nullptr;
+}
+
+std::string arch_names() {
+  std::string names;
+  for (const ArchInfo* info : all_archs()) names += (names.empty() ? "" : ", ") + std::string(info->name);
+  return names;
+}
+
+std::string engine_mismatch(uc_engine* engine, const ArchInfo& arch) {
+  int engine_arch = 0, engine_mode = 0;
+  if (uc_ctl_get_arch(engine, &engine_arch) != UC_ERR_OK || uc_ctl_get_mode(engine, &engine_mode) != UC_ERR_OK)
+    return "cannot query the engine's architecture";
+  if (engine_arch != static_cast<int>(arch.engine->unicorn_arch) ||
+      engine_mode != static_cast<int>(arch.engine->unicorn_mode))
+    return "the engine is not a " + std::string(arch.name) + " engine (Unicorn arch " + std::to_string(engine_arch) +
+           ", mode " + std::to_string(engine_mode) + ")";
+  return "";
+}
+
 const ArchInfo* find_arch_for_elf(std::uint16_t elf_machine, bool is_64bit, bool little_endian) {
   for (const ArchInfo* info : all_archs())
     if (info->elf_machine == elf_machine && info->elf_64bit == is_64bit &&

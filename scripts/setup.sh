@@ -14,6 +14,8 @@ packages=(
   libsnappy-dev  # reading usercorn's own UCIR files (snappy framed)
   nettle-dev     # MD5 of the traced binary in BAP frames' meta frame
   doctest-dev libcli11-dev libfmt-dev
+  # the Python package (recorder/python): pybind11 for Debian's python3, NumPy for its columns, pytest for its tests
+  pybind11-dev python3-dev python3-numpy python3-pytest
   # references the tests compare against (nobody here wrote them)
   busybox-static qemu-user-static gdb binutils coreutils
   strace  # the process tree of a native run (tests/behaviour/processes_test.cpp)

@@ -207,18 +207,6 @@ void copy_message(std::string_view message, char* buffer, std::size_t size) noex
   buffer[length] = '\0';
 }
 
-const arch::ArchInfo* find_arch(std::string_view name) {
-  for (const arch::ArchInfo* info : arch::all_archs())
-    if (info->name == name) return info;
-  return nullptr;
-}
-
-std::string known_arch_names() {
-  std::string names;
-  for (const arch::ArchInfo* info : arch::all_archs()) names += (names.empty() ? "" : ", ") + std::string(info->name);
-  return names;
-}
-
 }  // namespace
 
 // The handle. Member order matters: `recorder` is declared last so that it is
@@ -274,18 +262,6 @@ int raw_enum(const Enum& value) {
   return raw;
 }
 
-// Checks that `engine` emulates `arch` (a recorder on the wrong engine would
-// decode garbage). Returns "" or the reason.
-std::string engine_mismatch(uc_engine* engine, const arch::ArchInfo& arch) {
-  int engine_arch = 0, engine_mode = 0;
-  if (uc_ctl_get_arch(engine, &engine_arch) != UC_ERR_OK || uc_ctl_get_mode(engine, &engine_mode) != UC_ERR_OK)
-    return "cannot query the engine's architecture";
-  if (engine_arch != static_cast<int>(arch.engine->unicorn_arch) || engine_mode != static_cast<int>(arch.engine->unicorn_mode))
-    return "the engine is not a " + std::string(arch.name) + " engine (Unicorn arch " + std::to_string(engine_arch) +
-           ", mode " + std::to_string(engine_mode) + ")";
-  return "";
-}
-
 tracecorn_status create(uc_engine* engine, const tracecorn_options& options, tracecorn_recorder** out,
                         std::string& error) {
   auto invalid = [&](std::string message) {
@@ -293,10 +269,10 @@ tracecorn_status create(uc_engine* engine, const tracecorn_options& options, tra
     return TRACECORN_ERROR_INVALID_ARGUMENT;
   };
   if (!options.arch) return invalid("options.arch is NULL (e.g. \"x86_64\")");
-  const arch::ArchInfo* arch = find_arch(options.arch);
+  const arch::ArchInfo* arch = arch::find_arch(options.arch);
   if (!arch)
-    return invalid("unknown architecture \"" + std::string(options.arch) + "\" (known: " + known_arch_names() + ")");
-  if (std::string mismatch = engine_mismatch(engine, *arch); !mismatch.empty()) return invalid(mismatch);
+    return invalid("unknown architecture \"" + std::string(options.arch) + "\" (known: " + arch::arch_names() + ")");
+  if (std::string mismatch = arch::engine_mismatch(engine, *arch); !mismatch.empty()) return invalid(mismatch);
   const int level = raw_enum(options.level), policy = raw_enum(options.policy);
   if (level < TRACECORN_LEVEL_BLOCKS || level > TRACECORN_LEVEL_FULL)
     return invalid("unknown level " + std::to_string(level));

@@ -70,4 +70,16 @@ if(NOT result EQUAL 0 OR NOT output MATCHES "consumer_c: ok")
   message(FATAL_ERROR "install test: consumer_c failed (${result}):\n${output}")
 endif()
 message(STATUS "install test: ${output}")
+
+# Python: the module where Debian's python3 looks under this prefix
+# (lib/python3.X/dist-packages), imported from there alone.
+file(GLOB python_modules "${prefix}/lib/python3*/dist-packages/tracecorn.*.so")
+if(python_modules)
+  list(GET python_modules 0 python_module)
+  get_filename_component(python_dir "${python_module}" DIRECTORY)
+  run_step("import tracecorn" "${CMAKE_COMMAND}" -E env "PYTHONPATH=${python_dir}" /usr/bin/python3 -c
+    "import tracecorn, sys; assert tracecorn.__file__.startswith(sys.argv[1]); print(tracecorn.__version__)" "${prefix}")
+elseif(EXISTS "${BUILD_DIR}/python")
+  message(FATAL_ERROR "install test: the build has a Python module, and it was not installed under ${prefix}")
+endif()
 file(REMOVE_RECURSE "${WORK_DIR}")

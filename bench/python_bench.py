@@ -1,0 +1,62 @@
+#!/usr/bin/env python3
+# Role: the Python package's reading speed (`import tracecorn`): busybox
+# sha256sum of an N KiB file (default 64) recorded at a level (default full)
+# into UCIR+zstd, then timed: `tracecorn stat` on it (the C++ reader, for
+# scale), len() (a native pass), iterating every event as Python objects,
+# iterating one kind with a native filter, and column("pc") as a NumPy array.
+# Prints events/s and values/s, and each time as a ratio of stat's.
+# Not a test: it measures, it does not pass or fail.
+# Usage: /usr/bin/python3 bench/python_bench.py [TRACECORN] (default
+#   build/recorder/cli/tracecorn; the module from build/python or PYTHONPATH);
+#   BENCH_KIB=N, BENCH_LEVEL=blocks|insns|mem|regs|full
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+TRACECORN = sys.argv[1] if len(sys.argv) > 1 else "build/recorder/cli/tracecorn"
+sys.path.insert(0, "build/python")  # run from the repository's root, or with PYTHONPATH set
+import tracecorn  # noqa: E402
+
+KIB = int(os.environ.get("BENCH_KIB", "64"))
+LEVEL = os.environ.get("BENCH_LEVEL", "full")
+
+
+def timed(action):
+    started = time.perf_counter()
+    result = action()
+    return result, time.perf_counter() - started
+
+
+def main():
+    with tempfile.TemporaryDirectory() as work:
+        data = os.path.join(work, "data")
+        with open(data, "wb") as f:
+            f.write(bytes(range(256)) * (4 * KIB))
+        path = os.path.join(work, "trace.ucir")
+        subprocess.run([TRACECORN, "record", "--level", LEVEL, "--format", "ucir", "--compress", "zstd", "-o", path,
+                        "--", "/bin/busybox", "sha256sum", data], check=True, stdout=subprocess.DEVNULL)
+        _, stat_time = timed(lambda: subprocess.run([TRACECORN, "stat", path], check=True,
+                                                             stdout=subprocess.DEVNULL))
+        trace = tracecorn.open(path)
+        count, len_time = timed(lambda: len(trace))
+        iterated, iterate_time = timed(lambda: sum(1 for _ in trace))
+        assert iterated == count
+        insns, filter_time = timed(lambda: sum(1 for _ in trace.events(kinds="insn")))
+        column, column_time = timed(lambda: trace.column("pc", kinds="insn"))
+        assert len(column) == insns
+        print(f"busybox sha256sum of {KIB} KiB at --level {LEVEL}: {count} events, {insns} instructions, "
+              f"{os.path.getsize(path)} bytes (UCIR+zstd)")
+        rows = [("tracecorn stat (C++ reader)", stat_time, count, "events"),
+                ("len(trace) (native pass)", len_time, count, "events"),
+                ("for event in trace", iterate_time, count, "events"),
+                ("trace.events(kinds='insn')", filter_time, count, "events read"),
+                ("trace.column('pc', kinds='insn')", column_time, insns, "values")]
+        for label, seconds, amount, unit in rows:
+            print(f"  {label:<36} {seconds:7.2f} s  {amount / seconds / 1e6:6.2f} M {unit}/s  "
+                  f"{seconds / stat_time:5.2f}x stat")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,86 @@
+// Role: the C++ side of `tracecorn.open(path)`: one trace file, read through
+// replay::TraceReader (every format, plain or zstd, chosen by content), with
+// its event count and trace index made on first use. Python only holds a
+// handle; every loop over events runs here.
+// Threads: one Python thread at a time (the GIL); the loops that touch no
+// Python object (count, column, the index's build) run with the GIL released,
+// which is safe because a handle is used by one Python thread at a time (the
+// binding holds no other lock: two threads sharing one handle must take turns,
+// as with a file object).
+// Errors: every failure throws TracecornError with the reader's message (the
+// file, the byte offset); the binding turns it into tracecorn.Error.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "recorder/python/event_record.h"
+#include "recorder/replay/trace_index.h"
+#include "recorder/replay/trace_reader.h"
+#include "recorder/replay/trace_tools.h"
+
+namespace tracecorn::python {
+
+// Which events an iteration or a column keeps: a replay::EventFilter (kinds,
+// address range, thread) and a window of sequence numbers [first, end).
+struct Selection {
+  replay::EventFilter filter;
+  std::uint64_t first = 0, end = ~std::uint64_t{0};
+  bool matches(const events::Event& event) const {
+    return event.sequence.value >= first && event.sequence.value < end && filter.matches(event);
+  }
+};
+
+// Events one by one, as EventRecords, from a reader of its own.
+class EventStream {
+ public:
+  EventStream(std::unique_ptr<replay::TraceReader> reader, Selection selection)
+      : reader_(std::move(reader)), selection_(std::move(selection)) {}
+  // The next event the selection keeps; nullopt at the end. Throws
+  // TracecornError on a damaged or cut file.
+  std::optional<EventRecord> next();
+
+ private:
+  std::unique_ptr<replay::TraceReader> reader_;
+  Selection selection_;
+  std::deque<EventRecord> pending_;  // kept events of the record read last
+  bool ended_ = false;
+};
+
+class TraceHandle {
+ public:
+  // Opens `path` (throws TracecornError: not found, not a trace, damaged header).
+  static std::shared_ptr<TraceHandle> open(const std::string& path);
+
+  const std::string& path() const { return path_; }
+  const replay::TraceReader& header() const { return *header_; }
+  const arch::ArchInfo& arch() const { return header_->arch(); }
+  // The level the trace says, or the one its events show (one pass) when it says none.
+  std::string level();
+  // Events in the file (one pass, the first time); throws on a damaged or cut file.
+  std::uint64_t event_count();
+  std::unique_ptr<EventStream> events(Selection selection) const;
+  // `column` of every event `selection` keeps, in order.
+  std::vector<std::uint64_t> column(Column column, const Selection& selection) const;
+  // The trace index, built by one pass the first time.
+  replay::TraceIndex& index();
+
+ private:
+  TraceHandle(std::string path, std::unique_ptr<replay::TraceReader> header)
+      : path_(std::move(path)), header_(std::move(header)) {}
+  std::unique_ptr<replay::TraceReader> reopen() const;
+  void count_events();
+
+  std::string path_;
+  std::unique_ptr<replay::TraceReader> header_;  // opened, never read past its header
+  std::optional<std::uint64_t> event_count_;
+  std::string level_from_events_;
+  std::unique_ptr<replay::TraceIndex> index_;
+};
+
+}  // namespace tracecorn::python

@@ -41,10 +41,14 @@ set(TRACECORN_PUBLIC_HEADERS
   recorder/capi/tracecorn.h)
 
 # Installed targets and their names under tracecorn:: (link order: users first).
+# The C API writes and reads every format: the session's engine recording,
+# the format registry and the formats behind it come with it (link-only).
 set(TRACECORN_EXPORTED_TARGETS
-  tracecorn_recorder tracecorn_capi tracecorn_format_text tracecorn_core tracecorn_ring tracecorn_events
-  tracecorn_arch_engine tracecorn_arch)
-set(TRACECORN_EXPORT_NAMES recorder capi format_text core ring events arch_engine arch)
+  tracecorn_recorder tracecorn_capi tracecorn_engine_recording tracecorn_formats tracecorn_format_ucir
+  tracecorn_format_bap tracecorn_bap_frames_proto tracecorn_format_bintrace tracecorn_format_text
+  tracecorn_format_common tracecorn_core tracecorn_ring tracecorn_events tracecorn_arch_engine tracecorn_arch)
+set(TRACECORN_EXPORT_NAMES recorder capi engine_recording formats format_ucir format_bap bap_frames_proto
+  format_bintrace format_text format_common core ring events arch_engine arch)
 
 foreach(target export_name IN ZIP_LISTS TRACECORN_EXPORTED_TARGETS TRACECORN_EXPORT_NAMES)
   set_property(TARGET ${target} PROPERTY EXPORT_NAME ${export_name})
@@ -56,6 +60,8 @@ foreach(target export_name IN ZIP_LISTS TRACECORN_EXPORTED_TARGETS TRACECORN_EXP
     foreach(directory IN LISTS directories)
       if(directory STREQUAL "${PROJECT_SOURCE_DIR}")
         list(APPEND rewritten "$<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}>")
+      elseif(directory MATCHES "^${PROJECT_BINARY_DIR}/")  # generated headers (frames.pb.h): link-only once installed
+        list(APPEND rewritten "$<BUILD_INTERFACE:${directory}>")
       else()
         list(APPEND rewritten "${directory}")
       endif()

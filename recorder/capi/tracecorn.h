@@ -52,7 +52,7 @@ extern "C" {
 #endif
 
 /* The version of this C API; bumped when a function or a struct changes. */
-#define TRACECORN_CAPI_VERSION 1
+#define TRACECORN_CAPI_VERSION 2 /* 2: trace files in every format, the reader */
 
 /* What every function returns. */
 typedef enum tracecorn_status {
@@ -62,7 +62,9 @@ typedef enum tracecorn_status {
   TRACECORN_ERROR_EMULATOR = 3,         /* Unicorn refused a set-up call (adding a hook) */
   TRACECORN_ERROR_STATE = 4,            /* not valid now (dump on a lossless recorder, fault after finish) */
   TRACECORN_ERROR_OUT_OF_MEMORY = 5,
-  TRACECORN_ERROR_INTERNAL = 6          /* an unexpected failure inside tracecorn (a bug) */
+  TRACECORN_ERROR_INTERNAL = 6,         /* an unexpected failure inside tracecorn (a bug) */
+  TRACECORN_ERROR_BAD_TRACE = 7         /* (reader) not a trace, or a damaged or cut one; the message says
+                                           the file and the byte offset */
 } tracecorn_status;
 
 /* Recording levels, from cheapest to richest (the CLI's --level). */
@@ -171,6 +173,13 @@ typedef struct tracecorn_options {
      a caller that writes registers itself between runs must then call
      tracecorn_recorder_registers_changed() before running again. Default 0. */
   int derive_registers;
+  /* Since version 2. A trace file (lossless policy only): `trace_path` in
+     `trace_format`, "ucir" (NULL: "ucir"), "frames" or "bintrace" (both need
+     the regs or full level), "text" or "null"; `trace_zstd` non-zero
+     compresses it with zstd (ucir, frames, bintrace). NULL path: none. */
+  const char* trace_path;
+  const char* trace_format;
+  int trace_zstd;
 } tracecorn_options;
 
 /* Counters; see tracecorn::core::RecorderStats. */
@@ -247,6 +256,14 @@ tracecorn_status tracecorn_recorder_registers_changed(tracecorn_recorder* record
  */
 tracecorn_status tracecorn_recorder_dump(tracecorn_recorder* recorder, const char* path);
 
+/*
+ * Flight recorder: as tracecorn_recorder_dump, as a trace file in `format`
+ * ("ucir", "frames", "bintrace", "text"; NULL: "ucir"), zstd when `zstd` is
+ * non-zero. INVALID_ARGUMENT also for an unknown format or one the level
+ * cannot fill (frames and bintrace need regs or full).
+ */
+tracecorn_status tracecorn_recorder_dump_trace(tracecorn_recorder* recorder, const char* path, const char* format,
+                                               int zstd);
 /* Flight recorder: as tracecorn_recorder_dump, to `callback` on this thread. */
 tracecorn_status tracecorn_recorder_dump_events(tracecorn_recorder* recorder, tracecorn_event_callback callback,
                                                 void* user);
@@ -280,6 +297,68 @@ const char* tracecorn_status_name(tracecorn_status status);
 
 /* "block", "insn", "read", ... for an event kind; "unknown" otherwise. Never NULL. */
 const char* tracecorn_event_kind_name(tracecorn_event_kind kind);
+
+
+/*
+ * Reading a trace file back (since version 2): every format tracecorn writes
+ * (UCIR, BAP frames, binary trace; plain or zstd), chosen by the file's
+ * content. One thread per reader.
+ *
+ *   tracecorn_reader* reader = NULL;
+ *   char error[256];
+ *   if (tracecorn_reader_open("crash.ucir", &reader, error, sizeof error) != TRACECORN_OK) ...
+ *   tracecorn_event event;
+ *   int more = 0;
+ *   while (tracecorn_reader_next(reader, &event, &more) == TRACECORN_OK && more) ...
+ *   if (!more && tracecorn_last_reader_error(reader)[0]) ...   (the error that ended it)
+ *   tracecorn_reader_close(reader);
+ */
+typedef struct tracecorn_reader tracecorn_reader;
+
+/* Opens `path`. Errors: INVALID_ARGUMENT (NULL argument), IO (cannot be
+   read), BAD_TRACE (not a trace, or its header is damaged); the message in
+   `error` names the file and the offset. */
+tracecorn_status tracecorn_reader_open(const char* path, tracecorn_reader** out, char* error, size_t error_size);
+/* The trace's architecture ("x86_64") and level ("full"; "" when the format
+   does not say). Never NULL; valid until close. BAP frames cannot tell mips
+   from mipsel (one architecture id, no byte order): such a trace reads as mipsel. */
+const char* tracecorn_reader_arch(const tracecorn_reader* reader);
+const char* tracecorn_reader_level(const tracecorn_reader* reader);
+/*
+ * Reads the next event into *event (its fields as for the callback: the table
+ * above; `text` valid until the next call) and sets *has_event to 1, or to 0
+ * at the end of the trace. Returns OK, or BAD_TRACE for a damaged file or one
+ * that ends early (a killed recording: every complete record before it was
+ * returned), IO for a read error; the message is tracecorn_last_reader_error.
+ */
+tracecorn_status tracecorn_reader_next(tracecorn_reader* reader, tracecorn_event* event, int* has_event);
+/* The event last read: its place in the file (0, 1, 2...: what "event N" means to `tracecorn dump`'s readers). */
+uint64_t tracecorn_reader_index(const tracecorn_reader* reader);
+/* The event last read: the registers it carries (REGISTERS: those changed;
+   SYSCALL: those the kernel changed; SIGNAL: the handler's; THREAD switch:
+   the thread's), and register `i` of them: its name, its size in bytes
+   (1..16) and its value's bytes (little endian) into `bytes` (16 bytes).
+   Returns OK or INVALID_ARGUMENT (i out of range, NULL argument). */
+size_t tracecorn_reader_register_count(const tracecorn_reader* reader);
+tracecorn_status tracecorn_reader_register(const tracecorn_reader* reader, size_t i, const char** name,
+                                           uint32_t* size, uint8_t bytes[16]);
+/* SYSCALL: argument i (0..5); 0 otherwise. */
+uint64_t tracecorn_reader_syscall_arg(const tracecorn_reader* reader, unsigned i);
+/* SYSCALL: the call stack's return addresses, innermost first (depth 0 when not recorded). */
+size_t tracecorn_reader_stack_depth(const tracecorn_reader* reader);
+uint64_t tracecorn_reader_stack_frame(const tracecorn_reader* reader, size_t i);
+/* BLOCK, INSN: the code bytes (NULL and 0 for other kinds); valid until the next call. */
+const uint8_t* tracecorn_reader_code(const tracecorn_reader* reader, size_t* size);
+/* SYSCALL, SIGNAL: the memory the kernel wrote (a signal frame), write i of
+   them: its address, its bytes and their count (valid until the next call).
+   Returns OK or INVALID_ARGUMENT. */
+size_t tracecorn_reader_memory_write_count(const tracecorn_reader* reader);
+tracecorn_status tracecorn_reader_memory_write(const tracecorn_reader* reader, size_t i, uint64_t* address,
+                                               const uint8_t** bytes, size_t* size);
+/* The message of the reader's last failed call ("" when none). A NULL reader gives a fixed message. */
+const char* tracecorn_last_reader_error(const tracecorn_reader* reader);
+/* Closes the file and frees the reader. NULL is a no-op. */
+void tracecorn_reader_close(tracecorn_reader* reader);
 
 #ifdef __cplusplus
 } /* extern "C" */

@@ -21,9 +21,13 @@
 
 #include "arch/arch.h"
 #include "formats/text/text_writer.h"
+#include "recorder/capi/c_events.h"
 #include "recorder/core/recorder.h"
+#include "recorder/session/engine_recording.h"
 
 using namespace tracecorn;
+using tracecorn::capi::copy_message;
+using tracecorn::capi::guarded;
 
 namespace {
 
@@ -58,81 +62,14 @@ class CallbackSink final : public events::Sink {
   std::string end(const events::TraceSummary&) override { return ""; }
 
   void on_event(const events::Event& event) override {
-    tracecorn_event out{};
-    out.kind = static_cast<tracecorn_event_kind>(event.kind);
-    out.sequence = event.sequence.value;
-    out.thread = event.thread.value;
     std::string_view text;
-    std::visit([&](const auto& payload) { fill(payload, out, text); }, event.payload);
+    tracecorn_event out = capi::c_event_of(event, text);
     text_.assign(text.data(), text.size());  // the views are not NUL-terminated
     out.text = text_.c_str();
     callback_(&out, user_);
   }
 
  private:
-  static void fill(const events::BlockEvent& block, tracecorn_event& out, std::string_view&) {
-    out.address = out.pc = block.address.value;
-    out.size = block.size;
-    out.number = block.instruction_count;
-  }
-  static void fill(const events::InstructionEvent& insn, tracecorn_event& out, std::string_view&) {
-    out.address = out.pc = insn.address.value;
-    out.size = insn.size;
-    out.number = insn.index_in_block;
-  }
-  static void fill(const events::MemoryEvent& memory, tracecorn_event& out, std::string_view&) {
-    out.address = memory.address.value;
-    out.size = memory.size;
-    out.value = memory.value;
-    out.pc = memory.pc_known ? memory.pc.value : 0;
-  }
-  static void fill(const events::RegistersEvent& registers, tracecorn_event& out, std::string_view&) {
-    out.pc = registers.pc.value;
-    out.size = static_cast<std::uint32_t>(registers.changes.size());
-  }
-  static void fill(const events::SyscallEvent& call, tracecorn_event& out, std::string_view& text) {
-    out.pc = call.pc.value;
-    out.number = call.number;
-    out.value = static_cast<std::uint64_t>(call.result);
-    text = call.name;
-  }
-  static void fill(const events::FaultEvent& fault, tracecorn_event& out, std::string_view& text) {
-    out.pc = fault.pc.value;
-    out.address = fault.address.value;
-    out.number = fault.signal;
-    text = fault.description;
-  }
-  static void fill(const events::ModuleLoadEvent& module, tracecorn_event& out, std::string_view& text) {
-    out.address = module.start.value;
-    out.value = module.end.value;
-    out.number = module.load_bias;
-    text = module.path;
-  }
-  static void fill(const events::ExitEvent& exit, tracecorn_event& out, std::string_view&) {
-    out.number = exit.by_signal ? 1 : 0;
-    out.value = static_cast<std::uint64_t>(static_cast<std::int64_t>(exit.by_signal ? exit.signal : exit.code));
-  }
-  static void fill(const events::GapEvent& gap, tracecorn_event& out, std::string_view& text) {
-    out.value = gap.lost_events;
-    text = gap.reason;
-  }
-  static void fill(const events::SignalEvent& signal, tracecorn_event& out, std::string_view&) {
-    out.address = signal.handler.value;
-    out.value = static_cast<std::uint64_t>(static_cast<std::int64_t>(signal.code));
-    out.pc = signal.interrupted_pc.value;
-    out.number = signal.signal;
-    out.size = signal.fault ? 1 : 0;
-  }
-  static void fill(const events::ThreadEvent& change, tracecorn_event& out, std::string_view&) {
-    out.value = change.from.value;
-    out.number = static_cast<std::uint64_t>(change.change);
-  }
-  static void fill(const events::ProcessEvent& change, tracecorn_event& out, std::string_view& text) {
-    out.value = change.pid;
-    out.number = static_cast<std::uint64_t>(change.change);
-    text = change.trace;
-  }
-
   tracecorn_event_callback callback_;
   void* user_;
   std::string text_;  // the current event's text, NUL-terminated
@@ -200,56 +137,26 @@ tracecorn_status status_for(ErrorCode code) {
   return TRACECORN_ERROR_INTERNAL;
 }
 
-void copy_message(std::string_view message, char* buffer, std::size_t size) noexcept {
-  if (!buffer || size == 0) return;
-  const std::size_t length = std::min(message.size(), size - 1);
-  std::memcpy(buffer, message.data(), length);
-  buffer[length] = '\0';
-}
-
 }  // namespace
 
 // The handle. Member order matters: `recorder` is declared last so that it is
 // destroyed (which finishes it and ends the sinks) before the sinks.
-struct tracecorn_recorder {
+struct tracecorn_recorder : capi::LastError {
   const arch::ArchInfo* arch = nullptr;
   core::RingPolicy policy = core::RingPolicy::kLossless;
   std::unique_ptr<formats::TextWriter> text;
   std::unique_ptr<ExceptionFenceSink> text_fence;  // what the recorder sees of `text`
   std::unique_ptr<CallbackSink> callback;
-  std::string last_error;
+  std::unique_ptr<events::Sink> trace;  // options.trace_path's writer
+  core::TraceLevel level = core::TraceLevel::kBlocks;
   bool finished = false;
   tracecorn_status finish_status = TRACECORN_OK;  // what the first finish returned, and its message
   std::string finish_error;
   std::unique_ptr<core::Recorder> recorder;
 
-  // Sets last_error to `message` + `detail`; returns `status`.
-  tracecorn_status fail(tracecorn_status status, std::string_view message, std::string_view detail = {}) noexcept {
-    try {
-      last_error.assign(message);
-      last_error.append(detail);
-    } catch (...) {
-      last_error.clear();  // no memory for the message: the status still tells
-    }
-    return status;
-  }
 };
 
 namespace {
-
-// Runs `body` (which returns a tracecorn_status) with every exception turned into a status.
-template <typename Body>
-tracecorn_status guarded(tracecorn_recorder* handle, Body&& body) noexcept {
-  try {
-    return body();
-  } catch (const std::bad_alloc&) {
-    return handle ? handle->fail(TRACECORN_ERROR_OUT_OF_MEMORY, "out of memory") : TRACECORN_ERROR_OUT_OF_MEMORY;
-  } catch (const std::exception& error) {
-    return handle ? handle->fail(TRACECORN_ERROR_INTERNAL, "internal error: ", error.what()) : TRACECORN_ERROR_INTERNAL;
-  } catch (...) {
-    return handle ? handle->fail(TRACECORN_ERROR_INTERNAL, "internal error") : TRACECORN_ERROR_INTERNAL;
-  }
-}
 
 // The int a C caller stored in an enum field. C lets it store any int there; in
 // C++ a value outside the enumerators' range is not reliable (the compiler may
@@ -281,9 +188,9 @@ tracecorn_status create(uc_engine* engine, const tracecorn_options& options, tra
   if ((options.code_start || options.code_end) && options.code_end <= options.code_start)
     return invalid("empty code range (code_end must be above code_start)");
   const bool flight = policy == TRACECORN_POLICY_FLIGHT_RECORDER;
-  if (flight && (options.text_path || options.callback))
-    return invalid("a flight recorder delivers events only when dumped: leave text_path and callback NULL and "
-                   "call tracecorn_recorder_dump()");
+  if (flight && (options.text_path || options.callback || options.trace_path))
+    return invalid("a flight recorder delivers events only when dumped: leave text_path, trace_path and callback "
+                   "NULL and call tracecorn_recorder_dump()");
 
   core::RecorderOptions recorder_options;
   recorder_options.level = static_cast<core::TraceLevel>(level);
@@ -298,7 +205,19 @@ tracecorn_status create(uc_engine* engine, const tracecorn_options& options, tra
   auto handle = std::make_unique<tracecorn_recorder>();
   handle->arch = arch;
   handle->policy = recorder_options.policy;
+  handle->level = recorder_options.level;
   std::vector<events::Sink*> sinks;
+  if (options.trace_path) {
+    auto writer = session::open_trace_writer(*arch, options.trace_format ? options.trace_format : "ucir",
+                                             options.trace_path, options.trace_zstd != 0, formats::ZstdCompression{0, 0},
+                                             handle->level, options.program ? options.program : "");
+    if (!writer) {
+      error = writer.error().to_string();
+      return status_for(writer.error().code);
+    }
+    handle->trace = std::move(*writer);
+    sinks.push_back(handle->trace.get());
+  }
   if (options.text_path) {
     auto writer = formats::TextWriter::open(options.text_path, *arch);
     if (!writer) {
@@ -414,6 +333,19 @@ tracecorn_status tracecorn_recorder_dump(tracecorn_recorder* recorder, const cha
   });
 }
 
+tracecorn_status tracecorn_recorder_dump_trace(tracecorn_recorder* recorder, const char* path, const char* format,
+                                               int zstd) {
+  if (!recorder) return TRACECORN_ERROR_INVALID_ARGUMENT;
+  return guarded(recorder, [&] {
+    if (!path) return recorder->fail(TRACECORN_ERROR_INVALID_ARGUMENT, "dump path is NULL");
+    if (const tracecorn_status status = check_flight_recorder(recorder); status != TRACECORN_OK) return status;
+    auto writer = session::open_trace_writer(*recorder->arch, format ? format : "ucir", path, zstd != 0,
+                                             formats::ZstdCompression{0, 0}, recorder->level, "");
+    if (!writer) return recorder->fail(status_for(writer.error().code), writer.error().to_string());
+    return dump_to(recorder, **writer);
+  });
+}
+
 tracecorn_status tracecorn_recorder_dump_events(tracecorn_recorder* recorder, tracecorn_event_callback callback,
                                                 void* user) {
   if (!recorder) return TRACECORN_ERROR_INVALID_ARGUMENT;
@@ -491,6 +423,7 @@ const char* tracecorn_status_name(tracecorn_status status) {
     case TRACECORN_ERROR_STATE: return "invalid state";
     case TRACECORN_ERROR_OUT_OF_MEMORY: return "out of memory";
     case TRACECORN_ERROR_INTERNAL: return "internal error";
+    case TRACECORN_ERROR_BAD_TRACE: return "bad trace";
   }
   return "unknown status";
 }

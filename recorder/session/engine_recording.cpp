@@ -12,21 +12,6 @@ namespace {
 
 Error invalid(std::string message) { return make_error(ErrorCode::kInvalidArgument, std::move(message)); }
 
-// The writer of `format` for `path` (the registry's one factory).
-Expected<std::unique_ptr<events::Sink>> open_trace_writer(const arch::ArchInfo& arch, std::string_view format,
-                                                          const std::string& path, bool compress_zstd,
-                                                          formats::ZstdCompression zstd, core::TraceLevel level,
-                                                          const std::string& program) {
-  formats::WriterRequest request;
-  request.path = path;
-  request.arch = &arch;
-  request.compress_zstd = compress_zstd;
-  request.zstd = zstd;
-  if (request.zstd.level == 0) request.zstd.level = formats::default_zstd_level(core::level_has_registers(level));
-  request.program = program;
-  return formats::open_writer(format, std::move(request));
-}
-
 // Whether `format` is a writable format of the registry that can carry `level`.
 Status check_format(std::string_view format, core::TraceLevel level) {
   const formats::FormatDescriptor* descriptor = formats::find_format(format);
@@ -48,11 +33,25 @@ Status check_options(uc_engine* engine, const EngineRecordingOptions& options, c
   if (flight && !options.path.empty())
     return invalid("a flight recorder writes its events only when dumped: give no output, call dump()");
   if (!flight && options.path.empty()) return invalid("no output file (a lossless recording writes one)");
-  if (!flight) return check_format(options.format, options.level);
   return ok_status();
 }
 
 }  // namespace
+
+Expected<std::unique_ptr<events::Sink>> open_trace_writer(const arch::ArchInfo& arch, std::string_view format,
+                                                          const std::string& path, bool compress_zstd,
+                                                          formats::ZstdCompression zstd, core::TraceLevel level,
+                                                          const std::string& program) {
+  if (auto valid = check_format(format, level); !valid) return valid.error();
+  formats::WriterRequest request;
+  request.path = path;
+  request.arch = &arch;
+  request.compress_zstd = compress_zstd;
+  request.zstd = zstd;
+  if (request.zstd.level == 0) request.zstd.level = formats::default_zstd_level(core::level_has_registers(level));
+  request.program = program;
+  return formats::open_writer(format, std::move(request));
+}
 
 Expected<std::unique_ptr<EngineRecording>> EngineRecording::attach(uc_engine* engine,
                                                                    const EngineRecordingOptions& options) {
@@ -98,7 +97,6 @@ Status EngineRecording::finish() {
 Status EngineRecording::dump(const std::string& path, std::string_view format, bool compress_zstd) {
   if (!flight_recorder_)
     return invalid("dump needs a flight recorder: a lossless recording writes every event to its file");
-  if (auto valid = check_format(format, level_); !valid) return valid;
   auto writer = open_trace_writer(*arch_, format, path, compress_zstd, formats::ZstdCompression{0, 0}, level_, "");
   if (!writer) return writer.error();
   const std::string error = recorder_->dump(**writer);

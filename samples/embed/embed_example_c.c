@@ -10,9 +10,12 @@
  * counts only after tracecorn_recorder_finish(), which joins that thread.
  * Output: the text trace, "sum = 31 (expected 31)", a "callback: ..." line and
  * a "stats: ..." line. Exit status 0, or 1 with a message on stderr.
+ * Usage: embed_example_c [TRACE [ucir|frames|bintrace [zstd]]]: also writes
+ * the trace file TRACE in that format (read_trace_c.c reads it back).
  */
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 #include <unicorn/unicorn.h>
 
@@ -45,8 +48,9 @@ static int load_snippet(uc_engine* engine) {
   return 0;
 }
 
-/* Records the snippet on `engine`; returns the exit status. */
-static int record(uc_engine* engine) {
+/* Records the snippet on `engine` (also into `trace_path` in `trace_format`,
+   zstd when `zstd`, when trace_path is not NULL); returns the exit status. */
+static int record(uc_engine* engine, const char* trace_path, const char* trace_format, int zstd) {
   tracecorn_options options;
   tracecorn_recorder* recorder = NULL;
   tracecorn_stats stats;
@@ -63,6 +67,9 @@ static int record(uc_engine* engine) {
   options.callback = count_event;
   options.callback_user = &counts;
   options.program = "sum_snippet";
+  options.trace_path = trace_path;     /* a trace file too (NULL: none) */
+  options.trace_format = trace_format; /* "ucir", "frames", "bintrace" */
+  options.trace_zstd = zstd;
   if (tracecorn_recorder_create(engine, &options, &recorder, error, sizeof error) != TRACECORN_OK) {
     fprintf(stderr, "embed_example_c: %s\n", error);
     return 1;
@@ -95,9 +102,12 @@ static int record(uc_engine* engine) {
   return sum == EMBED_EXPECTED_SUM ? 0 : 1;
 }
 
-int main(void) {
+int main(int argc, char** argv) {
   uc_engine* engine = NULL;
   int status;
+  const char* trace_path = argc > 1 ? argv[1] : NULL;
+  const char* trace_format = argc > 2 ? argv[2] : "ucir";
+  const int zstd = argc > 3 && strcmp(argv[3], "zstd") == 0;
   if (uc_open(UC_ARCH_X86, UC_MODE_64, &engine) != UC_ERR_OK) {
     fprintf(stderr, "embed_example_c: cannot open a Unicorn engine\n");
     return 1;
@@ -107,7 +117,7 @@ int main(void) {
     uc_close(engine);
     return 1;
   }
-  status = record(engine);
+  status = record(engine, trace_path, trace_format, zstd);
   uc_close(engine); /* after the recorder is destroyed: it removes its hooks from the engine */
   return status;
 }

@@ -60,8 +60,12 @@ foreach(expected usr/bin/tracecorn usr/include/tracecorn/recorder/core/recorder.
     message(FATAL_ERROR "deb test: the package has no ${expected}")
   endif()
 endforeach()
-foreach(pattern "usr/lib*/libtracecorn_core.a" "usr/lib*/cmake/tracecorn/tracecorn-config.cmake"
-        "usr/lib*/pkgconfig/tracecorn.pc")
+set(patterns "usr/lib*/libtracecorn_core.a" "usr/lib*/cmake/tracecorn/tracecorn-config.cmake"
+  "usr/lib*/pkgconfig/tracecorn.pc")
+if(EXISTS "${BUILD_DIR}/python")  # the module, where Debian's python3 finds it
+  list(APPEND patterns "usr/lib/python3/dist-packages/tracecorn.cpython-*.so")
+endif()
+foreach(pattern IN LISTS patterns)
   string(REPLACE "*" "[^/]*(/[^/]+)?" regex "${pattern}")
   file(GLOB_RECURSE found LIST_DIRECTORIES false RELATIVE "${root}" "${root}/usr/*")
   list(FILTER found INCLUDE REGEX "^${regex}$")

@@ -3,8 +3,11 @@
  * installed C header (recorder/capi/tracecorn.h) and pkg-config only (built by
  * run_install_test.cmake as `cc consumer.c $(pkg-config --cflags --libs
  * tracecorn)`). Emulates a load, an add and a store at level `mem` and checks,
- * through the event callback, that the recorder reports them with their values.
- * Prints "consumer_c: ok, N events" and exits 0, or exits 1 saying why.
+ * through the event callback, that the recorder reports them with their values;
+ * writes the same events into a UCIR+zstd file (options.trace_path) and reads
+ * it back with the C reader (the formats' libraries and their dependencies
+ * come through pkg-config too).
+ * Prints "consumer_c: ok, N events, N read back" and exits 0, or exits 1 saying why.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -34,6 +37,28 @@ static void on_event(const tracecorn_event* event, void* user) {
     ++counts->good_writes;
 }
 
+/* The events of the trace at `path`, through the C reader; -1 when it cannot be
+   read or lacks the store of 42. */
+static int read_back(const char* path) {
+  tracecorn_reader* reader = NULL;
+  tracecorn_event event;
+  char error[256];
+  int more = 0, events = 0, good_writes = 0;
+  if (tracecorn_reader_open(path, &reader, error, sizeof error) != TRACECORN_OK) {
+    fprintf(stderr, "consumer_c: %s\n", error);
+    return -1;
+  }
+  while (tracecorn_reader_next(reader, &event, &more) == TRACECORN_OK && more) {
+    ++events;
+    if (event.kind == TRACECORN_EVENT_MEM_WRITE && event.address == DATA_ADDRESS + 8 && event.value == 42)
+      ++good_writes;
+  }
+  if (tracecorn_last_reader_error(reader)[0]) fprintf(stderr, "consumer_c: %s\n", tracecorn_last_reader_error(reader));
+  if (tracecorn_last_reader_error(reader)[0] || good_writes != 1) events = -1;
+  tracecorn_reader_close(reader);
+  return events;
+}
+
 int main(void) {
   uc_engine* engine = NULL;
   tracecorn_options options;
@@ -43,6 +68,7 @@ int main(void) {
   const uint64_t value = 37, pointer = DATA_ADDRESS;
   uc_err err;
   tracecorn_status finished;
+  int read;
 
   if (uc_open(UC_ARCH_X86, UC_MODE_64, &engine) != UC_ERR_OK) return 1;
   uc_mem_map(engine, CODE_ADDRESS, 0x1000, UC_PROT_READ | UC_PROT_EXEC);
@@ -57,6 +83,9 @@ int main(void) {
   options.ring_bytes = 1u << 16;
   options.callback = on_event;
   options.callback_user = &counts;
+  options.trace_path = "consumer.ucir";
+  options.trace_format = "ucir";
+  options.trace_zstd = 1;
   if (tracecorn_recorder_create(engine, &options, &recorder, error, sizeof error) != TRACECORN_OK) {
     fprintf(stderr, "consumer_c: %s\n", error);
     return 1;
@@ -72,6 +101,8 @@ int main(void) {
   }
   tracecorn_recorder_destroy(recorder);
   uc_close(engine);
-  printf("consumer_c: ok, %d events\n", counts.events);
+  read = read_back("consumer.ucir");
+  if (read < 0) return 1;
+  printf("consumer_c: ok, %d events, %d read back\n", counts.events, read);
   return 0;
 }

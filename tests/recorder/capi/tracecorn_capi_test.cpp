@@ -100,6 +100,18 @@ std::size_t count_kind(const std::vector<StoredEvent>& events, tracecorn_event_k
   return count;
 }
 
+// A flight recorder on `engine` whose ring the snippet's loop overflows (4 KiB, the minimum).
+tracecorn_recorder* small_flight_recorder(const SnippetEngine& engine, tracecorn_level level) {
+  tracecorn_options options = x86_options(level);
+  options.policy = TRACECORN_POLICY_FLIGHT_RECORDER;
+  options.ring_bytes = 4096;
+  tracecorn_recorder* recorder = nullptr;
+  char error[256] = "";
+  REQUIRE_MESSAGE(tracecorn_recorder_create(engine.get(), &options, &recorder, error, sizeof error) == TRACECORN_OK,
+                  std::string(error));
+  return recorder;
+}
+
 }  // namespace
 
 TEST_CASE("CAPI: options_init gives the documented defaults") {
@@ -386,13 +398,7 @@ TEST_CASE("CAPI: destroy without finish finishes the recorder and ends its trace
 
 TEST_CASE("CAPI: the flight recorder dumps its last events, ending with the reported fault") {
   SnippetEngine engine;
-  tracecorn_options options = x86_options(TRACECORN_LEVEL_MEM);
-  options.policy = TRACECORN_POLICY_FLIGHT_RECORDER;
-  options.ring_bytes = 4096;  // the minimum: the loop overflows it
-  tracecorn_recorder* recorder = nullptr;
-  char error[256] = "";
-  REQUIRE_MESSAGE(tracecorn_recorder_create(engine.get(), &options, &recorder, error, sizeof error) == TRACECORN_OK,
-                  error);
+  tracecorn_recorder* recorder = small_flight_recorder(engine, TRACECORN_LEVEL_MEM);
   for (int run = 0; run < 20; ++run) REQUIRE(engine.run() == UC_ERR_OK);
   const std::uint64_t fault_pc = EMBED_CODE_ADDRESS + 0x10;
   REQUIRE(tracecorn_recorder_fault(recorder, fault_pc, 0x1234, SIGSEGV, "a test fault") == TRACECORN_OK);
@@ -434,6 +440,94 @@ TEST_CASE("CAPI: the flight recorder dumps its last events, ending with the repo
   CHECK(std::string(tracecorn_last_error(recorder)).find("/nonexistent-directory/dump.txt") != std::string::npos);
   tracecorn_recorder_destroy(recorder);
   std::filesystem::remove(path);
+}
+
+// Every event of the trace at `path` through the C reader (text copied), or
+// the reader's error as the last entry's text with kind 0.
+std::vector<StoredEvent> read_with_c_reader(const std::string& path) {
+  std::vector<StoredEvent> events;
+  tracecorn_reader* reader = nullptr;
+  char error[512] = "";
+  if (tracecorn_reader_open(path.c_str(), &reader, error, sizeof error) != TRACECORN_OK)
+    return {{tracecorn_event{}, error}};
+  tracecorn_event event{};
+  int more = 0;
+  while (tracecorn_reader_next(reader, &event, &more) == TRACECORN_OK && more) events.push_back({event, event.text});
+  if (tracecorn_last_reader_error(reader)[0]) events.push_back({tracecorn_event{}, tracecorn_last_reader_error(reader)});
+  tracecorn_reader_close(reader);
+  return events;
+}
+
+TEST_CASE("CAPI: the flight recorder dumps trace files in every format; the C reader reads them back") {
+  SnippetEngine engine;
+  tracecorn_recorder* recorder = small_flight_recorder(engine, TRACECORN_LEVEL_FULL);
+  char error[256] = "";
+  for (int run = 0; run < 20; ++run) REQUIRE(engine.run() == UC_ERR_OK);
+  std::vector<StoredEvent> expected;
+  REQUIRE(tracecorn_recorder_dump_events(recorder, store_event, &expected) == TRACECORN_OK);
+  REQUIRE(expected.size() > 10);
+  const std::size_t instructions = count_kind(expected, TRACECORN_EVENT_INSN);
+  for (const char* format : {"ucir", "frames", "bintrace"}) {
+    CAPTURE(format);
+    for (int zstd = 0; zstd < 2; ++zstd) {
+      const auto path = temp_path(std::string("dump.") + format);
+      REQUIRE(tracecorn_recorder_dump_trace(recorder, path.string().c_str(), format, zstd) == TRACECORN_OK);
+      const std::vector<StoredEvent> events = read_with_c_reader(path.string());
+      REQUIRE(!events.empty());
+      REQUIRE_MESSAGE(events.back().event.kind != 0, events.back().text);
+      CHECK(count_kind(events, TRACECORN_EVENT_INSN) == instructions);
+      CHECK(count_kind(events, TRACECORN_EVENT_MEM_WRITE) == count_kind(expected, TRACECORN_EVENT_MEM_WRITE));
+      std::filesystem::remove(path);
+    }
+  }
+  const auto path = temp_path("dump.bad");
+  CHECK(tracecorn_recorder_dump_trace(recorder, path.string().c_str(), "mp4", 0) == TRACECORN_ERROR_INVALID_ARGUMENT);
+  CHECK(std::string(tracecorn_last_error(recorder)).find("unknown format 'mp4'") != std::string::npos);
+  CHECK(tracecorn_recorder_dump_trace(recorder, "/nonexistent-directory/x.ucir", "ucir", 0) == TRACECORN_ERROR_IO);
+  CHECK(tracecorn_recorder_dump_trace(recorder, nullptr, "ucir", 0) == TRACECORN_ERROR_INVALID_ARGUMENT);
+  tracecorn_recorder_destroy(recorder);
+
+  // A lossless recorder writes its trace file itself and has nothing to dump.
+  SnippetEngine lossless;
+  tracecorn_options file_options = x86_options(TRACECORN_LEVEL_BLOCKS);
+  const std::string file = temp_path("lossless.ucir").string();
+  file_options.trace_path = file.c_str();
+  file_options.trace_zstd = 1;
+  REQUIRE(tracecorn_recorder_create(lossless.get(), &file_options, &recorder, error, sizeof error) == TRACECORN_OK);
+  REQUIRE(lossless.run() == UC_ERR_OK);
+  CHECK(tracecorn_recorder_dump_trace(recorder, path.string().c_str(), "ucir", 0) == TRACECORN_ERROR_STATE);
+  REQUIRE(tracecorn_recorder_finish(recorder) == TRACECORN_OK);
+  tracecorn_recorder_destroy(recorder);
+  const std::vector<StoredEvent> blocks = read_with_c_reader(file);
+  REQUIRE(!blocks.empty());
+  REQUIRE_MESSAGE(blocks.back().event.kind != 0, blocks.back().text);
+  CHECK(count_kind(blocks, TRACECORN_EVENT_BLOCK) == 17);  // the loop's blocks (embed_example's text trace)
+  file_options.trace_format = "bintrace";  // needs the regs or full level
+  CHECK(create_error(lossless.get(), file_options, TRACECORN_ERROR_INVALID_ARGUMENT).find("regs or full") !=
+        std::string::npos);
+  std::filesystem::remove(file);
+}
+
+TEST_CASE("CAPI: the C reader refuses bad arguments and files with a status and the file's name") {
+  tracecorn_reader* reader = nullptr;
+  char error[512] = "";
+  CHECK(tracecorn_reader_open(nullptr, &reader, error, sizeof error) == TRACECORN_ERROR_INVALID_ARGUMENT);
+  CHECK(tracecorn_reader_open("/nonexistent-directory/t.ucir", &reader, error, sizeof error) == TRACECORN_ERROR_IO);
+  CHECK(reader == nullptr);
+  const auto path = temp_path("notes.txt");
+  std::ofstream(path) << "no trace here\n";
+  CHECK(tracecorn_reader_open(path.string().c_str(), &reader, error, sizeof error) == TRACECORN_ERROR_BAD_TRACE);
+  CHECK(std::string(error).find("not a trace") != std::string::npos);
+  CHECK(std::string(error).find(path.string()) != std::string::npos);
+  std::filesystem::remove(path);
+  tracecorn_event event{};
+  int more = 1;
+  CHECK(tracecorn_reader_next(nullptr, &event, &more) == TRACECORN_ERROR_INVALID_ARGUMENT);
+  CHECK(more == 0);
+  CHECK(tracecorn_reader_register_count(nullptr) == 0);
+  CHECK(std::string(tracecorn_last_reader_error(nullptr)) != "");
+  CHECK(std::string(tracecorn_status_name(TRACECORN_ERROR_BAD_TRACE)) == "bad trace");
+  tracecorn_reader_close(nullptr);
 }
 
 TEST_CASE("CAPI: NULL handles are refused without crashing") {

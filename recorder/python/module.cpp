@@ -13,6 +13,7 @@
 
 #include <fmt/format.h>
 
+#include "recorder/debug/why.h"
 #include "recorder/python/trace_handle.h"
 
 namespace py = pybind11;
@@ -253,6 +254,32 @@ py::list history(TraceHandle& trace, const py::object& reg, const py::object& ad
   return entries;
 }
 
+// `tracecorn why` from Python: the tree as dicts (the JSON `tracecorn why
+// --json` prints, parsed), for a register (`reg`) or memory bytes (`addr`,
+// `size`) as they are at event `at` (default: the end).
+py::object why(TraceHandle& trace, const py::object& reg, const py::object& address, std::uint64_t size,
+               const py::object& at, unsigned depth) {
+  if (reg.is_none() == address.is_none()) throw py::value_error("why() takes reg=NAME or addr=ADDRESS");
+  replay::TraceIndex& index = trace.index();
+  if (const std::string missing = debug::why_unsupported(index); !missing.empty())
+    throw TracecornError(make_error(ErrorCode::kUnsupported, missing, trace.path()));
+  debug::WhyTarget target;
+  if (!reg.is_none()) {
+    target.is_register = true;
+    target.register_index = register_index(index.arch(), reg.cast<std::string>());
+  } else {
+    target.address = address.cast<std::uint64_t>();
+    target.length = size;
+  }
+  auto decoder = std::move(arch::InstructionDecoder::open(index.arch(), true)).value_or_throw();
+  debug::WhyOptions options;
+  options.depth = depth;
+  const std::uint64_t event = at.is_none() ? index.event_count() : at.cast<std::uint64_t>();
+  const debug::WhyNode tree =
+      std::move(debug::explain(index, *decoder, nullptr, target, event, options)).value_or_throw();
+  return py::module_::import("json").attr("loads")(debug::why_json(tree, index.arch()));
+}
+
 void bind_trace_queries(py::class_<TraceHandle, std::shared_ptr<TraceHandle>>& trace) {
   trace.def("state_at", [](std::shared_ptr<TraceHandle> self, std::uint64_t event) {
          {
@@ -270,7 +297,11 @@ void bind_trace_queries(py::class_<TraceHandle, std::shared_ptr<TraceHandle>>& t
       .def("history", &history, py::kw_only(), py::arg("reg") = py::none(), py::arg("addr") = py::none(),
            py::arg("size") = 1, "every recorded value of a register, [(event, value)], or every write touching "
            "[addr, addr + size), [Write]")
-      .def("syscalls", [](TraceHandle& self) { return self.index().syscalls(); }, "every syscall, in order");
+      .def("syscalls", [](TraceHandle& self) { return self.index().syscalls(); }, "every syscall, in order")
+      .def("why", &why, py::kw_only(), py::arg("reg") = py::none(), py::arg("addr") = py::none(), py::arg("size") = 1,
+           py::arg("at") = py::none(), py::arg("depth") = 16,
+           "where a register's or memory's value at event `at` (default: the end) came from, as `tracecorn why "
+           "--json` tells it (a full-level trace)");
 }
 
 void bind_trace(py::module_& module) {

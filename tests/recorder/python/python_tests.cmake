@@ -24,3 +24,10 @@ if(TARGET tracecorn_python AND TARGET embed_example)
   set_tests_properties(python_recording PROPERTIES TIMEOUT 60 ENVIRONMENT
     "PYTHONPATH=$<TARGET_FILE_DIR:tracecorn_python>;EMBED_EXAMPLE=$<TARGET_FILE:embed_example>;PYTHONDONTWRITEBYTECODE=1")
 endif()
+# Trace.why() on why_flow, against what the sample's construction says and `tracecorn why --json` (test_why.py).
+if(TARGET tracecorn_python)
+  add_test(NAME python_why
+    COMMAND /usr/bin/python3 -m pytest -q -p no:cacheprovider ${CMAKE_CURRENT_SOURCE_DIR}/recorder/python/test_why.py)
+  set_tests_properties(python_why PROPERTIES TIMEOUT 120 ENVIRONMENT
+    "PYTHONPATH=$<TARGET_FILE_DIR:tracecorn_python>;TRACECORN=$<TARGET_FILE:tracecorn>;WHY_FLOW=${CMAKE_BINARY_DIR}/samples/guest/static/why_flow;PYTHONDONTWRITEBYTECODE=1")
+endif()

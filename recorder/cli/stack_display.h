@@ -1,15 +1,12 @@
-// Role: showing call stacks to people, in the CLI: the symbol namer the text
-// format uses (formats::AddressNamer over the unwinder's Symbolizer), and the
-// printer behind `tracecorn run --strace -k`, which walks the stack at each
-// syscall and prints it under the syscall's strace-like line, as strace -k does:
+// Role: showing call stacks to people, in the CLI: the printer behind
+// `tracecorn run --strace -k`, which walks the stack at each syscall and
+// prints it under the syscall's strace-like line, as strace -k does (the
+// symbol namer the text format uses is session::SymbolNamer):
 //   write(0x1, 0x7ffc..., 0x7) = 7
 //    > /usr/lib/x86_64-linux-gnu/libc.so.6(write+0x17) [0x7ffff7e9e887]
 //    > /tmp/a.out(main+0x1c) [0x555555555151]
-// Threads: the namer runs on the sink's thread (the drain thread), the printer
-// on the emulation thread (inside Unicorn's syscall hook: nothing throws out).
-// Invariants: guest paths are looked up inside the rootfs when one is given,
-// resolved as the Linux layer resolves them (symlinks stay inside the tree);
-// an unreadable module is shown as its path with an offset, never an error.
+// Threads: the printer runs on the emulation thread (inside Unicorn's
+// syscall hook: nothing throws out).
 #pragma once
 
 #include <cstdio>
@@ -22,41 +19,14 @@
 #include "formats/text/text_writer.h"
 #include "recorder/core/guest_stacks.h"
 #include "recorder/linux/linux_process.h"
+#include "recorder/session/symbol_namer.h"
 #include "recorder/unwind/symbolizer.h"
 
 namespace tracecorn::cli {
 
-// The host file behind a guest path: the path itself without a rootfs; with
-// one, the file the guest would open there (through a GuestFs of its own, so
-// each thread that maps paths gets its own mapper). "" when it cannot be opened.
-core::HostPathMapper host_path_mapper(const std::string& rootfs);
-
-class SymbolNamer final : public formats::AddressNamer {
- public:
-  explicit SymbolNamer(const std::string& rootfs) : host_path_(host_path_mapper(rootfs)) {}
-  void module_loaded(const events::ModuleLoadEvent& module) override;
-  void unmapped(std::uint64_t start, std::uint64_t length) override;
-  // Reads the file's program headers for its load bias (start minus the page
-  // of its lowest PT_LOAD); a file that is not a readable ELF is left unnamed.
-  void file_mapped(std::uint64_t start, std::uint64_t end, std::string_view path) override;
-  std::string name(std::uint64_t address) override { return symbolizer_.describe(address); }
-  // Whether `address` starts a signal trampoline (arch::SignalAbi::trampolines
-  // of the file's architecture) in the executable segments of a module named
-  // so far: glibc's restorers. tracecorn's own trampoline page is no file and
-  // is not in a trace, so it is not recognised here.
-  bool is_signal_trampoline(std::uint64_t address) override;
-
- private:
-  // Records the trampolines of the file at `host` mapped with `load_bias` at `start`.
-  void find_trampolines(std::uint64_t start, std::uint64_t end, std::uint64_t load_bias, const std::string& host);
-
-  core::HostPathMapper host_path_;
-  unwind::Symbolizer symbolizer_;
-  // Per module start: its end and its trampolines' addresses. Kept as the
-  // symbolizer keeps modules: a partial unmap (ld.so mapping a segment over
-  // its reservation) keeps the module, a re-add at the same start keeps the larger end.
-  std::map<std::uint64_t, std::pair<std::uint64_t, std::vector<std::uint64_t>>> trampolines_;
-};
+// The namer lives in the session layer (the Python package uses it too).
+using session::host_path_mapper;
+using session::SymbolNamer;
 
 // One strace -k line for `address`: " > MODULE(SYMBOL+0xOFF) [0xADDRESS]".
 // A return address (`is_return_address`: every frame but the first) is named

@@ -298,6 +298,9 @@ void bind_trace_queries(py::class_<TraceHandle, std::shared_ptr<TraceHandle>>& t
            py::arg("size") = 1, "every recorded value of a register, [(event, value)], or every write touching "
            "[addr, addr + size), [Write]")
       .def("syscalls", [](TraceHandle& self) { return self.index().syscalls(); }, "every syscall, in order")
+      .def("symbol", &TraceHandle::symbol, py::arg("address"),
+           "names a code address from the modules' files as the CLI does (\"main+0x1c (/path/prog)\"); \"\" when "
+           "unknown")
       .def("why", &why, py::kw_only(), py::arg("reg") = py::none(), py::arg("addr") = py::none(), py::arg("size") = 1,
            py::arg("at") = py::none(), py::arg("depth") = 16,
            "where a register's or memory's value at event `at` (default: the end) came from, as `tracecorn why "

@@ -94,4 +94,13 @@ replay::TraceIndex& TraceHandle::index() {
   return *index_;
 }
 
+std::string TraceHandle::symbol(std::uint64_t address) {
+  if (!namer_) {
+    auto namer = std::make_unique<session::SymbolNamer>("");
+    index().name_mappings(*namer);
+    namer_ = std::move(namer);
+  }
+  return namer_->name(address);
+}
+
 }  // namespace tracecorn::python

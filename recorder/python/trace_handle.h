@@ -23,6 +23,7 @@
 #include "recorder/replay/trace_index.h"
 #include "recorder/replay/trace_reader.h"
 #include "recorder/replay/trace_tools.h"
+#include "recorder/session/symbol_namer.h"
 
 namespace tracecorn::python {
 
@@ -69,6 +70,9 @@ class TraceHandle {
   std::vector<std::uint64_t> column(Column column, const Selection& selection) const;
   // The trace index, built by one pass the first time.
   replay::TraceIndex& index();
+  // "main+0x1c (/path/prog)" for a code address, from the modules' files
+  // where they are readable here (as the CLI names them); "" when unknown.
+  std::string symbol(std::uint64_t address);
 
  private:
   TraceHandle(std::string path, std::unique_ptr<replay::TraceReader> header)
@@ -81,6 +85,7 @@ class TraceHandle {
   std::optional<std::uint64_t> event_count_;
   std::string level_from_events_;
   std::unique_ptr<replay::TraceIndex> index_;
+  std::unique_ptr<session::SymbolNamer> namer_;  // fed the trace's mappings the first time
 };
 
 }  // namespace tracecorn::python

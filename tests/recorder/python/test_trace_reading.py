@@ -165,3 +165,15 @@ def test_bad_files(tmp_path, trace_path):
     with pytest.raises(tracecorn.Error, match="cut.trace"):
         for _ in tracecorn.open(str(cut)):
             pass
+
+
+def test_stack_symbols_equal_dump(trace, trace_path):
+    """Trace.symbol() names a syscall's stack as `tracecorn dump` does."""
+    syscall = next((e for e in trace.events(kinds="syscall") if e.stack), None)
+    if syscall is None:
+        pytest.skip("no call stacks in this format")
+    text = subprocess.run([TRACECORN, "dump", "--kind", "syscall", "--events", f"{syscall.seq}", trace_path],
+                          check=True, capture_output=True, text=True).stdout
+    dumped = re.findall(r"^\s+at (0x[0-9a-f]+) (.+)$", text, re.M)
+    assert dumped, text
+    assert [(hex(a), trace.symbol(a)) for a in syscall.stack][:len(dumped)] == dumped

@@ -25,6 +25,7 @@
 #include "arch/arch_info.h"
 #include "arch/instruction_decoder.h"
 #include "formats/address_namer.h"
+#include "formats/text/llvm_disassembler.h"
 #include "recorder/debug/remote_protocol.h"
 #include "recorder/debug/time_travel.h"
 
@@ -81,6 +82,7 @@ class GdbSession {
   bool closed_ = false;
   std::string last_reply_;  // framed, for a '-' from the client
   std::unique_ptr<arch::InstructionDecoder> why_decoder_;  // opened by the first `monitor why`
+  std::unique_ptr<formats::LlvmDisassembler> why_text_;    // riscv64's instruction text, opened with it
 };
 
 // The target description (XML) gdb reads with qXfer:features:read for `target`.

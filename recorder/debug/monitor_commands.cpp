@@ -112,8 +112,12 @@ std::string GdbSession::monitor_why(const std::vector<std::string>& arguments) {
     auto decoder = arch::InstructionDecoder::open(arch_, true);
     if (!decoder) return "why: " + decoder.error().to_string() + "\n";
     why_decoder_ = std::move(*decoder);
+    if (arch_.decode_without_capstone && arch_.llvm_target)  // opened once, not at every `monitor why`
+      if (auto text = formats::LlvmDisassembler::open(*arch_.llvm_target)) why_text_ = std::move(*text);
   }
-  auto tree = explain(index, *why_decoder_, namer_, target, travel_.position().event);
+  WhyOptions options;
+  options.instruction_text = why_text_.get();
+  auto tree = explain(index, *why_decoder_, namer_, target, travel_.position().event, options);
   // explain() moved the index: back to the position.
   if (auto status = index.seek(travel_.position().event); !status) return "error: " + status.error().to_string() + "\n";
   if (!tree) return "why: " + tree.error().to_string() + "\n";

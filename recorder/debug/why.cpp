@@ -27,8 +27,12 @@ class Explainer {
         sp_index_(arch_.register_index(arch_.sp_reg)),
         mode_index_(arch_.alternate_isa ? arch_.register_index(arch_.alternate_isa->uc_register) : std::nullopt) {
     // Capstone cannot show riscv64's instructions: Debian's LLVM can, where installed.
-    if (arch_.decode_without_capstone && arch_.llvm_target)
-      if (auto llvm = formats::LlvmDisassembler::open(*arch_.llvm_target)) llvm_ = std::move(*llvm);
+    if (options.instruction_text) llvm_ = options.instruction_text;
+    else if (arch_.decode_without_capstone && arch_.llvm_target)
+      if (auto llvm = formats::LlvmDisassembler::open(*arch_.llvm_target)) {
+        own_llvm_ = std::move(*llvm);
+        llvm_ = own_llvm_.get();
+      }
   }
 
   WhyNode explain_register(std::size_t reg, std::uint64_t at, unsigned depth);
@@ -64,7 +68,8 @@ class Explainer {
   replay::TraceIndex& index_;
   arch::InstructionDecoder& decoder_;
   formats::AddressNamer* namer_;
-  std::unique_ptr<formats::LlvmDisassembler> llvm_;  // the text of instructions Capstone cannot decode
+  std::unique_ptr<formats::LlvmDisassembler> own_llvm_;  // opened here when the caller gave none
+  formats::LlvmDisassembler* llvm_ = nullptr;          // the text of instructions Capstone cannot decode
   WhyOptions options_;
   const arch::ArchInfo& arch_;
   std::optional<std::size_t> pc_index_, sp_index_, mode_index_;  // in the register table

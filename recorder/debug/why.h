@@ -27,6 +27,7 @@
 
 #include "arch/instruction_decoder.h"
 #include "formats/address_namer.h"
+#include "formats/text/llvm_disassembler.h"
 #include "recorder/replay/trace_index.h"
 #include "recorder/support/expected.h"
 
@@ -42,6 +43,11 @@ struct WhyTarget {
 struct WhyOptions {
   unsigned depth = 16;       // levels of writers below the value asked about
   unsigned max_nodes = 2000;  // nodes in all
+  // The text of instructions Capstone cannot decode (riscv64), kept by a
+  // caller that asks many times (the debugger's monitor); null: explain()
+  // opens Debian's LLVM itself when the architecture needs it (a dlopen and
+  // target set-up, about 0.1 s).
+  formats::LlvmDisassembler* instruction_text = nullptr;
 };
 
 // One value and where it came from.

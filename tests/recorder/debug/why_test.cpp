@@ -57,6 +57,19 @@ void check_why(const test_support::GuestArchitecture& architecture) {
   const debug::WhyTarget sum{false, 0, write->args[1], 4};
   auto tree = debug::explain(*index, **decoder, nullptr, sum, write->event);
   REQUIRE_MESSAGE(tree.has_value(), tree.error().to_string());
+  if (arch.decode_without_capstone && arch.llvm_target) {
+    // A disassembler the caller keeps (the debugger's monitor opens one once)
+    // shows the same instruction text as the one explain() opens itself.
+    auto text = formats::LlvmDisassembler::open(*arch.llvm_target);
+    if (text) {
+      debug::WhyOptions kept;
+      kept.instruction_text = text->get();
+      auto again = debug::explain(*index, **decoder, nullptr, sum, write->event, kept);
+      REQUIRE(again.has_value());
+      CHECK(!again->instruction.empty());
+      CHECK(again->instruction == tree->instruction);
+    }
+  }
   // 3 + 5 + c + d, the fields read in the guest's byte order: 0x00010238 little endian, 0x2000110a big.
   const std::vector<std::uint8_t> little{0x38, 0x02, 0x01, 0x00}, big{0x20, 0x00, 0x11, 0x0a};
   CHECK(tree->value == (arch.little_endian ? little : big));

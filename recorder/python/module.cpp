@@ -347,7 +347,8 @@ void bind_trace(py::module_& module) {
 }
 }  // namespace
 
-void bind_recording(py::module_& module);  // recording_binding.cpp
+void bind_recording(py::module_& module);          // recording_binding.cpp
+void bind_program_recording(py::module_& module);  // program_binding.cpp
 
 }  // namespace tracecorn::python
 
@@ -362,4 +363,5 @@ PYBIND11_MODULE(tracecorn, module) {
   bind_records(module);
   bind_trace(module);
   bind_recording(module);
+  bind_program_recording(module);
 }

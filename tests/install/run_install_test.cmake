@@ -72,13 +72,17 @@ endif()
 message(STATUS "install test: ${output}")
 
 # Python: the module where Debian's python3 looks under this prefix
-# (lib/python3.X/dist-packages), imported from there alone.
+# (lib/python3.X/dist-packages), imported from there alone; its record()
+# runs the installed tracecorn command (PREFIX/bin).
 file(GLOB python_modules "${prefix}/lib/python3*/dist-packages/tracecorn.*.so")
 if(python_modules)
   list(GET python_modules 0 python_module)
   get_filename_component(python_dir "${python_module}" DIRECTORY)
   run_step("import tracecorn" "${CMAKE_COMMAND}" -E env "PYTHONPATH=${python_dir}" /usr/bin/python3 -c
-    "import tracecorn, sys; assert tracecorn.__file__.startswith(sys.argv[1]); print(tracecorn.__version__)" "${prefix}")
+    "import tracecorn, sys, os; assert tracecorn.__file__.startswith(sys.argv[1]); \
+trace = os.path.join(sys.argv[1], 'true.ucir'); \
+assert tracecorn.record(['/bin/true'], output=trace) == 0 and len(tracecorn.open(trace)) > 0; \
+print(tracecorn.__version__)" "${prefix}")
 elseif(EXISTS "${BUILD_DIR}/python")
   message(FATAL_ERROR "install test: the build has a Python module, and it was not installed under ${prefix}")
 endif()

@@ -31,3 +31,10 @@ if(TARGET tracecorn_python)
   set_tests_properties(python_why PROPERTIES TIMEOUT 120 ENVIRONMENT
     "PYTHONPATH=$<TARGET_FILE_DIR:tracecorn_python>;TRACECORN=$<TARGET_FILE:tracecorn>;WHY_FLOW=${CMAKE_BINARY_DIR}/samples/guest/static/why_flow;PYTHONDONTWRITEBYTECODE=1")
 endif()
+# tracecorn.record() of hello against the CLI's own recording and the native run (test_record_program.py).
+if(TARGET tracecorn_python)
+  add_test(NAME python_record_program
+    COMMAND /usr/bin/python3 -m pytest -q -p no:cacheprovider ${CMAKE_CURRENT_SOURCE_DIR}/recorder/python/test_record_program.py)
+  set_tests_properties(python_record_program PROPERTIES TIMEOUT 120 ENVIRONMENT
+    "PYTHONPATH=$<TARGET_FILE_DIR:tracecorn_python>;TRACECORN=$<TARGET_FILE:tracecorn>;TRACECORN_SAMPLE=${CMAKE_BINARY_DIR}/samples/guest/static/hello;PYTHONDONTWRITEBYTECODE=1")
+endif()

@@ -345,6 +345,22 @@ void bind_trace(py::module_& module) {
   bind_trace_queries(trace);
   module.def("open", &TraceHandle::open, py::arg("path"), "opens a trace of any format, plain or zstd");
 }
+// Raises tracecorn.Error (tracecorn.UnknownValueError for UnknownValue) with
+// the C++ message, its bytes that are not UTF-8 escaped.
+void raise_with_message(std::exception_ptr thrown) {
+  try {
+    if (thrown) std::rethrow_exception(thrown);
+  } catch (const TracecornError& failure) {
+    const bool unknown = dynamic_cast<const UnknownValue*>(&failure) != nullptr;
+    const py::object type = py::module_::import("tracecorn").attr(unknown ? "UnknownValueError" : "Error");
+    const std::string_view message = failure.what();
+    PyObject* text = PyUnicode_DecodeUTF8(message.data(), static_cast<Py_ssize_t>(message.size()), "backslashreplace");
+    if (!text) return;  // the decoding's own error stands
+    PyErr_SetObject(type.ptr(), text);
+    Py_DECREF(text);
+  }
+}
+
 }  // namespace
 
 void bind_recording(py::module_& module);          // recording_binding.cpp
@@ -359,6 +375,9 @@ PYBIND11_MODULE(tracecorn, module) {
   module.attr("__version__") = TRACECORN_VERSION;
   auto& error = py::register_exception<tracecorn::TracecornError>(module, "Error");
   py::register_exception<UnknownValue>(module, "UnknownValueError", error.ptr());
+  // Tried before the two above: a message may quote a damaged file's bytes,
+  // which are not UTF-8 (shown as \xNN instead of an empty exception).
+  py::register_exception_translator(&raise_with_message);
   bind_event(module);
   bind_records(module);
   bind_trace(module);

@@ -121,3 +121,34 @@ def test_bad_arguments(tmp_path):
     with pytest.raises(tracecorn.Error, match="flight recorder"):
         recorder.dump(str(tmp_path / "y.ucir"))
     recorder.finish()
+
+
+@pytest.mark.parametrize("trace_format", ["ucir", "frames", "bintrace"])
+def test_mutated_traces_raise_never_crash(tmp_path, trace_format):
+    """Damaged files (bytes flipped, cut, zeroed; seeded) raise tracecorn.Error or read: never a crash."""
+    import random
+    uc = snippet_engine()
+    path = str(tmp_path / f"sum.{trace_format}")
+    with tracecorn.attach(uc, arch="x86_64", level="full", output=path, format=trace_format):
+        run(uc)
+    original = open(path, "rb").read()
+    generator = random.Random(23)
+    outcomes = {"read": 0, "refused": 0}
+    for case in range(150):
+        data = bytearray(original)
+        if case % 3 == 0:
+            data = data[: generator.randrange(1, len(data))]
+        for _ in range(generator.randrange(1, 8)):
+            data[generator.randrange(len(data))] = generator.randrange(256)
+        damaged = tmp_path / "damaged"
+        damaged.write_bytes(bytes(data))
+        try:
+            trace = tracecorn.open(str(damaged))
+            for event in trace:
+                event.registers, event.bytes  # every field made
+            trace.state_at(len(trace) // 2).registers
+            outcomes["read"] += 1
+        except tracecorn.Error as error:
+            assert "damaged" in str(error)  # the message names the file
+            outcomes["refused"] += 1
+    assert outcomes["refused"] > 0

@@ -20,6 +20,7 @@
 #include "recorder/replay/process_tree.h"
 #include "tests/formats/sample_recording.h"
 #include "tests/formats/test_files.h"
+#include "tests/support/error_text.h"
 
 using namespace tracecorn;
 
@@ -94,7 +95,7 @@ std::uint32_t record_with_process_events(std::string_view format, const std::str
     request.arch = &process.arch();
     request.ucir_strict = ucir_strict;
     auto opened = formats::open_writer(format, std::move(request));
-    REQUIRE_MESSAGE(opened.has_value(), opened.error().to_string());
+    REQUIRE_MESSAGE(opened.has_value(), tracecorn::test_support::error_text(opened));
     writer = std::move(*opened);
     injector = std::make_unique<ProcessInjector>(*writer, first_trace);
     return {injector.get()};
@@ -121,7 +122,7 @@ std::vector<ProcessCopy> read_process_events(std::string_view format, const std:
       }
       last = event.kind;
     });
-    REQUIRE_MESSAGE(more.has_value(), more.error().to_string());
+    REQUIRE_MESSAGE(more.has_value(), tracecorn::test_support::error_text(more));
     if (!*more) break;
   }
   return found;

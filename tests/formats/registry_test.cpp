@@ -16,6 +16,7 @@
 #include "formats/registry.h"
 #include "tests/formats/sample_recording.h"
 #include "tests/formats/test_files.h"
+#include "tests/support/error_text.h"
 
 using namespace tracecorn;
 
@@ -35,7 +36,7 @@ std::string record_with_factory(std::string_view format, const std::string& path
                                    request.arch = &process.arch();
                                    request.compress_zstd = zstd;
                                    auto opened = formats::open_writer(format, std::move(request));
-                                   REQUIRE_MESSAGE(opened.has_value(), opened.error().to_string());
+                                   REQUIRE_MESSAGE(opened.has_value(), tracecorn::test_support::error_text(opened));
                                    writer = std::move(*opened);
                                    arch_name = std::string(process.arch().name);
                                    return {writer.get()};
@@ -84,7 +85,7 @@ TEST_CASE("Format registry: each readable format's writer output is detected and
       for (const auto& other : formats::all_formats())
         if (other.readable && &other != &format) CHECK_FALSE(other.detect(head));
       auto opened = formats::open_trace(path);
-      REQUIRE_MESSAGE(opened.has_value(), opened.error().to_string());
+      REQUIRE_MESSAGE(opened.has_value(), tracecorn::test_support::error_text(opened));
       CHECK(opened->format == *format.readable);
       CHECK(opened->reader->arch().name == arch_name);
       std::filesystem::remove(path);
@@ -124,11 +125,11 @@ TEST_CASE("Format registry: the writers name tracecorn's version in their metada
   record_with_factory("bintrace", bintrace, false);
   record_with_factory("frames", frames, false);
   auto bt = formats::BintraceReader::open(bintrace);
-  REQUIRE_MESSAGE(bt.has_value(), bt.error().to_string());
+  REQUIRE_MESSAGE(bt.has_value(), tracecorn::test_support::error_text(bt));
   CHECK((*bt)->metadata().tool_name == "tracecorn");
   CHECK((*bt)->metadata().tool_version == TRACECORN_VERSION);
   auto fr = formats::FramesReader::open(frames);
-  REQUIRE_MESSAGE(fr.has_value(), fr.error().to_string());
+  REQUIRE_MESSAGE(fr.has_value(), tracecorn::test_support::error_text(fr));
   CHECK((*fr)->meta().tracer_name == "tracecorn");
   CHECK((*fr)->meta().tracer_version == TRACECORN_VERSION);
   std::filesystem::remove(bintrace);

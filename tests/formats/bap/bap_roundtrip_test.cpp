@@ -32,6 +32,7 @@
 #include "tests/formats/roundtrip_helpers.h"
 #include "tests/support/architectures.h"
 #include "tests/support/test_case_per_row.h"
+#include "tests/support/error_text.h"
 
 using namespace tracecorn;
 
@@ -231,7 +232,7 @@ std::unique_ptr<CopySink> round_trip(const std::string& sample, core::TraceLevel
   auto recorded = record(kSamples + "/" + sample, level, path, zstd, scratch.string());
   std::filesystem::remove_all(scratch);
   auto reader = formats::FramesReader::open(path);
-  REQUIRE_MESSAGE(reader.has_value(), reader.error().to_string());
+  REQUIRE_MESSAGE(reader.has_value(), tracecorn::test_support::error_text(reader));
   CHECK((*reader)->header().zstd == zstd);
   CHECK((*reader)->header().version == 3);
   // Our TOC is read and checked on plain files (a zstd stream cannot seek).
@@ -242,7 +243,7 @@ std::unique_ptr<CopySink> round_trip(const std::string& sample, core::TraceLevel
   CHECK(info.program == kSamples + "/" + sample);
   CopySink read(&formats::FramesReader::can_carry);
   const auto status = (*reader)->read_all(read);
-  REQUIRE_MESSAGE(status.has_value(), status.error().to_string());
+  REQUIRE_MESSAGE(status.has_value(), tracecorn::test_support::error_text(status));
   CHECK_MESSAGE((*reader)->warning().empty(), (*reader)->warning());
   std::string first;
   const std::size_t differing = compare(recorded->events_, read.events_, first);
@@ -496,7 +497,7 @@ TEST_CASE("BAP frames long runs: heap and stdio_buffered round-trip, compared as
           formats::FramesWriterOptions options;
           options.compress_zstd = run.zstd;
           auto opened = formats::FramesWriter::open(path, process.arch(), options);
-          REQUIRE_MESSAGE(opened.has_value(), opened.error().to_string());
+          REQUIRE_MESSAGE(opened.has_value(), tracecorn::test_support::error_text(opened));
           writer = std::move(*opened);
           return {&recorded, writer.get()};
         },
@@ -504,11 +505,11 @@ TEST_CASE("BAP frames long runs: heap and stdio_buffered round-trip, compared as
     std::filesystem::remove_all(scratch);
     REQUIRE_MESSAGE(recording.finish_error.empty(), recording.finish_error);
     auto reader = formats::FramesReader::open(path);
-    REQUIRE_MESSAGE(reader.has_value(), reader.error().to_string());
+    REQUIRE_MESSAGE(reader.has_value(), tracecorn::test_support::error_text(reader));
     CHECK(((*reader)->header().toc_layout == formats::FramesHeader::TocLayout::kOurs) == !run.zstd);
     DigestSink read(false);
     const auto status = (*reader)->read_all(read);
-    REQUIRE_MESSAGE(status.has_value(), status.error().to_string());
+    REQUIRE_MESSAGE(status.has_value(), tracecorn::test_support::error_text(status));
     CHECK_MESSAGE((*reader)->warning().empty(), (*reader)->warning());
     CHECK(test::same_registers(read.info_.initial_registers, recorded.info_.initial_registers));
     test::check_same_digests(recorded.digests_, read.digests_);

@@ -21,6 +21,7 @@
 #include "formats/bap/bap_writer.h"
 
 #include "tests/formats/test_files.h"
+#include "tests/support/error_text.h"
 using namespace tracecorn;
 
 namespace {
@@ -246,7 +247,7 @@ Collected read_all(formats::FramesReader& reader) {
       if (event.kind == events::EventKind::kInstruction)
         out.addresses.push_back(std::get<events::InstructionEvent>(event.payload).address.value);
     });
-    REQUIRE_MESSAGE(more.has_value(), more.error().to_string());
+    REQUIRE_MESSAGE(more.has_value(), tracecorn::test_support::error_text(more));
     if (!*more) break;
   }
   return out;
@@ -280,7 +281,7 @@ Bytes hand_container(std::uint64_t version, std::uint64_t n, std::uint64_t m, in
 
 std::string module_name_after_seek(formats::FramesReader& reader, std::uint64_t index) {
   auto status = reader.seek_frame(index);
-  REQUIRE_MESSAGE(status.has_value(), status.error().to_string());
+  REQUIRE_MESSAGE(status.has_value(), tracecorn::test_support::error_text(status));
   std::string name;
   auto more = reader.next([&](const events::Event& event) {
     if (event.kind == events::EventKind::kModuleLoad) name = std::string(std::get<events::ModuleLoadEvent>(event.payload).path);
@@ -310,7 +311,7 @@ TEST_CASE("BAP frames: the tiny trace reads back") {
   const std::string path = temp_path("tiny-read.frames");
   write_tiny(tiny, path);
   auto reader = formats::FramesReader::open(path);
-  REQUIRE_MESSAGE(reader.has_value(), reader.error().to_string());
+  REQUIRE_MESSAGE(reader.has_value(), tracecorn::test_support::error_text(reader));
   CHECK((*reader)->header().version == 3);
   CHECK((*reader)->header().frame_count == 3);
   CHECK((*reader)->header().toc_layout == formats::FramesHeader::TocLayout::kOurs);
@@ -373,7 +374,7 @@ TEST_CASE("BAP frames: containers of versions 1 and 2, libtrace's TOC layout, se
       CAPTURE(version);
       const Bytes file = hand_container(version, 7, 2, layout, tiny.meta_frame());
       auto reader = formats::FramesReader::from_bytes(file, "hand");
-      REQUIRE_MESSAGE(reader.has_value(), reader.error().to_string());
+      REQUIRE_MESSAGE(reader.has_value(), tracecorn::test_support::error_text(reader));
       CHECK((*reader)->header().has_meta == (version >= 2));
       CHECK((*reader)->header().toc_layout ==
             (layout == 0 ? formats::FramesHeader::TocLayout::kOurs : formats::FramesHeader::TocLayout::kLibtrace));
@@ -605,7 +606,7 @@ TEST_CASE("BAP frames: a death by a signal is the death note, an exit with a sta
     CHECK((*writer)->dropped_events() == (by_signal ? 0u : 1u));
 
     auto reader = formats::FramesReader::open(path);
-    REQUIRE_MESSAGE(reader.has_value(), reader.error().to_string());
+    REQUIRE_MESSAGE(reader.has_value(), tracecorn::test_support::error_text(reader));
     CHECK((*reader)->info().level == "mem");
     CHECK((*reader)->meta().level == "mem");
     const Collected read = read_all(**reader);

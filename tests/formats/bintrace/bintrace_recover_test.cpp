@@ -19,6 +19,7 @@
 #include "formats/bintrace/bintrace_encode.h"
 #include "formats/bintrace/bintrace_layout.h"
 #include "formats/bintrace/bintrace_recover.h"
+#include "tests/support/error_text.h"
 
 using namespace tracecorn;
 namespace bt = formats::bintrace;
@@ -70,7 +71,7 @@ Bytes good_spool(std::vector<std::uint64_t>* ends = nullptr) {
 formats::SpoolScan scan(const Bytes& bytes) {
   auto source = formats::make_memory_source(bytes);
   auto result = formats::scan_spool(machine(), *source);
-  REQUIRE_MESSAGE(result.has_value(), result.error().to_string());
+  REQUIRE_MESSAGE(result.has_value(), tracecorn::test_support::error_text(result));
   return *result;
 }
 

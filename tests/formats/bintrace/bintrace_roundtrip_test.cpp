@@ -30,6 +30,7 @@
 #include "formats/bintrace/bintrace_writer.h"
 #include "tests/formats/roundtrip_helpers.h"
 #include "tests/formats/sample_recording.h"
+#include "tests/support/error_text.h"
 
 using namespace tracecorn;
 
@@ -192,7 +193,7 @@ std::vector<std::string> round_trip(const std::string& sample, core::TraceLevel 
         formats::BintraceWriterOptions options;
         options.compress_zstd = zstd;
         auto opened = formats::BintraceWriter::open(path, process.arch(), options);
-        REQUIRE_MESSAGE(opened.has_value(), opened.error().to_string());
+        REQUIRE_MESSAGE(opened.has_value(), tracecorn::test_support::error_text(opened));
         writer = std::move(*opened);
         recorded = std::make_unique<LineSink>(pc_index(process.arch()), streaming);
         return {recorded.get(), writer.get()};
@@ -203,12 +204,12 @@ std::vector<std::string> round_trip(const std::string& sample, core::TraceLevel 
   const auto& arch = run.process->arch();
 
   auto reader = formats::BintraceReader::open(path);
-  REQUIRE_MESSAGE(reader.has_value(), reader.error().to_string());
+  REQUIRE_MESSAGE(reader.has_value(), tracecorn::test_support::error_text(reader));
   CHECK((*reader)->compression() == (zstd ? 1 : 0));
   CHECK((*reader)->event_count() == writer->events_written());
   LineSink read(pc_index(arch), streaming);
   const auto status = (*reader)->read_all(read);
-  REQUIRE_MESSAGE(status.has_value(), status.error().to_string());
+  REQUIRE_MESSAGE(status.has_value(), tracecorn::test_support::error_text(status));
   CHECK((*reader)->unrecognized_events() == 0);
   if (streaming) {
     test::check_same_digests(recorded->digests, read.digests);
@@ -372,7 +373,7 @@ TEST_CASE("Bintrace recovery: a recording killed at seeded random points recover
           options.compress_zstd = zstd;
           options.spool_batch_bytes = 2048;
           auto opened = formats::BintraceWriter::open(path, process.arch(), options);
-          REQUIRE_MESSAGE(opened.has_value(), opened.error().to_string());
+          REQUIRE_MESSAGE(opened.has_value(), tracecorn::test_support::error_text(opened));
           writer = std::move(*opened);
           snapshots = std::make_unique<SnapshotSink>(*writer, path, at);
           return {snapshots.get()};
@@ -384,7 +385,7 @@ TEST_CASE("Bintrace recovery: a recording killed at seeded random points recover
     CHECK_FALSE(std::filesystem::exists(path + ".events.part"));
     const std::uint16_t pc = pc_index(run.process->arch());
     auto whole = formats::BintraceReader::open(path);
-    REQUIRE_MESSAGE(whole.has_value(), whole.error().to_string());
+    REQUIRE_MESSAGE(whole.has_value(), tracecorn::test_support::error_text(whole));
     LineSink full(pc);
     REQUIRE((*whole)->read_all(full).has_value());
     REQUIRE(full.lines.size() > 1000);
@@ -408,7 +409,7 @@ TEST_CASE("Bintrace recovery: a recording killed at seeded random points recover
       CAPTURE(std::filesystem::file_size(kill + ".events.part"));
       const std::string recovered = kill + ".recovered";
       auto recovery = formats::recover_bintrace(kill + ".head.part", kill + ".events.part", recovered);
-      REQUIRE_MESSAGE(recovery.has_value(), recovery.error().to_string());
+      REQUIRE_MESSAGE(recovery.has_value(), tracecorn::test_support::error_text(recovery));
       CHECK(recovery->scan.complete_bytes <= recovery->scan.bytes);
       if (zstd && std::filesystem::file_size(kill + ".events.part") > 0)
         CHECK_FALSE(recovery->scan.cut.empty());  // the stream was never ended: the scan says so, even after a whole event
@@ -417,12 +418,12 @@ TEST_CASE("Bintrace recovery: a recording killed at seeded random points recover
       else
         CHECK(recovery->scan.cut.empty() == (recovery->scan.complete_bytes == recovery->scan.bytes));
       auto reader = formats::BintraceReader::open(recovered);
-      REQUIRE_MESSAGE(reader.has_value(), reader.error().to_string());
+      REQUIRE_MESSAGE(reader.has_value(), tracecorn::test_support::error_text(reader));
       CHECK((*reader)->compression() == 0);
       CHECK((*reader)->event_count() == recovery->scan.events);
       LineSink read(pc);
       const auto status = (*reader)->read_all(read);
-      REQUIRE_MESSAGE(status.has_value(), status.error().to_string());
+      REQUIRE_MESSAGE(status.has_value(), tracecorn::test_support::error_text(status));
       CHECK((*reader)->unrecognized_events() == 0);
       REQUIRE(read.lines.size() <= full.lines.size());
       std::size_t same = 0;

@@ -19,6 +19,7 @@
 
 #include "formats/bintrace/bintrace_reader.h"
 #include "formats/bintrace/bintrace_writer.h"
+#include "tests/support/error_text.h"
 
 using namespace tracecorn;
 
@@ -108,7 +109,7 @@ Golden make_golden() {
   options.tool_info = "golden";
   options.unix_time = 1700000000;
   auto writer = formats::BintraceWriter::open(path, x86(), options);
-  REQUIRE_MESSAGE(writer.has_value(), writer.error().to_string());
+  REQUIRE_MESSAGE(writer.has_value(), tracecorn::test_support::error_text(writer));
 
   events::TraceInfo info;
   info.level = "regs";
@@ -293,7 +294,7 @@ TEST_CASE("Bintrace: the golden trace reads back as its events and states") {
     const std::vector<std::uint8_t> bytes(golden.expected.begin() + static_cast<std::ptrdiff_t>(skip), golden.expected.end());
     CHECK(formats::BintraceReader::recognizes(bytes));
     auto reader = formats::BintraceReader::from_bytes(bytes, "golden.bt");
-    REQUIRE_MESSAGE(reader.has_value(), reader.error().to_string());
+    REQUIRE_MESSAGE(reader.has_value(), tracecorn::test_support::error_text(reader));
     auto& r = **reader;
     CHECK(r.metadata().present == with_metadata);
     if (with_metadata) {
@@ -325,7 +326,7 @@ TEST_CASE("Bintrace: the golden trace reads back as its events and states") {
         if (auto* module = std::get_if<events::ModuleLoadEvent>(&event.payload)) line += " " + std::string(module->path);
         seen.push_back(line);
       });
-      REQUIRE_MESSAGE(more.has_value(), more.error().to_string());
+      REQUIRE_MESSAGE(more.has_value(), tracecorn::test_support::error_text(more));
       if (!*more) break;
       if (r.events_read() == 2) rip_after_push = r.registers()[table_of("rip")].as_u64();
     }

@@ -19,6 +19,7 @@
 #include "recorder/replay/trace_index.h"
 #include "recorder/replay/trace_tools.h"
 #include "tests/recorder/replay/replay_test_helpers.h"
+#include "tests/support/error_text.h"
 
 using namespace tracecorn;
 
@@ -100,7 +101,7 @@ void check_export(const std::string& program, const std::string& stem) {
   REQUIRE(run.process);
   const arch::ArchInfo& arch = run.process->arch();
   auto lines_written = replay::export_tenet(trace, log);
-  REQUIRE_MESSAGE(lines_written.has_value(), lines_written.error().to_string());
+  REQUIRE_MESSAGE(lines_written.has_value(), tracecorn::test_support::error_text(lines_written));
   auto reader = replay::TraceReader::open(trace);
   REQUIRE(reader.has_value());
   replay::TraceIndexOptions small_chunks;  // a seek per line: each applies at most one chunk

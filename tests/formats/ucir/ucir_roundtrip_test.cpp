@@ -31,6 +31,7 @@
 #include "tests/formats/sample_recording.h"
 #include "tests/support/architectures.h"
 #include "tests/support/test_case_per_row.h"
+#include "tests/support/error_text.h"
 
 using namespace tracecorn;
 
@@ -240,7 +241,7 @@ std::unique_ptr<CopySink> round_trip(const std::string& sample, core::TraceLevel
   std::filesystem::remove_all(scratch);
   REQUIRE(recorded->info_.has_initial_state);
   auto reader = formats::UcirReader::open(path);
-  REQUIRE_MESSAGE(reader.has_value(), reader.error().to_string());
+  REQUIRE_MESSAGE(reader.has_value(), tracecorn::test_support::error_text(reader));
   CHECK((*reader)->header().zstd == zstd);
   // The first keyframe holds the initial state, with each region's name and file.
   const auto& info = (*reader)->info();
@@ -260,7 +261,7 @@ std::unique_ptr<CopySink> round_trip(const std::string& sample, core::TraceLevel
   }
   CopySink read(streaming, level);
   const auto status = (*reader)->read_all(read);
-  REQUIRE_MESSAGE(status.has_value(), status.error().to_string());
+  REQUIRE_MESSAGE(status.has_value(), tracecorn::test_support::error_text(status));
   CHECK((*reader)->warning().empty());
   if (streaming) {
     test::check_same_digests(recorded->digests_, read.digests_);

@@ -20,6 +20,7 @@
 #include "formats/ucir/ucir_writer.h"
 
 #include "tests/formats/test_files.h"
+#include "tests/support/error_text.h"
 using namespace tracecorn;
 namespace ucir = tracecorn::formats::ucir;
 
@@ -569,7 +570,7 @@ TEST_CASE("UCIR: a usercorn-flavoured file (version 1 big endian, snappy framed,
   snappy_chunk(file, 0x01, frame_tail, frame_tail);
 
   auto reader = formats::UcirReader::from_bytes(file.out, "usercorn");
-  REQUIRE_MESSAGE(reader.has_value(), reader.error().to_string());
+  REQUIRE_MESSAGE(reader.has_value(), tracecorn::test_support::error_text(reader));
   CHECK((*reader)->header().usercorn_flavour);
   CHECK((*reader)->header().version == 1);
   REQUIRE((*reader)->info().initial_memory.size() == 1);
@@ -591,7 +592,7 @@ TEST_CASE("UCIR: a usercorn-flavoured file (version 1 big endian, snappy framed,
     }
     if (event.kind == events::EventKind::kExit) code = std::get<events::ExitEvent>(event.payload).code;
   });
-  REQUIRE_MESSAGE(more.has_value(), more.error().to_string());
+  REQUIRE_MESSAGE(more.has_value(), tracecorn::test_support::error_text(more));
   CHECK(*more);
   using K = events::EventKind;
   CHECK(kinds == std::vector<K>{K::kBlock, K::kInstruction, K::kSyscall, K::kExit});

@@ -24,6 +24,7 @@
 #include "tests/recorder/replay/replay_test_helpers.h"
 #include "tests/support/architectures.h"
 #include "tests/support/test_case_per_row.h"
+#include "tests/support/error_text.h"
 
 using namespace tracecorn;
 using debug::Direction;
@@ -44,11 +45,11 @@ struct Scan {
 template <typename OnEvent>
 void for_each_event(const std::string& path, OnEvent on_event) {
   auto reader = replay::TraceReader::open(path);
-  REQUIRE_MESSAGE(reader.has_value(), reader.error().to_string());
+  REQUIRE_MESSAGE(reader.has_value(), tracecorn::test_support::error_text(reader));
   const auto& arch = (*reader)->arch();
   for (;;) {
     auto more = (*reader)->next([&](const events::Event& event) { on_event(arch, event); });
-    REQUIRE_MESSAGE(more.has_value(), more.error().to_string());
+    REQUIRE_MESSAGE(more.has_value(), tracecorn::test_support::error_text(more));
     if (!*more) break;
   }
 }
@@ -87,7 +88,7 @@ std::unique_ptr<replay::TraceIndex> small_chunk_index(const std::string& path) {
   replay::TraceIndexOptions options;
   options.checkpoint_interval = 2048;
   auto index = replay::TraceIndex::build(**reader, options);
-  REQUIRE_MESSAGE(index.has_value(), index.error().to_string());
+  REQUIRE_MESSAGE(index.has_value(), tracecorn::test_support::error_text(index));
   return std::move(*index);
 }
 
@@ -304,7 +305,7 @@ void check_time_travel(const test_support::GuestArchitecture& architecture) {
   REQUIRE(count.has_value());
   CHECK(*count == middle);
   auto travel = debug::TimeTravel::start(*index);
-  REQUIRE_MESSAGE(travel.has_value(), travel.error().to_string());
+  REQUIRE_MESSAGE(travel.has_value(), tracecorn::test_support::error_text(travel));
   CHECK((*travel)->position().event == events.instructions.front().event);
   SUBCASE("steps") { check_steps(**travel, events); }
   SUBCASE("breakpoints") { check_breakpoints(**travel, events); }
@@ -391,7 +392,7 @@ void check_threads(const test_support::GuestArchitecture& architecture) {
   REQUIRE(events.created.size() == 2);
   auto index = small_chunk_index(trace);
   auto travel = debug::TimeTravel::start(*index);
-  REQUIRE_MESSAGE(travel.has_value(), travel.error().to_string());
+  REQUIRE_MESSAGE(travel.has_value(), tracecorn::test_support::error_text(travel));
   debug::TimeTravel& t = **travel;
   // The thread shown and the threads alive, at every 7th instruction.
   for (std::size_t i = 0; i < events.instructions.size(); i += 7) {

@@ -17,6 +17,7 @@
 #include "tests/recorder/replay/replay_test_helpers.h"
 #include "tests/support/architectures.h"
 #include "tests/support/test_case_per_row.h"
+#include "tests/support/error_text.h"
 
 using namespace tracecorn;
 using debug::WhyNode;
@@ -25,9 +26,9 @@ namespace {
 
 std::unique_ptr<replay::TraceIndex> index_of(const std::string& path) {
   auto reader = replay::TraceReader::open(path);
-  REQUIRE_MESSAGE(reader.has_value(), reader.error().to_string());
+  REQUIRE_MESSAGE(reader.has_value(), tracecorn::test_support::error_text(reader));
   auto index = replay::TraceIndex::build(**reader);
-  REQUIRE_MESSAGE(index.has_value(), index.error().to_string());
+  REQUIRE_MESSAGE(index.has_value(), tracecorn::test_support::error_text(index));
   return std::move(*index);
 }
 
@@ -47,7 +48,7 @@ void check_why(const test_support::GuestArchitecture& architecture) {
   auto index = index_of(trace);
   const auto& arch = index->arch();
   auto decoder = arch::InstructionDecoder::open(arch, true);
-  REQUIRE_MESSAGE(decoder.has_value(), decoder.error().to_string());
+  REQUIRE_MESSAGE(decoder.has_value(), tracecorn::test_support::error_text(decoder));
   CHECK(debug::why_unsupported(*index).empty());
   // The write of the 4-byte sum.
   const auto& calls = index->syscalls();
@@ -56,7 +57,7 @@ void check_why(const test_support::GuestArchitecture& architecture) {
   REQUIRE(write != calls.end());
   const debug::WhyTarget sum{false, 0, write->args[1], 4};
   auto tree = debug::explain(*index, **decoder, nullptr, sum, write->event);
-  REQUIRE_MESSAGE(tree.has_value(), tree.error().to_string());
+  REQUIRE_MESSAGE(tree.has_value(), tracecorn::test_support::error_text(tree));
   if (arch.decode_without_capstone && arch.llvm_target) {
     // A disassembler the caller keeps (the debugger's monitor opens one once)
     // shows the same instruction text as the one explain() opens itself.

@@ -17,6 +17,7 @@
 #include "formats/ucir/ucir_writer.h"
 #include "recorder/replay/trace_reader.h"
 #include "tests/formats/sample_recording.h"
+#include "tests/support/error_text.h"
 
 namespace tracecorn::test {
 
@@ -36,21 +37,21 @@ inline std::unique_ptr<events::Sink> open_writer(replay::TraceFormat format, con
       formats::UcirWriterOptions options;
       options.compress_zstd = zstd;
       auto writer = formats::UcirWriter::open(path, arch, options);
-      REQUIRE_MESSAGE(writer.has_value(), writer.error().to_string());
+      REQUIRE_MESSAGE(writer.has_value(), tracecorn::test_support::error_text(writer));
       return std::move(*writer);
     }
     case replay::TraceFormat::kFrames: {
       formats::FramesWriterOptions options;
       options.compress_zstd = zstd;
       auto writer = formats::FramesWriter::open(path, arch, std::move(options));
-      REQUIRE_MESSAGE(writer.has_value(), writer.error().to_string());
+      REQUIRE_MESSAGE(writer.has_value(), tracecorn::test_support::error_text(writer));
       return std::move(*writer);
     }
     case replay::TraceFormat::kBintrace: {
       formats::BintraceWriterOptions options;
       options.compress_zstd = zstd;
       auto writer = formats::BintraceWriter::open(path, arch, options);
-      REQUIRE_MESSAGE(writer.has_value(), writer.error().to_string());
+      REQUIRE_MESSAGE(writer.has_value(), tracecorn::test_support::error_text(writer));
       return std::move(*writer);
     }
   }
@@ -96,7 +97,7 @@ inline void check_replay_matches(const std::string& trace, const std::string& pr
   replay::ReplayOptions options;
   options.program = program;
   auto report = replay::replay_trace(trace, options);
-  REQUIRE_MESSAGE(report.has_value(), report.error().to_string());
+  REQUIRE_MESSAGE(report.has_value(), tracecorn::test_support::error_text(report));
   CHECK_MESSAGE(!report->divergence.has_value(), report->divergence->to_string());
   CHECK(report->steps_compared > 0);
 }

@@ -19,6 +19,7 @@
 
 #include "recorder/replay/trace_index.h"
 #include "tests/recorder/replay/replay_test_helpers.h"
+#include "tests/support/error_text.h"
 
 using namespace tracecorn;
 using replay::TraceFormat;
@@ -67,7 +68,7 @@ TEST_CASE("Replay: a trace that ends inside the syscall it opens with (a child k
   replay::ReplayOptions options;
   options.program = program;
   auto report = replay::replay_trace(path, options);
-  REQUIRE_MESSAGE(report.has_value(), report.error().to_string());
+  REQUIRE_MESSAGE(report.has_value(), tracecorn::test_support::error_text(report));
   CHECK_MESSAGE(!report->divergence.has_value(), report->divergence->to_string());
   CHECK(report->steps_compared == 0);
   CHECK(report->trace_events == 1);

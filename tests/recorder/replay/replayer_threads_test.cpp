@@ -22,6 +22,7 @@
 
 #include "tests/recorder/replay/replay_test_helpers.h"
 #include "tests/support/architectures.h"
+#include "tests/support/error_text.h"
 
 using namespace tracecorn;
 using replay::TraceFormat;
@@ -101,7 +102,7 @@ std::uint64_t first_preemption(const std::string& trace) {
       found = index;
     last_was_block = event.kind == events::EventKind::kBlock;
   });
-  REQUIRE_MESSAGE(read.has_value(), read.error().to_string());
+  REQUIRE_MESSAGE(read.has_value(), tracecorn::test_support::error_text(read));
   REQUIRE(found.has_value());
   return *found;
 }
@@ -153,7 +154,7 @@ TEST_CASE("Replay: a thread switch moved one event later in the trace is reporte
   replay::ReplayOptions options;
   options.program = program;
   auto report = replay::replay_trace(path, options);
-  REQUIRE_MESSAGE(report.has_value(), report.error().to_string());
+  REQUIRE_MESSAGE(report.has_value(), tracecorn::test_support::error_text(report));
   REQUIRE(report->divergence.has_value());
   CAPTURE(report->divergence->to_string());
   // The re-run switches where the recording did (where the trace now has the

@@ -12,6 +12,7 @@
 
 #include "recorder/replay/trace_index.h"
 #include "tests/recorder/replay/replay_test_helpers.h"
+#include "tests/support/error_text.h"
 
 using namespace tracecorn;
 using replay::TraceIndex;
@@ -24,7 +25,7 @@ std::unique_ptr<TraceIndex> build_index(const std::string& trace) {
   replay::TraceIndexOptions options;
   options.checkpoint_interval = 4096;
   auto index = TraceIndex::build(**reader, options);
-  REQUIRE_MESSAGE(index.has_value(), index.error().to_string());
+  REQUIRE_MESSAGE(index.has_value(), tracecorn::test_support::error_text(index));
   return std::move(*index);
 }
 
@@ -123,7 +124,7 @@ TEST_CASE("Trace index: a saved index loads back and answers as the built one") 
   (void)trace;
   SUBCASE("the same answers") {
     auto loaded = TraceIndex::load(saved, identity, built->arch());
-    REQUIRE_MESSAGE(loaded.has_value(), loaded.error().to_string());
+    REQUIRE_MESSAGE(loaded.has_value(), tracecorn::test_support::error_text(loaded));
     check_same_answers(*built, **loaded);
   }
 }
@@ -132,7 +133,7 @@ TEST_CASE("Trace index: a saved index of a threaded trace keeps its threads") {
   auto made = save_index("saved-index-threads.ucir", "debug_threads");
   REQUIRE(made->built->thread_changes().size() >= 4);  // two created, switches, two exited
   auto loaded = TraceIndex::load(made->saved, made->identity, made->built->arch());
-  REQUIRE_MESSAGE(loaded.has_value(), loaded.error().to_string());
+  REQUIRE_MESSAGE(loaded.has_value(), tracecorn::test_support::error_text(loaded));
   check_same_answers(*made->built, **loaded);
   for (std::uint64_t event = 0; event <= made->built->event_count(); event += 997)
     CHECK((*loaded)->threads_alive_at(event) == made->built->threads_alive_at(event));

@@ -12,6 +12,7 @@
 #include "recorder/replay/trace_index.h"
 #include "tests/formats/roundtrip_helpers.h"
 #include "tests/recorder/replay/replay_test_helpers.h"
+#include "tests/support/error_text.h"
 
 using namespace tracecorn;
 using replay::TraceFormat;
@@ -22,11 +23,11 @@ namespace {
 
 std::unique_ptr<TraceIndex> index_of(const std::string& path, std::uint64_t interval) {
   auto reader = TraceReader::open(path);
-  REQUIRE_MESSAGE(reader.has_value(), reader.error().to_string());
+  REQUIRE_MESSAGE(reader.has_value(), tracecorn::test_support::error_text(reader));
   replay::TraceIndexOptions options;
   options.checkpoint_interval = interval;
   auto index = TraceIndex::build(**reader, options);
-  REQUIRE_MESSAGE(index.has_value(), index.error().to_string());
+  REQUIRE_MESSAGE(index.has_value(), tracecorn::test_support::error_text(index));
   return std::move(*index);
 }
 

@@ -10,6 +10,7 @@
 #include "recorder/support/hex.h"
 #include "tests/formats/roundtrip_helpers.h"
 #include "tests/recorder/replay/replay_test_helpers.h"
+#include "tests/support/error_text.h"
 
 using namespace tracecorn;
 using replay::TraceFormat;
@@ -42,14 +43,14 @@ TEST_CASE("Trace reader: every format, plain and zstd, chosen by content, gives 
   for (const auto& file : files) {
     CAPTURE(file.path);
     auto reader = TraceReader::open(file.path);  // the name says nothing of the format
-    REQUIRE_MESSAGE(reader.has_value(), reader.error().to_string());
+    REQUIRE_MESSAGE(reader.has_value(), tracecorn::test_support::error_text(reader));
     CHECK((*reader)->format() == file.format);
     CHECK((*reader)->arch().name == "x86_64");
     CHECK((*reader)->describe().rfind("# ", 0) == 0);
     const auto& caps = (*reader)->capabilities();
     test::CopySink read([](events::EventKind) { return true; });
     const auto status = (*reader)->read_all(read);
-    REQUIRE_MESSAGE(status.has_value(), status.error().to_string());
+    REQUIRE_MESSAGE(status.has_value(), tracecorn::test_support::error_text(status));
     CHECK((*reader)->index() == read.events_.size());
     // The recorded events of the kinds the format carries, in the same order.
     std::vector<const test::Copied*> expected;

@@ -15,6 +15,7 @@
 #include "recorder/replay/trace_tools.h"
 #include "tests/formats/roundtrip_helpers.h"
 #include "tests/recorder/replay/replay_test_helpers.h"
+#include "tests/support/error_text.h"
 
 using namespace tracecorn;
 using replay::TraceFormat;
@@ -41,10 +42,10 @@ Recorded record_hello() {
 
 std::vector<test::Copied> read_all(const std::string& path) {
   auto reader = TraceReader::open(path);
-  REQUIRE_MESSAGE(reader.has_value(), reader.error().to_string());
+  REQUIRE_MESSAGE(reader.has_value(), tracecorn::test_support::error_text(reader));
   test::CopySink sink([](events::EventKind) { return true; });
   const auto status = (*reader)->read_all(sink);
-  REQUIRE_MESSAGE(status.has_value(), status.error().to_string());
+  REQUIRE_MESSAGE(status.has_value(), tracecorn::test_support::error_text(status));
   return sink.events_;
 }
 
@@ -109,7 +110,7 @@ TEST_CASE("Trace tools: conversions give the events the target format would have
   SUBCASE("UCIR to binary trace: the same events as the binary trace recorded directly") {
     const std::string out = test::replay_temp_path("conv.bt");
     auto lost = replay::convert_trace(r.ucir, out, TraceFormat::kBintrace, true);
-    REQUIRE_MESSAGE(lost.has_value(), lost.error().to_string());
+    REQUIRE_MESSAGE(lost.has_value(), tracecorn::test_support::error_text(lost));
     CHECK(std::find(lost->begin(), lost->end(), "bintrace cannot carry block events") != lost->end());
     const std::set<K> kinds = {K::kInstruction, K::kMemoryWrite, K::kSyscall, K::kExit};
     CHECK(projection(read_all(out), kinds) == projection(read_all(r.bintrace), kinds));
@@ -119,7 +120,7 @@ TEST_CASE("Trace tools: conversions give the events the target format would have
   SUBCASE("binary trace to UCIR (blocks made up): the same instructions, writes and syscalls as UCIR recorded") {
     const std::string out = test::replay_temp_path("conv.ucir");
     auto lost = replay::convert_trace(r.bintrace, out, TraceFormat::kUcir, false);
-    REQUIRE_MESSAGE(lost.has_value(), lost.error().to_string());
+    REQUIRE_MESSAGE(lost.has_value(), tracecorn::test_support::error_text(lost));
     const std::set<K> kinds = {K::kInstruction, K::kMemoryWrite, K::kSyscall, K::kExit};
     CHECK(projection(read_all(out), kinds) == projection(read_all(r.ucir), kinds));
     test::check_replay_matches(out, program);
@@ -156,7 +157,7 @@ TEST_CASE("Trace tools: the drcov export parses as drcov and covers exactly the 
     CAPTURE(path);
     const std::string out = test::replay_temp_path("cov.drcov");
     auto written = replay::export_drcov(path, out);
-    REQUIRE_MESSAGE(written.has_value(), written.error().to_string());
+    REQUIRE_MESSAGE(written.has_value(), tracecorn::test_support::error_text(written));
     // The parser: from drcov's documented layout, nothing shared with the writer.
     std::ifstream in(out, std::ios::binary);
     std::string line;
@@ -347,7 +348,7 @@ TEST_CASE("Trace tools: a conversion or export that fails leaves no output, no t
     const std::string out = test::replay_temp_path("done-" + tool);
     std::ofstream(out, std::ios::binary) << "an older file";
     const Status status = run_tool(tool, r.ucir, out);
-    REQUIRE_MESSAGE(status.has_value(), status.error().to_string());
+    REQUIRE_MESSAGE(status.has_value(), tracecorn::test_support::error_text(status));
     CHECK(files_named_like(out) == std::set<std::string>{out});
     CHECK(slurp_text(out) != "an older file");
     if (tool != "drcov" && tool != "chrome") CHECK(TraceReader::open(out).has_value());
@@ -363,10 +364,10 @@ TEST_CASE("Trace tools: a trace that ends early is not called interrupted; only 
     const std::string damaged = test::replay_temp_path("ends-early");
     std::ofstream(damaged, std::ios::binary).write(whole.data(), static_cast<std::streamsize>(whole.size() / 2));
     auto reader = TraceReader::open(damaged);
-    REQUIRE_MESSAGE(reader.has_value(), reader.error().to_string());
+    REQUIRE_MESSAGE(reader.has_value(), tracecorn::test_support::error_text(reader));
     SummarySink sink;
     const Status status = (*reader)->read_all(sink);
-    REQUIRE_MESSAGE(status.has_value(), status.error().to_string());  // read up to the cut, with a warning
+    REQUIRE_MESSAGE(status.has_value(), tracecorn::test_support::error_text(status));  // read up to the cut, with a warning
     CHECK(sink.ended);
     CHECK_FALSE((*reader)->ended_early().empty());
     CHECK_FALSE(sink.summary.interrupted);
@@ -410,7 +411,7 @@ TEST_CASE("Trace tools: drcov of a trace with no block writes an empty BB table"
   }
   const std::string out = test::replay_temp_path("no-blocks.drcov");
   auto written = replay::export_drcov(trace, out);
-  REQUIRE_MESSAGE(written.has_value(), written.error().to_string());
+  REQUIRE_MESSAGE(written.has_value(), tracecorn::test_support::error_text(written));
   CHECK(*written == 0);
   const std::string text = slurp_text(out);
   CHECK(text.find("Module Table: version 2, count 1\n") != std::string::npos);

@@ -21,6 +21,7 @@
 #include "recorder/unwind/ehabi.h"
 #include "recorder/unwind/module_unwind_info.h"
 #include "tests/recorder/unwind/unwind_test_support.h"
+#include "tests/support/error_text.h"
 
 using namespace tracecorn::unwind;
 using tracecorn::ErrorCode;
@@ -169,9 +170,9 @@ Counts check_against_readelf(const std::string& path) {
     }
     CHECK((entry->kind == EhabiEntryKind::kCantUnwind) == want.cant_unwind);
     auto code = table->code(*entry);
-    REQUIRE_MESSAGE(code.has_value(), code.error().to_string());
+    REQUIRE_MESSAGE(code.has_value(), tracecorn::test_support::error_text(code));
     auto row = table->row_for(*entry, *code);
-    REQUIRE_MESSAGE(row.has_value(), row.error().to_string());
+    REQUIRE_MESSAGE(row.has_value(), tracecorn::test_support::error_text(row));
     if (want.cant_unwind) {
       ++cant_unwind;
       CHECK(code->cant_unwind);

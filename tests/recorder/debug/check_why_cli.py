@@ -16,6 +16,10 @@ import re
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.dont_write_bytecode = True  # nothing written into the source tree
+from why_tree import file_offsets  # noqa: E402
+
 TRACECORN, PROGRAM, WORK = sys.argv[1:4]
 os.makedirs(WORK, exist_ok=True)
 failures = []
@@ -29,15 +33,6 @@ def check(condition, what):
 def run(*args):
     return subprocess.run([TRACECORN, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=300,
                           cwd=WORK)
-
-
-def offsets(node, file):
-    found = set()
-    if node.get("source") == "syscall" and node.get("file", "").endswith(file) and "offset" in node:
-        found.update(range(node["offset"], node["offset"] + node["size"]))
-    for child in node.get("inputs", []):
-        found |= offsets(child, file)
-    return found
 
 
 full = os.path.join(WORK, "why_flow.ucir")
@@ -58,8 +53,8 @@ answer = run("why", full, "--addr", buffer + ":4", "--at", event, "--json")
 check(answer.returncode == 0, "why --json: exit %d: %s" % (answer.returncode, answer.stderr))
 try:
     tree = json.loads(answer.stdout)
-    check(offsets(tree, "input.bin") == set(range(4, 12)),
-          "why --json: input.bin offsets %s, expected 4..11" % sorted(offsets(tree, "input.bin")))
+    check(file_offsets(tree, "input.bin") == set(range(4, 12)),
+          "why --json: input.bin offsets %s, expected 4..11" % sorted(file_offsets(tree, "input.bin")))
     check(tree.get("source") == "instruction" and "instruction" in tree, "why --json: the root %s" % tree)
 except json.JSONDecodeError as error:
     failures.append("why --json is not JSON (%s): %s" % (error, answer.stdout[:500]))

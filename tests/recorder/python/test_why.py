@@ -13,22 +13,17 @@ CLI names code with the program's symbols); refusals.
 import json
 import os
 import subprocess
+import sys
 
 import pytest
 
 import tracecorn
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "debug"))
+from why_tree import file_offsets  # noqa: E402
+
 TRACECORN = os.environ["TRACECORN"]
 WHY_FLOW = os.environ["WHY_FLOW"]
-
-
-def offsets(node, file):
-    found = set()
-    if node.get("source") == "syscall" and node.get("file", "").endswith(file) and "offset" in node:
-        found.update(range(node["offset"], node["offset"] + node["size"]))
-    for child in node.get("inputs", []):
-        found |= offsets(child, file)
-    return found
 
 
 def without_symbols(node):
@@ -53,12 +48,12 @@ def test_why_reaches_the_file_bytes(recorded):
     write = next(s for s in trace.syscalls() if s.name == "write" and s.args[2] == 4)
     tree = trace.why(addr=write.args[1], size=4, at=write.event)
     assert tree["source"] == "instruction"
-    assert offsets(tree, "input.bin") == set(range(4, 12))
+    assert file_offsets(tree, "input.bin") == set(range(4, 12))
     cli = subprocess.run([TRACECORN, "why", paths["full"], "--addr", f"{write.args[1]:#x}:4", "--at", str(write.event),
                           "--json"], check=True, capture_output=True, text=True, cwd=work).stdout
     assert without_symbols(tree) == without_symbols(json.loads(cli))
     shallow = trace.why(addr=write.args[1], size=4, at=write.event, depth=1)
-    assert offsets(shallow, "input.bin") == set()
+    assert file_offsets(shallow, "input.bin") == set()
     assert trace.why(reg="rax")["register"] == "rax"
 
 

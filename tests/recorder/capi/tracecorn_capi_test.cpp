@@ -508,7 +508,7 @@ TEST_CASE("CAPI: the flight recorder dumps trace files in every format; the C re
   std::filesystem::remove(file);
 }
 
-TEST_CASE("CAPI: the C reader refuses bad arguments and files with a status and the file's name") {
+TEST_CASE("Malicious: the C reader refuses bad arguments and files with a status and the file's name") {
   tracecorn_reader* reader = nullptr;
   char error[512] = "";
   CHECK(tracecorn_reader_open(nullptr, &reader, error, sizeof error) == TRACECORN_ERROR_INVALID_ARGUMENT);
@@ -528,6 +528,45 @@ TEST_CASE("CAPI: the C reader refuses bad arguments and files with a status and 
   CHECK(std::string(tracecorn_last_reader_error(nullptr)) != "");
   CHECK(std::string(tracecorn_status_name(TRACECORN_ERROR_BAD_TRACE)) == "bad trace");
   tracecorn_reader_close(nullptr);
+}
+
+TEST_CASE("Malicious: the C reader reads or refuses damaged traces (bytes flipped, cut), never crashes") {
+  for (const char* format : {"ucir", "frames", "bintrace"}) {
+    CAPTURE(format);
+    const std::string path = temp_path(std::string("whole.") + format).string();
+    {
+      SnippetEngine engine;
+      tracecorn_options options = x86_options(TRACECORN_LEVEL_FULL);
+      options.trace_path = path.c_str();
+      options.trace_format = format;
+      tracecorn_recorder* recorder = nullptr;
+      char error[256] = "";
+      REQUIRE(tracecorn_recorder_create(engine.get(), &options, &recorder, error, sizeof error) == TRACECORN_OK);
+      REQUIRE(engine.run() == UC_ERR_OK);
+      REQUIRE(tracecorn_recorder_finish(recorder) == TRACECORN_OK);
+      tracecorn_recorder_destroy(recorder);
+    }
+    std::ifstream in(path, std::ios::binary);
+    const std::string whole((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    REQUIRE(whole.size() > 64);
+    std::uint32_t seed = 23;
+    auto next = [&seed] { return seed = seed * 1103515245u + 12345u; };
+    int refused = 0;
+    const std::string damaged = temp_path(std::string("damaged.") + format).string();
+    for (int variant = 0; variant < 100; ++variant) {
+      std::string bytes = variant % 3 == 0 ? whole.substr(0, 1 + next() % whole.size()) : whole;
+      for (int flips = 1 + next() % 6; flips > 0; --flips) bytes[next() % bytes.size()] = static_cast<char>(next());
+      std::ofstream(damaged, std::ios::binary) << bytes;
+      const std::vector<StoredEvent> events = read_with_c_reader(damaged);  // never crashes
+      if (!events.empty() && events.back().event.kind == 0) {
+        ++refused;
+        CHECK(events.back().text.find(damaged) != std::string::npos);  // the message names the file
+      }
+    }
+    CHECK(refused > 0);
+    std::filesystem::remove(damaged);
+    std::filesystem::remove(path);
+  }
 }
 
 TEST_CASE("CAPI: NULL handles are refused without crashing") {

@@ -40,6 +40,8 @@
 #include <bit>
 #include <chrono>
 #include <cstring>
+#include <optional>
+#include <span>
 #include <utility>
 
 #include "recorder/core/block_cache.h"
@@ -787,6 +789,10 @@ class Recorder::Impl {
       entry.size = size;
       std::memcpy(entry.value, after[i].bytes, size);
     }
+    // A signal delivered as it returned: the guest goes on in its handler.
+    // (The engine's pc moved from the trap to the handler: it is among `changed`.)
+    if (const auto handler = handler_entered_in_syscall())
+      (void)set_pc_entry(std::span(changed, count), *handler);
     shadow_ = after;
     shadow_stale_ = false;
     derive_now_ = derive_registers_;
@@ -881,14 +887,29 @@ class Recorder::Impl {
   // syscall's length after the hook; after a fault the run restarts at the
   // handler without the register being written). An arm Thumb handler's
   // address has bit 0 set; the pc does not.
-  void set_pc_entry(std::uint64_t handler) noexcept {
+  // Sets the pc among `entries` to the handler's (the engine's pc inside a
+  // syscall hook is not where the guest goes on: x86 adds the syscall's
+  // length after the hook). Returns whether `entries` held the pc.
+  bool set_pc_entry(std::span<RegisterEntry> entries, std::uint64_t handler) noexcept {
     const arch::AlternateInstructionSet* isa = arch_.alternate_isa;
     const std::uint64_t pc = isa && isa->address_bit0 ? handler & ~std::uint64_t{1} : handler;
-    for (RegisterEntry& entry : all_registers_)
+    bool found = false;
+    for (RegisterEntry& entry : entries)
       if (arch_.registers[entry.index].uc_id == arch_.pc_reg) {
         std::memset(entry.value, 0, sizeof entry.value);
         std::memcpy(entry.value, &pc, std::min<std::size_t>(entry.size, 8));
+        found = true;
       }
+    return found;
+  }
+  // The handler a signal delivered as the current syscall returned runs
+  // first (the last one delivered), if any.
+  std::optional<std::uint64_t> handler_entered_in_syscall() const noexcept {
+    std::optional<std::uint64_t> handler;
+    for (std::size_t i = 0; i < deferred_count_; ++i)
+      if (!deferred_[i].is_thread && !(deferred_[i].signal.header.flags & kSignalFault))
+        handler = deferred_[i].signal.handler;
+    return handler;
   }
 
   // Keeps a signal or thread record until the syscall's own is written.
@@ -924,7 +945,7 @@ class Recorder::Impl {
         entry.size = arch_.registers[i].size;
         std::memcpy(entry.value, shadow_[i].bytes, entry.size);
       }
-      if (!deferred.is_thread) set_pc_entry(deferred.signal.handler);
+      if (!deferred.is_thread) set_pc_entry(all_registers_, deferred.signal.handler);
       const std::uint64_t pc = deferred.is_thread ? 0 : deferred.signal.interrupted_pc;
       write_registers(RecordKind::kSyscallRegisters, pc, all_registers_.data(),
                       static_cast<std::uint16_t>(all_registers_.size()));

@@ -313,9 +313,10 @@ class Comparator final : public events::Sink {
       default: return true;
     }
   }
-  // Reads trace events until a step is complete (or the trace ends, when `to_end`).
-  void pull_trace(bool to_end) {
-    while ((trace_steps_.empty() || to_end) && !trace_done_) {
+  // Reads trace events until `steps` steps are complete (or the trace ends,
+  // when `to_end`).
+  void pull_trace(bool to_end, std::size_t steps = 1) {
+    while ((trace_steps_.size() < steps || to_end) && !trace_done_) {
       auto more = trace_.next([&](const events::Event& event) {
         if (!wanted(event.kind)) return;
         if (event.kind == EventKind::kSyscall && trace_.index() - 1 < skip_syscalls_before_) return;
@@ -460,7 +461,18 @@ class Comparator final : public events::Sink {
       }
     };
     check(trace.registers);
-    if (!divergence_) check(mine.registers);
+    if (!divergence_ && !signal_follows_syscall(trace)) check(mine.registers);
+  }
+  // The trace's syscall step `trace` (the front one) is followed by a signal
+  // delivered before any code ran: the re-run delivers it as the syscall
+  // returns, its handler's registers in the syscall's step, where the
+  // recording may have taken it a moment later (the sender's signal came
+  // after the syscall's record), its registers in the signal's step alone.
+  // The signal's step holds them all: they are compared there.
+  bool signal_follows_syscall(const Step& trace) {
+    if (trace.kind != EventKind::kSyscall) return false;
+    pull_trace(false, 2);
+    return trace_steps_.size() >= 2 && trace_steps_[1].kind == EventKind::kSignal;
   }
 
   // A module load, as compared: the file's name (not its directory: a replay

@@ -5,6 +5,7 @@
 
 
 #include <algorithm>
+#include <bit>
 #include <array>
 #include <cerrno>
 #include <cstring>
@@ -27,10 +28,27 @@ struct Cursor {
   std::size_t size;
   std::size_t pos;
   bool has(std::size_t n) const { return size - pos >= n; }
-  std::uint64_t le(int bytes) {
-    std::uint64_t value = 0;
-    for (int i = bytes - 1; i >= 0; --i) value = value << 8 | data[pos + static_cast<std::size_t>(i)];
+  // The little-endian integer of `bytes` bytes at pos (has(bytes) checked).
+  [[gnu::always_inline]] std::uint64_t le(int bytes) {
+    const std::uint8_t* at = data + pos;
     pos += static_cast<std::size_t>(bytes);
+    if constexpr (std::endian::native == std::endian::little) {  // the sizes the ops use: one load each
+      switch (bytes) {
+        case 1: return at[0];
+        case 2: return load<std::uint16_t>(at);
+        case 4: return load<std::uint32_t>(at);
+        case 8: return load<std::uint64_t>(at);
+        default: break;
+      }
+    }
+    std::uint64_t value = 0;
+    for (int i = bytes - 1; i >= 0; --i) value = value << 8 | at[i];
+    return value;
+  }
+  template <typename T>
+  static T load(const std::uint8_t* at) {
+    T value;
+    std::memcpy(&value, at, sizeof value);
     return value;
   }
 };
@@ -150,18 +168,23 @@ constexpr std::uint64_t kMaxInitialRegionBytes = 1ull << 28;
 
 }  // namespace
 
+// One parsed op. Its integers are not initialized here: OpParser::parse sets
+// every field that an op of its kind has and zeroes the others (an Op made
+// zero by value costs a 232-byte `rep stos` per op, a tenth of the reader's
+// time at the full level).
 struct UcirReader::Op {
-  std::uint8_t op = 0;
-  std::uint64_t offset = 0;
-  std::uint64_t address = 0;
-  std::uint64_t size = 0;
-  std::uint8_t prot = 0;
+  Op() noexcept {}  // user-provided: emplace_back() then zeroes nothing
+  std::uint8_t op;
+  std::uint64_t offset;
+  std::uint64_t address;
+  std::uint64_t size;
+  std::uint8_t prot;
   events::RegisterValue reg;
   std::span<const std::uint8_t> bytes;
   std::string_view desc, file;
-  std::uint64_t file_offset = 0, file_size = 0;  // OP_MEM_MAP
-  std::uint64_t number = 0, ret = 0;
-  std::uint64_t args[6] = {};
+  std::uint64_t file_offset, file_size;  // OP_MEM_MAP
+  std::uint64_t number, ret;
+  std::uint64_t args[6];
   std::vector<Op> nested;
   std::vector<std::uint64_t> stack;
 };
@@ -187,6 +210,12 @@ class OpParser {
   Parse parse(OpT& out, bool in_syscall) {
     Cursor& c = cursor_;
     out.offset = c.pos;
+    out.op = ucir::kOpNop;
+    out.address = out.size = out.file_offset = out.file_size = out.number = out.ret = 0;
+    out.prot = 0;
+    out.bytes = {};
+    out.desc = out.file = {};
+    std::fill(std::begin(out.args), std::end(out.args), 0);
     if (!c.has(1)) return Parse::kTruncated;
     out.op = static_cast<std::uint8_t>(c.le(1));
     auto fail = [&](std::string text) {
@@ -281,11 +310,8 @@ class OpParser {
           if (i < 6) out.args[i] = arg;
         }
         out.nested.clear();
-        for (std::size_t i = 0; i < count; ++i) {
-          OpT nested;
-          if (const Parse result = parse(nested, true); result != Parse::kOk) return result;
-          out.nested.push_back(std::move(nested));
-        }
+        for (std::size_t i = 0; i < count; ++i)
+          if (const Parse result = parse(out.nested.emplace_back(), true); result != Parse::kOk) return result;
         return Parse::kOk;
       }
       case ucir::kOpSignal:
@@ -309,7 +335,7 @@ class OpParser {
         const std::size_t count = c.le(2);
         out.nested.clear();
         for (std::size_t i = 0; i < count; ++i) {
-          OpT nested;
+          OpT& nested = out.nested.emplace_back();
           if (const Parse result = parse(nested, true); result != Parse::kOk) return result;
           const bool allowed = nested.op == ucir::kOpReg || nested.op == ucir::kOpSpreg ||
                                (signal && nested.op == ucir::kOpMemWrite);
@@ -319,7 +345,6 @@ class OpParser {
                       (signal ? "OP_MEM_WRITE, OP_REG or OP_SPREG)" : "OP_REG or OP_SPREG)");
             return Parse::kError;
           }
-          out.nested.push_back(std::move(nested));
         }
         return Parse::kOk;
       }
@@ -367,13 +392,37 @@ struct UcirReader::Page {
   std::array<bool, 4096> known{};
 };
 
+// The page numbered `number`, or nullptr when nothing was written there.
+// Pages are never removed, so the last one found is kept at hand: the next
+// instruction or access is nearly always on it.
+const UcirReader::Page* UcirReader::page(std::uint64_t number) const {
+  if (last_page_ && last_page_number_ == number) return last_page_;
+  const auto found = pages_.find(number);
+  if (found == pages_.end()) return nullptr;
+  last_page_number_ = number;
+  last_page_ = found->second.get();
+  return last_page_;
+}
+
+// The page numbered `number`, made (unknown bytes) if there is none.
+UcirReader::Page& UcirReader::page_to_write(std::uint64_t number) {
+  if (last_page_ && last_page_number_ == number) return *last_page_;
+  auto& slot = pages_[number];
+  if (!slot) slot = std::make_unique<Page>();
+  last_page_number_ = number;
+  last_page_ = slot.get();
+  return *slot;
+}
+
 void UcirReader::image_write(std::uint64_t address, std::span<const std::uint8_t> bytes) {
-  for (std::size_t i = 0; i < bytes.size(); ++i) {
+  for (std::size_t i = 0; i < bytes.size();) {  // a piece per page
     const std::uint64_t at = address + i;
-    auto& page = pages_[at >> 12];
-    if (!page) page = std::make_unique<Page>();
-    page->bytes[at & 4095] = bytes[i];
-    page->known[at & 4095] = true;
+    const std::size_t in_page = at & 4095;
+    const std::size_t piece = std::min<std::size_t>(bytes.size() - i, 4096 - in_page);
+    Page& target = page_to_write(at >> 12);
+    std::memcpy(target.bytes.data() + in_page, bytes.data() + i, piece);
+    std::fill_n(target.known.data() + in_page, piece, true);
+    i += piece;
   }
 }
 
@@ -415,19 +464,26 @@ void UcirReader::image_map(std::uint64_t address, std::uint64_t size) {
 void UcirReader::image_read(std::uint64_t address, std::uint64_t size, std::vector<std::uint8_t>& out) const {
   out.clear();
   if (size > 1u << 16) return;
-  for (std::uint64_t i = 0; i < size; ++i) {
+  out.resize(size);
+  for (std::uint64_t i = 0; i < size;) {
     const std::uint64_t at = address + i;
-    const auto found = pages_.find(at >> 12);
-    if (found != pages_.end() && found->second->known[at & 4095]) {
-      out.push_back(found->second->bytes[at & 4095]);
-      continue;
+    const std::size_t in_page = at & 4095;
+    // The known bytes from here to the end of the page or of the read, copied at once.
+    const std::size_t piece = static_cast<std::size_t>(std::min<std::uint64_t>(size - i, 4096 - in_page));
+    std::size_t known = 0;
+    if (const Page* source = page(at >> 12)) {
+      while (known < piece && source->known[in_page + known]) ++known;
+      std::memcpy(out.data() + i, source->bytes.data() + in_page, known);
     }
-    auto range = mapped_.upper_bound(at);
-    if (range == mapped_.begin() || (--range)->second <= at) {
+    i += known;
+    if (known == piece) continue;
+    // A byte nothing wrote: zero where mapped, else the read fails.
+    auto range = mapped_.upper_bound(address + i);
+    if (range == mapped_.begin() || (--range)->second <= address + i) {
       out.clear();  // outside every mapping
       return;
     }
-    out.push_back(0);  // mapped, never written: zero
+    out[i++] = 0;
   }
 }
 
@@ -632,7 +688,7 @@ Expected<bool> UcirReader::next(const EventCallback& on_event) {
       OpParser parser(*arch_, register_by_uc_id_, c, header_.usercorn_flavour);
       bool retry = false;
       for (std::uint64_t i = 0; i < count; ++i) {
-        Op parsed;
+        Op& parsed = ops.emplace_back();  // parsed in place (an Op is large: no move)
         const Parse result = parser.parse(parsed, false);
         if (result == Parse::kTruncated) {
           if (read_more_or_end(op, at,
@@ -648,7 +704,6 @@ Expected<bool> UcirReader::next(const EventCallback& on_event) {
           return error_at(base_ + parser.error_offset,
                           "in the " + op_name(op) + " at offset " + std::to_string(at) + ": " + parser.message);
         }
-        ops.push_back(std::move(parsed));
       }
       if (retry) continue;
       position_ = c.pos;

@@ -217,6 +217,10 @@ class UcirReader {
   // The memory image (page number -> bytes and which bytes are known).
   struct Page;
   std::unordered_map<std::uint64_t, std::unique_ptr<Page>> pages_;
+  mutable std::uint64_t last_page_number_ = 0;  // page()'s: the last page found
+  mutable Page* last_page_ = nullptr;
+  const Page* page(std::uint64_t number) const;
+  Page& page_to_write(std::uint64_t number);
   std::map<std::uint64_t, std::uint64_t> mapped_;  // mapped ranges, start -> end (exclusive), disjoint
   void image_unmap(std::uint64_t address, std::uint64_t size);
   void image_write(std::uint64_t address, std::span<const std::uint8_t> bytes);

@@ -21,29 +21,15 @@
 # Exit 0 when all holds; 1 with the differences; 77 (skip) when gdb is missing.
 import os
 import re
-import shutil
 import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.dont_write_bytecode = True  # nothing written into the source tree
-from debug_client import free_port, gdb_on_server  # noqa: E402
+from debug_client import failure_list, free_port, gdb_check_arguments, gdb_on_server  # noqa: E402
 
-TRACECORN, ARCH, PROGRAM, WORK = sys.argv[1:5]
-QEMU = sys.argv[5] if len(sys.argv) > 5 else ""
-GDB = shutil.which("gdb-multiarch" if QEMU else "gdb")
-if not GDB:
-    print("no gdb here: skipped")
-    sys.exit(77)
-os.makedirs(WORK, exist_ok=True)
-TIMEOUT = 120 * int(os.environ.get("TRACECORN_TEST_TIMEOUT_SCALE", "1"))
-failures = []
-
-
-
-def check(condition, what):
-    if not condition:
-        failures.append(what)
+TRACECORN, ARCH, PROGRAM, WORK, QEMU, GDB, TIMEOUT = gdb_check_arguments(sys.argv)
+failures, check = failure_list()
 
 
 def pcs_after(output, label="PC"):

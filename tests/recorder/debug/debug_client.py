@@ -1,10 +1,15 @@
 # Role: what the scripts that drive `tracecorn debug` share (check_gdb_session.py,
 # check_gdb_threads.py, check_debug_cli.py, bench/debug_bench.py): finding the
 # line that says where the server listens, after any lines about its saved
-# index; a free local port; and a gdb session against a server over a trace.
+# index; a free local port; a gdb session against a server over a trace; and
+# the gdb checks' common start (their arguments, the gdb to use, the skip
+# when it is missing, the list of failures).
+import os
 import re
+import shutil
 import socket
 import subprocess
+import sys
 
 
 def read_until_listening(server):
@@ -41,3 +46,29 @@ def gdb_on_server(tracecorn, trace, run_gdb, failures, timeout):
         except subprocess.TimeoutExpired:
             server.kill()
             failures.append("tracecorn debug did not end when gdb detached")
+
+
+def gdb_check_arguments(argv):
+    """A gdb check's arguments, TRACECORN ARCH PROGRAM WORK_DIR [QEMU], as (tracecorn, arch, program, work,
+    qemu, gdb, timeout): gdb-multiarch when a qemu runs the reference session, else gdb; exits 77 (ctest's
+    skip) when it is missing. Makes WORK_DIR; the timeout scales with TRACECORN_TEST_TIMEOUT_SCALE."""
+    tracecorn, arch, program, work = argv[1:5]
+    qemu = argv[5] if len(argv) > 5 else ""
+    gdb = shutil.which("gdb-multiarch" if qemu else "gdb")
+    if not gdb:
+        print("no gdb here: skipped")
+        sys.exit(77)
+    os.makedirs(work, exist_ok=True)
+    timeout = 120 * int(os.environ.get("TRACECORN_TEST_TIMEOUT_SCALE", "1"))
+    return tracecorn, arch, program, work, qemu, gdb, timeout
+
+
+def failure_list():
+    """(failures, check): check(condition, what) adds `what` to failures when the condition does not hold."""
+    failures = []
+
+    def check(condition, what):
+        if not condition:
+            failures.append(what)
+
+    return failures, check

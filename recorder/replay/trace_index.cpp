@@ -9,6 +9,8 @@
 
 #include <zstd.h>
 
+#include "recorder/replay/read_ahead.h"
+
 namespace tracecorn::replay {
 namespace {
 
@@ -390,12 +392,9 @@ Expected<std::unique_ptr<TraceIndex>> TraceIndex::build(TraceReader& reader, con
       formats::name_event_mappings(notes, event);
     ++event_index;
   };
-  for (;;) {
-    auto more = reader.next(on_event);
-    if (!more) return more.error();
-    if (!failure) return failure.error();
-    if (!*more) break;
-  }
+  // (The reader decodes on a thread of its own meanwhile: read_ahead.h.)
+  if (auto status = read_ahead(reader, on_event, [&] { return !failure; }); !status) return status.error();
+  if (!failure) return failure.error();
   if (self.chunks_.empty()) {
     self.chunks_.push_back(Chunk{0, 0, 0, 0, {}, {}, std::vector<bool>(register_count, false), {}, 0});
     self.checkpoints_.push_back(std::make_unique<State>(now));

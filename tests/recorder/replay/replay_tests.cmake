@@ -7,7 +7,8 @@ target_sources(unit_tests PRIVATE
   recorder/replay/replayer_test.cpp
   recorder/replay/replayer_cross_test.cpp
   recorder/replay/replayer_threads_test.cpp
-  recorder/replay/trace_tools_test.cpp)
+  recorder/replay/trace_tools_test.cpp
+  recorder/replay/read_ahead_test.cpp)
 target_link_libraries(unit_tests PRIVATE tracecorn_replay)
 # The commands that read traces back (replay, stat, convert, exports), on good and damaged traces.
 add_test(NAME replay_cli COMMAND ${CMAKE_COMMAND} -DTRACECORN=$<TARGET_FILE:tracecorn>

@@ -157,6 +157,16 @@ class EventAssembler {
   void thread_changed(const ThreadRecord& thread);
   // A kProcess record (its tail holds the event's two strings).
   void process_changed(std::span<const std::byte> record);
+  // on_record's steps, one per record kind (event_assembler.cpp); those that
+  // return bool say false for a record shorter than its kind says.
+  bool block_defined(const RecordHeader& header, std::span<const std::byte> record);
+  bool blocks_run(const RecordHeader& header, std::span<const std::byte> record);
+  void registers_recorded(const RecordHeader& header, std::span<const std::byte> record);
+  void register_batch(std::span<const std::byte> record);
+  bool register_batch_item(const RegisterBatchItem& item, std::span<const std::byte> record, std::size_t& at);
+  bool syscall_memory_written(std::span<const std::byte> record);
+  bool syscall_mapping_changed(const RecordHeader& header, std::span<const std::byte> record);
+  void syscall_made(const RecordHeader& header, std::span<const std::byte> record);
   void clear_effects();
 
   const arch::ArchInfo& arch_;

@@ -5,9 +5,9 @@
 // Threads: read_ahead() starts one reader thread, which alone calls
 // reader.next() and copies each record's events into a batch
 // (events::EventBatch); the calling thread hands every event to `on_event`,
-// in order, and joins the reader thread before returning. At most a few
-// batches wait between the two (bounded memory). With one core, or when
-// `parallel` is false, the caller reads in turn, as a plain loop would.
+// in order, and joins the reader thread before returning. At most sixteen
+// batches of 4096 events wait between the two (about 12 MB). With one core,
+// or when `parallel` is false, the caller reads in turn, as a plain loop would.
 // Invariants: `on_event` sees exactly the events, in the same order, that
 // calling reader.next(on_event) until it returns false would give it; an
 // error of the reader comes back after every event produced before it. When

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 
 #include "formats/common/read_all.h"
+#include "recorder/replay/read_ahead.h"
 
 namespace tracecorn::replay {
 
@@ -51,6 +52,11 @@ void TraceReader::show_progress(std::string what) {
   if (progress->active()) progress_ = std::move(progress);
 }
 
-Status TraceReader::read_all(events::Sink& sink) { return formats::read_all(*this, sink, path_); }
+Status TraceReader::read_all(events::Sink& sink) {
+  // (The file is decoded on a thread of its own while the sink works: read_ahead.h.)
+  return formats::read_all(*this, sink, path_, [&](const auto& on_event) {
+    return read_ahead(*this, on_event, [] { return false; });
+  });
+}
 
 }  // namespace tracecorn::replay

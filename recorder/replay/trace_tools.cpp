@@ -25,6 +25,8 @@ using events::EventKind;
 std::size_t kind_index(EventKind kind) { return static_cast<std::size_t>(kind); }
 
 // Calls on_event for every event left in `reader`; returns the reader's error.
+// (A plain loop: stat's and convert's first pass do little per event, so a
+// reader thread would only add its copies: stat took 5% longer with it.)
 template <typename OnEvent>
 Status read_each(TraceReader& reader, OnEvent on_event) {
   for (;;) {

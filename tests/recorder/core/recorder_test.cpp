@@ -1011,7 +1011,7 @@ TEST_CASE("Recorder: a timer's signal between two blocks is recorded after the l
   auto recording = record(program, options, nullptr, {program});
   const auto& arch = recording->process->arch();
   const auto& stored = recording->sink.stored_;
-  std::size_t at_blocks = 0, signals = 0;
+  std::size_t at_blocks = 0, at_syscalls = 0, signals = 0;
   for (std::size_t i = 0; i < stored.size(); ++i) {
     if (stored[i].kind != events::EventKind::kSignal) continue;
     ++signals;
@@ -1022,7 +1022,19 @@ TEST_CASE("Recorder: a timer's signal between two blocks is recorded after the l
     REQUIRE(i + 1 < stored.size());
     CHECK(stored[i + 1].kind == events::EventKind::kBlock);
     CHECK(stored[i + 1].address == stored[i].address);  // the handler
-    if (stored[i].memory_writes.empty()) continue;  // delivered as a syscall returned: the frame is the syscall's
+    if (stored[i].memory_writes.empty()) {  // delivered as a syscall returned: the frame is the syscall's,
+      REQUIRE(i > 0);                        // and so are the handler's registers, its pc among them
+      REQUIRE(stored[i - 1].kind == events::EventKind::kSyscall);
+      bool pc_said = false;
+      for (const auto& value : stored[i - 1].registers)
+        if (arch.registers[value.index].uc_id == arch.pc_reg) {
+          CHECK(value.as_u64() == stored[i].address);  // (not the engine's pc inside its syscall hook)
+          pc_said = true;
+        }
+      CHECK(pc_said);
+      ++at_syscalls;
+      continue;
+    }
     ++at_blocks;
     std::size_t block = i, instructions = 0;
     while (block > 0 && stored[block - 1].kind != events::EventKind::kBlock)
@@ -1032,6 +1044,7 @@ TEST_CASE("Recorder: a timer's signal between two blocks is recorded after the l
   }
   CHECK(signals >= 3);
   CHECK(at_blocks >= 1);
+  CHECK(at_syscalls >= 1);
 }
 
 // Block interrupts (what delivers another process's signal to a guest busy

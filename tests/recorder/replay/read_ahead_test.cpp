@@ -146,24 +146,29 @@ TEST_CASE("Read ahead: a damaged trace gives the same events, then the same erro
     CHECK(std::equal(stopped.events.begin(), stopped.events.end(), whole.events.begin()));
   }
 
-  SUBCASE("bytes overwritten past the middle until the reader fails there") {
+  SUBCASE("bytes overwritten past the middle until the reader fails after some events") {
+    // (Where the first frame after the initial memory starts depends on the
+    // sample's build: a damage there fails before any event. Each failing
+    // place is compared; the search ends at one with events before it.)
     std::ifstream in(ucir, std::ios::binary);
     const std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     const std::string damaged = test::replay_temp_path("ahead-damaged-copy.ucir");
-    bool failed = false;
-    for (std::size_t at = bytes.size() / 2; at < bytes.size() && !failed; at += 997) {
+    std::size_t failing = 0;
+    bool failed_after_events = false;
+    for (std::size_t at = bytes.size() / 2; at < bytes.size() && !failed_after_events; at += 997) {
       std::vector<char> copy = bytes;
       for (std::size_t i = at; i < at + 8 && i < copy.size(); ++i) copy[i] = static_cast<char>(0xee);
       std::ofstream(damaged, std::ios::binary | std::ios::trunc).write(copy.data(), static_cast<std::streamsize>(copy.size()));
       const auto read = read_in_a_loop(damaged);
       if (!read || read->error.empty()) continue;  // (in the first keyframe, or harmless)
       const Reading& plain = *read;
-      failed = true;
       CAPTURE(plain.error);
-      CHECK(plain.events.size() > 0);
+      ++failing;
+      failed_after_events = !plain.events.empty();
       check_same(read_ahead_of(damaged), plain);
     }
-    CHECK(failed);
+    CHECK(failing > 0);
+    CHECK(failed_after_events);
     std::filesystem::remove(damaged);
   }
   std::filesystem::remove(ucir);

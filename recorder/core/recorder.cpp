@@ -882,14 +882,12 @@ class Recorder::Impl {
     recorded_instructions_ -= std::min<std::uint64_t>(recorded_instructions_, last->instruction_count);
   }
 
-  // The pc as the handler starts: the engine's pc register does not say it
-  // yet (inside x86's syscall hook it is 2 bytes short, Unicorn adding the
-  // syscall's length after the hook; after a fault the run restarts at the
-  // handler without the register being written). An arm Thumb handler's
-  // address has bit 0 set; the pc does not.
-  // Sets the pc among `entries` to the handler's (the engine's pc inside a
-  // syscall hook is not where the guest goes on: x86 adds the syscall's
-  // length after the hook). Returns whether `entries` held the pc.
+  // Sets the pc among `entries` to the handler's, as the handler starts: the
+  // engine's pc register does not say it yet (inside x86's syscall hook it is
+  // 2 bytes short, Unicorn adding the syscall's length after the hook; after
+  // a fault the run restarts at the handler without the register being
+  // written). An arm Thumb handler's address has bit 0 set; the pc does not.
+  // Returns whether `entries` held the pc.
   bool set_pc_entry(std::span<RegisterEntry> entries, std::uint64_t handler) noexcept {
     const arch::AlternateInstructionSet* isa = arch_.alternate_isa;
     const std::uint64_t pc = isa && isa->address_bit0 ? handler & ~std::uint64_t{1} : handler;

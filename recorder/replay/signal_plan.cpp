@@ -26,6 +26,13 @@ Status SignalPlan::collect(const std::string& path, std::uint64_t own_pid) {
   std::uint64_t syscalls = 0, switches = 0;
   std::optional<std::uint64_t> last_syscall;
   bool last_was_exit = false, saw_exit = false;
+  // In a trace with instruction events, a block event says only that a block
+  // was entered: a process killed from outside at the start of the block
+  // after a syscall (the recorder's block hook saw it, none of its
+  // instructions ran) ends with syscall, block, exit; it died as that syscall
+  // returned, as far as the re-run can tell (nothing ran in between).
+  bool instructions_seen = false;
+  std::optional<std::uint64_t> syscall_before_unrun_block;
   // A thread was just switched in (nothing ran since): a signal now is one
   // the re-run's kernel delivers by itself as it switches (a tgkill the
   // re-run made), or one from outside the re-run (another process's kill,
@@ -39,6 +46,7 @@ Status SignalPlan::collect(const std::string& path, std::uint64_t own_pid) {
       case EventKind::kThread:
         if (std::get<events::ThreadEvent>(event.payload).change == events::ThreadChange::kSwitched) {
           last_syscall.reset();
+          syscall_before_unrun_block.reset();
           just_switched = true;
           ++switches;
         }
@@ -49,6 +57,7 @@ Status SignalPlan::collect(const std::string& path, std::uint64_t own_pid) {
         // (A successful execve ends the image as an exit ends the process.)
         last_was_exit = call.name == "exit" || call.name == "exit_group" || replaces_image(call.name, call.result);
         last_syscall = syscalls++;
+        syscall_before_unrun_block.reset();
         last_syscall_writes.clear();
         for (const auto& write : call.memory_writes)
           last_syscall_writes.emplace_back(write.address.value,
@@ -57,6 +66,7 @@ Status SignalPlan::collect(const std::string& path, std::uint64_t own_pid) {
       }
       case EventKind::kExit: {
         saw_exit = true;
+        if (!last_syscall && instructions_seen) last_syscall = syscall_before_unrun_block;
         // Killed by a signal's default action as a syscall returned (a last
         // alarm during pause): the same signal, raised there; SIGKILL where
         // the format does not say which (UCIR's exit has no status).
@@ -70,10 +80,13 @@ Status SignalPlan::collect(const std::string& path, std::uint64_t own_pid) {
         return;
       }
       case EventKind::kBlock: case EventKind::kInstruction: case EventKind::kFault:
+        instructions_seen = instructions_seen || event.kind == EventKind::kInstruction;
+        syscall_before_unrun_block = event.kind == EventKind::kBlock ? last_syscall : std::nullopt;
         last_syscall.reset();
         just_switched = false;
         return;
       case EventKind::kSignal:
+        syscall_before_unrun_block.reset();
         break;
       default: return;
     }

@@ -1,5 +1,8 @@
 // Role: implementation of the Recorder (see recorder.h): the producer hooks
-// and the ring; the consumer side (the drain thread and the assembler that
+// and the process events, composed of units with their own state: what goes
+// into the ring (record_output.h: the block run, the register batch, losses),
+// the register shadow (register_shadow.h), the producer's block cache
+// (block_cache.h); the consumer side (the drain thread and the assembler that
 // feeds the sinks) is drain.h's, the initial snapshot initial_state.h's.
 //
 // Hooks per level (costs measured on Debian's Unicorn 2.0.1, see bench/):
@@ -31,7 +34,7 @@
 // (arch/derived_registers.h); the shadow must then hold every register's current
 // value, so whenever it may not (an instruction the hooks did not see, a run
 // that ended and may restart with new registers) it is marked stale, and the
-// next block hook reads it whole again (shadow_stale_).
+// next block hook reads it whole again (RegisterShadow::refresh_if_stale).
 #include "recorder/core/recorder.h"
 
 #include <algorithm>
@@ -48,6 +51,8 @@
 #include "recorder/core/drain.h"
 #include "recorder/core/event_assembler.h"
 #include "recorder/core/initial_state.h"
+#include "recorder/core/record_output.h"
+#include "recorder/core/register_shadow.h"
 #include "recorder/core/ring_records.h"
 #include "recorder/ring/spsc_ring.h"
 
@@ -90,13 +95,7 @@ class Recorder::Impl {
     auto ring = ring::SpscRing::create(ring_options);
     if (!ring) return ring.error();
     ring_ = std::move(*ring);
-    register_batch_limit_ =
-        std::min<std::size_t>(register_batch_.size(), ring_->max_record_size() - sizeof(RecordHeader));
-    // The longest run one record can carry in this ring (124 blocks in the
-    // smallest ring, kMaxBlockRun from 8 KiB up): write_run splits longer ones.
-    run_piece_ = static_cast<std::uint32_t>(
-        std::min<std::size_t>(kMaxBlockRun, (ring_->max_record_size() - sizeof(BlockRunRecord)) / 4));
-    for (std::size_t i = 0; i < kMaxWritten; ++i) read_pointers_[i] = read_values_[i];
+    output_.attach(*ring_);
 
     info.level = std::string(trace_level_name(options_.level));
     info.arch_name = arch_.name;
@@ -105,27 +104,10 @@ class Recorder::Impl {
     sinks_ = std::move(sinks);
     assembler_ = std::make_unique<EventAssembler>(arch_, *consumer_decoder_, options_.level, sinks_);
 
-    shadow_.resize(arch_.registers.size());
-    read_all_registers(shadow_);
-    // How many bytes Unicorn writes for each register (reading twice into
-    // differently filled buffers): the hot path loads exactly that much.
-    unicorn_width_.resize(arch_.registers.size());
-    for (std::size_t i = 0; i < arch_.registers.size(); ++i) {
-      std::uint8_t first[64], second[64];
-      std::memset(first, 0xaa, sizeof first);
-      std::memset(second, 0x55, sizeof second);
-      uc_reg_read(engine_, arch_.registers[i].uc_id, first);
-      uc_reg_read(engine_, arch_.registers[i].uc_id, second);
-      std::uint8_t width = 0;
-      for (std::uint8_t b = 0; b < 16; ++b)
-        if (first[b] == second[b]) width = static_cast<std::uint8_t>(b + 1);
-      unicorn_width_[i] = std::min<std::uint8_t>(width, arch_.registers[i].size);
-    }
-    active_ = !options_.start_at.has_value();
     // With a code range the hooks do not see the code outside it, whose
     // register changes the shadow would miss: no derivation there.
-    derive_registers_ = options_.derive_registers && level_has_registers(options_.level) && !options_.code_range;
-    derive_now_ = derive_registers_;
+    registers_.attach(options_.derive_registers && level_has_registers(options_.level) && !options_.code_range);
+    active_ = !options_.start_at.has_value();
     fast_blocks_allowed_ = !level_has_registers(options_.level) &&
                            !(level_has_memory(options_.level) && options_.code_range) && !arch_.alternate_isa &&
                            options_.stop_after_instructions == 0;
@@ -170,8 +152,7 @@ class Recorder::Impl {
     const IdSlot& slot = self->id_slots_[id_slot_index(address)];
     if (self->fast_blocks_.load(std::memory_order_relaxed) && ((slot.address ^ address) | (slot.size ^ size)) == 0)
         [[likely]] {
-      self->run_[self->run_count_] = slot.id;
-      if (++self->run_count_ == kMaxBlockRun) [[unlikely]] self->write_full_run();
+      self->output_.append_block(slot.id);
       return;
     }
     self->block(address, size);
@@ -193,7 +174,7 @@ class Recorder::Impl {
     auto* self = static_cast<Impl*>(user);
     if (self->active_) return;
     self->active_ = true;
-    self->mark_shadow_stale();  // the instructions before this one were not seen
+    self->registers_.mark_stale();  // the instructions before this one were not seen
     self->block(self->last_block_address_, self->last_block_size_);
     if (level_has_registers(self->options_.level)) self->instruction(address);
   }
@@ -225,11 +206,7 @@ class Recorder::Impl {
       return;
     }
     if (pending_instruction_) flush_pending_registers();
-    if (shadow_stale_) [[unlikely]] {
-      read_all_registers(shadow_);
-      shadow_stale_ = false;
-      derive_now_ = derive_registers_;
-    }
+    registers_.refresh_if_stale();
     const std::uint8_t mode = current_mode();
     const DecodedBlock* decoded = producer_blocks_.find(address, size, mode);
     // Code on a writable page may have been rewritten in place since it was
@@ -244,50 +221,15 @@ class Recorder::Impl {
       decoded = define_block(address, size, mode);
       if (!decoded) {
         current_block_ = nullptr;  // its instructions go unseen
-        mark_shadow_stale();
+        registers_.mark_stale();
         return;
       }
     }
     current_block_ = decoded;
     current_index_ = 0;
     if (fast_blocks_.load(std::memory_order_relaxed) && !decoded->on_writable_page) id_slots_[id_slot_index(address)] = IdSlot{address, size, decoded->id};
-    run_[run_count_] = decoded->id;
-    if (++run_count_ == kMaxBlockRun) [[unlikely]] write_full_run();
+    output_.append_block(decoded->id);
     recorded_instructions_ += decoded->instruction_count;
-  }
-
-  // Writes the blocks executed since the last record as one kBlockRun record,
-  // or as several of run_piece_ blocks when the ring's records are smaller.
-  // (The hooks compare run_count_ with the constant kMaxBlockRun, not with
-  // run_piece_: a member load there costs measurably on the no-store loop.)
-  void write_run() noexcept { write_run_prefix(run_count_); }
-  // The block hook's run is full: every block but the one being entered is
-  // written, that one stays. The kernel's block hook, called next, may take
-  // it back (leave_interrupted_code: a signal delivered at its start, a
-  // thread switch), which it could not once written.
-  void write_full_run() noexcept {
-    const std::uint32_t last = run_[run_count_ - 1];
-    write_run_prefix(run_count_ - 1);
-    run_[0] = last;
-    run_count_ = 1;
-  }
-  void write_run_prefix(std::uint32_t total) noexcept {
-    if (register_batch_used_) write_register_batch();  // it came before these blocks
-    run_count_ = 0;
-    if (sink_failed_.load(std::memory_order_relaxed)) [[unlikely]] fast_blocks_.store(false, std::memory_order_relaxed);
-    for (std::uint32_t first = 0; first < total; first += run_piece_) {
-      const auto count = static_cast<std::uint16_t>(std::min(run_piece_, total - first));
-      auto* record = static_cast<BlockRunRecord*>(
-          static_cast<void*>(reserve_uncut(sizeof(BlockRunRecord) + padded8(count * 4u))));
-      if (!record) {
-        records_lost_ += count - 1u;  // reserve_uncut counted one
-        pending_lost_ += count - 1u;
-        continue;
-      }
-      record->header = {RecordKind::kBlockRun, 0, count, 0};
-      std::memcpy(reinterpret_cast<std::uint8_t*>(record) + sizeof *record, run_ + first, count * 4u);
-      ring_->commit();
-    }
   }
 
   // The instruction-set mode the CPU is in (arch::AlternateInstructionSet; 0 on
@@ -306,8 +248,7 @@ class Recorder::Impl {
     try {
       std::vector<std::uint8_t> bytes(size);
       if (size == 0 || uc_mem_read(engine_, address, bytes.data(), size) != UC_ERR_OK) {
-        ++records_lost_;
-        ++pending_lost_;
+        output_.count_lost();
         return nullptr;
       }
       DecodedBlock fresh = producer_decoder_->decode(address, bytes, level_has_registers(options_.level), mode);
@@ -315,7 +256,7 @@ class Recorder::Impl {
       const DecodedBlock* decoded = producer_blocks_.insert(std::move(fresh));
       ++blocks_decoded_;
       const std::uint32_t total = static_cast<std::uint32_t>(sizeof(BlockDefinitionRecord)) + padded8(size);
-      if (auto* record = static_cast<BlockDefinitionRecord*>(static_cast<void*>(reserve_bytes(total)))) {
+      if (auto* record = static_cast<BlockDefinitionRecord*>(static_cast<void*>(output_.reserve_bytes(total)))) {
         record->header = {RecordKind::kBlockDefinition, mode, 0, 0};
         record->address = address;
         record->size = size;
@@ -325,8 +266,7 @@ class Recorder::Impl {
       }
       return decoded;
     } catch (...) {
-      ++records_lost_;
-      ++pending_lost_;
+      output_.count_lost();
       return nullptr;
     }
   }
@@ -360,7 +300,7 @@ class Recorder::Impl {
   void instruction(std::uint64_t address) noexcept {
     if (!active_ || !current_block_) return;
     if (const DecodedInstruction* pending = pending_instruction_) {
-      if (pending->derived.operation != arch::DerivedOperation::kNone && derive_now_) {
+      if (pending->derived.operation != arch::DerivedOperation::kNone && registers_.derive_now()) {
         pending_instruction_ = nullptr;
         flush_derived(*pending);
       } else {
@@ -375,7 +315,7 @@ class Recorder::Impl {
       if (current_index_ >= list.size()) {
         pending_instruction_ = nullptr;
         current_pc_ = address;
-        mark_shadow_stale();  // its writes go unseen
+        registers_.mark_stale();  // its writes go unseen
         return;
       }
     }
@@ -392,21 +332,16 @@ class Recorder::Impl {
     const DecodedInstruction* insn = pending_instruction_;
     pending_instruction_ = nullptr;
     if (!insn || insn->written_registers.empty()) return;
-    if (derive_now_ && insn->derived.operation != arch::DerivedOperation::kNone) {
+    if (registers_.derive_now() && insn->derived.operation != arch::DerivedOperation::kNone) {
       flush_derived(*insn);
       return;
     }
-    // One batched read of every register the instruction can write (a single
-    // uc_reg_read costs ~8 ns; a batch of 16 ~42 ns on Unicorn 2.0.1), into the
-    // fixed buffers read_pointers_ points at.
-    const std::size_t written = std::min(insn->written_registers.size(), kMaxWritten);
-    uc_reg_read_batch(engine_, const_cast<int*>(insn->written_unicorn_ids.data()), read_pointers_.data(),
-                      static_cast<int>(written));
+    const std::size_t written = std::min(insn->written_registers.size(), RegisterShadow::kMaxWritten);
     const std::size_t largest_item = sizeof(RegisterBatchItem) + written * (sizeof(RegisterBatchEntryHead) + 16);
-    if (largest_item > register_batch_limit_) [[unlikely]] {
-      RegisterEntry changed[kMaxWritten];
+    if (largest_item > output_.batch_limit()) [[unlikely]] {
+      RegisterEntry changed[RegisterShadow::kMaxWritten];
       std::uint16_t count = 0;
-      compare_with_shadow(*insn, written, [&](std::uint16_t index, std::uint8_t size, std::uint64_t low, std::uint64_t high) {
+      registers_.read_changes(*insn, written, [&](std::uint16_t index, std::uint8_t size, std::uint64_t low, std::uint64_t high) {
         RegisterEntry& entry = changed[count++];
         entry = RegisterEntry{};
         entry.index = index;
@@ -414,15 +349,13 @@ class Recorder::Impl {
         std::memcpy(entry.value, &low, 8);
         std::memcpy(entry.value + 8, &high, 8);
       });
-      if (count) write_registers(RecordKind::kRegisters, insn->address, changed, count);
+      if (count) output_.write_registers(RecordKind::kRegisters, insn->address, changed, count);
       return;
     }
-    make_room_for_item(largest_item);
-    std::uint8_t* const batch = register_batch_.data();
-    std::uint8_t* const item_at = batch + register_batch_used_;
+    std::uint8_t* const item_at = output_.make_room_for_item(largest_item);
     std::uint8_t* out = item_at + sizeof(RegisterBatchItem);
     std::uint16_t count = 0;
-    compare_with_shadow(*insn, written, [&](std::uint16_t index, std::uint8_t size, std::uint64_t low, std::uint64_t high) {
+    registers_.read_changes(*insn, written, [&](std::uint16_t index, std::uint8_t size, std::uint64_t low, std::uint64_t high) {
       // The head as one 8-byte integer (RegisterBatchEntryHead's layout on this
       // little-endian host): a head assembled field by field on the stack and
       // copied as 8 bytes stalls on store forwarding.
@@ -441,8 +374,7 @@ class Recorder::Impl {
     const std::uint64_t pc = insn->address, count_word = count;  // RegisterBatchItem, as two integers
     std::memcpy(item_at, &pc, 8);
     std::memcpy(item_at + 8, &count_word, 8);
-    register_batch_used_ = static_cast<std::size_t>(out - batch);
-    ++register_batch_items_;
+    output_.add_item(out);
   }
 
   // flush_pending_registers for an instruction with a recipe (arch/derived_registers.h):
@@ -453,23 +385,24 @@ class Recorder::Impl {
   // stay zero).
   void flush_derived(const DecodedInstruction& insn) noexcept {
     const arch::DerivedWrites& recipe = insn.derived;
-    Shadow* shadows = shadow_.data();
-    auto low = [shadows](std::uint16_t index) {
+    // (A local pointer: the byte stores below may alias members, which would be reloaded.)
+    RegisterShadow::Slot* const slots = registers_.data();
+    auto low = [slots](std::uint16_t index) {
       std::uint64_t value;
-      std::memcpy(&value, shadows[index].bytes, 8);
+      std::memcpy(&value, slots[index].bytes, 8);
       return value;
     };
     const arch::DerivedValues values = arch::derive_values(recipe, low(recipe.a.index), low(recipe.b.index),
                                                            low(recipe.destination), low(recipe.flags_index));
-    ++derived_unpublished_;
+    registers_.count_derived();
     // The entries go straight into the batch; one that did not change is
     // overwritten by the next (no branch on it), and an item with none is not kept.
-    make_room_for_item(sizeof(RegisterBatchItem) + 2 * (sizeof(RegisterBatchEntryHead) + 8));
-    std::uint8_t* const item_at = register_batch_.data() + register_batch_used_;
+    std::uint8_t* const item_at =
+        output_.make_room_for_item(sizeof(RegisterBatchItem) + 2 * (sizeof(RegisterBatchEntryHead) + 8));
     std::uint8_t* out = item_at + sizeof(RegisterBatchItem);
     auto put = [&](std::uint64_t head, std::uint16_t index, std::uint64_t value) {
       const std::uint64_t before = low(index);
-      std::memcpy(shadows[index].bytes, &value, 8);
+      std::memcpy(slots[index].bytes, &value, 8);
       std::memcpy(out, &head, 8);  // (head: RegisterBatchEntryHead as one integer, see flush_pending_registers)
       std::memcpy(out + 8, &value, 8);
       out += before != value ? 16 : 0;
@@ -484,104 +417,7 @@ class Recorder::Impl {
     const std::uint64_t pc = insn.address;  // RegisterBatchItem, as two integers
     std::memcpy(item_at, &pc, 8);
     std::memcpy(item_at + 8, &count, 8);
-    register_batch_used_ = static_cast<std::size_t>(out - register_batch_.data());
-    ++register_batch_items_;
-  }
-
-  // Before a register item of up to `item_bytes` goes into the batch: the blocks
-  // executed since the last item go first, as block markers in the batch
-  // (ring_records.h: no record per block) or, when there are many, as a run
-  // record; then the batch is written if the item would not fit.
-  void make_room_for_item(std::size_t item_bytes) noexcept {
-    constexpr std::uint32_t kMostMarkers = 4;
-    if (run_count_ > kMostMarkers) write_run();  // (writes the batch first)
-    const std::size_t markers = run_count_ * sizeof(RegisterBatchItem);
-    if (register_batch_used_ + markers + item_bytes > register_batch_limit_) write_register_batch();
-    if (run_count_ == 0) return;
-    std::uint8_t* out = register_batch_.data() + register_batch_used_;
-    for (std::uint32_t i = 0; i < run_count_; ++i, out += sizeof(RegisterBatchItem)) {
-      const std::uint64_t id = run_[i], count_word = kBlockMarkerCount;  // RegisterBatchItem, as two integers
-      std::memcpy(out, &id, 8);
-      std::memcpy(out + 8, &count_word, 8);
-    }
-    register_batch_used_ += markers;
-    register_batch_items_ += run_count_;
-    run_count_ = 0;
-  }
-
-  // Compares the values just read (read_values_) of the first `written`
-  // registers `insn` can write with the shadow copy; for each that changed,
-  // updates the shadow and calls changed(index, size, low 8 bytes, high 8 bytes).
-  // Values and shadows are 16-byte slots, zero beyond what Unicorn writes for
-  // the register (unicorn_width_, probed at attach: EFLAGS is written as 32
-  // bits). Common widths are loaded at their own size, so the loads forward
-  // from Unicorn's stores; fixed-size copies avoid `rep movsq`.
-  template <typename Changed>
-  void compare_with_shadow(const DecodedInstruction& insn, std::size_t written, Changed&& changed) noexcept {
-    // Locals: `changed` writes through byte pointers, which may alias members,
-    // so members read in the loop would be reloaded after every write.
-    const std::uint16_t* indices = insn.written_registers.data();
-    const std::uint8_t* widths = unicorn_width_.data();
-    const arch::RegisterInfo* infos = arch_.registers.data();
-    Shadow* shadows = shadow_.data();
-    for (std::size_t i = 0; i < written; ++i) {
-      const std::uint16_t index = indices[i];
-      const std::uint8_t* value = read_values_[i];
-      std::uint64_t value_low = 0, value_high = 0, shadow_low, shadow_high;
-      switch (widths[index]) {
-        case 8: std::memcpy(&value_low, value, 8); break;
-        case 4: {
-          std::uint32_t narrow;
-          std::memcpy(&narrow, value, 4);
-          value_low = narrow;
-          break;
-        }
-        default: {
-          std::uint8_t wide[16] = {};
-          std::memcpy(wide, value, widths[index]);
-          std::memcpy(&value_low, wide, 8);
-          std::memcpy(&value_high, wide + 8, 8);
-        }
-      }
-      Shadow& shadow = shadows[index];
-      std::memcpy(&shadow_low, shadow.bytes, 8);
-      std::memcpy(&shadow_high, shadow.bytes + 8, 8);
-      if (value_low == shadow_low && value_high == shadow_high) continue;
-      std::memcpy(shadow.bytes, &value_low, 8);
-      std::memcpy(shadow.bytes + 8, &value_high, 8);
-      changed(index, infos[index].size, value_low, value_high);
-    }
-  }
-
-  // Writes the collected register changes as one kRegisterBatch record.
-  void write_register_batch() noexcept {
-    const std::size_t used = register_batch_used_;
-    const std::uint64_t items = register_batch_items_;
-    register_batch_used_ = 0;
-    register_batch_items_ = 0;
-    publish_derived_count();
-    if (used == 0) return;
-    std::byte* record = reserve_uncut(static_cast<std::uint32_t>(sizeof(RecordHeader) + used));
-    if (!record) {
-      records_lost_ += items - 1;  // reserve_uncut counted one
-      pending_lost_ += items - 1;
-      return;
-    }
-    const RecordHeader header{RecordKind::kRegisterBatch, 0, 0, 0};
-    std::memcpy(record, &header, sizeof header);
-    std::memcpy(record + sizeof header, register_batch_.data(), used);
-    ring_->commit();
-  }
-
-  void write_registers(RecordKind kind, std::uint64_t pc, const RegisterEntry* entries, std::uint16_t count) noexcept {
-    const std::uint32_t total = sizeof(RegistersRecord) + count * sizeof(RegisterEntry);
-    auto* record = static_cast<RegistersRecord*>(static_cast<void*>(reserve_bytes(total)));
-    if (!record) return;
-    record->header = {kind, 0, count, 0};
-    record->pc = pc;
-    auto* out = reinterpret_cast<RegisterEntry*>(reinterpret_cast<std::uint8_t*>(record) + sizeof *record);
-    for (std::uint16_t i = 0; i < count; ++i) std::memcpy(&out[i], &entries[i], sizeof(RegisterEntry));  // fixed size
-    ring_->commit();
+    output_.add_item(out);
   }
 
   void memory(bool is_write, std::uint64_t address, int size, std::int64_t value) noexcept {
@@ -592,17 +428,15 @@ class Recorder::Impl {
       return;
     if (level_has_registers(options_.level)) {  // into the register batch (ring_records.h), at current_pc_
       constexpr std::size_t kItemBytes = sizeof(RegisterBatchItem) + 16;
-      make_room_for_item(kItemBytes);
-      std::uint8_t* out = register_batch_.data() + register_batch_used_;
+      std::uint8_t* const out = output_.make_room_for_item(kItemBytes);
       const std::uint64_t words[4] = {
           current_pc_, (is_write ? kMemoryWriteMarkerCount : kMemoryReadMarkerCount) | std::uint64_t{static_cast<std::uint8_t>(size)} << 16,
           address, static_cast<std::uint64_t>(value)};
       std::memcpy(out, words, kItemBytes);
-      register_batch_used_ += kItemBytes;
-      ++register_batch_items_;
+      output_.add_item(out + kItemBytes);
       return;
     }
-    if (auto* record = reserve<MemoryRecord>(is_write ? RecordKind::kMemoryWrite : RecordKind::kMemoryRead, 0,
+    if (auto* record = output_.reserve<MemoryRecord>(is_write ? RecordKind::kMemoryWrite : RecordKind::kMemoryRead, 0,
                                              static_cast<std::uint16_t>(size))) {
       record->address = address;
       record->value = static_cast<std::uint64_t>(value);
@@ -616,50 +450,6 @@ class Recorder::Impl {
     return current_block_ ? current_block_->address : 0;
   }
 
-  // Every record but a block run or a register batch goes through here: what
-  // is pending is written first (the register batch, then the run: an item is
-  // only added to the batch when no run is pending), so records stay in
-  // execution order.
-  std::byte* reserve_bytes(std::uint32_t size) noexcept {
-    write_pending();
-    return reserve_uncut(size);
-  }
-  void write_pending() noexcept {
-    if (run_count_) {
-      write_run();  // (the batch first)
-    } else if (register_batch_used_) {
-      write_register_batch();
-    }
-  }
-
-  // A record that cannot be written (larger than the ring allows, or the ring
-  // closed) is counted, and a kGap record stands in its place as soon as one can
-  // be written, so a loss is never silent.
-  std::byte* reserve_uncut(std::uint32_t size) noexcept {
-    if (pending_lost_) {
-      if (auto* gap = static_cast<GapRecord*>(static_cast<void*>(ring_->reserve(sizeof(GapRecord))))) {
-        gap->header = {RecordKind::kGap, 0, 0, 0};
-        gap->lost_events = pending_lost_;
-        ring_->commit();
-        pending_lost_ = 0;
-      }
-    }
-    std::byte* bytes = ring_->reserve(size);
-    if (!bytes) {
-      ++records_lost_;
-      ++pending_lost_;
-    }
-    return bytes;
-  }
-
-  template <typename T>
-  T* reserve(RecordKind kind, std::uint8_t flags, std::uint16_t aux) noexcept {
-    auto* record = static_cast<T*>(static_cast<void*>(reserve_bytes(sizeof(T))));
-    if (!record) return nullptr;
-    record->header = {kind, flags, aux, 0};
-    return record;
-  }
-
   // ---- producer: process events (emulation thread, outside the hot path) ----
 
   void syscall_enter(std::optional<std::uint64_t> trap_pc) noexcept {
@@ -668,8 +458,8 @@ class Recorder::Impl {
     if (trap_pc && options_.stack_provider)
       captured_stack_depth_ = options_.stack_provider->capture(*trap_pc, captured_stack_);
     flush_pending_registers();
-    if (syscall_snapshot_.size() != shadow_.size()) syscall_snapshot_.resize(shadow_.size());
-    read_all_registers(syscall_snapshot_);
+    if (syscall_snapshot_.size() != arch_.registers.size()) syscall_snapshot_.resize(arch_.registers.size());
+    registers_.read_all(syscall_snapshot_);
   }
 
   // A guest or kernel write over code the recorder has decoded (self-modifying
@@ -683,7 +473,7 @@ class Recorder::Impl {
     if (current_block_ && current_block_->address < address + size &&
         current_block_->address + current_block_->size > address) {
       current_block_ = nullptr;  // the rest of it goes unseen (Unicorn ends the block after the write)
-      mark_shadow_stale();
+      registers_.mark_stale();
     }
   }
 
@@ -693,7 +483,7 @@ class Recorder::Impl {
     while (!bytes.empty()) {
       const std::uint32_t chunk = static_cast<std::uint32_t>(std::min<std::size_t>(bytes.size(), chunk_limit));
       const std::uint32_t total = sizeof(SyscallMemoryWriteRecord) + padded8(chunk);
-      auto* record = static_cast<SyscallMemoryWriteRecord*>(static_cast<void*>(reserve_bytes(total)));
+      auto* record = static_cast<SyscallMemoryWriteRecord*>(static_cast<void*>(output_.reserve_bytes(total)));
       if (!record) return;
       record->header = {RecordKind::kSyscallMemoryWrite, 0, 0, 0};
       record->address = address;
@@ -719,7 +509,7 @@ class Recorder::Impl {
     const std::string_view file = change.file.substr(0, kNameLimit);
     const std::uint32_t total =
         static_cast<std::uint32_t>(sizeof(SyscallMappingRecord) + padded8(name.size() + file.size()));
-    auto* record = static_cast<SyscallMappingRecord*>(static_cast<void*>(reserve_bytes(total)));
+    auto* record = static_cast<SyscallMappingRecord*>(static_cast<void*>(output_.reserve_bytes(total)));
     if (!record) return;
     record->header = {RecordKind::kSyscallMapping, 0, static_cast<std::uint16_t>(change.kind), 0};
     record->start = start;
@@ -752,22 +542,11 @@ class Recorder::Impl {
     forget_blocks(start, end);
     current_block_ = nullptr;
     pending_instruction_ = nullptr;
-    mark_shadow_stale();  // the rest of the block goes unseen
+    registers_.mark_stale();  // the rest of the block goes unseen
   }
 
-  void publish_derived_count() noexcept {
-    if (derived_unpublished_ == 0) return;
-    registers_derived_.store(registers_derived_.load(std::memory_order_relaxed) + derived_unpublished_,
-                             std::memory_order_relaxed);
-    derived_unpublished_ = 0;
-  }
-
-  // The shadow may no longer hold every register's value (see the file comment).
-  void mark_shadow_stale() noexcept {
-    if (!derive_registers_) return;
-    shadow_stale_ = true;
-    derive_now_ = false;
-  }
+  // The guest's registers may have changed outside the hooks (Recorder::registers_changed).
+  void registers_changed() noexcept { registers_.mark_stale(); }
 
   void syscall_exit(std::uint64_t pc, std::uint64_t number, const std::uint64_t (&args)[6], std::int64_t result,
                     std::span<const std::uint64_t> call_stack) noexcept {
@@ -775,9 +554,9 @@ class Recorder::Impl {
     // (none when the scheduler switched threads meanwhile: the registers are
     // another thread's, and the thread record that follows holds them all).
     in_syscall_ = false;
-    std::vector<Shadow>& after = syscall_after_;
-    if (after.size() != shadow_.size()) after.resize(shadow_.size());
-    read_all_registers(after);
+    std::vector<RegisterShadow::Slot>& after = syscall_after_;
+    if (after.size() != arch_.registers.size()) after.resize(arch_.registers.size());
+    registers_.read_all(after);
     RegisterEntry changed[64];
     std::uint16_t count = 0;
     for (std::size_t i = 0; i < after.size() && count < 64 && !switched_in_syscall_; ++i) {
@@ -793,15 +572,14 @@ class Recorder::Impl {
     // (The engine's pc moved from the trap to the handler: it is among `changed`.)
     if (const auto handler = handler_entered_in_syscall())
       (void)set_pc_entry(std::span(changed, count), *handler);
-    shadow_ = after;
-    shadow_stale_ = false;
-    derive_now_ = derive_registers_;
-    if (count) write_registers(RecordKind::kSyscallRegisters, pc, changed, count);
+    registers_.assign(after);
+    registers_.publish_derived();
+    if (count) output_.write_registers(RecordKind::kSyscallRegisters, pc, changed, count);
     if (call_stack.empty() && captured_stack_depth_) call_stack = std::span(captured_stack_, captured_stack_depth_);
     captured_stack_depth_ = 0;
     const std::uint16_t depth = static_cast<std::uint16_t>(std::min<std::size_t>(call_stack.size(), 256));
     const std::uint32_t total = sizeof(SyscallRecord) + depth * 8u;
-    auto* record = static_cast<SyscallRecord*>(static_cast<void*>(reserve_bytes(total)));
+    auto* record = static_cast<SyscallRecord*>(static_cast<void*>(output_.reserve_bytes(total)));
     if (!record) {
       write_deferred_process_events();
       return;
@@ -875,10 +653,10 @@ class Recorder::Impl {
   void leave_interrupted_code(bool fault, std::uint64_t resume_pc) noexcept {
     pending_instruction_ = nullptr;
     current_block_ = nullptr;
-    if (fault || run_count_ == 0) return;
-    const DecodedBlock* last = producer_blocks_.by_id(run_[run_count_ - 1]);
+    if (fault || !output_.has_pending_block()) return;
+    const DecodedBlock* last = producer_blocks_.by_id(output_.last_pending_block());
     if (!last || last->address != resume_pc) return;
-    --run_count_;
+    output_.drop_last_pending_block();
     recorded_instructions_ -= std::min<std::uint64_t>(recorded_instructions_, last->instruction_count);
   }
 
@@ -913,8 +691,7 @@ class Recorder::Impl {
   // Keeps a signal or thread record until the syscall's own is written.
   void defer(const DeferredRecord& record) noexcept {
     if (deferred_count_ == deferred_.size()) {  // (64 signals in one syscall: more cannot be pending)
-      ++records_lost_;
-      ++pending_lost_;
+      output_.count_lost();
       return;
     }
     deferred_[deferred_count_++] = record;
@@ -932,24 +709,23 @@ class Recorder::Impl {
     const bool with_registers =
         !deferred.is_thread || deferred.thread.header.aux == static_cast<std::uint16_t>(events::ThreadChange::kSwitched);
     if (with_registers) {
-      read_all_registers(shadow_);
-      shadow_stale_ = false;
-      derive_now_ = derive_registers_;
-      all_registers_.resize(shadow_.size());
-      for (std::size_t i = 0; i < shadow_.size(); ++i) {
+      registers_.reload();
+      const std::vector<RegisterShadow::Slot>& values = registers_.slots();
+      all_registers_.resize(values.size());
+      for (std::size_t i = 0; i < values.size(); ++i) {
         RegisterEntry& entry = all_registers_[i];
         entry = RegisterEntry{};
         entry.index = static_cast<std::uint16_t>(i);
         entry.size = arch_.registers[i].size;
-        std::memcpy(entry.value, shadow_[i].bytes, entry.size);
+        std::memcpy(entry.value, values[i].bytes, entry.size);
       }
       if (!deferred.is_thread) set_pc_entry(all_registers_, deferred.signal.handler);
       const std::uint64_t pc = deferred.is_thread ? 0 : deferred.signal.interrupted_pc;
-      write_registers(RecordKind::kSyscallRegisters, pc, all_registers_.data(),
+      output_.write_registers(RecordKind::kSyscallRegisters, pc, all_registers_.data(),
                       static_cast<std::uint16_t>(all_registers_.size()));
     }
     const std::size_t size = deferred.is_thread ? sizeof(ThreadRecord) : sizeof(SignalRecord);
-    if (std::byte* record = reserve_bytes(static_cast<std::uint32_t>(size))) {
+    if (std::byte* record = output_.reserve_bytes(static_cast<std::uint32_t>(size))) {
       std::memcpy(record, deferred.is_thread ? static_cast<const void*>(&deferred.thread) : &deferred.signal, size);
       ring_->commit();
     }
@@ -960,7 +736,7 @@ class Recorder::Impl {
     if (options_.stack_provider) options_.stack_provider->module_loaded(start, end, load_bias, path);
     const std::uint16_t length = static_cast<std::uint16_t>(std::min<std::size_t>(path.size(), 4096));
     auto* record = static_cast<ModuleLoadRecord*>(
-        static_cast<void*>(reserve_bytes(sizeof(ModuleLoadRecord) + padded8(length))));
+        static_cast<void*>(output_.reserve_bytes(sizeof(ModuleLoadRecord) + padded8(length))));
     if (!record) return;
     record->header = {RecordKind::kModuleLoad, 0, length, 0};
     record->start = start;
@@ -974,7 +750,7 @@ class Recorder::Impl {
     const auto trace = static_cast<std::uint32_t>(std::min<std::size_t>(change.trace.size(), 4096));
     const auto detail = static_cast<std::uint32_t>(std::min<std::size_t>(change.detail.size(), 4096));
     auto* record = static_cast<ProcessRecord*>(
-        static_cast<void*>(reserve_bytes(static_cast<std::uint32_t>(sizeof(ProcessRecord) + padded8(std::uint64_t{trace} + detail)))));
+        static_cast<void*>(output_.reserve_bytes(static_cast<std::uint32_t>(sizeof(ProcessRecord) + padded8(std::uint64_t{trace} + detail)))));
     if (!record) return;
     record->header = {RecordKind::kProcess, 0, static_cast<std::uint16_t>(change.change), 0};
     record->pid = change.pid;
@@ -989,10 +765,10 @@ class Recorder::Impl {
 
   void fault(std::uint64_t pc, std::uint64_t address, std::uint32_t signal, std::string_view description) noexcept {
     ended_ = true;
-    mark_shadow_stale();  // a harness may set new registers and run again
+    registers_.mark_stale();  // a harness may set new registers and run again
     const std::uint16_t length = static_cast<std::uint16_t>(std::min<std::size_t>(description.size(), 1024));
     auto* record =
-        static_cast<FaultRecord*>(static_cast<void*>(reserve_bytes(sizeof(FaultRecord) + padded8(length))));
+        static_cast<FaultRecord*>(static_cast<void*>(output_.reserve_bytes(sizeof(FaultRecord) + padded8(length))));
     if (!record) return;
     record->header = {RecordKind::kFault, 0, length, 0};
     record->pc = pc;
@@ -1006,8 +782,8 @@ class Recorder::Impl {
     if (!last_record_was_syscall_) write_stop_if_cut_short();
     ended_ = true;
     flush_pending_registers();
-    mark_shadow_stale();  // a harness may set new registers and run again
-    if (auto* record = reserve<ExitRecord>(RecordKind::kExit, by_signal ? 1 : 0, 0)) {
+    registers_.mark_stale();  // a harness may set new registers and run again
+    if (auto* record = output_.reserve<ExitRecord>(RecordKind::kExit, by_signal ? 1 : 0, 0)) {
       record->code = code;
       record->signal = signal;
       ring_->commit();
@@ -1025,7 +801,7 @@ class Recorder::Impl {
     stop_written_ = true;
     std::uint64_t pc = 0;
     uc_reg_read(engine_, arch_.pc_reg, &pc);
-    if (auto* record = reserve<StopRecord>(RecordKind::kStop, 0, 0)) {
+    if (auto* record = output_.reserve<StopRecord>(RecordKind::kStop, 0, 0)) {
       record->pc = pc;
       ring_->commit();
     }
@@ -1033,7 +809,7 @@ class Recorder::Impl {
 
   std::string dump(events::Sink& sink) {
     write_stop_if_cut_short();
-    write_pending();
+    output_.write_pending();
     ring_->publish();
     EventAssembler replay(arch_, *consumer_decoder_, options_.level, {&sink});
     replay.begin(info_);
@@ -1065,7 +841,7 @@ class Recorder::Impl {
   // waited for long: the process stops all the same, its trace unflushed.)
   void flush_to_files() noexcept {
     if (finished_ || !drain_) return;
-    write_pending();
+    output_.write_pending();
     ring_->publish();
     drain_->flush_to_files(std::chrono::milliseconds(500));
   }
@@ -1093,8 +869,8 @@ class Recorder::Impl {
     if (!ring_) return finish_error_;
     flush_pending_registers();
     write_stop_if_cut_short();
-    write_pending();
-    publish_derived_count();
+    output_.write_pending();
+    registers_.publish_derived();
     ring_->close();
     if (drain_ && drain_->join()) {
       finish_error_ = assembler_->end(interrupted);
@@ -1114,9 +890,9 @@ class Recorder::Impl {
       result.producer_stalls = ring_stats.producer_stalls;
       result.records_overwritten = ring_stats.records_overwritten;
     }
-    result.records_lost = records_lost_;
+    result.records_lost = output_.records_lost();
     result.blocks_decoded = blocks_decoded_;
-    result.registers_derived = registers_derived_.load(std::memory_order_relaxed);
+    result.registers_derived = registers_.derived_total();
     result.events = events_;
     result.events_by_kind = events_by_kind_;
     result.instructions = instructions_;
@@ -1127,10 +903,6 @@ class Recorder::Impl {
   bool sink_failed() const { return sink_failed_.load(std::memory_order_relaxed); }
 
  private:
-  struct Shadow {
-    std::uint8_t bytes[16] = {};
-  };
-
   bool add_hook(int type, void* callback, std::uint64_t begin, std::uint64_t end) {
     uc_hook hook = 0;
     if (uc_hook_add(engine_, &hook, type, callback, this, begin, end) != UC_ERR_OK) return false;
@@ -1139,12 +911,6 @@ class Recorder::Impl {
   }
   static Error hook_error(const char* what) {
     return make_error(ErrorCode::kEmulator, std::string("cannot add the recorder's ") + what + " hook");
-  }
-  void read_all_registers(std::vector<Shadow>& out) noexcept {
-    for (std::size_t i = 0; i < arch_.registers.size() && i < out.size(); ++i) {
-      std::memset(out[i].bytes, 0, sizeof out[i].bytes);
-      uc_reg_read(engine_, arch_.registers[i].uc_id, out[i].bytes);
-    }
   }
 
   uc_engine* engine_;
@@ -1178,7 +944,7 @@ class Recorder::Impl {
   }
 
   // Producer state (emulation thread only). First what the block hook's fast
-  // path touches, together: the flags, the run and the slots.
+  // path touches, together: the flags, the run (output_) and the slots.
   //
   // The block hook's fast path may run when a block needs nothing but its id
   // recorded (fast_blocks_allowed_, set at attach): the blocks, insns and mem
@@ -1187,44 +953,23 @@ class Recorder::Impl {
   // --stop-after (no instruction count to keep). fast_blocks_ is that and more,
   // kept by block(): recording is on and no sink failed. It is cleared where the
   // next block must take block(): after a syscall (last_record_was_syscall_ is
-  // reset there) and when write_run sees a failed sink (so a failed sink stops
-  // the emulation within kMaxBlockRun blocks).
+  // reset there) and when output_ writes a run while a sink failed (so a
+  // failed sink stops the emulation within kMaxBlockRun blocks).
   bool fast_blocks_allowed_ = false;
   std::atomic<bool> fast_blocks_{false};  // (atomic: interrupt_next_block clears it from another thread)
   bool last_record_was_syscall_ = false;  // the guest's last act was a syscall (exit ends there)
-  std::uint32_t run_count_ = 0;
-  std::uint32_t run_piece_ = 1;      // set at attach: min(kMaxBlockRun, the ids the ring's largest record holds)
-  std::uint32_t run_[kMaxBlockRun];  // ids of the blocks executed since the last record (run_count_ of them)
+  std::atomic<bool> sink_failed_{false};  // set once by the drain thread (drain.h)
+  RecordOutput output_{fast_blocks_, sink_failed_};  // the block run, the register batch, every record
   std::array<IdSlot, kIdSlots> id_slots_{};
   BlockCache producer_blocks_;
   const DecodedBlock* current_block_ = nullptr;
   std::size_t current_index_ = 0;
   const DecodedInstruction* pending_instruction_ = nullptr;
   std::uint64_t current_pc_ = 0;
-  std::vector<Shadow> shadow_;
   std::vector<std::uint8_t> code_scratch_;  // same_code's copy of guest code
-  bool derive_registers_ = false;  // see init and the file comment
-  bool shadow_stale_ = false;      // read the whole shadow again at the next block hook
-  bool derive_now_ = false;        // derive_registers_ && !shadow_stale_
-  // Instructions whose writes were derived: counted here on the hot path, added
-  // to the atomic (which stats() reads from any thread) at each batch write.
-  std::uint64_t derived_unpublished_ = 0;
-  std::atomic<std::uint64_t> registers_derived_{0};
-  // Register reads (flush_pending_registers): up to kMaxWritten registers per
-  // instruction, each into 64 bytes (room for any register Unicorn can write).
-  static constexpr std::size_t kMaxWritten = 32;
-  std::uint8_t read_values_[kMaxWritten][64] = {};
-  std::array<void*, kMaxWritten> read_pointers_{};
-  // Register changes not yet in the ring: kRegisterBatch items back to back
-  // (ring_records.h), register_batch_items_ of them in register_batch_used_
-  // bytes; at most register_batch_limit_ bytes (what one ring record can hold).
-  alignas(8) std::array<std::uint8_t, 4096> register_batch_{};
-  std::size_t register_batch_used_ = 0;
-  std::uint64_t register_batch_items_ = 0;
-  std::size_t register_batch_limit_ = 0;
-  std::vector<std::uint8_t> unicorn_width_;  // bytes Unicorn writes per register (index as in arch registers)
-  std::vector<Shadow> syscall_snapshot_;
-  std::vector<Shadow> syscall_after_;
+  RegisterShadow registers_{engine_, arch_};  // regs levels: what each instruction changed
+  std::vector<RegisterShadow::Slot> syscall_snapshot_;
+  std::vector<RegisterShadow::Slot> syscall_after_;
   static constexpr std::size_t kMaxStackDepth = 256;  // as many as a syscall record carries
   std::uint64_t captured_stack_[kMaxStackDepth] = {};
   std::size_t captured_stack_depth_ = 0;
@@ -1240,9 +985,6 @@ class Recorder::Impl {
   std::uint32_t last_block_size_ = 0;
   std::uint64_t recorded_instructions_ = 0;
   std::atomic<bool> stop_requested_{false};
-  std::atomic<bool> sink_failed_{false};  // set once by the drain thread (drain.h)
-  std::atomic<std::uint64_t> records_lost_{0};
-  std::uint64_t pending_lost_ = 0;  // lost since the last kGap record
   std::atomic<std::uint64_t> blocks_decoded_{0};
 
   // Results (set by finish, on the emulation thread).
@@ -1299,7 +1041,7 @@ void Recorder::flush_to_files() noexcept { impl_->flush_to_files(); }
 void Recorder::release_drain() noexcept { impl_->release_drain(); }
 RecorderStats Recorder::stats() const { return impl_->stats(); }
 bool Recorder::stop_requested() const { return impl_->stop_requested(); }
-void Recorder::registers_changed() noexcept { impl_->mark_shadow_stale(); }
+void Recorder::registers_changed() noexcept { impl_->registers_changed(); }
 void Recorder::signal_delivered(const events::SignalEvent& signal) noexcept { impl_->signal_delivered(signal); }
 void Recorder::thread_event(events::ThreadId thread, const events::ThreadEvent& change) noexcept {
   impl_->thread_event(thread, change);

@@ -95,6 +95,33 @@ void ExecutionHooks::on_block(uc_engine*, std::uint64_t address, std::uint32_t s
   if (self->block_interrupt_.load(std::memory_order_seq_cst)) [[unlikely]] self->take_block_interrupt(address);
 }
 
+inline void ExecutionHooks::instruction(std::uint64_t address) noexcept {
+  if (!active_ || !current_block_) return;
+  if (const DecodedInstruction* pending = pending_instruction_) {
+    if (pending->derived.operation != arch::DerivedOperation::kNone && registers_.derive_now()) {
+      pending_instruction_ = nullptr;
+      flush_derived(*pending);
+    } else {
+      flush_pending_registers();
+    }
+  }
+  // Find this instruction in the current block (usually the next one).
+  const auto& list = current_block_->instructions;
+  if (current_index_ >= list.size() || list[current_index_].address != address) [[unlikely]] {
+    current_index_ = 0;
+    while (current_index_ < list.size() && list[current_index_].address != address) ++current_index_;
+    if (current_index_ >= list.size()) {
+      pending_instruction_ = nullptr;
+      current_pc_ = address;
+      registers_.mark_stale();  // its writes go unseen
+      return;
+    }
+  }
+  pending_instruction_ = &list[current_index_];
+  current_pc_ = address;
+  ++current_index_;
+}
+
 void ExecutionHooks::on_code(uc_engine*, std::uint64_t address, std::uint32_t, void* user) noexcept {
   static_cast<ExecutionHooks*>(user)->instruction(address);
 }
@@ -175,32 +202,6 @@ std::uint8_t ExecutionHooks::current_mode() const noexcept {
   return (value & isa->mask) ? 1 : 0;
 }
 
-void ExecutionHooks::instruction(std::uint64_t address) noexcept {
-  if (!active_ || !current_block_) return;
-  if (const DecodedInstruction* pending = pending_instruction_) {
-    if (pending->derived.operation != arch::DerivedOperation::kNone && registers_.derive_now()) {
-      pending_instruction_ = nullptr;
-      flush_derived(*pending);
-    } else {
-      flush_pending_registers();
-    }
-  }
-  // Find this instruction in the current block (usually the next one).
-  const auto& list = current_block_->instructions;
-  if (current_index_ >= list.size() || list[current_index_].address != address) [[unlikely]] {
-    current_index_ = 0;
-    while (current_index_ < list.size() && list[current_index_].address != address) ++current_index_;
-    if (current_index_ >= list.size()) {
-      pending_instruction_ = nullptr;
-      current_pc_ = address;
-      registers_.mark_stale();  // its writes go unseen
-      return;
-    }
-  }
-  pending_instruction_ = &list[current_index_];
-  current_pc_ = address;
-  ++current_index_;
-}
 
 // Records the registers the last started instruction changed (regs/full
 // levels): one kRegisterBatch item appended to the local batch (the run of

@@ -46,6 +46,7 @@ class ExecutionHooks {
 
   RecordOutput& output() noexcept { return output_; }
   RegisterShadow& registers() noexcept { return registers_; }
+  const RegisterShadow& registers() const noexcept { return registers_; }
   const ProducerBlocks& blocks() const noexcept { return blocks_; }
   // Set by the drain thread when a sink failed: the next block stops the run.
   std::atomic<bool>& sink_failed() noexcept { return sink_failed_; }
@@ -88,7 +89,7 @@ class ExecutionHooks {
   static void on_stop_address(uc_engine* engine, std::uint64_t, std::uint32_t, void* user) noexcept;
   void block(std::uint64_t address, std::uint32_t size) noexcept;
   std::uint8_t current_mode() const noexcept;
-  void instruction(std::uint64_t address) noexcept;
+  [[gnu::always_inline]] inline void instruction(std::uint64_t address) noexcept;  // (in on_code: per instruction)
   void flush_derived(const DecodedInstruction& insn) noexcept;
   void memory(bool is_write, std::uint64_t address, int size, std::int64_t value) noexcept;
   std::uint64_t current_pc_or_block() const;

@@ -4,7 +4,8 @@
 // struct (two bytes, a 16-bit and a 32-bit field), sums the fields, writes
 // the 4-byte sum to sum.bin, and prints the sum. Every byte of the sum comes
 // from input.bin's offsets 4 to 11, through loads, adds and stores.
-// Invariants: deterministic output; the files lie in the run's own directory.
+// Invariants: deterministic output; the files lie in the run's own directory,
+// or in the directory its first argument names (tests: a scratch directory).
 // Directives (see samples/README.md):
 // strace: yes
 #include <fcntl.h>
@@ -28,7 +29,8 @@ static int write_file(const char* path, const void* bytes, size_t size) {
   return close(fd);
 }
 
-int main(void) {
+int main(int argc, char** argv) {
+  if (argc > 1 && chdir(argv[1]) != 0) return 4;
   static const uint8_t contents[12] = {'H', 'D', 'R', '1', 3, 5, 0x10, 0x02, 0x20, 0x00, 0x01, 0x00};
   if (write_file("input.bin", contents, sizeof contents) != 0) return 1;
   const int fd = open("input.bin", O_RDONLY);

@@ -11,7 +11,9 @@
 // Who runs it: unit_tests, on the doctest thread.
 #include <doctest/doctest.h>
 
+#include <filesystem>
 #include <set>
+#include <string_view>
 
 #include "recorder/debug/why.h"
 #include "tests/recorder/replay/replay_test_helpers.h"
@@ -32,6 +34,15 @@ std::unique_ptr<replay::TraceIndex> index_of(const std::string& path) {
   return std::move(*index);
 }
 
+// An empty directory for the sample's files (input.bin, sum.bin), not the
+// test's working directory.
+std::string scratch_directory(std::string_view name) {
+  const std::filesystem::path dir = test::replay_temp_path("why-" + std::string(name) + "-dir");
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir.string();
+}
+
 // The file offsets the tree's read() leaves of `file` name, byte by byte; whether any node was cut.
 void collect(const WhyNode& node, const std::string& file, std::set<std::uint64_t>& offsets, bool& cut) {
   cut = cut || node.cut;
@@ -44,7 +55,9 @@ void check_why(const test_support::GuestArchitecture& architecture) {
   const std::string samples = architecture.is_host ? test::kReplaySamples
                                                    : test::kReplaySamples + "-" + std::string(architecture.name);
   const std::string trace = test::replay_temp_path("why-" + std::string(architecture.name) + ".ucir");
-  test::record_files(samples + "/static/why_flow", core::TraceLevel::kFull, {{replay::TraceFormat::kUcir, trace}});
+  const std::string scratch = scratch_directory(architecture.name);  // (the sample writes its files there)
+  test::record_files(samples + "/static/why_flow", core::TraceLevel::kFull, {{replay::TraceFormat::kUcir, trace}}, {},
+                     scratch);
   auto index = index_of(trace);
   const auto& arch = index->arch();
   auto decoder = arch::InstructionDecoder::open(arch, true);
@@ -104,6 +117,7 @@ void check_why(const test_support::GuestArchitecture& architecture) {
   REQUIRE(after.has_value());
   CHECK(after->source == WhyNode::Source::kSyscall);
   CHECK(after->event == printed->event);
+  std::filesystem::remove_all(scratch);
   std::filesystem::remove(trace);
 }
 
@@ -118,7 +132,7 @@ TRACECORN_TEST_CASE_PER_ROW(test_support::kGuestArchitectures, why_case_name, ch
 TEST_CASE("Why: a trace without the values instructions read is refused, naming the level it needs") {
   const std::string trace = test::replay_temp_path("why-regs.ucir");
   test::record_files(test::kReplaySamples + "/static/why_flow", core::TraceLevel::kRegisters,
-                     {{replay::TraceFormat::kUcir, trace}});
+                     {{replay::TraceFormat::kUcir, trace}}, {}, scratch_directory("regs"));
   auto index = index_of(trace);
   CHECK(debug::why_unsupported(*index).find("'full'") != std::string::npos);
   auto decoder = arch::InstructionDecoder::open(index->arch(), true);
@@ -126,5 +140,6 @@ TEST_CASE("Why: a trace without the values instructions read is refused, naming 
   auto tree = debug::explain(*index, **decoder, nullptr, debug::WhyTarget{true, 0, 0, 0}, index->event_count());
   REQUIRE_FALSE(tree.has_value());
   CHECK(tree.error().message.find("'full'") != std::string::npos);
+  std::filesystem::remove_all(test::replay_temp_path("why-regs-dir"));
   std::filesystem::remove(trace);
 }

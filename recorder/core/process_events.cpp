@@ -93,7 +93,6 @@ void ProcessEvents::syscall_exit(std::uint64_t pc, std::uint64_t number, const s
   if (const auto handler = handler_entered_in_syscall())
     (void)set_pc_entry(std::span(changed, count), *handler);
   registers_.assign(after);
-  registers_.publish_derived();
   if (count) output_.write_registers(RecordKind::kSyscallRegisters, pc, changed, count);
   if (call_stack.empty() && captured_stack_depth_) call_stack = std::span(captured_stack_, captured_stack_depth_);
   captured_stack_depth_ = 0;

@@ -124,7 +124,6 @@ class Recorder::Impl {
     hooks_.flush_pending_registers();
     process_events_.write_stop_if_cut_short();
     output_.write_pending();
-    hooks_.registers().publish_derived();
     ring_->close();
     if (drain_ && drain_->join()) {
       finish_error_ = assembler_->end(interrupted);

@@ -6,7 +6,7 @@
 // register's current value, so whenever it may not (an instruction the hooks
 // did not see, a run that ended and may restart with new registers) it is
 // marked stale and read whole again at the next block (refresh_if_stale).
-// Threads: emulation thread, but for derived_total() (any thread).
+// Threads: emulation thread, but for derived_total() (any thread, any time).
 // Invariants: slots are 16 bytes, zero beyond what Unicorn writes for the
 // register (its width, probed at attach: EFLAGS is written as 32 bits).
 #pragma once
@@ -76,14 +76,11 @@ class RegisterShadow {
   // Derivation reads and writes the slots in place (one per register, in
   // the table's order); they must stay exact (derive_now()).
   Slot* data() noexcept { return slots_.data(); }
-  // One more instruction whose writes were derived: counted on the hot path,
-  // published at publish_derived() (which stats read from any thread).
-  void count_derived() noexcept { ++derived_unpublished_; }
-  void publish_derived() noexcept {
-    if (derived_unpublished_ == 0) return;
-    derived_total_.store(derived_total_.load(std::memory_order_relaxed) + derived_unpublished_,
-                         std::memory_order_relaxed);
-    derived_unpublished_ = 0;
+  // One more instruction whose writes were derived, which stats read from any
+  // thread at any time (one writer: a relaxed load and store, plain moves on
+  // x86, no locked add).
+  void count_derived() noexcept {
+    derived_total_.store(derived_total_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   }
   std::uint64_t derived_total() const noexcept { return derived_total_.load(std::memory_order_relaxed); }
 
@@ -100,7 +97,6 @@ class RegisterShadow {
   bool derive_ = false;
   bool stale_ = false;       // read the whole shadow again at the next block
   bool derive_now_ = false;  // derive_ && !stale_
-  std::uint64_t derived_unpublished_ = 0;
   std::atomic<std::uint64_t> derived_total_{0};
   // The batch read's buffers: 64 bytes each (room for any register Unicorn can write).
   std::uint8_t read_values_[kMaxWritten][64] = {};

@@ -1,7 +1,7 @@
 // Role: the records the recorder's hooks write into the ring, and nothing else:
-// in-memory layouts shared by the producer (recorder.cpp) and the consumer
-// (event_assembler.cpp), which change together. Not a file format: host byte
-// order, never written to disk as is.
+// in-memory layouts shared by the producer (record_output.h and the units that
+// write with it) and the consumer (event_assembler.cpp), which change
+// together. Not a file format: host byte order, never written to disk as is.
 //
 // Every record starts with an 8-byte RecordHeader; payloads are 8-byte aligned.
 //

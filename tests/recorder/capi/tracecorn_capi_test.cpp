@@ -282,7 +282,8 @@ TEST_CASE("CAPI: a lossless run delivers every event of the loop through the cal
 
 // The same run at regs level with and without derive_registers: the text traces
 // (which print every changed register's value) must be the same, and the
-// derived run must have computed some instructions' writes.
+// derived run must have computed some instructions' writes, a count stats give
+// before finish too.
 TEST_CASE("CAPI: derive_registers records the same register values as reading them") {
   std::string traces[2];
   std::uint64_t derived[2] = {};
@@ -298,11 +299,16 @@ TEST_CASE("CAPI: derive_registers records the same register values as reading th
     REQUIRE_MESSAGE(tracecorn_recorder_create(engine.get(), &options, &recorder, error, sizeof error) == TRACECORN_OK,
                     error);
     REQUIRE(engine.run() == UC_ERR_OK);
+    // The count is live: a harness reads it between runs, before finish (no syscall made it public).
+    tracecorn_stats running{};
+    REQUIRE(tracecorn_recorder_stats(recorder, &running) == TRACECORN_OK);
+    CHECK((running.registers_derived > 0) == (derive == 1));
     REQUIRE(tracecorn_recorder_registers_changed(recorder) == TRACECORN_OK);
     REQUIRE(tracecorn_recorder_finish(recorder) == TRACECORN_OK);
     CHECK(tracecorn_recorder_registers_changed(recorder) == TRACECORN_ERROR_STATE);
     tracecorn_stats stats{};
     REQUIRE(tracecorn_recorder_stats(recorder, &stats) == TRACECORN_OK);
+    CHECK(stats.registers_derived >= running.registers_derived);
     derived[derive] = stats.registers_derived;
     tracecorn_recorder_destroy(recorder);
     traces[derive] = read_file(path);

@@ -209,7 +209,11 @@ void EventAssembler::on_record(std::span<const std::byte> record) {
     }
     case RecordKind::kStop: {
       const auto stop = load_record<StopRecord>(record);
-      flush_block(stop.pc, false);
+      if (header.flags & kStopAtBlockBoundary) {
+        flush_block(0, true);  // the last block ran whole
+      } else {
+        flush_block(stop.pc, false);
+      }
       drop_pending_block();
       break;
     }

@@ -292,6 +292,15 @@ void ProcessEvents::exited(bool by_signal, std::int32_t code, std::int32_t signa
 // When the emulation ended without an exit or a fault (a stop condition, a
 // limit, the caller's own uc_emu_stop), the instruction at the engine's pc did
 // not run: a kStop record ends the block there.
+void ProcessEvents::write_stop_at_block_boundary(std::uint64_t pc) noexcept {
+  if (ended_ || stop_written_) return;
+  stop_written_ = true;
+  if (auto* record = output_.reserve<StopRecord>(RecordKind::kStop, kStopAtBlockBoundary, 0)) {
+    record->pc = pc;
+    output_.commit();
+  }
+}
+
 void ProcessEvents::write_stop_if_cut_short() noexcept {
   if (ended_ || stop_written_) return;
   stop_written_ = true;

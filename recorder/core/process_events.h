@@ -60,6 +60,10 @@ class ProcessEvents {
   // limit, the caller's own uc_emu_stop): a kStop record ends the block at
   // the engine's pc, whose instruction did not run. Once.
   void write_stop_if_cut_short() noexcept;
+  // The run was stopped at the start of the block at `pc` (its entry taken
+  // back, ExecutionHooks::leave_interrupted_code): the stop record says the
+  // blocks before ran whole. Once, as write_stop_if_cut_short.
+  void write_stop_at_block_boundary(std::uint64_t pc) noexcept;
 
  private:
   // A signal or thread change, as its ring record; those reported inside a

@@ -153,6 +153,10 @@ class Recorder::Impl {
   }
 
   ProcessEvents& events() noexcept { return process_events_; }
+  void block_not_run(std::uint64_t address) noexcept {
+    hooks_.leave_interrupted_code(false, address);
+    process_events_.write_stop_at_block_boundary(address);
+  }
   bool stop_requested() const { return hooks_.stop_requested(); }
   bool sink_failed() { return hooks_.sink_failed().load(std::memory_order_relaxed); }
   void interrupt_next_block() noexcept { hooks_.interrupt_next_block(); }
@@ -230,6 +234,7 @@ void Recorder::release_drain() noexcept { impl_->release_drain(); }
 RecorderStats Recorder::stats() const { return impl_->stats(); }
 bool Recorder::stop_requested() const { return impl_->stop_requested(); }
 void Recorder::registers_changed() noexcept { impl_->events().registers_changed(); }
+void Recorder::block_not_run(std::uint64_t address) noexcept { impl_->block_not_run(address); }
 void Recorder::signal_delivered(const events::SignalEvent& signal) noexcept { impl_->events().signal_delivered(signal); }
 void Recorder::thread_event(events::ThreadId thread, const events::ThreadEvent& change) noexcept {
   impl_->events().thread_event(thread, change);

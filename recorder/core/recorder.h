@@ -130,6 +130,11 @@ class Recorder {
   // while attached: the recorder reads them all again at the next block
   // (needed with derive_registers; harmless otherwise).
   void registers_changed() noexcept;
+  // The run was stopped at the start of the block at `address` after the
+  // recorder's block hook saw it entered, and none of its instructions ran
+  // (a hook added after attach() stopped it there): that entry is taken back,
+  // so the trace does not say the block ran. Emulation thread, in that hook.
+  void block_not_run(std::uint64_t address) noexcept;
   // A signal was delivered to a guest handler: the frame is written and the
   // registers are the handler's. Inside a syscall (between syscall_enter and
   // syscall_exit: delivered as it returns), its event follows the syscall's,

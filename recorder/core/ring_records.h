@@ -209,10 +209,14 @@ struct ExitRecord {
   std::int64_t signal;
 };
 
+// flags: kStopAtBlockBoundary when the run stopped at the start of a block
+// none of whose instructions ran, its entry taken back: the block before
+// ran whole (in a loop of one block, `pc` is that block's start too).
 struct StopRecord {
   RecordHeader header;
   std::uint64_t pc;
 };
+inline constexpr std::uint8_t kStopAtBlockBoundary = 1;
 
 // flags: 1 when the signal is a fault of the instruction at interrupted_pc,
 // 2 when it was delivered as a syscall returned (after the kSyscall record).

@@ -164,6 +164,11 @@ class ProcessObserver {
     (void)next_image;
     (void)program;
   }
+  // The kernel's block hook ended the run at the start of the block at
+  // `address`, none of whose instructions ran (a signal from another process
+  // ends the process, or a stop was asked for), though a block hook added
+  // before the kernel's (a recorder's) has seen that block entered.
+  virtual void on_block_not_run(std::uint64_t address) noexcept { (void)address; }
   // The process is about to stop (SIGSTOP and the other stop signals): a
   // recorder hands what it holds to its files, as a stopped process may be
   // killed by SIGKILL, which leaves it no chance to do so later.

@@ -722,6 +722,7 @@ void Kernel::on_block(std::uint64_t address) noexcept {
     // go on there: the run sets the block's start after it ended
     // (take_block_stop_pc), for the recorder's stop record to end the block there.
     block_stop_pc_ = address;
+    if (observer_) observer_->on_block_not_run(address);
     uc_emu_stop(engine_);
     return;
   }

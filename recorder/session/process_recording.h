@@ -39,6 +39,7 @@ class ProcessRecording final : public linux_layer::ProcessObserver {
   void on_process_forked(std::uint64_t child, std::string_view via) noexcept override;
   void on_process_exec(std::uint64_t pid, std::uint64_t next_image, std::string_view program) noexcept override;
   void on_process_stopping() noexcept override { recorder_.flush_to_files(); }
+  void on_block_not_run(std::uint64_t address) noexcept override { recorder_.block_not_run(address); }
   // Through the recorder's block hook (Recorder::interrupt_next_block).
   bool take_block_interrupts(std::function<void(std::uint64_t address)> at_block) noexcept override;
   void interrupt_next_block() noexcept override { recorder_.interrupt_next_block(); }

@@ -520,18 +520,39 @@ TEST_CASE("Processes: each process's trace of job_control replays without diverg
 
 // A child killed in a loop without syscalls (busy_kill: SIGTERM, SIGUSR1 from
 // its parent) has a trace that ends after a block: its replay matches up to
-// there and stops, saying why; the parent's and the third child's (killed
+// there and stops, saying why; where the run stops at the next block's start
+// (levels with memory or registers), that block, which the recorder's block
+// hook saw entered, is taken back, so the trace's last block ran (at mem, its
+// instructions are there, the loop's single block's too); the parent's and the third child's (killed
 // as it unblocked the signal, in a syscall) replay whole. In UCIR at the
 // blocks level; and at the full level in BAP frames, which has no exit event
 // (its death note says the signal), and in the binary trace, both with every
 // register after every instruction: the run stops at a block's start, so the
 // last instruction's registers are its own (the parent lets each child spin
 // 5 ms, not 100, for traces of a few MB).
+// Whether the last block event of the trace at `path` before its exit is
+// followed by instruction events (it ran), from `dump` of its last events.
+bool last_block_ran(const std::string& path, const std::string& dir) {
+  const ProcessResult stat = run_process(in_dir({paths().tracecorn, "stat", path}, dir));
+  const auto counted = stat.out.find(" events, ");
+  REQUIRE(counted != std::string::npos);
+  const auto line_start = stat.out.rfind('\n', counted) + 1;
+  const std::uint64_t events = std::stoull(stat.out.substr(line_start, counted - line_start));
+  const std::uint64_t first = events > 40 ? events - 40 : 0;
+  const ProcessResult dump =
+      run_process(in_dir({paths().tracecorn, "dump", "--events", std::to_string(first) + "-", path}, dir));
+  const auto exit_at = dump.out.rfind(" exit ");
+  REQUIRE(exit_at != std::string::npos);
+  const auto block_at = dump.out.rfind(" block ", exit_at);
+  const auto insn_at = dump.out.rfind(" insn ", exit_at);
+  return block_at == std::string::npos || (insn_at != std::string::npos && insn_at > block_at);
+}
+
 TEST_CASE("Processes: each process's trace of busy_kill replays, the children killed in their loops up to their last block") {
   require({});
   for (const auto& [format, level, spin_ms] :
-       {std::tuple<std::string, std::string, std::string>{"ucir", "blocks", "100"}, {"frames", "full", "5"},
-        {"bintrace", "full", "5"}}) {
+       {std::tuple<std::string, std::string, std::string>{"ucir", "blocks", "100"}, {"ucir", "mem", "5"},
+        {"frames", "full", "5"}, {"bintrace", "full", "5"}}) {
     CAPTURE(format);
     TempDir dir("processes-busy-kill");
     const std::string trace = dir / ("tree." + format);
@@ -542,7 +563,9 @@ TEST_CASE("Processes: each process's trace of busy_kill replays, the children ki
     REQUIRE_MESSAGE(recorded.status == 0, recorded.err);
     std::size_t stopped_in_loop = 0;
     const ReplayedTraces replayed = replay_each_trace(dir.path(), [&](const std::string& path, const ProcessResult& run) {
-      stopped_in_loop += run.out.find("killed there by a signal from another process") != std::string::npos;
+      const bool killed_in_loop = run.out.find("killed there by a signal from another process") != std::string::npos;
+      stopped_in_loop += killed_in_loop;
+      if (killed_in_loop && level == "mem") CHECK_MESSAGE(last_block_ran(path, dir.path()), path);
       if (format == "frames" && path != trace) {  // each child's death note
         const ProcessResult stat = run_process(in_dir({paths().tracecorn, "stat", path}, dir.path()));
         CHECK(stat.status == 0);

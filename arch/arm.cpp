@@ -141,10 +141,12 @@ constexpr SyscallNumber kSyscallNumbers[] = {
 
 constexpr SyscallTable kSyscallTable{kSyscallNumbers};
 constexpr std::uint64_t kArmNrBase = 0xf0000;              // __ARM_NR_BASE
+constexpr std::uint64_t kArmCacheflush = kArmNrBase + 2;    // __ARM_NR_cacheflush
 constexpr std::uint64_t kArmSetTls = kArmNrBase + 5;        // __ARM_NR_set_tls
 
 SyscallId arm_syscall_id(std::uint64_t number) {
   if (number == kArmSetTls) return SyscallId::set_tls;
+  if (number == kArmCacheflush) return SyscallId::cacheflush;
   return kSyscallTable(number);
 }
 

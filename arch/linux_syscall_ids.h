@@ -42,6 +42,9 @@ namespace tracecorn::arch {
   X(epoll_create) X(epoll_ctl) X(epoll_wait) X(epoll_pwait) X(eventfd) X(timerfd_create)     \
   X(timerfd_settime) X(timerfd_gettime) X(signalfd) X(signalfd4) X(rt_sigqueueinfo)         \
   X(rt_tgsigqueueinfo)                                                                       \
+  /* making written code visible to instruction fetch: arm's private call and mips' (one  \
+     name, as the kernel's), riscv's */                                                    \
+  X(cacheflush) X(riscv_flush_icache)                                                        \
   /* 32-bit ABIs (arm EABI): 64-bit variants and splits, named as the kernel names them */  \
   X(mmap2) X(_llseek) X(ugetrlimit) X(set_tls) X(fstat64) X(stat64) X(lstat64) X(fstatat64) \
   X(fcntl64) X(clock_gettime64) X(clock_getres_time64) X(clock_nanosleep_time64)            \

@@ -146,6 +146,7 @@ constexpr SyscallNumber kSyscallNumbers[] = {
     {260, SyscallId::timer_getoverrun}, {261, SyscallId::timer_delete}, {408, SyscallId::timer_gettime64},
     {409, SyscallId::timer_settime64},
     {436, SyscallId::close_range}, {437, SyscallId::openat2}, {439, SyscallId::faccessat2},
+    {147, SyscallId::cacheflush},
 };
 
 constexpr SyscallTable kSyscallTable{kSyscallNumbers};

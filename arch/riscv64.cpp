@@ -446,10 +446,12 @@ bool decode_riscv64(std::span<const std::uint8_t> bytes, EncodedInstruction& out
 }
 
 // The generic table without renameat (38): riscv does not define
-// __ARCH_WANT_RENAMEAT, so its kernel has only renameat2 (checked against the
+// __ARCH_WANT_RENAMEAT, so its kernel has only renameat2; plus riscv's own
+// riscv_flush_icache (__NR_arch_specific_syscall + 15) (checked against the
 // cross compiler's <asm/unistd.h> by tests/arch/arch_test.cpp).
 SyscallId riscv64_syscall_id(std::uint64_t number) {
-  constexpr std::uint64_t kRenameat = 38;
+  constexpr std::uint64_t kRenameat = 38, kRiscvFlushIcache = 244 + 15;
+  if (number == kRiscvFlushIcache) return SyscallId::riscv_flush_icache;
   return number == kRenameat ? SyscallId::unknown : generic_syscall_id(number);
 }
 

@@ -7,6 +7,9 @@
 //   store_loop    8 instructions per iteration, one of them an 8-byte store
 //                 into a 4 KiB buffer (Unicorn 2.0.1 stores cost ~64 ns, #1970)
 //   nostore_loop  8 ALU/branch instructions per iteration, no memory access
+//   nostore_loop_rwx  the same, its code mapped read-write-execute as harnesses
+//                 (fuzzers, unicornafl, Qiling) map memory: code the guest may
+//                 rewrite in place, which the recorder must notice
 //
 // The baselines (a-g) are what the recorder's levels are compared with: empty
 // block, code and memory hooks, and a naive register tracer (a code hook reading
@@ -100,6 +103,7 @@ struct Workload {
   std::uint64_t stores = 0;        // 8-byte guest stores, by construction
   std::size_t body_offset = 0;     // the loop body within `code`
   std::size_t body_size = 0;
+  bool writable_code = false;      // code mapped read-write-execute
 };
 
 void append(std::vector<std::uint8_t>& code, std::initializer_list<std::uint8_t> bytes) {
@@ -159,6 +163,8 @@ std::vector<Workload> make_workloads(std::uint64_t target_instructions, std::uin
   std::vector<Workload> workloads;
   workloads.push_back(make_loop("store_loop", "7 ALU + 1 8-byte store per 8 instructions", true, iterations));
   workloads.push_back(make_loop("nostore_loop", "8 ALU/branch instructions, no memory access", false, iterations));
+  workloads.push_back(make_loop("nostore_loop_rwx", "nostore_loop, its code mapped read-write-execute", false, iterations));
+  workloads.back().writable_code = true;
   return workloads;
 }
 
@@ -167,7 +173,8 @@ uc_engine* open_engine(const Workload& w) {
   uc_engine* uc = nullptr;
   check_uc(uc_open(UC_ARCH_X86, UC_MODE_64, &uc), "uc_open");
   const std::size_t code_size = (w.code.size() + kPageSize - 1) / kPageSize * kPageSize;
-  check_uc(uc_mem_map(uc, kCodeAddress, code_size, UC_PROT_READ | UC_PROT_EXEC), "uc_mem_map code");
+  const std::uint32_t code_prot = UC_PROT_READ | UC_PROT_EXEC | (w.writable_code ? UC_PROT_WRITE : 0);
+  check_uc(uc_mem_map(uc, kCodeAddress, code_size, code_prot), "uc_mem_map code");
   check_uc(uc_mem_map(uc, kDataAddress, kPageSize, UC_PROT_READ | UC_PROT_WRITE), "uc_mem_map data");
   check_uc(uc_mem_write(uc, kCodeAddress, w.code.data(), w.code.size()), "uc_mem_write code");
   return uc;
@@ -520,7 +527,7 @@ struct Options {
   bool quick = false;
   int runs = 3;
   std::string only;  // comma-separated keys; empty = all
-  std::string workload;  // only this workload (by name); empty = both
+  std::string workload;  // only this workload (by name); empty = all
 };
 
 void usage() {
@@ -530,7 +537,7 @@ void usage() {
                "  --runs N  best of N runs per cell (default 3; a cell whose first run\n"
                "            takes over %.0f s is run once)\n"
                "  --only    configuration keys to run (bare always runs)\n"
-               "  --workload store_loop|nostore_loop: run only that workload\n",
+               "  --workload store_loop|nostore_loop|nostore_loop_rwx: run only that workload\n",
                kSlowRunSeconds);
 }
 
@@ -550,7 +557,7 @@ Options parse(int argc, char** argv) {
       o.only = argv[++i];
     } else if (arg == "--workload" && i + 1 < argc) {
       o.workload = argv[++i];
-      if (o.workload != "store_loop" && o.workload != "nostore_loop") {
+      if (o.workload != "store_loop" && o.workload != "nostore_loop" && o.workload != "nostore_loop_rwx") {
         usage();
         std::exit(2);
       }
@@ -603,7 +610,7 @@ int main(int argc, char** argv) {
               "          1 when the first run took over %.0f s); fresh engine per run, set-up untimed\n",
               options.runs, kSlowRunSeconds);
   for (const Workload& w : workloads) {
-    std::printf("workload: %-12s %" PRIu64 " instructions = 2 + 8 x %" PRIu64 " iterations, %" PRIu64
+    std::printf("workload: %-16s %" PRIu64 " instructions = 2 + 8 x %" PRIu64 " iterations, %" PRIu64
                 " stores (%s)\n",
                 std::string(w.name).c_str(), w.instructions, w.iterations, w.stores, std::string(w.what).c_str());
   }
@@ -611,7 +618,7 @@ int main(int argc, char** argv) {
   bool ok = true;
   for (const Workload& w : workloads) ok = verify_construction(w) && ok;
 
-  std::printf("\n%-3s %-11s %-13s %5s %9s %9s %9s %8s %8s %8s  %s\n", "", "config", "workload", "runs", "best s",
+  std::printf("\n%-3s %-15s %-16s %5s %9s %9s %9s %8s %8s %8s  %s\n", "", "config", "workload", "runs", "best s",
               "MIPS", "x bare", "emu cpu", "x bare", "drain", "what");
   std::vector<double> bare_seconds(workloads.size(), 0.0);
   std::vector<double> bare_cpu(workloads.size(), 0.0);
@@ -644,7 +651,7 @@ int main(int argc, char** argv) {
       const double cpu_ratio = bare_cpu[wi] > 0 ? best_cpu / bare_cpu[wi] : 0.0;
       std::string what(config.what);
       if (!note.empty()) what += "; " + note;
-      std::printf("%-3s %-11s %-13s %5d %9.3f %9.1f %8.2fx %8.3f %7.2fx %8.3f  %s\n", std::string(config.key).c_str(),
+      std::printf("%-3s %-15s %-16s %5d %9.3f %9.1f %8.2fx %8.3f %7.2fx %8.3f  %s\n", std::string(config.key).c_str(),
                   std::string(config.name).c_str(), std::string(w.name).c_str(), runs, best, mips, ratio, best_cpu,
                   cpu_ratio, best_other, what.c_str());
       std::fflush(stdout);

@@ -939,6 +939,8 @@ void BintraceReader::produce(const EventCallback& on_event) {
   }
   if (std::sscanf(c, "pc %" SCNx64 "%n", &a, &used) == 1 && static_cast<std::size_t>(used) == text.size())
     return;  // where the next instruction is (bintrace_writer.h): its diff set the pc, no model event
+  if (std::sscanf(c, "code %" SCNx64 "%n", &a, &used) == 1 && static_cast<std::size_t>(used) == text.size())
+    return;  // a block's code the guest wrote (bintrace_writer.h): its diff wrote it, no model event
   if (text == bintrace::kInterruptedNote) {
     interrupted_ = true;  // the interruption note (bintrace_layout.h): no model event
     return;

@@ -200,6 +200,7 @@ void BintraceWriter::begin(const events::TraceInfo& info) {
     error_ = path_ + ": a binary trace needs the initial state (RecorderOptions::capture_initial_state)";
     return;
   }
+  gives_code_ = info.level == "regs";
   if (info.level != "regs" && info.level != "full") {
     error_ = path_ + ": a binary trace needs per-instruction registers: record at level regs or full, not '" +
              info.level + "'";
@@ -410,9 +411,13 @@ void BintraceWriter::finish_pending_fallthrough() { finish_instruction(pending_a
 void BintraceWriter::handle(const events::Event& event) {
   using events::EventKind;
   switch (event.kind) {
-    case EventKind::kBlock:
+    case EventKind::kBlock: {
+      const auto& block = std::get<events::BlockEvent>(event.payload);
+      if (gives_code_ && block.from_writable_memory && !block.bytes.empty()) [[unlikely]] give_code(block);
+      return;  // not carried: blocks are implicit
+    }
     case EventKind::kMemoryRead:
-      return;  // not carried: blocks are implicit, the format has no reads
+      return;  // not carried: the format has no reads
     case EventKind::kInstruction: {
       const auto& insn = std::get<events::InstructionEvent>(event.payload);
       if (instructions_ == 0 && !pending_) {
@@ -558,6 +563,23 @@ void BintraceWriter::resume_at(std::uint64_t pc) {
   if (held == pc) return;
   stage_registers({}, &pc);
   write_other("pc " + hex(pc), {}, register_entries_);
+}
+
+// A block whose code the reader's memory does not hold (the guest wrote it,
+// and the level has no stores): an "other" event "code ADDRESS" writes it,
+// after the instruction before it (which jumped there) and before its first.
+void BintraceWriter::give_code(const events::BlockEvent& block) {
+  // (Before the first instruction the initial memory, taken at attach, holds
+  // the code the first block runs; the events start with that instruction.)
+  if (instructions_ == 0 && !pending_) return;
+  code_scratch_.resize(block.bytes.size());
+  state_->memory().read(block.address.value, code_scratch_);
+  if (std::ranges::equal(code_scratch_, block.bytes)) return;
+  finish_instruction(block.address.value);
+  memory_entries_.clear();
+  state_->memory().write(block.address.value, block.bytes);
+  add_memory(memory_entries_, block.address.value, block.bytes);
+  write_other("code " + hex(block.address.value), memory_entries_, {});
 }
 
 // A signal delivery: an "other" event (bintrace_layout.h) whose diff is the

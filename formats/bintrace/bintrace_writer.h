@@ -39,6 +39,11 @@
 //   pc says (x86's pc inside the syscall hook is 2 bytes short of where a
 //   sigreturn resumes), an "other" event "pc ADDRESS" sets it (ours; no event
 //   in the model).
+// - At level regs (the guest's stores are not in the trace), a block read from
+//   memory mapped writable (BlockEvent::from_writable_memory: maybe a JIT's
+//   code) whose bytes are not what the reader's memory holds there is
+//   preceded by an "other" event "code ADDRESS" whose diff writes them
+//   (ours; no event in the model): readers decode instructions from memory.
 // - end() of an interrupted recording (TraceSummary::interrupted: SIGINT or
 //   SIGTERM) adds the interruption note, an "other" event "interrupted" with
 //   an empty diff (bintrace_layout.h), after the exit event.
@@ -132,6 +137,7 @@ class BintraceWriter final : public events::Sink {
   void write_diff(std::span<const MemoryEntry> memory, std::span<const RegisterEntry> registers);
   void write_signal(const events::SignalEvent& signal);
   void resume_at(std::uint64_t pc);
+  void give_code(const events::BlockEvent& block);
   void write_thread(events::ThreadId thread, const events::ThreadEvent& change);
   void write_process(const events::ProcessEvent& change);
   void write_other(std::string_view description, std::span<const MemoryEntry> memory,
@@ -178,6 +184,9 @@ class BintraceWriter final : public events::Sink {
   std::size_t pc_slot_ = 0, sp_slot_ = 0, flags_slot_ = 0;
   std::uint16_t pc_table_index_ = 0;
   std::uint16_t first_pc_op_ = 0, first_flag_set_op_ = 0, first_flag_clear_op_ = 0, first_sp_op_ = 0;
+
+  bool gives_code_ = false;  // level regs: give_code
+  std::vector<std::uint8_t> code_scratch_;
 
   // The instruction being assembled.
   bool pending_ = false;

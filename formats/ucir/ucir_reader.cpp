@@ -800,7 +800,8 @@ void UcirReader::emit(events::EventKind kind, Payload&& payload, const EventCall
 
 // The OP_JMP ops[at]: a block, whose instruction count is the OP_STEPs up to the next OP_JMP.
 [[gnu::always_inline]] inline
-void UcirReader::produce_block(const std::vector<Op>& ops, std::size_t at, const EventCallback& on_event) {
+void UcirReader::produce_block(const std::vector<Op>& ops, std::size_t at, const EventCallback& on_event,
+                               bool code_given) {
   const Op& op = ops[at];
   switched_in_step_pc_.reset();
   std::uint32_t steps = 0;
@@ -814,7 +815,8 @@ void UcirReader::produce_block(const std::vector<Op>& ops, std::size_t at, const
   image_read(address, op.size, code);
   if (steps == 0) steps = count_instructions(address, mode_, code);  // blocks level: no OP_STEP to count
   emit(events::EventKind::kBlock,
-       events::BlockEvent{events::GuestAddress{address}, static_cast<std::uint32_t>(op.size), steps, code, mode_},
+       events::BlockEvent{events::GuestAddress{address}, static_cast<std::uint32_t>(op.size), steps, code, mode_,
+                          code_given},
        on_event);
 }
 
@@ -917,7 +919,7 @@ void UcirReader::produce(const std::vector<Op>& ops, const EventCallback& on_eve
     switch (op.op) {
       case ucir::kOpJmp:
         produce_pending(false, on_event);
-        produce_block(ops, i, on_event);
+        produce_block(ops, i, on_event, i == 1 && is_code_of_block(ops[0], op));
         break;
       case ucir::kOpStep:
         produce_step(op, on_event);
@@ -926,12 +928,29 @@ void UcirReader::produce(const std::vector<Op>& ops, const EventCallback& on_eve
         produce_pending(false, on_event);
         emit(events::EventKind::kExit, events::ExitEvent{false, exit_code_, 0}, on_event);
         break;
+      case ucir::kOpMemWrite:
+        if (i == 0 && ops.size() > 1 && is_code_of_block(op, ops[1])) {
+          image_write(op.address, op.bytes);  // the block's code (ucir_writer.h), not an event
+          break;
+        }
+        scratch_->pending.push_back(&op);
+        break;
       default:
         scratch_->pending.push_back(&op);  // produced after the next OP_STEP, or at the frame's end
         break;
     }
   }
   produce_pending(false, on_event);
+}
+
+// Whether `write`, a frame's first op, is the code of the block `jump` that
+// follows it: exactly its bytes (UcirWriter writes, below the mem level, the
+// code of a block from writable memory that way; a guest store is never a
+// frame's first op).
+bool UcirReader::is_code_of_block(const Op& write, const Op& jump) const {
+  if (write.op != ucir::kOpMemWrite || jump.op != ucir::kOpJmp) return false;
+  const std::uint64_t address = arch_->alternate_isa ? jump.address & ~std::uint64_t{1} : jump.address;
+  return write.address == address && write.bytes.size() == jump.size && jump.size != 0;
 }
 
 // An OP_SYSCALL's, OP_SIGNAL's or OP_THREAD's effects, from its nested ops:

@@ -164,7 +164,9 @@ class UcirReader {
   // One event to `on_event`; a template, so that each payload is built in the event.
   template <typename Payload>
   void emit(events::EventKind kind, Payload&& payload, const EventCallback& on_event);
-  void produce_block(const std::vector<Op>& ops, std::size_t at, const EventCallback& on_event);
+  // `code_given`: the frame opened with the block's code (is_code_of_block).
+  void produce_block(const std::vector<Op>& ops, std::size_t at, const EventCallback& on_event, bool code_given);
+  bool is_code_of_block(const Op& write, const Op& jump) const;
   void produce_step(const Op& op, const EventCallback& on_event);
   void produce_pending(bool attributed, const EventCallback& on_event);
   void produce_memory(const Op& op, bool attributed, const EventCallback& on_event);

@@ -160,6 +160,7 @@ void UcirWriter::write_register(std::vector<std::uint8_t>& out, const events::Re
 void UcirWriter::begin(const events::TraceInfo& info) {
   try {
     track_registers_in_keyframes_ = info.level == "regs" || info.level == "full";
+    gives_written_code_ = info.level != "mem" && info.level != "full";
     pid_ = info.process_id != 0 ? info.process_id : ucir::kPid;
     frame_pid_ = pid_;
     std::vector<std::uint8_t> out;
@@ -232,6 +233,7 @@ void UcirWriter::flush_frame() {
 }
 
 void UcirWriter::note_written(std::uint64_t address, std::span<const std::uint8_t> bytes) {
+  if (!given_code_.empty()) [[unlikely]] forget_given_code(address, bytes.size());
   if (options_.keyframe_interval == 0) return;
   for (std::size_t i = 0; i < bytes.size(); ++i) {
     const std::uint64_t at = address + i;
@@ -244,11 +246,31 @@ void UcirWriter::note_written(std::uint64_t address, std::span<const std::uint8_
 // A mapping made or removed: what was written there before is gone (a new
 // mapping is zero-filled), so the next keyframe must not write it back.
 void UcirWriter::forget_written(std::uint64_t address, std::uint64_t size) {
+  forget_given_code(address, size);
   for (auto& [number, page] : dirty_pages_) {
     const std::uint64_t start = number * kPageBytes;
     for (std::uint64_t i = 0; i < kPageBytes; ++i)
       if (start + i - address < size) page.dirty[i] = false;
   }
+}
+
+// A block from writable memory below the mem level: its bytes, unless the
+// reader's memory already holds them from this writer, as an OP_MEM_WRITE
+// that opens its frame (the frame is open and empty).
+void UcirWriter::give_written_code(const events::BlockEvent& block) {
+  const auto given = given_code_.find(block.address.value);
+  if (given != given_code_.end() && std::ranges::equal(given->second, block.bytes)) return;
+  frame_ops_ += put_mem_write(frame_, block.address.value, block.bytes);
+  note_written(block.address.value, block.bytes);  // (keyframes; and drops entries it overlaps)
+  given_code_[block.address.value].assign(block.bytes.begin(), block.bytes.end());
+}
+
+// The reader's memory changed over [address, address + size): what was given
+// for blocks there may be gone.
+void UcirWriter::forget_given_code(std::uint64_t address, std::uint64_t size) {
+  std::erase_if(given_code_, [&](const auto& entry) {
+    return entry.first < address + size && entry.first + entry.second.size() > address;
+  });
 }
 
 void UcirWriter::track_registers(std::span<const events::RegisterValue> values) {
@@ -318,6 +340,8 @@ void UcirWriter::handle(const events::Event& event) {
       flush_frame();
       write_keyframe_if_due();
       frame_open_ = true;
+      if (block.from_writable_memory && gives_written_code_ && !block.bytes.empty()) [[unlikely]]
+        give_written_code(block);
       put_u8(frame_, ucir::kOpJmp);
       // The instruction set travels in bit 0 (Thumb), as in an arm branch target.
       put_u64(frame_, block.address.value | (arch_.alternate_isa && block.mode == 1 ? 1 : 0));

@@ -15,7 +15,13 @@
 //   memory ops, its register ops, then OP_STEP (an instruction's events follow
 //   its instruction event, so each OP_STEP is written when the next instruction,
 //   block, or the end arrives). What the level does not record is absent
-//   (blocks: OP_JMP only). A syscall becomes an OP_SYSCALL inside the current
+//   (blocks: OP_JMP only). Below the mem level, a block read from memory
+//   mapped writable (BlockEvent::from_writable_memory: maybe a JIT's code,
+//   whose stores the trace does not hold) is preceded in its frame by an
+//   OP_MEM_WRITE of exactly its bytes, when they are not what was last written
+//   there: UCIR readers decode code from the memory they rebuild, and
+//   UcirReader takes such a write (a frame's first op, the OP_JMP's range) for
+//   code, not an event. A syscall becomes an OP_SYSCALL inside the current
 //   frame, before the OP_STEP of the syscall instruction, with the kernel's
 //   effects as nested ops (mapping changes, then memory writes, then
 //   registers) and, unless `strict`, our OP_CALLSTACK.
@@ -40,6 +46,7 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <map>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -97,6 +104,8 @@ class UcirWriter final : public events::Sink {
   void write_register(std::vector<std::uint8_t>& out, const events::RegisterValue& value) const;
   void note_written(std::uint64_t address, std::span<const std::uint8_t> bytes);
   void forget_written(std::uint64_t address, std::uint64_t size);
+  void give_written_code(const events::BlockEvent& block);
+  void forget_given_code(std::uint64_t address, std::uint64_t size);
   void track_registers(std::span<const events::RegisterValue> values);
   void write_bytes(const std::vector<std::uint8_t>& bytes);
 
@@ -106,6 +115,11 @@ class UcirWriter final : public events::Sink {
   UcirWriterOptions options_;
   std::string error_;  // the first write error; reported by end()
   bool track_registers_in_keyframes_ = false;
+  // Below the mem level: the bytes last written ahead of each block read from
+  // writable memory (give_written_code), by block address; an entry goes when
+  // the reader's memory changes under it.
+  bool gives_written_code_ = false;
+  std::map<std::uint64_t, std::vector<std::uint8_t>> given_code_;
 
   // The frame being built.
   std::vector<std::uint8_t> frame_;  // ops only; the frame header is written in flush_frame

@@ -248,6 +248,16 @@ tracecorn_status tracecorn_recorder_exited(tracecorn_recorder* recorder, int by_
 tracecorn_status tracecorn_recorder_registers_changed(tracecorn_recorder* recorder);
 
 /*
+ * Tells the recorder that the caller wrote guest memory itself (uc_mem_write)
+ * over [address, address + size) while attached: code it decoded there is
+ * decoded again at its next entry, as Unicorn translates it again. Needed only
+ * for code (a harness patching instructions between runs); the guest's own
+ * stores into code are seen without it.
+ * Returns OK, INVALID_ARGUMENT (recorder NULL) or STATE (after finish).
+ */
+tracecorn_status tracecorn_recorder_code_written(tracecorn_recorder* recorder, uint64_t address, uint64_t size);
+
+/*
  * Flight recorder: writes the retained events (a GAP first when older ones were
  * overwritten) as a text trace to `path` ("-" for stdout). May be called several
  * times, before or after finish. Returns OK; INVALID_ARGUMENT (NULL argument);

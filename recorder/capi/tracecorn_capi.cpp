@@ -321,6 +321,15 @@ tracecorn_status tracecorn_recorder_registers_changed(tracecorn_recorder* record
   });
 }
 
+tracecorn_status tracecorn_recorder_code_written(tracecorn_recorder* recorder, uint64_t address, uint64_t size) {
+  if (!recorder) return TRACECORN_ERROR_INVALID_ARGUMENT;
+  return guarded(recorder, [&] {
+    if (recorder->finished) return recorder->fail(TRACECORN_ERROR_STATE, "code_written after finish");
+    recorder->recorder->code_written(address, size);
+    return TRACECORN_OK;
+  });
+}
+
 tracecorn_status tracecorn_recorder_dump(tracecorn_recorder* recorder, const char* path) {
   if (!recorder) return TRACECORN_ERROR_INVALID_ARGUMENT;
   return guarded(recorder, [&] {

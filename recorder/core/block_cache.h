@@ -69,8 +69,12 @@ struct DecodedBlock {
   // Index of the last instruction that accesses memory (or whose count varies); 0 if none.
   std::size_t last_memory_instruction = 0;
   // The producer's: the block lies (partly) on a page mapped writable, where the
-  // guest may rewrite it in place (the recorder then checks its bytes).
-  bool on_writable_page = false;
+  // guest may rewrite it in place, and no write hook watches that page (the
+  // recorder then compares its bytes at each entry).
+  bool unwatched_writable = false;
+  // Both sides: the block was read from memory mapped writable, so its bytes
+  // may be the guest's own (a JIT) rather than a file's (BlockEvent).
+  bool from_writable_memory = false;
 };
 
 class BlockDecoder {

@@ -233,6 +233,7 @@ bool EventAssembler::block_defined(const RecordHeader& header, std::span<const s
   if (bytes.size() != definition.size) return false;
   DecodedBlock decoded = decoder_.decode(definition.address, bytes, false, header.flags);
   decoded.id = definition.id;
+  decoded.from_writable_memory = (header.aux & kBlockFromWritableMemory) != 0;
   blocks_.define(std::move(decoded));
   return true;
 }
@@ -480,7 +481,7 @@ void EventAssembler::clear_effects() {
 void EventAssembler::block_executed(const DecodedBlock& block) {
   if (pending_block_) flush_block(0, true);
   emit(EventKind::kBlock, events::BlockEvent{events::GuestAddress{block.address}, block.size, block.instruction_count,
-                                             std::span(block.bytes), block.mode});
+                                             std::span(block.bytes), block.mode, block.from_writable_memory});
   if (level_ == TraceLevel::kBlocks) {
     instructions_ += block.instruction_count;
   } else {

@@ -41,7 +41,12 @@ namespace tracecorn::core {
 
 Status ExecutionHooks::install(ring::SpscRing& ring) {
   output_.attach(ring);
-  if (auto status = blocks_.attach(level_has_registers(options_.level)); !status) return status;
+  // The memory levels' write hook sees every guest store; the others watch
+  // the pages of code decoded from writable memory (code_write_watch.h).
+  const bool stores_hooked = level_has_memory(options_.level);
+  if (auto status = blocks_.attach(level_has_registers(options_.level), stores_hooked ? nullptr : &on_code_write, this);
+      !status)
+    return status;
   // With a code range the hooks do not see the code outside it, whose
   // register changes the shadow would miss: no derivation there.
   registers_.attach(options_.derive_registers && level_has_registers(options_.level) && !options_.code_range);
@@ -76,6 +81,7 @@ Status ExecutionHooks::install(ring::SpscRing& ring) {
 void ExecutionHooks::remove() noexcept {
   for (uc_hook hook : hooks_) uc_hook_del(engine_, hook);
   hooks_.clear();
+  blocks_.remove_hooks();
 }
 
 // The block hook. Fast path (fast_blocks_: see there): one direct-mapped slot
@@ -131,6 +137,13 @@ void ExecutionHooks::on_memory(uc_engine*, uc_mem_type type, std::uint64_t addre
   static_cast<ExecutionHooks*>(user)->memory(type == UC_MEM_WRITE, address, size, value);
 }
 
+// A guest store into a page that holds code decoded from writable memory
+// (the levels without a memory hook).
+void ExecutionHooks::on_code_write(uc_engine*, uc_mem_type, std::uint64_t address, int size, std::int64_t,
+                                   void* user) noexcept {
+  static_cast<ExecutionHooks*>(user)->code_written(address, static_cast<std::uint64_t>(size));
+}
+
 // Recording starts with the block that contains the start address (its block
 // hook ran before this instruction hook, while recording was still off). At
 // the regs levels the start instruction becomes the pending one here: its own
@@ -174,10 +187,9 @@ void ExecutionHooks::block(std::uint64_t address, std::uint32_t size) noexcept {
   if (pending_instruction_) flush_pending_registers();
   registers_.refresh_if_stale();
   const std::uint8_t mode = current_mode();
-  // Code on a writable page may have been rewritten in place since it was
-  // decoded: the levels without a write hook compare its bytes (mem and
-  // full see the writes: code_written).
-  const DecodedBlock* decoded = blocks_.lookup(address, size, mode, !level_has_memory(options_.level));
+  // (Code rewritten in place was forgotten by code_written, from a write
+  // hook; where no hook watches it, lookup compares its bytes.)
+  const DecodedBlock* decoded = blocks_.lookup(address, size, mode);
   if (!decoded) [[unlikely]] {
     current_block_ = nullptr;  // its instructions go unseen
     registers_.mark_stale();
@@ -346,7 +358,7 @@ void ExecutionHooks::code_written(std::uint64_t address, std::uint64_t size) noe
 
 // Code changed under us: blocks decoded there are stale.
 void ExecutionHooks::forget_code(std::uint64_t start, std::uint64_t end) noexcept {
-  blocks_.forget(start, end);
+  blocks_.forget_mapping(start, end);
   current_block_ = nullptr;
   pending_instruction_ = nullptr;
   registers_.mark_stale();  // the rest of the block goes unseen

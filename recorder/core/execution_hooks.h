@@ -68,6 +68,11 @@ class ExecutionHooks {
   // Code changed under us (unmapped, protections changed): blocks decoded in
   // [start, end) are stale and the current block goes unseen.
   void forget_code(std::uint64_t start, std::uint64_t end) noexcept;
+  // The Linux layer changed a mapping (ProducerBlocks::mapping_changed).
+  void mapping_changed(std::uint64_t start, std::uint64_t end, events::MappingChangeKind kind, bool writable) noexcept {
+    blocks_.mapping_changed(start, end, kind == events::MappingChangeKind::kMap,
+                            kind == events::MappingChangeKind::kUnmap, writable);
+  }
   // A signal or thread switch leaves the code: a fault's instruction did not
   // complete; the block at `resume_pc`, recorded just before the kernel's
   // block hook took the guest elsewhere, did not run.
@@ -85,6 +90,8 @@ class ExecutionHooks {
   static void on_code(uc_engine*, std::uint64_t address, std::uint32_t, void* user) noexcept;
   static void on_memory(uc_engine*, uc_mem_type type, std::uint64_t address, int size, std::int64_t value,
                         void* user) noexcept;
+  static void on_code_write(uc_engine*, uc_mem_type, std::uint64_t address, int size, std::int64_t,
+                            void* user) noexcept;
   static void on_start_address(uc_engine*, std::uint64_t address, std::uint32_t, void* user) noexcept;
   static void on_stop_address(uc_engine* engine, std::uint64_t, std::uint32_t, void* user) noexcept;
   void block(std::uint64_t address, std::uint32_t size) noexcept;

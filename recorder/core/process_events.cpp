@@ -37,9 +37,10 @@ void ProcessEvents::syscall_memory_written(std::uint64_t address, std::span<cons
 void ProcessEvents::syscall_mapping_changed(const events::MappingEffect& change) noexcept {
   const std::uint64_t start = change.start.value;
   // Decoded code there is stale unless it stays executable and read-only
-  // (a block's on_writable_page is decided when it is decoded).
+  // (code decoded from writable memory stays watched: producer_blocks.h).
   if (change.kind != events::MappingChangeKind::kProtect || !(change.prot & 4) || (change.prot & 2))
     hooks_.forget_code(start, start + change.length);
+  hooks_.mapping_changed(start, start + change.length, change.kind, (change.prot & 2) != 0);
   if (change.kind == events::MappingChangeKind::kUnmap && options_.stack_provider)
     options_.stack_provider->unmapped(start, change.length);
   // Names longer than a path can be are cut (they only describe the mapping).

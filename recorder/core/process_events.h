@@ -56,6 +56,9 @@ class ProcessEvents {
   void fault(std::uint64_t pc, std::uint64_t address, std::uint32_t signal, std::string_view description) noexcept;
   void exited(bool by_signal, std::int32_t code, std::int32_t signal) noexcept;
   void registers_changed() noexcept;
+  void code_written_by_caller(std::uint64_t address, std::uint64_t size) noexcept {
+    hooks_.code_written(address, size);
+  }
   // The emulation ended without an exit or a fault (a stop condition, a
   // limit, the caller's own uc_emu_stop): a kStop record ends the block at
   // the engine's pc, whose instruction did not run. Once.

@@ -5,19 +5,28 @@
 
 namespace tracecorn::core {
 
-Status ProducerBlocks::attach(bool with_registers) {
+Status ProducerBlocks::attach(bool with_registers, CodeWriteWatch::WriteCallback on_code_write, void* user) {
   auto decoder = BlockDecoder::create(arch_);
   if (!decoder) return decoder.error();
   decoder_ = std::move(*decoder);
   with_registers_ = with_registers;
+  stores_hooked_ = on_code_write == nullptr;
+  if (on_code_write) watch_.attach(engine_, on_code_write, user);
+  // What is writable now may hold the guest's stores, whatever it becomes.
+  uc_mem_region* regions = nullptr;
+  std::uint32_t count = 0;
+  if (uc_mem_regions(engine_, &regions, &count) == UC_ERR_OK) {
+    for (std::uint32_t i = 0; i < count; ++i)
+      if (regions[i].perms & UC_PROT_WRITE) mapping_changed(regions[i].begin, regions[i].end + 1, false, false, true);
+    uc_free(regions);
+  }
   return ok_status();
 }
 
-const DecodedBlock* ProducerBlocks::lookup(std::uint64_t address, std::uint32_t size, std::uint8_t mode,
-                                           bool check_rewritten) noexcept {
+const DecodedBlock* ProducerBlocks::lookup(std::uint64_t address, std::uint32_t size, std::uint8_t mode) noexcept {
   const DecodedBlock* decoded = cache_.find(address, size, mode);
-  // Code on a writable page may have been rewritten in place since it was decoded.
-  if (decoded && decoded->on_writable_page && check_rewritten && !same_code(*decoded)) [[unlikely]] {
+  // Unwatched code on a writable page may have been rewritten in place since it was decoded.
+  if (decoded && decoded->unwatched_writable && !same_code(*decoded)) [[unlikely]] {
     forget(address, address + size);
     decoded = nullptr;
   }
@@ -33,12 +42,16 @@ const DecodedBlock* ProducerBlocks::define(std::uint64_t address, std::uint32_t 
       return nullptr;
     }
     DecodedBlock fresh = decoder_->decode(address, bytes, with_registers_, mode);
-    fresh.on_writable_page = on_writable_page(address, size);
+    // Code on a writable page: stores there must be seen (a hook over its pages).
+    const bool writable = on_writable_page(address, size);
+    fresh.from_writable_memory = writable || was_writable(address, size);
+    fresh.unwatched_writable = !stores_hooked_ && writable && !watch_.watch(address, size);
     const DecodedBlock* decoded = cache_.insert(std::move(fresh));
     decoded_.store(decoded_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
     const std::uint32_t total = static_cast<std::uint32_t>(sizeof(BlockDefinitionRecord)) + padded8(size);
     if (auto* record = static_cast<BlockDefinitionRecord*>(static_cast<void*>(output_.reserve_bytes(total)))) {
-      record->header = {RecordKind::kBlockDefinition, mode, 0, 0};
+      record->header = {RecordKind::kBlockDefinition, mode,
+                        decoded->from_writable_memory ? kBlockFromWritableMemory : std::uint16_t{0}, 0};
       record->address = address;
       record->size = size;
       record->id = decoded->id;
@@ -65,6 +78,31 @@ bool ProducerBlocks::on_writable_page(std::uint64_t address, std::uint32_t size)
       writable = true;
   uc_free(regions);
   return writable;
+}
+
+void ProducerBlocks::mapping_changed(std::uint64_t start, std::uint64_t end, bool map, bool unmap,
+                                     bool writable) noexcept {
+  if (end <= start) return;
+  try {
+    if (map || unmap || writable) {  // [start, end) leaves the set (and comes back whole if writable)
+      auto at = once_writable_.lower_bound(start);
+      if (at != once_writable_.begin() && std::prev(at)->second > start) --at;
+      while (at != once_writable_.end() && at->first < end) {
+        const auto [first, last] = *at;
+        at = once_writable_.erase(at);
+        if (first < start) once_writable_.emplace(first, start);
+        if (last > end) at = once_writable_.emplace(end, last).first;
+      }
+    }
+    if (writable && !unmap) once_writable_.emplace(start, end);
+  } catch (...) {
+    once_writable_.clear();  // (out of memory: forgets the history; the current protection still counts)
+  }
+}
+
+bool ProducerBlocks::was_writable(std::uint64_t address, std::uint32_t size) const noexcept {
+  auto at = once_writable_.upper_bound(address + size - 1);
+  return at != once_writable_.begin() && std::prev(at)->second > address;
 }
 
 // Whether guest memory still holds the bytes `block` was decoded from.

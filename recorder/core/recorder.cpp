@@ -234,6 +234,9 @@ void Recorder::release_drain() noexcept { impl_->release_drain(); }
 RecorderStats Recorder::stats() const { return impl_->stats(); }
 bool Recorder::stop_requested() const { return impl_->stop_requested(); }
 void Recorder::registers_changed() noexcept { impl_->events().registers_changed(); }
+void Recorder::code_written(std::uint64_t address, std::uint64_t size) noexcept {
+  impl_->events().code_written_by_caller(address, size);
+}
 void Recorder::block_not_run(std::uint64_t address) noexcept { impl_->block_not_run(address); }
 void Recorder::signal_delivered(const events::SignalEvent& signal) noexcept { impl_->events().signal_delivered(signal); }
 void Recorder::thread_event(events::ThreadId thread, const events::ThreadEvent& change) noexcept {

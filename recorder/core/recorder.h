@@ -130,6 +130,13 @@ class Recorder {
   // while attached: the recorder reads them all again at the next block
   // (needed with derive_registers; harmless otherwise).
   void registers_changed() noexcept;
+  // The caller wrote guest memory itself (uc_mem_write) while attached, over
+  // [address, address + size): code the recorder decoded there is decoded
+  // again at its next entry. Only needed for code (a harness patching
+  // instructions between runs; Unicorn drops its own translations of it): the
+  // guest's own stores and the Linux layer's writes are seen without it.
+  // Emulation thread, between runs or in a hook.
+  void code_written(std::uint64_t address, std::uint64_t size) noexcept;
   // The run was stopped at the start of the block at `address` after the
   // recorder's block hook saw it entered, and none of its instructions ran
   // (a hook added after attach() stopped it there): that entry is taken back,

@@ -68,7 +68,8 @@ struct RecordHeader {
 static_assert(sizeof(RecordHeader) == 8);
 
 // flags: instruction-set mode (arch::AlternateInstructionSet; 0 on one-mode
-// architectures). aux: unused. Tail: `size` code bytes.
+// architectures). aux: kBlockFromWritableMemory or 0. Tail: `size` code bytes.
+inline constexpr std::uint16_t kBlockFromWritableMemory = 1;  // read from a page mapped writable
 struct BlockDefinitionRecord {
   RecordHeader header;
   std::uint64_t address;

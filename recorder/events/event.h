@@ -62,6 +62,9 @@ struct BlockEvent {
   std::uint32_t instruction_count = 0;  // as decoded; a fault may end it early (a FaultEvent follows)
   std::span<const std::uint8_t> bytes;  // the block's code
   std::uint8_t mode = 0;                // instruction set (arch::AlternateInstructionSet: arm 0 ARM, 1 Thumb)
+  // Read from memory mapped writable: the bytes may be the guest's own (a
+  // JIT's), which a trace without the guest's stores holds nowhere else.
+  bool from_writable_memory = false;
 };
 
 struct InstructionEvent {

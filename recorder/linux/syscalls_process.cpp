@@ -182,6 +182,16 @@ std::optional<std::int64_t> Kernel::process_syscall(SyscallId id, const SyscallA
     case SyscallId::sched_setaffinity: case SyscallId::sched_getparam: case SyscallId::sched_getscheduler:
       return 0;
     case SyscallId::membarrier: return 0;
+    // Code the guest wrote is what Unicorn fetches next (it drops its
+    // translations of written code), so these only check their arguments.
+    case SyscallId::cacheflush:
+      if (arch_.syscall_abi.private_base) {  // arm's (start, end, flags): do_cache_op
+        if (a[1] < a[0] || a[2]) return -EINVAL;
+        return memory_.is_mapped(a[0], a[1] - a[0]) ? 0 : -EFAULT;
+      }
+      return a[1] == 0 || memory_.is_mapped(a[0], a[1]) ? 0 : -EFAULT;  // mips' (address, bytes, cache)
+    case SyscallId::riscv_flush_icache:  // (start, end, flags): flags beyond SYS_RISCV_FLUSH_ICACHE_LOCAL
+      return a[2] & ~std::uint64_t{1} ? -EINVAL : 0;
     default:
       return std::nullopt;
   }

@@ -68,6 +68,7 @@ class PyRecorder {
     return table;
   }
   void registers_changed() { recording_->recorder().registers_changed(); }
+  void code_written(std::uint64_t address, std::uint64_t size) { recording_->recorder().code_written(address, size); }
   void fault(std::uint64_t pc, std::uint64_t address, std::uint32_t signal, const std::string& description) {
     recording_->recorder().fault(pc, address, signal, description);
   }
@@ -110,6 +111,8 @@ void bind_recording(py::module_& module) {
       .def_property_readonly("stats", &PyRecorder::stats)
       .def("registers_changed", &PyRecorder::registers_changed,
            "tell the recorder that registers were written with reg_write while attached")
+      .def("code_written", &PyRecorder::code_written, py::arg("address"), py::arg("size"),
+           "tell the recorder that code was written with mem_write while attached (it decodes it again)")
       .def("fault", &PyRecorder::fault, py::arg("pc"), py::arg("address"), py::arg("signal"),
            py::arg("description") = "", "report that the guest faulted (a fault event; ends the block at pc)")
       .def("exited", &PyRecorder::exited, py::arg("code"), "report that the guest ended with status `code`")

@@ -344,6 +344,64 @@ TEST_CASE("Record: riscv64 text traces disassemble every executed instruction as
   }
 }
 
+// samples/guest/code_rewrite.c is a tiny JIT: a function that returns a
+// constant, in a read-write-execute mapping, called twice, then rewritten in
+// place (same address) three times; then the same in a mapping toggled
+// between writable and executable with mprotect. The instruction levels
+// decode each block once, so they must see the stores into decoded code (a
+// write hook over just those pages: recorder/core/code_write_watch.h) and
+// decode it again; the trace must show each version where it ran: as text,
+// and in UCIR, whose readers decode code from the memory they rebuild and
+// which below mem holds none of the guest's stores (the writer gives the
+// code of blocks from writable memory: formats/ucir/ucir_writer.h).
+TEST_CASE("Record: code a program rewrites in place (a JIT) is recorded as it ran, every architecture") {
+  TempDir dir("record-code-rewrite");
+  for (const test_support::GuestArchitecture& architecture : test_support::kGuestArchitectures) {
+    const std::string binary = architecture.is_host
+                                   ? sample("static", "code_rewrite")
+                                   : cross_samples_binary(std::string(architecture.name)) + "/static/code_rewrite";
+    for (const std::string level : {"insns", "regs"}) {
+      for (const std::string format : {"text", "ucir"}) {
+        CAPTURE(binary);
+        CAPTURE(level);
+        CAPTURE(format);
+        const std::string trace = dir / ("t." + format);
+        const ProcessResult record =
+            tracecorn_cli({"record", "--format", format, "--level", level, "-o", trace, "--", binary});
+        REQUIRE(record.status == 0);
+        CHECK(record.out.find("sum: 310\n") != std::string::npos);
+        std::string text = slurp(trace);
+        if (format == "ucir") {
+          const ProcessResult dump = tracecorn_cli({"dump", trace});  // the same lines as the text trace's
+          REQUIRE(dump.status == 0);
+          text = dump.out;
+        }
+        // The instructions recorded at each address, in order; those with more than one text.
+        std::map<std::uint64_t, std::vector<std::string>> texts;
+        std::istringstream lines(text);
+        std::string line;
+        const std::regex insn("^#[0-9]+ insn 0x([0-9a-f]+) (.*)$");
+        std::smatch match;
+        while (std::getline(lines, line))
+          if (std::regex_match(line, match, insn)) texts[std::stoull(match[1], nullptr, 16)].push_back(match[2]);
+        std::vector<std::vector<std::string>> rewritten;
+        for (const auto& [address, seen] : texts)
+          if (std::set<std::string>(seen.begin(), seen.end()).size() > 1) rewritten.push_back(seen);
+        // By address: the mprotect'ed page (mapped second, below) first, then the read-write-execute one.
+        REQUIRE(rewritten.size() == 2);
+        const auto& toggled = rewritten[0];
+        const auto& in_place = rewritten[1];
+        CHECK(toggled.size() == 2);
+        REQUIRE(in_place.size() == 8);
+        for (std::size_t call = 0; call < 8; call += 2) {
+          CHECK(in_place[call] == in_place[call + 1]);               // the two calls of a version
+          if (call) CHECK(in_place[call] != in_place[call - 1]);   // and the version before it
+        }
+      }
+    }
+  }
+}
+
 TEST_CASE("Record: --only-main and --range keep only the chosen code") {
   TempDir dir("record-filters");
   const std::string dynamic = sample("dynamic", "hello");

@@ -290,6 +290,87 @@ TEST_CASE("UCIR: the reader turns the tiny trace back into its events") {
   CHECK(formats::UcirReader::can_carry(K::kSyscall));
 }
 
+// A JIT's code below the mem level: the trace has none of the guest's stores,
+// so a block read from writable memory is preceded by its bytes (once per
+// content, again after the reader's memory changed there); the reader takes
+// them for code, not for a memory event. At mem the stores carry them.
+TEST_CASE("UCIR: below mem, a block from writable memory carries its code once per content; the reader decodes it") {
+  const arch::ArchInfo& arch = arch::x86_64_arch();
+  const Bytes version1{0xb8, 0x0a, 0x00, 0x00, 0x00, 0xc3}, version2{0xb8, 0x14, 0x00, 0x00, 0x00, 0xc3};
+  const Bytes overwrite{0x90, 0x90};
+  const events::MemoryWriteEffect read_into_code{events::GuestAddress{0x5000}, overwrite};
+  for (const std::string level : {"insns", "mem"}) {
+    CAPTURE(level);
+    events::TraceInfo info;
+    info.arch_name = arch.name;
+    info.level = level;
+    info.has_initial_state = true;
+    events::InitialRegion region;  // anonymous, read-write-execute, zeros
+    region.start = events::GuestAddress{0x5000};
+    region.size = 0x1000;
+    region.prot = 7;
+    region.bytes.assign(0x1000, 0);
+    info.initial_memory.push_back(region);
+    const std::string path = temp_path("jit_" + level);
+    formats::UcirWriterOptions options;
+    options.keyframe_interval = 0;
+    auto writer = formats::UcirWriter::open(path, arch, options);
+    REQUIRE(writer.has_value());
+    (*writer)->begin(info);
+    std::uint64_t seq = 0;
+    auto send = [&](events::EventKind kind, events::EventPayload payload) {
+      events::Event event;
+      event.sequence = events::EventSequence{seq++};
+      event.kind = kind;
+      event.payload = std::move(payload);
+      (*writer)->on_event(event);
+    };
+    // Entered: version 1, twice; version 2 (rewritten); after a read() into it, version 2 again.
+    for (const Bytes* code : {&version1, &version1, &version2, &version2}) {
+      if (code == &version2 && seq > 6) {
+        events::SyscallEvent call;
+        call.number = 0;
+        call.name = "read";
+        call.memory_writes = std::span<const events::MemoryWriteEffect>(&read_into_code, 1);
+        send(events::EventKind::kSyscall, call);
+      }
+      send(events::EventKind::kBlock, events::BlockEvent{events::GuestAddress{0x5000}, 6, 2, *code, 0, true});
+      send(events::EventKind::kInstruction, events::InstructionEvent{events::GuestAddress{0x5000}, 5, *code, 0});
+      send(events::EventKind::kInstruction,
+           events::InstructionEvent{events::GuestAddress{0x5005}, 1, std::span(*code).subspan(5), 1});
+    }
+    CHECK((*writer)->end({}).empty());
+    const Bytes bytes = slurp(path);
+    std::filesystem::remove(path);
+
+    auto reader = formats::UcirReader::from_bytes(bytes, "jit");
+    REQUIRE(reader.has_value());
+    std::vector<Bytes> block_code;
+    std::vector<bool> given;
+    std::vector<events::EventKind> kinds;
+    for (int guard = 0; guard < 100; ++guard) {
+      auto more = (*reader)->next([&](const events::Event& event) {
+        kinds.push_back(event.kind);
+        if (event.kind != events::EventKind::kBlock) return;
+        const auto& block = std::get<events::BlockEvent>(event.payload);
+        block_code.emplace_back(block.bytes.begin(), block.bytes.end());
+        given.push_back(block.from_writable_memory);
+      });
+      REQUIRE(more.has_value());
+      if (!*more) break;
+    }
+    CHECK(std::count(kinds.begin(), kinds.end(), events::EventKind::kMemoryWrite) == 0);
+    CHECK(std::count(kinds.begin(), kinds.end(), events::EventKind::kInstruction) == 8);
+    if (level == "insns") {
+      CHECK(block_code == std::vector<Bytes>{version1, version1, version2, version2});
+      CHECK(given == std::vector<bool>{true, false, true, true});
+    } else {  // the guest's stores are not in this made-up mem trace, and no code is given
+      CHECK(block_code == std::vector<Bytes>{Bytes(6, 0), Bytes(6, 0), Bytes(6, 0), Bytes{0x90, 0x90, 0, 0, 0, 0}});
+      CHECK(given == std::vector<bool>{false, false, false, false});
+    }
+  }
+}
+
 TEST_CASE("UCIR: --compress zstd writes one zstd stream the reader opens") {
   formats::UcirWriterOptions options;
   options.compress_zstd = true;

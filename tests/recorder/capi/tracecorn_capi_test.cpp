@@ -321,6 +321,42 @@ TEST_CASE("CAPI: derive_registers records the same register values as reading th
   CHECK(tracecorn_recorder_registers_changed(nullptr) == TRACECORN_ERROR_INVALID_ARGUMENT);
 }
 
+// A harness that patches an instruction between runs (uc_mem_write over
+// read-execute code, which no guest store reaches) tells the recorder: the
+// second run's trace shows the new instruction, not the decode of the first
+// (without the call, the recorder cannot know: Unicorn says nothing).
+TEST_CASE("CAPI: code the harness rewrites between runs is recorded as rewritten once it says so") {
+  SnippetEngine engine;
+  const auto path = temp_path("patched.txt");
+  const std::string text_path = path.string();
+  tracecorn_options options = x86_options(TRACECORN_LEVEL_INSNS);
+  options.text_path = text_path.c_str();
+  tracecorn_recorder* recorder = nullptr;
+  REQUIRE(tracecorn_recorder_create(engine.get(), &options, &recorder, nullptr, 0) == TRACECORN_OK);
+  REQUIRE(engine.run() == UC_ERR_OK);
+  const std::uint8_t sub[] = {0x4c, 0x29, 0xc0};  // at 0x0d: add rax, r8 -> sub rax, r8
+  REQUIRE(uc_mem_write(engine.get(), EMBED_CODE_ADDRESS + 0x0d, sub, sizeof sub) == UC_ERR_OK);
+  REQUIRE(tracecorn_recorder_code_written(recorder, EMBED_CODE_ADDRESS + 0x0d, sizeof sub) == TRACECORN_OK);
+  REQUIRE(engine.run() == UC_ERR_OK);
+  std::uint64_t rax = 0;
+  uc_reg_read(engine.get(), UC_X86_REG_RAX, &rax);
+  CHECK(rax == static_cast<std::uint64_t>(-static_cast<std::int64_t>(EMBED_EXPECTED_SUM)));  // Unicorn ran the sub
+  REQUIRE(tracecorn_recorder_finish(recorder) == TRACECORN_OK);
+  CHECK(tracecorn_recorder_code_written(recorder, 0, 1) == TRACECORN_ERROR_STATE);
+  tracecorn_stats stats{};
+  REQUIRE(tracecorn_recorder_stats(recorder, &stats) == TRACECORN_OK);
+  CHECK(stats.blocks_decoded == 4);  // the loop body's block twice
+  tracecorn_recorder_destroy(recorder);
+  const std::string text = read_file(path);
+  std::filesystem::remove(path);
+  std::vector<std::string> at_0d;  // the instructions recorded at 0x1000d, in order
+  for (std::size_t at = text.find(" insn 0x1000d "); at != std::string::npos; at = text.find(" insn 0x1000d ", at + 1))
+    at_0d.push_back(text.substr(at + 14, text.find('\n', at) - at - 14));
+  REQUIRE(at_0d.size() == 16);
+  for (std::size_t i = 0; i < at_0d.size(); ++i) CHECK(at_0d[i].starts_with(i < 8 ? "add" : "sub"));
+  CHECK(tracecorn_recorder_code_written(nullptr, 0, 1) == TRACECORN_ERROR_INVALID_ARGUMENT);
+}
+
 TEST_CASE("CAPI: a code range limits the recording to the code inside it") {
   SnippetEngine engine;
   std::vector<StoredEvent> events;

@@ -152,3 +152,19 @@ def test_mutated_traces_raise_never_crash(tmp_path, trace_format):
             assert "damaged" in str(error)  # the message names the file
             outcomes["refused"] += 1
     assert outcomes["refused"] > 0
+
+
+def test_code_written_between_runs(tmp_path):
+    """A harness patches add rax, r8 into sub rax, r8 between runs and says so:
+    the second run's instructions are the new ones (one more block decoded)."""
+    uc = snippet_engine()
+    path = tmp_path / "patched.txt"
+    recorder = tracecorn.attach(uc, arch="x86_64", level="insns", output=str(path), format="text")
+    assert run(uc) == 31
+    uc.mem_write(CODE + 0x0d, bytes.fromhex("4c29c0"))
+    recorder.code_written(CODE + 0x0d, 3)
+    assert run(uc) == (-31) & (2**64 - 1)
+    recorder.finish()
+    assert recorder.stats["blocks_decoded"] == 4
+    at_0d = [line.split(" ", 3)[3] for line in path.read_text().splitlines() if " insn 0x1000d " in line]
+    assert [text.split()[0] for text in at_0d] == ["add"] * 8 + ["sub"] * 8

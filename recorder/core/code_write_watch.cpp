@@ -1,0 +1,65 @@
+// Role: implementation of CodeWriteWatch (see code_write_watch.h). Emulation thread.
+#include "recorder/core/code_write_watch.h"
+
+#include <iterator>
+#include <vector>
+
+namespace tracecorn::core {
+
+bool CodeWriteWatch::watch(std::uint64_t address, std::uint64_t size) noexcept {
+  if (!callback_ || size == 0) return false;
+  std::uint64_t first = address & ~kPageMask;
+  std::uint64_t last = (address + size - 1) | kPageMask;
+  if (last < first) last = UINT64_MAX;  // (wraps at the top of the address space)
+  // Already inside one range: nothing to do (the common case).
+  auto at = ranges_.upper_bound(first);
+  if (at != ranges_.begin() && std::prev(at)->second.last >= last) return true;
+  // Merge with every range that overlaps or touches [first, last], so that
+  // neighbouring code pages share one hook (each store checks every hook).
+  if (at != ranges_.begin() && std::prev(at)->second.last != UINT64_MAX && std::prev(at)->second.last + 1 >= first)
+    --at;
+  std::vector<std::map<std::uint64_t, Range>::iterator> merged;
+  try {
+    for (; at != ranges_.end() && (last == UINT64_MAX || at->first <= last + 1); ++at) {
+      merged.push_back(at);
+      if (at->first < first) first = at->first;
+      if (at->second.last > last) last = at->second.last;
+    }
+    if (merged.empty()) merged.push_back(ranges_.emplace(first, Range{last, 0}).first);  // (hook set below)
+  } catch (...) {
+    return false;
+  }
+  uc_hook hook = 0;
+  if (uc_hook_add(engine_, &hook, UC_HOOK_MEM_WRITE, reinterpret_cast<void*>(callback_), user_, first, last) !=
+      UC_ERR_OK) {
+    if (merged.size() == 1 && merged.front()->second.hook == 0) ranges_.erase(merged.front());
+    return false;
+  }
+  // The new hook is in place before the old ones go: no store in between
+  // (this runs on the emulation thread) and no page left unwatched. The first
+  // merged entry's node becomes the union's (no allocation).
+  for (auto range : merged)
+    if (range->second.hook) uc_hook_del(engine_, range->second.hook);
+  auto node = ranges_.extract(merged.front());
+  for (std::size_t i = 1; i < merged.size(); ++i) ranges_.erase(merged[i]);
+  node.key() = first;
+  node.mapped() = Range{last, hook};
+  ranges_.insert(std::move(node));
+  return true;
+}
+
+// Only ranges wholly inside [start, end) go: a range that also holds other
+// pages stays watched (a store there costs a callback that finds no code).
+void CodeWriteWatch::unwatch(std::uint64_t start, std::uint64_t end) noexcept {
+  for (auto at = ranges_.lower_bound(start); at != ranges_.end() && at->second.last < end;) {
+    uc_hook_del(engine_, at->second.hook);
+    at = ranges_.erase(at);
+  }
+}
+
+void CodeWriteWatch::clear() noexcept {
+  for (const auto& [first, range] : ranges_) uc_hook_del(engine_, range.hook);
+  ranges_.clear();
+}
+
+}  // namespace tracecorn::core

@@ -14,6 +14,8 @@ bool CodeWriteWatch::watch(std::uint64_t address, std::uint64_t size) noexcept {
   // Already inside one range: nothing to do (the common case).
   auto at = ranges_.upper_bound(first);
   if (at != ranges_.begin() && std::prev(at)->second.last >= last) return true;
+  widen_to_bound(first, last);
+  at = ranges_.upper_bound(first);
   // Merge with every range that overlaps or touches [first, last], so that
   // neighbouring code pages share one hook (each store checks every hook).
   if (at != ranges_.begin() && std::prev(at)->second.last != UINT64_MAX && std::prev(at)->second.last + 1 >= first)
@@ -46,6 +48,32 @@ bool CodeWriteWatch::watch(std::uint64_t address, std::uint64_t size) noexcept {
   node.mapped() = Range{last, hook};
   ranges_.insert(std::move(node));
   return true;
+}
+
+// Each guest store checks every hook: at most kMaxRanges of them. While
+// [first, last] would make one range too many, it grows over the nearest gap
+// to a neighbouring range (a store into a page of the gap then costs a
+// callback that finds no code there).
+void CodeWriteWatch::widen_to_bound(std::uint64_t& first, std::uint64_t& last) const noexcept {
+  auto touches = [&](const std::pair<const std::uint64_t, Range>& range) {
+    return (last == UINT64_MAX || range.first <= last + 1) && (range.second.last == UINT64_MAX || range.second.last + 1 >= first);
+  };
+  for (;;) {
+    auto begin = ranges_.upper_bound(first);
+    if (begin != ranges_.begin() && touches(*std::prev(begin))) --begin;
+    auto end = begin;
+    std::size_t touching = 0;
+    for (; end != ranges_.end() && touches(*end); ++end) ++touching;
+    if (ranges_.size() - touching + 1 <= kMaxRanges) return;
+    const bool has_left = begin != ranges_.begin(), has_right = end != ranges_.end();
+    const std::uint64_t left_gap = has_left ? first - std::prev(begin)->second.last : UINT64_MAX;
+    const std::uint64_t right_gap = has_right ? end->first - last : UINT64_MAX;
+    if (has_left && left_gap <= right_gap) {
+      first = std::prev(begin)->first;
+    } else {
+      last = end->second.last;  // (has_right: more than kMaxRanges ranges exist, so one side has one)
+    }
+  }
 }
 
 // Only ranges wholly inside [start, end) go: a range that also holds other

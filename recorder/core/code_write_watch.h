@@ -8,7 +8,8 @@
 // Threads: emulation thread only (hooks are added and removed there, in a
 // block hook or between runs).
 // Invariants: the watched ranges are disjoint, page aligned and not adjacent
-// (neighbours are merged into one hook); each range has exactly one live hook,
+// (neighbours are merged into one hook), at most kMaxRanges of them (beyond,
+// the nearest gap is watched too); each range has exactly one live hook,
 // removed with it.
 #pragma once
 
@@ -47,9 +48,12 @@ class CodeWriteWatch {
   void clear() noexcept;
 
   std::size_t ranges() const noexcept { return ranges_.size(); }
+  // The most hooks at a time (each guest store checks every hook).
+  static constexpr std::size_t kMaxRanges = 16;
 
  private:
   static constexpr std::uint64_t kPageMask = 0xfff;
+  void widen_to_bound(std::uint64_t& first, std::uint64_t& last) const noexcept;
   // Adds a hook over [first, last] (inclusive, as Unicorn bounds hooks).
   bool add(std::uint64_t first, std::uint64_t last) noexcept;
 

@@ -1,7 +1,8 @@
 // Role: unit tests of CodeWriteWatch (recorder/core/code_write_watch.h) on a
 // real Unicorn engine: a guest's stores reach the callback only on watched
 // pages; neighbouring pages share one hook; unwatching a range removes the
-// hooks wholly inside it; clear() removes them all.
+// hooks wholly inside it; clear() removes them all; scattered code pages take
+// at most kMaxRanges hooks, every one of them still watched.
 // Runs in unit_tests, one engine per case, on the test thread.
 #include <doctest/doctest.h>
 
@@ -16,15 +17,15 @@ namespace {
 
 using tracecorn::core::CodeWriteWatch;
 
-constexpr std::uint64_t kData = 0x10000;  // 4 read-write-execute pages: 0x10000..0x13fff
-constexpr std::uint64_t kCode = 0x20000;
+constexpr std::uint64_t kData = 0x10000;  // 64 read-write-execute pages: 0x10000..0x4ffff
+constexpr std::uint64_t kCode = 0x80000;
 
 // An engine whose code stores one byte at each of rdi, rsi and rdx.
 class StoringEngine {
  public:
   StoringEngine() {
     REQUIRE(uc_open(UC_ARCH_X86, UC_MODE_64, &engine_) == UC_ERR_OK);
-    REQUIRE(uc_mem_map(engine_, kData, 0x4000, UC_PROT_ALL) == UC_ERR_OK);
+    REQUIRE(uc_mem_map(engine_, kData, 0x40000, UC_PROT_ALL) == UC_ERR_OK);
     REQUIRE(uc_mem_map(engine_, kCode, 0x1000, UC_PROT_READ | UC_PROT_EXEC) == UC_ERR_OK);
     const std::uint8_t code[] = {0x88, 0x07, 0x88, 0x06, 0x88, 0x02};  // mov [rdi], al; mov [rsi], al; mov [rdx], al
     REQUIRE(uc_mem_write(engine_, kCode, code, sizeof code) == UC_ERR_OK);
@@ -95,4 +96,21 @@ TEST_CASE("CodeWriteWatch: stores reach the callback only on watched pages; neig
   engine.watch.clear();
   CHECK(engine.watch.ranges() == 0);
   CHECK(engine.store_at(kData, kData + 0x3000, kData).empty());
+}
+
+TEST_CASE("CodeWriteWatch: scattered code pages take at most kMaxRanges hooks, and every one is still watched") {
+  StoringEngine engine;
+  engine.attach();
+  std::vector<std::uint64_t> code_pages;
+  for (std::uint64_t page = 0; page < 40; page += 2) code_pages.push_back(kData + page * 0x1000);  // 20, apart
+  for (const std::uint64_t page : code_pages) {
+    REQUIRE(engine.watch.watch(page + 0x100, 16));
+    CHECK(engine.watch.ranges() <= CodeWriteWatch::kMaxRanges);
+  }
+  CHECK(engine.watch.ranges() == CodeWriteWatch::kMaxRanges);
+  for (const std::uint64_t page : code_pages) {
+    CAPTURE(page);
+    CHECK(engine.store_at(page + 0x100, page + 0xfff, page) == Addresses{page + 0x100, page + 0xfff, page});
+  }
+  CHECK(engine.store_at(kData + 0x30000, kData + 0x3f000, kData + 0x3ffff).empty());  // past the last code page
 }

@@ -50,6 +50,24 @@ struct ByteBuilder {
 // The tiny trace, as events: one region (code at 0x1010..0x1012 inside a zero
 // page), one register, then a block whose one instruction writes memory,
 // changes rax and makes a syscall (write) with one memory effect, then the exit.
+// Hands events to a sink, numbered 0, 1, 2...
+class EventFeed {
+ public:
+  explicit EventFeed(events::Sink& sink) : sink_(sink) {}
+  void operator()(events::EventKind kind, events::EventPayload payload) {
+    events::Event event;
+    event.sequence = events::EventSequence{sent_++};
+    event.kind = kind;
+    event.payload = std::move(payload);
+    sink_.on_event(event);
+  }
+  std::uint64_t sent() const { return sent_; }
+
+ private:
+  events::Sink& sink_;
+  std::uint64_t sent_ = 0;
+};
+
 struct TinyTrace {
   const arch::ArchInfo& arch = arch::x86_64_arch();
   std::uint16_t rax = static_cast<std::uint16_t>(arch.find_register("rax") - arch.registers.data());
@@ -86,14 +104,7 @@ struct TinyTrace {
   // Hands the events to `sink`. (Built on the fly: the spans point into this object.)
   void play(events::Sink& sink) {
     sink.begin(info);
-    std::uint64_t seq = 0;
-    auto send = [&](events::EventKind kind, events::EventPayload payload) {
-      events::Event event;
-      event.sequence = events::EventSequence{seq++};
-      event.kind = kind;
-      event.payload = std::move(payload);
-      sink.on_event(event);
-    };
+    EventFeed send(sink);
     send(events::EventKind::kBlock, events::BlockEvent{events::GuestAddress{0x1010}, 3, 1, {}});
     send(events::EventKind::kInstruction, events::InstructionEvent{events::GuestAddress{0x1010}, 2, {}, 0});
     send(events::EventKind::kMemoryWrite,
@@ -317,17 +328,10 @@ TEST_CASE("UCIR: below mem, a block from writable memory carries its code once p
     auto writer = formats::UcirWriter::open(path, arch, options);
     REQUIRE(writer.has_value());
     (*writer)->begin(info);
-    std::uint64_t seq = 0;
-    auto send = [&](events::EventKind kind, events::EventPayload payload) {
-      events::Event event;
-      event.sequence = events::EventSequence{seq++};
-      event.kind = kind;
-      event.payload = std::move(payload);
-      (*writer)->on_event(event);
-    };
+    EventFeed send(**writer);
     // Entered: version 1, twice; version 2 (rewritten); after a read() into it, version 2 again.
     for (const Bytes* code : {&version1, &version1, &version2, &version2}) {
-      if (code == &version2 && seq > 6) {
+      if (code == &version2 && send.sent() > 6) {
         events::SyscallEvent call;
         call.number = 0;
         call.name = "read";
@@ -369,6 +373,46 @@ TEST_CASE("UCIR: below mem, a block from writable memory carries its code once p
       CHECK(given == std::vector<bool>{false, false, false, false});
     }
   }
+}
+
+// The reader's rule for given code is exact: a frame's first op that writes
+// exactly the next OP_JMP's range is code; one byte short, it is the memory
+// write it says it is (an event before the block), as any other reader sees it.
+TEST_CASE("UCIR: only a write of exactly the next block's range, first in its frame, is read as the block's code") {
+  ByteBuilder b;
+  b.text("UCIR").u32(0).padded("x86_64", 32).padded("linux", 32).u8(0).u8(0);
+  b.u8(2).u64(1).u32(1);  // OP_KEYFRAME: OP_MEM_MAP 0x5000, one page, rwx, anonymous
+  b.u8(9).u64(0x5000).u32(0x1000).u8(7).u64(0).u64(0).u16(0).u16(0);
+  for (const std::uint32_t written : {6u, 5u}) {  // mov eax, 10; ret (6 bytes), then 5 of them
+    b.u8(1).u64(1).u32(4);
+    b.u8(8).u64(0x5000).u32(written).raw({0xb8, 0x0a, 0x00, 0x00, 0x00});
+    if (written == 6) b.u8(0xc3);
+    b.u8(3).u64(0x5000).u32(6);  // OP_JMP
+    b.u8(4).u8(5).u8(4).u8(1);   // OP_STEP 5, OP_STEP 1
+  }
+  auto reader = formats::UcirReader::from_bytes(b.out, "given");
+  REQUIRE(reader.has_value());
+  std::vector<events::EventKind> kinds;
+  std::vector<bool> given;
+  std::vector<Bytes> code;
+  for (int guard = 0; guard < 10; ++guard) {
+    auto more = (*reader)->next([&](const events::Event& event) {
+      kinds.push_back(event.kind);
+      if (event.kind != events::EventKind::kBlock) return;
+      const auto& block = std::get<events::BlockEvent>(event.payload);
+      given.push_back(block.from_writable_memory);
+      code.emplace_back(block.bytes.begin(), block.bytes.end());
+    });
+    REQUIRE(more.has_value());
+    if (!*more) break;
+  }
+  using K = events::EventKind;
+  CHECK(kinds == std::vector<K>{K::kBlock, K::kInstruction, K::kInstruction, K::kMemoryWrite, K::kBlock,
+                                K::kInstruction, K::kInstruction});
+  CHECK(given == std::vector<bool>{true, false});
+  const Bytes code_bytes{0xb8, 0x0a, 0x00, 0x00, 0x00, 0xc3};
+  CHECK(code == std::vector<Bytes>{code_bytes, code_bytes});  // (the short write changed nothing)
+  CHECK((*reader)->warning().empty());
 }
 
 TEST_CASE("UCIR: --compress zstd writes one zstd stream the reader opens") {

@@ -24,12 +24,23 @@
 //        ...
 //        OP_FRAME    pid u64, op_count u32 = 1, OP_NOP   (only when the
 //                    recording was interrupted: our note, see below)
+//        OP_FRAME    pid u64, op_count u32 = 0         (the end note)
 //
 // The interruption note (ours, within the spec): a recording stopped by SIGINT
 // or SIGTERM ends with an OP_FRAME whose ops are all OP_NOP (we write one).
 // The spec's OP_NOP "does nothing", so usercorn and any spec reader skip it;
 // our reader reports it (UcirReader::interrupted()). No frame we write
 // otherwise holds only OP_NOPs.
+//
+// The end note (ours, within the spec): every file we write ends with an
+// OP_FRAME of no ops, which any spec reader skips. The format has no length
+// or trailer, so without it a file cut exactly between two frames (a killed
+// recording, a truncated copy) would read as a whole trace. Our reader takes
+// a version 0 file as complete when its last frame is the end note, or (files
+// written before the note) the interruption note or a frame holding OP_EXIT;
+// otherwise it warns that the trace was cut short. usercorn's own files
+// (version 1) have no such note and are taken as they end. No other frame we
+// write is empty.
 //
 // Ops (op u8 first):
 //   OP_NOP        -                                             1 byte

@@ -660,6 +660,7 @@ Expected<bool> UcirReader::next(const EventCallback& on_event) {
     for (;;) {
       if (position_ >= bytes_.size() && !refill(kReadChunk)) {
         done_ = true;
+        note_missing_end();
         return false;
       }
       Cursor c{bytes_.data(), bytes_.size(), position_};
@@ -740,15 +741,33 @@ void UcirReader::take_frame(std::uint8_t op, const EventCallback& on_event) {
     }
     if (!seen_keyframe_) apply_keyframe(ops);
     seen_keyframe_ = true;
+    ended_ = false;
     return;
   }
   seen_keyframe_ = true;
+  if (ops.empty()) {  // the end note (ucir_layout.h): nothing to produce
+    ended_ = true;
+    return;
+  }
   // The interruption note (ucir_layout.h): a frame of OP_NOPs only; any
   // later frame with real ops takes the note back.
-  interrupted_ = !ops.empty() && std::all_of(ops.begin(), ops.end(), [](const Op& parsed) {
-    return parsed.op == ucir::kOpNop;
-  });
+  interrupted_ = std::all_of(ops.begin(), ops.end(), [](const Op& parsed) { return parsed.op == ucir::kOpNop; });
+  // Files written before the end note: the interruption note or the exit ends them.
+  ended_ = interrupted_ || std::any_of(ops.begin(), ops.end(), [](const Op& parsed) {
+             return parsed.op == ucir::kOpExit;
+           });
   produce(ops, on_event);
+}
+
+// At the end of the stream, after the last complete frame: a version 0 file
+// that does not end with the end note (nor, before it existed, with the
+// interruption note or an exit) was cut exactly between two frames.
+void UcirReader::note_missing_end() {
+  if (ended_ || header_.usercorn_flavour || !warning_.empty()) return;
+  const std::uint64_t at = base_ + bytes_.size();
+  warning_ = "the trace ends at offset " + std::to_string(at) +
+             " after a complete frame, without the end note every recording ends with (an OP_FRAME of no ops): "
+             "it was cut short there";
 }
 
 void UcirReader::apply_keyframe(const std::vector<Op>& ops) {

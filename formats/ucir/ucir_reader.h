@@ -157,6 +157,7 @@ class UcirReader {
   // next()'s steps: more bytes for a frame cut short by the buffer (or the
   // trace's end), then the whole frame taken.
   bool read_more_or_end(std::uint8_t op, std::uint64_t at, const std::string& what);
+  void note_missing_end();
   void take_frame(std::uint8_t op, const EventCallback& on_event);
   void apply_keyframe(const std::vector<Op>& ops);
   // A frame's ops as events, one op kind a step (ucir_reader.cpp).
@@ -196,6 +197,7 @@ class UcirReader {
   bool done_ = false;
   std::string warning_;
   bool interrupted_ = false;
+  bool ended_ = false;  // the last frame read ends the file (the end note, or an older file's last frame)
   std::uint64_t pc_ = 0;
   std::uint32_t index_in_block_ = 0;  // the next OP_STEP's index in its block (0 at each frame and OP_JMP)
   std::uint64_t frame_pid_ = 0;  // the current frame's pid: its events' thread (ucir_layout.h)

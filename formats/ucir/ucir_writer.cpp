@@ -553,6 +553,7 @@ std::string UcirWriter::end(const events::TraceSummary& summary) {
         write_frame_header(ucir::kOpFrame, 1);
         write_bytes(std::vector<std::uint8_t>{ucir::kOpNop});
       }
+      write_frame_header(ucir::kOpFrame, 0);  // the end note (ucir_layout.h): the file is whole
     } catch (const std::exception& error) {
       error_ = path_ + ": write error: " + error.what();
     }

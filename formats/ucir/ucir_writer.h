@@ -36,6 +36,9 @@
 // - end() of an interrupted recording (TraceSummary::interrupted: SIGINT or
 //   SIGTERM) writes the interruption note after the last frame: an OP_FRAME
 //   whose only op is OP_NOP (ucir_layout.h), which every UCIR reader skips.
+// - end() always writes the end note last: an OP_FRAME of no ops
+//   (ucir_layout.h), by which UcirReader tells a whole file from one cut
+//   exactly between two frames.
 // - Events UCIR has no op for (faults, gaps, module loads) are dropped and
 //   counted (dropped_events()); UcirReader::can_carry() names the kinds kept.
 // Frames are buffered whole (op_count comes first), so a killed recording

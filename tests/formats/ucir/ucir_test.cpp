@@ -149,7 +149,15 @@ Bytes expected_tiny_trace() {
   b.u8(8).u64(0x3000).u32(2).raw({0xaa, 0xbb});
   b.u8(4).u8(2);  // OP_STEP size 2
   b.u8(13);       // OP_EXIT
+  // The end note: OP_FRAME, pid 1, no ops (ucir_layout.h).
+  b.u8(1).u64(1).u32(0);
   return b.out;
+}
+
+constexpr std::size_t kEndNoteBytes = 13;
+// Where the tiny trace's one OP_FRAME with events starts.
+std::size_t tiny_frame_start(const Bytes& bytes) {
+  return bytes.size() - kEndNoteBytes - (13 + 13 + 17 + 11 + 14 + 48 + 15 + 2 + 1);
 }
 
 Bytes write_tiny(const std::string& name, formats::UcirWriterOptions options = {}) {
@@ -293,6 +301,11 @@ TEST_CASE("UCIR: the reader turns the tiny trace back into its events") {
   CHECK(*more);
   using K = events::EventKind;
   CHECK(kinds == std::vector<K>{K::kBlock, K::kInstruction, K::kMemoryWrite, K::kRegisters, K::kSyscall, K::kExit});
+  std::size_t after = 0;
+  auto end_note = (*reader)->next([&](const events::Event&) { ++after; });
+  REQUIRE(end_note.has_value());
+  CHECK(*end_note);  // a frame, of no events
+  CHECK(after == 0);
   auto end = (*reader)->next([](const events::Event&) {});
   REQUIRE(end.has_value());
   CHECK(!*end);
@@ -390,6 +403,7 @@ TEST_CASE("UCIR: only a write of exactly the next block's range, first in its fr
     b.u8(3).u64(0x5000).u32(6);  // OP_JMP
     b.u8(4).u8(5).u8(4).u8(1);   // OP_STEP 5, OP_STEP 1
   }
+  b.u8(1).u64(1).u32(0);  // the end note
   auto reader = formats::UcirReader::from_bytes(b.out, "given");
   REQUIRE(reader.has_value());
   std::vector<events::EventKind> kinds;
@@ -442,7 +456,7 @@ TEST_CASE("UCIR: a write error (disk full) comes back from end(), naming the fil
 
 TEST_CASE("Malicious: a UCIR file cut at every offset is read up to its last complete frame") {
   const Bytes bytes = expected_tiny_trace();
-  const std::size_t frame_start = bytes.size() - (13 + 13 + 17 + 11 + 14 + 48 + 15 + 2 + 1);
+  const std::size_t frame_start = tiny_frame_start(bytes);
   REQUIRE(bytes[frame_start] == 1);
   for (std::size_t length = 0; length < bytes.size(); ++length) {
     CAPTURE(length);
@@ -455,11 +469,42 @@ TEST_CASE("Malicious: a UCIR file cut at every offset is read up to its last com
       continue;
     }
     CHECK(error.empty());
-    CHECK(collected.kinds.empty());  // the only frame with events is the incomplete one
-    if (length > ucir::kHeaderBytes && length != frame_start) {
-      CHECK(warning.find("the trace ends inside the OP_") != std::string::npos);
+    // Only with the whole frame of events (the end note missing, or cut) are there events.
+    CHECK(collected.kinds.size() == (length < bytes.size() - kEndNoteBytes ? 0u : 6u));
+    // Without only its end note, the file ends with the exit: whole (the next test).
+    if (length == bytes.size() - kEndNoteBytes) {
+      CHECK(warning.empty());
+      continue;
     }
+    // Cut inside a frame, or exactly between two (where only the end note tells).
+    const bool between_frames = length == ucir::kHeaderBytes || length == frame_start;
+    CHECK_MESSAGE(warning.find(between_frames ? "without the end note" : "the trace ends inside the OP_") !=
+                      std::string::npos,
+                  warning);
   }
+  // Whole, it has no warning.
+  std::string warning;
+  CHECK(read_everything(bytes, nullptr, &warning).empty());
+  CHECK(warning.empty());
+}
+
+TEST_CASE("UCIR: a file from before the end note is whole when its last frame exits, cut short when not") {
+  const Bytes bytes = expected_tiny_trace();
+  const Bytes exits(bytes.begin(), bytes.end() - static_cast<std::ptrdiff_t>(kEndNoteBytes));
+  std::string warning;
+  Collected collected;
+  CHECK(read_everything(exits, &collected, &warning).empty());
+  CHECK(collected.kinds.size() == 6);
+  CHECK(warning.empty());
+  // The same frame without its OP_EXIT (op_count 5): a recording cut between frames.
+  Bytes no_exit(exits.begin(), exits.end() - 1);
+  no_exit[tiny_frame_start(bytes) + 9] = 5;
+  collected = {};
+  CHECK(read_everything(no_exit, &collected, &warning).empty());
+  CHECK(collected.kinds.size() == 5);
+  char where[64];
+  std::snprintf(where, sizeof where, "ends at offset %zu after a complete frame", no_exit.size());
+  CHECK_MESSAGE(warning.find(where) != std::string::npos, warning);
 }
 
 TEST_CASE("Malicious: a zstd UCIR file cut at every offset never crashes the reader") {
@@ -563,9 +608,9 @@ TEST_CASE("Malicious: random bit flips give an error or events, never a crash") 
 
 TEST_CASE("Malicious: an unknown op, a frame inside a syscall, an overrunning op_count and a huge memory op are named with their offset") {
   const Bytes original = expected_tiny_trace();
-  const std::size_t frame_start = original.size() - (13 + 13 + 17 + 11 + 14 + 48 + 15 + 2 + 1);
+  const std::size_t frame_start = tiny_frame_start(original);
   const std::size_t jmp = frame_start + 13;
-  const std::size_t nested = original.size() - 1 - 2 - 15;  // the syscall's nested OP_MEM_WRITE
+  const std::size_t nested = original.size() - kEndNoteBytes - 1 - 2 - 15;  // the syscall's nested OP_MEM_WRITE
   REQUIRE(original[nested] == 8);
 
   Bytes unknown = original;
@@ -581,8 +626,8 @@ TEST_CASE("Malicious: an unknown op, a frame inside a syscall, an overrunning op
   error = read_everything(frame_in_syscall);
   CHECK(error.find("OP_FRAME nested inside OP_SYSCALL") != std::string::npos);
 
-  Bytes overrun = original;
-  overrun[frame_start + 9] = 100;  // op_count
+  Bytes overrun(original.begin(), original.end() - static_cast<std::ptrdiff_t>(kEndNoteBytes));
+  overrun[frame_start + 9] = 100;  // op_count (the frame is the file's last)
   std::string warning;
   error = read_everything(overrun, nullptr, &warning);
   CHECK(error.empty());
@@ -614,7 +659,7 @@ TEST_CASE("Malicious: an unknown op, a frame inside a syscall, an overrunning op
 // 3, and an effect that is not theirs, are named with the op's offset.
 TEST_CASE("Malicious: an OP_THREAD with an unknown change or a mapping among its effects is named with its offset") {
   const Bytes original = expected_tiny_trace();
-  const std::size_t frame_start = original.size() - (13 + 13 + 17 + 11 + 14 + 48 + 15 + 2 + 1);
+  const std::size_t frame_start = tiny_frame_start(original);
   const std::size_t at = frame_start + 13;  // the frame's first op (its OP_JMP)
   char where[40];
   Bytes bad_change = original;

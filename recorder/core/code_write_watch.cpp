@@ -15,17 +15,15 @@ bool CodeWriteWatch::watch(std::uint64_t address, std::uint64_t size) noexcept {
   auto at = ranges_.upper_bound(first);
   if (at != ranges_.begin() && std::prev(at)->second.last >= last) return true;
   widen_to_bound(first, last);
-  at = ranges_.upper_bound(first);
   // Merge with every range that overlaps or touches [first, last], so that
   // neighbouring code pages share one hook (each store checks every hook).
-  if (at != ranges_.begin() && std::prev(at)->second.last != UINT64_MAX && std::prev(at)->second.last + 1 >= first)
-    --at;
-  std::vector<std::map<std::uint64_t, Range>::iterator> merged;
+  const auto [begin, end] = touching(first, last);
+  std::vector<Ranges::iterator> merged;
   try {
-    for (; at != ranges_.end() && (last == UINT64_MAX || at->first <= last + 1); ++at) {
-      merged.push_back(at);
-      if (at->first < first) first = at->first;
-      if (at->second.last > last) last = at->second.last;
+    for (auto range = begin; range != end; ++range) {
+      merged.push_back(range);
+      if (range->first < first) first = range->first;
+      if (range->second.last > last) last = range->second.last;
     }
     if (merged.empty()) merged.push_back(ranges_.emplace(first, Range{last, 0}).first);  // (hook set below)
   } catch (...) {
@@ -50,21 +48,28 @@ bool CodeWriteWatch::watch(std::uint64_t address, std::uint64_t size) noexcept {
   return true;
 }
 
+std::pair<CodeWriteWatch::Ranges::iterator, CodeWriteWatch::Ranges::iterator> CodeWriteWatch::touching(
+    std::uint64_t first, std::uint64_t last) noexcept {
+  auto touches = [&](const Ranges::value_type& range) {
+    return (last == UINT64_MAX || range.first <= last + 1) &&
+           (range.second.last == UINT64_MAX || range.second.last + 1 >= first);
+  };
+  // Ranges are disjoint and apart: only the one before `first` can reach it.
+  auto begin = ranges_.upper_bound(first);
+  if (begin != ranges_.begin() && touches(*std::prev(begin))) --begin;
+  auto end = begin;
+  while (end != ranges_.end() && touches(*end)) ++end;
+  return {begin, end};
+}
+
 // Each guest store checks every hook: at most kMaxRanges of them. While
 // [first, last] would make one range too many, it grows over the nearest gap
 // to a neighbouring range (a store into a page of the gap then costs a
 // callback that finds no code there).
-void CodeWriteWatch::widen_to_bound(std::uint64_t& first, std::uint64_t& last) const noexcept {
-  auto touches = [&](const std::pair<const std::uint64_t, Range>& range) {
-    return (last == UINT64_MAX || range.first <= last + 1) && (range.second.last == UINT64_MAX || range.second.last + 1 >= first);
-  };
+void CodeWriteWatch::widen_to_bound(std::uint64_t& first, std::uint64_t& last) noexcept {
   for (;;) {
-    auto begin = ranges_.upper_bound(first);
-    if (begin != ranges_.begin() && touches(*std::prev(begin))) --begin;
-    auto end = begin;
-    std::size_t touching = 0;
-    for (; end != ranges_.end() && touches(*end); ++end) ++touching;
-    if (ranges_.size() - touching + 1 <= kMaxRanges) return;
+    const auto [begin, end] = touching(first, last);
+    if (ranges_.size() - static_cast<std::size_t>(std::distance(begin, end)) + 1 <= kMaxRanges) return;
     const bool has_left = begin != ranges_.begin(), has_right = end != ranges_.end();
     const std::uint64_t left_gap = has_left ? first - std::prev(begin)->second.last : UINT64_MAX;
     const std::uint64_t right_gap = has_right ? end->first - last : UINT64_MAX;

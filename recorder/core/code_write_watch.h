@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <map>
+#include <utility>
 
 #include <unicorn/unicorn.h>
 
@@ -53,18 +54,20 @@ class CodeWriteWatch {
 
  private:
   static constexpr std::uint64_t kPageMask = 0xfff;
-  void widen_to_bound(std::uint64_t& first, std::uint64_t& last) const noexcept;
-  // Adds a hook over [first, last] (inclusive, as Unicorn bounds hooks).
-  bool add(std::uint64_t first, std::uint64_t last) noexcept;
-
-  uc_engine* engine_ = nullptr;
-  WriteCallback callback_ = nullptr;
-  void* user_ = nullptr;
   struct Range {
     std::uint64_t last = 0;  // inclusive
     uc_hook hook = 0;
   };
-  std::map<std::uint64_t, Range> ranges_;  // first byte -> the range
+  using Ranges = std::map<std::uint64_t, Range>;  // first byte -> the range
+  // The ranges that overlap or adjoin [first, last] (inclusive bounds, as
+  // Unicorn bounds hooks), as [begin, end) of ranges_.
+  std::pair<Ranges::iterator, Ranges::iterator> touching(std::uint64_t first, std::uint64_t last) noexcept;
+  void widen_to_bound(std::uint64_t& first, std::uint64_t& last) noexcept;
+
+  uc_engine* engine_ = nullptr;
+  WriteCallback callback_ = nullptr;
+  void* user_ = nullptr;
+  Ranges ranges_;
 };
 
 }  // namespace tracecorn::core

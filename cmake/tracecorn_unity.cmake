@@ -20,7 +20,7 @@ option(TRACECORN_UNITY_BUILD "Compile the product's libraries and CLI in unity b
 set(tracecorn_unity_targets
   tracecorn tracecorn_linux tracecorn_core tracecorn_replay tracecorn_unwind
   tracecorn_formats tracecorn_format_common tracecorn_format_text tracecorn_format_ucir
-  tracecorn_format_bap tracecorn_format_bintrace)
+  tracecorn_format_bap tracecorn_format_bintrace tracecorn_debug)
 
 if(TRACECORN_UNITY_BUILD)
   foreach(target IN LISTS tracecorn_unity_targets)

@@ -18,6 +18,29 @@ namespace {
 
 constexpr int kExitToolError = 125;
 
+// One process image's trace, ready to debug (the first, and the children and
+// next images gdb follows): its index saved beside it, its modules named.
+Expected<std::unique_ptr<debug::DebuggedImage>> open_image(const std::string& trace) {
+  auto image = std::make_unique<debug::DebuggedImage>();
+  auto reader = replay::TraceReader::open(trace);
+  if (!reader) return reader.error();
+  if (!(*reader)->arch().gdb)
+    return make_error(ErrorCode::kInvalidArgument,
+                      fmt::format("tracecorn debug does not serve {} traces yet", (*reader)->arch().name), trace);
+  image->program = (*reader)->info().program;
+  auto index = open_saved_index(**reader, trace, "tracecorn debug");
+  if (!index) return index.error();
+  auto travel = debug::TimeTravel::start(**index);
+  if (!travel) return make_error(travel.error().code, trace + ": " + travel.error().to_string());
+  auto namer = std::make_unique<SymbolNamer>("");  // the recorded call stacks named from the modules' files, where readable here
+  (*index)->name_mappings(*namer);
+  image->reader = std::move(*reader);
+  image->index = std::move(*index);
+  image->namer = std::move(namer);
+  image->travel = std::move(*travel);
+  return image;
+}
+
 // "HOST:PORT", "[V6HOST]:PORT", ":PORT" (loopback) or "PORT".
 Expected<debug::ServerOptions> parse_listen(const std::string& text) {
   debug::ServerOptions options;
@@ -65,25 +88,19 @@ int debug_command(const DebugCommandOptions& options) {
   };
   auto address = parse_listen(options.listen);
   if (!address) return fail(address.error().to_string());
-  auto reader = replay::TraceReader::open(options.trace);
-  if (!reader) return fail(reader.error().to_string());
-  if (!(*reader)->arch().gdb)
-    return fail(fmt::format("{}: tracecorn debug does not serve {} traces yet", options.trace, (*reader)->arch().name));
-  auto index = open_saved_index(**reader, options.trace, "tracecorn debug");
-  if (!index) return fail(index.error().to_string());
-  auto travel = debug::TimeTravel::start(**index);
-  if (!travel) return fail(options.trace + ": " + travel.error().to_string());
-  SymbolNamer namer("");  // the recorded call stacks named from the modules' files, where readable here
-  (*index)->name_mappings(namer);
-  debug::GdbSession session(**travel, &namer);
-  if (!(*index)->memory_tracked())
+  auto opened = open_image(options.trace);
+  if (!opened) return fail(opened.error().to_string());
+  const replay::TraceIndex& index = *(*opened)->index;
+  if (!index.memory_tracked())
     fmt::print(stderr, "tracecorn debug: {} has no memory accesses (recorded at level regs?): gdb sees the program's "
                        "code and registers, not its data (record at level full for that)\n", options.trace);
-  const std::string program = (*reader)->info().program;
+  const std::string program = (*opened)->program;
+  const std::uint64_t events = index.event_count(), instructions = index.instructions();
+  debug::GdbSession session(std::move(*opened), options.trace, open_image);
   auto status = debug::serve_one_client(session, *address, [&](const std::string& host, std::uint16_t port) {
     const std::string shown = host.find(':') != std::string::npos ? "[" + host + "]" : host;
     fmt::print(stderr, "tracecorn debug: {} ({} events, {} instructions), listening on {}:{}\n", options.trace,
-               (*index)->event_count(), (*index)->instructions(), shown, port);
+               events, instructions, shown, port);
     fmt::print(stderr, "  in gdb: target remote {}:{}{}\n", shown, port,
                program.empty() ? "" : fmt::format("   (load the program first: file {})", program));
     std::fflush(stderr);

@@ -94,34 +94,36 @@ std::string stack(TimeTravel &travel, formats::AddressNamer *namer) {
 } // namespace
 
 std::string GdbSession::monitor_why(const std::vector<std::string>& arguments) {
-  replay::TraceIndex& index = travel_.index();
+  replay::TraceIndex& index = travel().index();
   debug::WhyTarget target;
   std::string name = arguments[0];
   if (!name.empty() && name[0] == '$') name.erase(0, 1);
-  if (const auto* reg = arch_.find_register(name)) {
+  if (const auto* reg = arch().find_register(name)) {
     if (arguments.size() != 1) return "why: a register takes no length\n";
     target.is_register = true;
-    target.register_index = static_cast<std::size_t>(reg - arch_.registers.data());
+    target.register_index = static_cast<std::size_t>(reg - arch().registers.data());
   } else if (!parse_number(arguments[0], target.address) ||
              (arguments.size() == 2 && !parse_number(arguments[1], target.length))) {
-    return fmt::format("why: '{}' is neither a register of {} nor an address\n", arguments[0], arch_.name);
+    return fmt::format("why: '{}' is neither a register of {} nor an address\n", arguments[0], arch().name);
   } else if (arguments.size() == 1) {
     target.length = 1;
   }
-  if (!why_decoder_) {
-    auto decoder = arch::InstructionDecoder::open(arch_, true);
+  if (!why_decoder_ || why_arch_ != &arch()) {
+    why_arch_ = &arch();
+    why_text_.reset();
+    auto decoder = arch::InstructionDecoder::open(arch(), true);
     if (!decoder) return "why: " + decoder.error().to_string() + "\n";
     why_decoder_ = std::move(*decoder);
-    if (arch_.decode_without_capstone && arch_.llvm_target)  // opened once, not at every `monitor why`
-      if (auto text = formats::LlvmDisassembler::open(*arch_.llvm_target)) why_text_ = std::move(*text);
+    if (arch().decode_without_capstone && arch().llvm_target)  // opened once, not at every `monitor why`
+      if (auto text = formats::LlvmDisassembler::open(*arch().llvm_target)) why_text_ = std::move(*text);
   }
   WhyOptions options;
   options.instruction_text = why_text_.get();
-  auto tree = explain(index, *why_decoder_, namer_, target, travel_.position().event, options);
+  auto tree = explain(index, *why_decoder_, general_->namer, target, travel().position().event, options);
   // explain() moved the index: back to the position.
-  if (auto status = index.seek(travel_.position().event); !status) return "error: " + status.error().to_string() + "\n";
+  if (auto status = index.seek(travel().position().event); !status) return "error: " + status.error().to_string() + "\n";
   if (!tree) return "why: " + tree.error().to_string() + "\n";
-  return why_text(*tree, arch_);
+  return why_text(*tree, arch());
 }
 
 std::string GdbSession::monitor(std::string_view hex_command) {
@@ -133,18 +135,18 @@ std::string GdbSession::monitor(std::string_view hex_command) {
   std::vector<std::string> arguments;
   for (std::string word; words >> word;) arguments.push_back(word);
   std::uint64_t a = 0, b = 1;
-  if (command == "when" && arguments.empty()) return hex_of(when(travel_));
+  if (command == "when" && arguments.empty()) return hex_of(when(travel()));
   if (command == "seek" && arguments.size() == 1 && parse_number(arguments[0], a)) {
-    auto stop = travel_.seek(a);
+    auto stop = travel().seek(a);
     if (!stop) return hex_of("error: " + stop.error().to_string() + "\n");
-    last_stop_ = *stop;
+    general_->last_stop = *stop;
     general_thread_ = 0;  // gdb's 'flushregs' reads the thread at the new position
-    return hex_of(when(travel_));
+    return hex_of(when(travel()));
   }
   if (command == "last-write" && !arguments.empty() && arguments.size() <= 2 && parse_number(arguments[0], a) &&
       (arguments.size() == 1 || parse_number(arguments[1], b)) && b > 0)
-    return hex_of(last_write(travel_, a, b));
-  if (command == "stack" && arguments.empty()) return hex_of(stack(travel_, namer_));
+    return hex_of(last_write(travel(), a, b));
+  if (command == "stack" && arguments.empty()) return hex_of(stack(travel(), general_->namer));
   if (command == "why" && !arguments.empty() && arguments.size() <= 2) return hex_of(monitor_why(arguments));
   if (command == "help" || command.empty()) return hex_of(kHelp);
   return hex_of(fmt::format("unknown or malformed monitor command '{}'; 'monitor help' lists them\n",

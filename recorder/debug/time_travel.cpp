@@ -386,6 +386,25 @@ std::optional<TimeTravel::Candidate> TimeTravel::next_signal(Direction direction
   return std::nullopt;
 }
 
+std::optional<TimeTravel::Candidate> TimeTravel::next_process_change(Direction direction) const {
+  if (!report_process_changes_ || direction != Direction::kForward) return std::nullopt;
+  const auto& changes = index_.process_changes();
+  const auto& calls = index_.syscalls();
+  for (std::size_t i = 0; i < changes.size(); ++i) {
+    // Shown as the syscall's return is: the pc after its trap instruction.
+    auto call = std::lower_bound(calls.begin(), calls.end(), changes[i].event,
+                                 [](const replay::SyscallRecord& c, std::uint64_t e) { return c.event < e; });
+    const std::uint64_t pc =
+        call == calls.begin() ? position_.pc : (call - 1)->pc + index_.arch().syscall_abi.trap_length;
+    const Position at{changes[i].event, false, pc};
+    if (!position_before(position_, at)) continue;
+    const auto kind =
+        changes[i].change == events::ProcessChange::kForked ? Stop::Kind::kForked : Stop::Kind::kExecuted;
+    return Candidate{at, {kind, 0, i}};
+  }
+  return std::nullopt;
+}
+
 Expected<Stop> TimeTravel::resume(Direction direction) {
   std::optional<Candidate> best;
   auto keep = [&](const std::optional<Candidate>& candidate) {
@@ -397,6 +416,7 @@ Expected<Stop> TimeTravel::resume(Direction direction) {
   auto breakpoint = next_breakpoint(direction);
   if (!breakpoint) return breakpoint.error();
   keep(*breakpoint);
+  keep(next_process_change(direction));  // before the fork's syscall return at the same position, as Linux reports it
   auto watchpoint = next_watchpoint(direction);
   if (!watchpoint) return watchpoint.error();
   keep(*watchpoint);

@@ -14,6 +14,11 @@
 // the others running meanwhile as they did when recorded; a resume stops at
 // the first stop of any thread. Another thread's registers are those it
 // resumes with (the registers recorded when it is next switched in).
+// Processes: a trace is one process image; a forward resume can stop at a
+// fork the image made or at the exec that ends it (report_process_changes),
+// which the session (gdb_session.h) follows into the child's or the next
+// image's trace. Backwards, forks and execs are passed without a stop (as gdb
+// expects of a replay).
 // Watchpoints stop where gdb expects them for the architecture (see
 // set_watch_before_write); a breakpoint stops at the instruction, before it runs.
 // Who calls it: GdbSession (gdb_session.h) and the `why`/monitor commands; one
@@ -53,8 +58,13 @@ struct Stop {
     kSyscallEntry,   // `number`: the syscall's number
     kSyscallReturn,
     kSignal,         // `signal` (host numbering): delivered here, or a fatal fault
+    kForked,         // `number`: the fork's index in index().process_changes(); after the fork returned
+    kExecuted,       // `number`: the exec's index in index().process_changes(); after the image's last syscall
     kBegin,          // nothing earlier: the trace's first instruction
     kEnd,            // nothing later: the trace's last instruction, or the syscall or fatal signal after it
+    // What the session (gdb_session.h) reports of the process changes above:
+    kVforked,        // `address`: the child's pid (and kForked's, as reported)
+    kVforkDone,      // the vforked child exec'd or ended: the parent's vfork returned
   };
   Kind kind = Kind::kStep;
   std::uint64_t address = 0;
@@ -98,6 +108,9 @@ class TimeTravel {
   // the writing instruction runs (forwards; after it, backwards), which gdb
   // then steps over itself; or after it (forwards; before it, backwards).
   void set_watch_before_write(bool before) { watch_before_write_ = before; }
+  // Whether a forward resume stops at the image's forks and at its exec (off
+  // at the start: a client that follows no processes sees neither).
+  void report_process_changes(bool report) { report_process_changes_ = report; }
   // Syscall catching: off, every syscall, or those numbers.
   void catch_syscalls(bool enabled, std::vector<std::uint64_t> numbers);
 
@@ -151,6 +164,7 @@ class TimeTravel {
   Expected<std::optional<Position>> watch_stop(std::uint64_t access_event, Direction direction);
   std::optional<Candidate> next_syscall(Direction direction) const;
   std::optional<Candidate> next_signal(Direction direction) const;
+  std::optional<Candidate> next_process_change(Direction direction) const;
   Expected<Stop> stay_at_edge(Direction direction);
   // The first event a forward search looks at (after the current instruction).
   std::uint64_t forward_from() const { return position_.on_instruction ? position_.event + 1 : position_.event; }
@@ -164,6 +178,7 @@ class TimeTravel {
   std::set<std::uint64_t> breakpoints_;
   std::set<Watchpoint> watchpoints_;
   bool catch_syscalls_ = false;
+  bool report_process_changes_ = false;
   bool watch_before_write_ = false;
   std::vector<std::uint64_t> caught_numbers_;  // sorted; empty with catch_syscalls_: all
   // The threads' runs: from each run's first event until the next run's, one

@@ -266,6 +266,15 @@ bool replaces_image(std::string_view name, std::int64_t result) {
   return (name == "execve" || name == "execveat") && result == 0;
 }
 
+Expected<std::string> trace_named_beside(const std::string& path, std::string_view name) {
+  if (name.empty() || !plain_file_name(name))
+    return make_error(ErrorCode::kBadFormat,
+                      "a fork or exec event names the trace \"" + std::string(name) +
+                          "\", which is not a file name beside this trace",
+                      path);
+  return beside(path, name);
+}
+
 std::size_t ProcessTree::traces() const {
   std::size_t count = 0;
   for (const auto& process : processes) count += process.images.size();

@@ -51,6 +51,12 @@ struct ProcessTree {
 // image has a trace of its own.
 bool replaces_image(std::string_view name, std::int64_t result);
 
+// The trace a fork or exec event of the trace at `path` names (`name`): the
+// file `name` beside it, as a recording's traces lie in one directory wherever
+// it was moved. Fails (kBadFormat, naming `path`) when `name` is empty or not
+// a plain file name: a trace is input, and may not send its reader elsewhere.
+Expected<std::string> trace_named_beside(const std::string& path, std::string_view name);
+
 // The tree of the recording whose trace `path` is (the first process's, or any
 // process's: the tree below that one). An unreadable trace is an error naming
 // its file and offset.

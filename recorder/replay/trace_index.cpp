@@ -385,6 +385,9 @@ Expected<std::unique_ptr<TraceIndex>> TraceIndex::build(TraceReader& reader, con
           } else if constexpr (std::is_same_v<T, events::ThreadEvent>) {
             for (const auto& value : p.registers) add_register(value);  // a switch: the new thread's
             self.thread_changes_.push_back({event_index, p.change, event.thread.value, p.from.value});
+          } else if constexpr (std::is_same_v<T, events::ProcessEvent>) {
+            self.process_changes_.push_back(
+                {event_index, p.change, p.pid, std::string(p.trace), std::string(p.detail)});
           }
         },
         event.payload);

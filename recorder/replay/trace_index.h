@@ -104,6 +104,15 @@ struct ThreadChangeRecord {
   std::uint32_t from = 0;    // kSwitched: the thread that ran before; kCreated: the parent
 };
 
+// A fork or exec the trace recorded (events::ProcessEvent).
+struct ProcessChangeRecord {
+  std::uint64_t event = 0;
+  events::ProcessChange change = events::ProcessChange::kForked;
+  std::uint64_t pid = 0;  // kForked: the child's; kExecuted: the process's own
+  std::string trace;      // the child's (or the next image's) trace, as the event names it
+  std::string detail;     // kForked: the syscall ("fork", "vfork", "clone", "clone3"); kExecuted: the path
+};
+
 struct RegisterWriteRecord {
   std::uint64_t event = 0;
   events::RegisterValue value;
@@ -219,6 +228,8 @@ class TraceIndex {
   // creation, exit and switch after it.
   std::uint32_t first_thread() const { return first_thread_; }
   const std::vector<ThreadChangeRecord>& thread_changes() const { return thread_changes_; }
+  // The forks and execs, in event order (none in a trace recorded before process events).
+  const std::vector<ProcessChangeRecord>& process_changes() const { return process_changes_; }
   // The thread whose state the state at event `event` shows: the one that
   // ran event - 1 (the first thread at event 0). A syscall or signal event
   // belongs to the thread that runs it: thread_at(its event + 1).
@@ -275,6 +286,7 @@ class TraceIndex {
   std::vector<SignalRecord> signals_;
   std::uint32_t first_thread_ = 0;
   std::vector<ThreadChangeRecord> thread_changes_;
+  std::vector<ProcessChangeRecord> process_changes_;
   std::vector<std::pair<std::uint64_t, std::uint64_t>> initial_read_only_;
   std::vector<MappingNote> mapping_notes_;
   std::vector<Chunk> chunks_;

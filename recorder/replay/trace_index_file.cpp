@@ -2,11 +2,12 @@
 // TraceIndex::load, identify_trace), so that a second `tracecorn debug` of a
 // long trace starts in about a second instead of reading the whole trace.
 // Layout (little endian; "vec" = u64 count then the elements):
-//   "TCIDX\0\0\2"  magic and version 2
+//   "TCIDX\0\0\3"  magic and version 3
 //   identity: u64 trace size, i64 mtime (ns), u64 hash of the trace's first and last 64 KiB
 //   u64 arch name length, its bytes
 //   u64 interval, event count, instructions, block instructions; 16 bytes: kinds seen
-//   vec syscalls, vec signals, u64 first thread, vec thread changes, vec read-only regions
+//   vec syscalls, vec signals, u64 first thread, vec thread changes, vec process changes,
+//   vec read-only regions
 //   vec pages (4096 bytes + 64 u64 known bits each: every page any checkpoint holds, once)
 //   vec checkpoints (registers, pc, page ids, mappings), vec chunks (as TraceIndex::Chunk)
 //   u64 delta log bytes, then the delta log (chunk offsets count from its start)
@@ -184,6 +185,12 @@ Status TraceIndex::save(const std::string& path, const TraceIdentity& identity) 
     for (auto v : {change.event, std::uint64_t{static_cast<std::uint8_t>(change.change)}, std::uint64_t{change.thread},
                    std::uint64_t{change.from}})
       w.u64(v);
+  w.u64(process_changes_.size());
+  for (const auto& change : process_changes_) {
+    for (auto v : {change.event, std::uint64_t{static_cast<std::uint8_t>(change.change)}, change.pid}) w.u64(v);
+    w.text(change.trace);
+    w.text(change.detail);
+  }
   w.u64(initial_read_only_.size());
   for (const auto& [start, end] : initial_read_only_) w.u64(start), w.u64(end);
   w.u64(mapping_notes_.size());
@@ -335,6 +342,19 @@ Status TraceIndex::read_tables(std::span<const std::uint8_t> meta) {
       return damaged("threads");
     change.change = static_cast<events::ThreadChange>(kind);
     change.thread = static_cast<std::uint32_t>(thread), change.from = static_cast<std::uint32_t>(from);
+    previous_event = change.event;
+  }
+  process_changes_.resize(r.count(40));
+  previous_event = 0;
+  for (auto& change : process_changes_) {
+    change.event = r.u64();
+    const std::uint64_t kind = r.u64();
+    change.pid = r.u64();
+    change.trace = r.text();
+    change.detail = r.text();
+    if (kind < 1 || kind > 2 || change.event < previous_event || change.event >= event_count_)
+      return damaged("processes");
+    change.change = static_cast<events::ProcessChange>(kind);
     previous_event = change.event;
   }
   initial_read_only_.resize(r.count(16));

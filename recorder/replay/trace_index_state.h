@@ -26,7 +26,7 @@ inline constexpr std::uint64_t kPageBytes = 4096;
 // The saved index's file (trace_index_file.cpp has the layout): its magic
 // and version, the header's size, and the checksum of its two parts (the
 // delta log and the tables), which the parser's fuzzer computes too.
-inline constexpr char kSavedIndexMagic[8] = {'T', 'C', 'I', 'D', 'X', 0, 0, 2};
+inline constexpr char kSavedIndexMagic[8] = {'T', 'C', 'I', 'D', 'X', 0, 0, 3};
 inline constexpr std::size_t kSavedIndexHeaderBytes = 8 + 8 * 3 + 8 * 5;  // magic, identity, delta offset/size/hash, meta size/hash
 // A quick 64-bit checksum (not cryptographic: it catches damage, not intent).
 class SavedIndexHash {

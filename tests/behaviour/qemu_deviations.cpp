@@ -87,6 +87,9 @@ constexpr QemuDeviation kQemuDeviations[] = {
     {"parent_death",
      "the same qemu-user 7.2 execve as for exec_programs: the child's exec of the sample itself fails (no binfmt_misc "
      "entry), so it never waits for its parent's end; the native x86-64 run is the reference"},
+    {"debug_processes",
+     "the same qemu-user 7.2 execve as for exec_programs: the forked child's exec of the sample itself fails (no "
+     "binfmt_misc entry) and it exits 15; the native x86-64 run is the reference"},
     {"signal_handlers",
      "qemu-riscv64-static 7.2 does not block a handler's sa_mask while it runs (the SIGUSR2 raised inside the "
      "SIGUSR1 handler is delivered at once); Linux blocks it (kernel/signal.c, generic code: the native x86-64 run "

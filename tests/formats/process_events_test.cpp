@@ -4,8 +4,9 @@
 // other event; with names holding spaces, colons and digits, an empty trace
 // (an image not recorded) and the event's thread. The recorder's own path
 // (Recorder::process_event through the ring) and the CLI's naming are
-// checked by the behaviour tests that record busybox sh pipelines. A damaged
-// OP_PROCESS is refused with its offset.
+// checked by the behaviour tests that record busybox sh pipelines. The trace
+// index keeps them (the debugger's fork and exec stops), saved and loaded. A
+// damaged OP_PROCESS is refused with its offset.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -18,6 +19,8 @@
 
 #include "formats/registry.h"
 #include "recorder/replay/process_tree.h"
+#include "recorder/replay/trace_index.h"
+#include "recorder/replay/trace_reader.h"
 #include "tests/formats/sample_recording.h"
 #include "tests/formats/test_files.h"
 #include "tests/support/error_text.h"
@@ -232,5 +235,34 @@ TEST_CASE("Malicious: a BAP frames process change out of range is refused with t
   CHECK_MESSAGE(refused.find("process change 3 (expected 1 forked or 2 exec'd)") != std::string::npos, refused);
   CHECK(refused.find("exception frame") != std::string::npos);
   CHECK(refused.find(path) != std::string::npos);
+  std::filesystem::remove(path);
+}
+
+TEST_CASE("Replay: the trace index keeps the fork and exec events, and its saved copy too") {
+  const std::string path = test::temp_file("process", "indexed.ucir");
+  const std::uint32_t pid = record_with_process_events("ucir", path, core::TraceLevel::kFull);
+  auto reader = replay::TraceReader::open(path);
+  REQUIRE(reader.has_value());
+  auto built = replay::TraceIndex::build(**reader);
+  REQUIRE_MESSAGE(built.has_value(), tracecorn::test_support::error_text(built));
+  auto as_copies = [&](const replay::TraceIndex& index) {
+    std::vector<ProcessCopy> copies;
+    for (const auto& change : index.process_changes())
+      copies.push_back({change.change, change.pid, change.trace, change.detail, pid});
+    return copies;
+  };
+  CHECK(as_copies(**built) == injected(pid));
+  const auto& changes = (*built)->process_changes();
+  REQUIRE(changes.size() == 4);
+  for (std::size_t i = 1; i < changes.size(); ++i) CHECK(changes[i].event == changes[i - 1].event + 1);
+  auto identity = replay::identify_trace(path);
+  REQUIRE(identity.has_value());
+  const std::string saved = path + ".tcindex";
+  REQUIRE((*built)->save(saved, *identity).has_value());
+  auto loaded = replay::TraceIndex::load(saved, *identity, (*built)->arch());
+  REQUIRE_MESSAGE(loaded.has_value(), tracecorn::test_support::error_text(loaded));
+  CHECK(as_copies(**loaded) == injected(pid));
+  for (std::size_t i = 0; i < changes.size(); ++i) CHECK((*loaded)->process_changes()[i].event == changes[i].event);
+  std::filesystem::remove(saved);
   std::filesystem::remove(path);
 }

@@ -52,7 +52,7 @@ def reference_backtrace():
         return run(gdb_args("starti") + sum([["-ex", c] for c in commands], []) + [PROGRAM])
     # qemu-user's gdb stub sometimes never reports the breakpoint of a
     # threaded program, or hangs as gdb reads the stopped thread (seen on
-    # every architecture; on arm 4 sessions in 10 on a quiet machine): a
+    # arm, mips and aarch64; on arm 4 sessions in 10 on a quiet machine): a
     # session that lasts past REFERENCE_TRY seconds (a good one takes about
     # one) is cut and tried again (below).
     port = free_port()

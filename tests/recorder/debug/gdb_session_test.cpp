@@ -237,6 +237,34 @@ TEST_CASE("Debug server: threads are the trace's: listed where alive, named in s
     CHECK_MESSAGE(session.answer(packet).substr(0, 1) == "E", packet);
 }
 
+TEST_CASE("Debug server: a client that follows processes gets pPID.TID thread-ids; a wrong one or an unknown pid is an error") {
+  auto recorded = record_session("gdb-session-processes.ucir");
+  GdbSession& session = *recorded->session;
+  const std::uint32_t pid = recorded->index->first_thread();
+  const std::string id = fmt::format("p{:x}.{:x}", pid, pid);
+  // Without a way to open other traces (this session has none), forks are followed but execs are not.
+  const std::string features = session.answer("qSupported:multiprocess+;fork-events+;vfork-events+;exec-events+");
+  CHECK(features.find(";multiprocess+") != std::string::npos);
+  CHECK(features.find(";fork-events+") != std::string::npos);
+  CHECK(features.find(";vfork-events+") != std::string::npos);
+  CHECK(features.find("exec-events") == std::string::npos);
+  CHECK(session.answer("qC") == "QC" + id);
+  CHECK(session.answer("qfThreadInfo") == "m" + id);
+  CHECK(session.answer("?") == "T05thread:" + id + ";");
+  for (const std::string& good : {"Hg" + id, fmt::format("Hgp{:x}", pid), fmt::format("Hgp{:x}.-1", pid), std::string("Hgp-1.-1"),
+                                  std::string("Hgp0.0"), "Hc" + id, "T" + id})
+    CHECK_MESSAGE(session.answer(good) == "OK", good);
+  for (const std::string& bad : {fmt::format("Hgp{:x}.1", pid + 1), std::string("Hgp"), std::string("Hgpzz.1"), fmt::format("Hgp{:x}.", pid),
+                                 fmt::format("Hgp{:x}.zz", pid), std::string("Tp1.1"), fmt::format("D;{:x}", pid + 1), std::string("D;zz"),
+                                 std::string("D;"), std::string("vKill;zz"), std::string("vCont;c:pzz.-1")})
+    CHECK_MESSAGE(session.answer(bad).substr(0, 1) == "E", bad);
+  CHECK_FALSE(session.closed());
+  // A step names the process; detaching the last process ends the session.
+  CHECK(session.answer("vCont;s:" + id) == "T05thread:" + id + ";");
+  CHECK(session.answer(fmt::format("D;{:x}", pid)) == "OK");
+  CHECK(session.closed());
+}
+
 TEST_CASE("Malicious: the debug server answers read-only, malformed, unknown and random packets with an error or nothing") {
   auto recorded = record_session("gdb-session.ucir");
   GdbSession& session = *recorded->session;

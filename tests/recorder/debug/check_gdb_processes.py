@@ -1,0 +1,152 @@
+#!/usr/bin/env python3
+# Role: gdb on `tracecorn debug` over a recorded process tree (the sample
+# debug_processes at the full level: a fork whose child execs the sample
+# again, then a vfork), checked against what nobody in the debugger wrote:
+#   - the trace's own fork events (`tracecorn dump --kind process`): the
+#     pids gdb names at `catch fork` and `catch vfork`, and the inferiors
+#     detach-on-fork off keeps;
+#   - the sample's source: child_step(7) in the forked child, exec_step(3) in
+#     the image its exec starts (catch exec names the program), parent_step(1)
+#     in the parent; reverse-stepi at the exec'd image's first instruction
+#     and reverse-continue in a child stop at the start of their trace;
+#   - on the host's architecture, a native gdb session of the same program
+#     with the same commands (follow-fork-mode child; the default, following
+#     the parent): the same stops in the same order, the same functions,
+#     arguments and backtraces (pids aside). qemu-user's gdb stub follows no
+#     forks, so the other architectures are checked against the trace alone.
+# Usage: check_gdb_processes.py TRACECORN ARCH PROGRAM WORK_DIR [QEMU]
+# Exit 0 when all holds; 1 with the differences; 77 (skip) when gdb is missing.
+import os
+import re
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.dont_write_bytecode = True  # nothing written into the source tree
+from debug_client import failure_list, gdb_check_arguments, gdb_on_server  # noqa: E402
+
+TRACECORN, ARCH, PROGRAM, WORK, QEMU, GDB, TIMEOUT = gdb_check_arguments(sys.argv)
+failures, check = failure_list()
+
+FOLLOW_CHILD = ["catch fork", "catch exec", "set follow-fork-mode child", "break child_step", "break exec_step",
+                "continue", "continue", "bt", "continue", "bt 1", "continue", "bt"]
+FOLLOW_PARENT = ["catch vfork", "break parent_step", "continue", "bt", "continue", "bt"]
+# Ours only: native gdb would hang here (the parent waits for the child gdb holds).
+KEEP_BOTH = ["set detach-on-fork off", "break child_step", "break parent_step", "continue", "info inferiors",
+             "inferior 2", "continue", "bt", "reverse-continue", "reverse-stepi", "inferior 1", "bt"]
+AT_EXEC = ["catch exec", "set follow-fork-mode child", "continue", "reverse-stepi", "stepi", "info inferiors"]
+
+
+def gdb_args(connect, commands):
+    args = [GDB, "-batch", "-nx", "-ex", "set pagination off", "-ex", "set confirm off", "-ex", "set width 0"]
+    if QEMU:
+        args += ["-ex", "set architecture auto"]
+    return args + ["-ex", connect] + sum([["-ex", c] for c in commands], []) + [PROGRAM]
+
+
+def run(args):
+    return subprocess.run(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=TIMEOUT,
+                          stdin=subprocess.DEVNULL).stdout
+
+
+def ours(trace, commands):
+    return gdb_on_server(TRACECORN, trace, lambda connect: run(gdb_args(connect, commands)), failures, TIMEOUT)
+
+
+def stops(output):
+    """What gdb said at each stop, without pids, addresses, thread numbers and entry values: ("fork", function),
+    ("vfork", function), ("exec", program, function), ("break", function, arguments), ("frame", function)."""
+    found = []
+    for line in output.splitlines():
+        m = re.search(r"Catchpoint \d+ \((v?fork)ed process \d+\), (?:0x[0-9a-f]+ in )?(\S+) \(", line)
+        if m:
+            found.append((m.group(1), m.group(2)))
+            continue
+        m = re.search(r"Catchpoint \d+ \(exec'd (\S+)\), (?:0x[0-9a-f]+ in )?(\S+) \(", line)
+        if m:
+            found.append(("exec", m.group(1), m.group(2)))
+            continue
+        m = re.search(r"Breakpoint [\d.]+, (\S+) \(([^)]*)\)", line)
+        if m:
+            # "n=n@entry=7" where the value at entry is known too, "n=7" elsewhere (i386, mips).
+            found.append(("break", m.group(1), re.sub(r"(\w+)=\1@entry=", r"\1=", m.group(2))))
+            continue
+        m = re.match(r"#\d+\s+(?:0x[0-9a-f]+ in )?(\S+) \(", line)
+        if m:
+            found.append(("frame", m.group(1)))
+    return found
+
+
+def caught_pids(output, kind):
+    return [int(p) for p in re.findall(r"Catchpoint \d+ \(%sed process (\d+)\)" % kind, output)]
+
+
+trace = os.path.join(WORK, "debug_processes.ucir")
+for name in os.listdir(WORK) if os.path.isdir(WORK) else []:
+    if name.startswith("debug_processes.ucir"):
+        os.remove(os.path.join(WORK, name))  # a tree from an earlier run
+recorded = subprocess.run([TRACECORN, "record", "--format", "ucir", "--level", "full", "-o", trace, "--", PROGRAM],
+                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, timeout=TIMEOUT)
+if recorded.returncode != 0:
+    print("record failed:", recorded.stderr)
+    sys.exit(1)
+processes = run([TRACECORN, "dump", "--kind", "process", trace])
+forks = re.findall(r"^#\d+ process forked child (\d+) \((\w+)\)", processes, re.M)
+check(len(forks) == 2, "the dump shows %d forks (2 expected): %s" % (len(forks), forks))
+fork_child, vfork_child = (int(forks[0][0]), int(forks[1][0])) if len(forks) == 2 else (0, 0)
+first = re.search(r", pid (\d+);", processes)
+root = int(first.group(1)) if first else 0
+
+sessions = {"follow-child": FOLLOW_CHILD, "follow-parent": FOLLOW_PARENT, "keep-both": KEEP_BOTH, "at-exec": AT_EXEC}
+outputs = {name: ours(trace, commands) for name, commands in sessions.items()}
+for name, text in outputs.items():
+    with open(os.path.join(WORK, name + ".txt"), "w") as f:
+        f.write(text)
+
+# Following the child: the fork, child_step(7) in it, the exec into the sample again, exec_step(3) there.
+child = outputs["follow-child"]
+check(caught_pids(child, "fork") == [fork_child], "follow-child: catch fork names %s, the dump %d" %
+      (caught_pids(child, "fork"), fork_child))
+got = [s for s in stops(child) if s[0] != "frame"]
+check(len(got) == 4 and got[0][0] == "fork" and got[1] == ("break", "child_step", "n=7") and
+      got[2][0] == "exec" and os.path.basename(got[2][1]) == os.path.basename(PROGRAM) and
+      got[3] == ("break", "exec_step", "n=3"), "follow-child stops: %s" % got)
+check("is executing new program: " in child, "follow-child: gdb did not load the exec'd program")
+# Following the parent: the child detached, parent_step(1), then the vfork.
+parent = outputs["follow-parent"]
+check("[Detaching after fork from child process %d]" % fork_child in parent,
+      "follow-parent: gdb did not detach child %d" % fork_child)
+got = [s for s in stops(parent) if s[0] != "frame"]
+check(len(got) == 2 and got[0] == ("break", "parent_step", "n=1") and got[1][0] == "vfork",
+      "follow-parent stops: %s" % got)
+check(caught_pids(parent, "vfork") == [vfork_child], "follow-parent: catch vfork names %s, the dump %d" %
+      (caught_pids(parent, "vfork"), vfork_child))
+# Both kept: each moves on its own; the child's trace starts at its fork's return.
+both = outputs["keep-both"]
+inferiors = sorted(int(p) for p in re.findall(r"^\*?\s+\d+\s+process (\d+)", both, re.M))
+check(inferiors == sorted([root, fork_child]), "keep-both: info inferiors lists %s, the dump has %s" %
+      (inferiors, sorted([root, fork_child])))
+got = [s for s in stops(both) if s[0] == "break"]
+check(got == [("break", "parent_step", "n=1"), ("break", "child_step", "n=7")],
+      "keep-both: the parent's and the child's stops: %s" % got)
+check("No more reverse-execution history." in both, "keep-both: reverse-continue in the child did not reach the "
+      "start of its trace")
+check(re.search(r"^#0\s+parent_step \(n=(n@entry=)?1\)", both, re.M) is not None,
+      "keep-both: back in inferior 1, the parent is not where it stopped")
+# At the exec'd image's first instruction: nothing earlier in its trace.
+at_exec = outputs["at-exec"]
+check(at_exec.count("No more reverse-execution history.") == 1, "at-exec: reverse-stepi at the new image's start")
+
+if not QEMU:
+    # The same commands on the program itself under native gdb.
+    for name in ("follow-child", "follow-parent"):
+        reference = run(gdb_args("starti", sessions[name]))
+        with open(os.path.join(WORK, name + ".reference.txt"), "w") as f:
+            f.write(reference)
+        check(stops(reference) == stops(outputs[name]), "%s: native gdb's stops %s, tracecorn's %s" %
+              (name, stops(reference), stops(outputs[name])))
+
+if failures:
+    print("\n".join(failures))
+    sys.exit(1)
+print("gdb over the process tree of %s (%s): forks, vfork, exec and both inferiors as expected" % (PROGRAM, ARCH))

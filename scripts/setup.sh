@@ -25,6 +25,7 @@ packages=(
   gcc-i686-linux-gnu libc6-dev-i386-cross
   gcc-mips-linux-gnu libc6-dev-mips-cross gcc-mipsel-linux-gnu libc6-dev-mipsel-cross
   gdb-multiarch  # the aarch64 fault pc against qemu-aarch64-static -g
+  lldb  # LLDB against tracecorn debug, and natively (tests/recorder/debug/check_lldb_session.py)
   golang-go  # the Go samples for every architecture (samples/go.cmake): the Go runtime as a guest
   libllvm14  # riscv64 disassembly in text traces (dlopen, formats/text/llvm_disassembler.h)
   python3-protobuf zstd  # an independent decoder of BAP frames; the zstd CLI

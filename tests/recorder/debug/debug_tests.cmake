@@ -34,6 +34,11 @@ tracecorn_add_gdb_check(debug_gdb_threads check_gdb_threads.py debug_threads)
 # against the trace's fork events and, on the host, native gdb
 # (check_gdb_processes.py).
 tracecorn_add_gdb_check(debug_gdb_processes check_gdb_processes.py debug_processes)
+# LLDB on `tracecorn debug` against LLDB running the program natively (the host only).
+add_test(NAME debug_lldb.${TRACECORN_TEST_HOST_ARCHITECTURE} COMMAND /usr/bin/python3
+  ${CMAKE_CURRENT_SOURCE_DIR}/recorder/debug/check_lldb_session.py $<TARGET_FILE:tracecorn>
+  ${CMAKE_BINARY_DIR}/samples/guest/static/nested_calls ${CMAKE_CURRENT_BINARY_DIR}/debug_lldb)
+set_tests_properties(debug_lldb.${TRACECORN_TEST_HOST_ARCHITECTURE} PROPERTIES SKIP_RETURN_CODE 77)
 # The command line: refusals (a blocks-level trace, a bad address, a missing file) and --help.
 add_test(NAME debug_cli COMMAND /usr/bin/python3 ${CMAKE_CURRENT_SOURCE_DIR}/recorder/debug/check_debug_cli.py
   $<TARGET_FILE:tracecorn> ${CMAKE_BINARY_DIR}/samples/guest/static/hello ${CMAKE_CURRENT_BINARY_DIR}/debug_cli)

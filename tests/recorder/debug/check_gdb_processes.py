@@ -12,7 +12,9 @@
 #   - on the host's architecture, a native gdb session of the same program
 #     with the same commands (follow-fork-mode child; the default, following
 #     the parent): the same stops in the same order, the same functions,
-#     arguments and backtraces (pids aside). qemu-user's gdb stub follows no
+#     arguments and backtraces (pids aside); and a real program, Debian's
+#     busybox sh running a pipeline then exec'ing its last command, followed
+#     through its two forks and its exec as native gdb follows it. qemu-user's gdb stub follows no
 #     forks, so the other architectures are checked against the trace alone.
 # Usage: check_gdb_processes.py TRACECORN ARCH PROGRAM WORK_DIR [QEMU]
 # Exit 0 when all holds; 1 with the differences; 77 (skip) when gdb is missing.
@@ -27,6 +29,7 @@ from debug_client import failure_list, gdb_check_arguments, gdb_on_server  # noq
 
 TRACECORN, ARCH, PROGRAM, WORK, QEMU, GDB, TIMEOUT = gdb_check_arguments(sys.argv)
 failures, check = failure_list()
+BUSYBOX = "/bin/busybox"  # Debian's busybox-static
 
 FOLLOW_CHILD = ["catch fork", "catch exec", "set follow-fork-mode child", "break child_step", "break exec_step",
                 "continue", "continue", "bt", "continue", "bt 1", "continue", "bt"]
@@ -145,6 +148,37 @@ if not QEMU:
             f.write(reference)
         check(stops(reference) == stops(outputs[name]), "%s: native gdb's stops %s, tracecorn's %s" %
               (name, stops(reference), stops(outputs[name])))
+
+if not QEMU and os.path.exists(BUSYBOX):
+    # A real program's tree: sh forks the pipeline's two commands, waits, then execs the last command.
+    shell = [BUSYBOX, "sh", "-c", "echo hello | %s wc -c; %s true" % (BUSYBOX, BUSYBOX)]
+    sh_trace = os.path.join(WORK, "sh.ucir")
+    for name in os.listdir(WORK):
+        if name.startswith("sh.ucir"):
+            os.remove(os.path.join(WORK, name))
+    recorded = subprocess.run([TRACECORN, "record", "--format", "ucir", "--level", "full", "-o", sh_trace, "--"] +
+                              shell, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, timeout=TIMEOUT)
+    check(recorded.returncode == 0, "record of busybox sh failed: " + recorded.stderr)
+    sh_forks = [int(p) for p in re.findall(r"^#\d+ process forked child (\d+)",
+                                           run([TRACECORN, "dump", "--kind", "process", sh_trace]), re.M)]
+    args = [GDB, "-batch", "-nx", "-ex", "set pagination off", "-ex", "set confirm off"]
+
+    def shell_commands(start):  # native gdb runs the program, ours continues the trace
+        return sum([["-ex", c] for c in ["catch fork", "catch exec", start, "continue", "continue"]], [])
+
+    sh_ours = gdb_on_server(TRACECORN, sh_trace,
+                            lambda connect: run(args + ["-ex", connect] + shell_commands("continue") + [BUSYBOX]),
+                            failures, TIMEOUT)
+    sh_native = run(args + shell_commands("run") + ["--args"] + shell)
+    for name, text in (("sh", sh_ours), ("sh.reference", sh_native)):
+        with open(os.path.join(WORK, name + ".txt"), "w") as f:
+            f.write(text)
+    kinds = [s[0] for s in stops(sh_ours) if s[0] != "frame"]
+    check(kinds == ["fork", "fork", "exec"], "busybox sh: stops %s (fork, fork, exec expected)" % kinds)
+    check(caught_pids(sh_ours, "fork") == sh_forks, "busybox sh: catch fork names %s, the dump %s" %
+          (caught_pids(sh_ours, "fork"), sh_forks))
+    native_kinds = [s[0] for s in stops(sh_native) if s[0] != "frame"]
+    check(native_kinds == kinds, "busybox sh: native gdb stops at %s, tracecorn's at %s" % (native_kinds, kinds))
 
 if failures:
     print("\n".join(failures))

@@ -255,7 +255,7 @@ py::list history(TraceHandle& trace, const py::object& reg, const py::object& ad
 }
 
 // `tracecorn why` from Python: the tree as dicts (the JSON `tracecorn why
-// --json` prints, parsed), for a register (`reg`) or memory bytes (`addr`,
+// --json` prints, parsed, code named by the same symbols), for a register (`reg`) or memory bytes (`addr`,
 // `size`) as they are at event `at` (default: the end).
 py::object why(TraceHandle& trace, const py::object& reg, const py::object& address, std::uint64_t size,
                const py::object& at, unsigned depth) {
@@ -276,7 +276,7 @@ py::object why(TraceHandle& trace, const py::object& reg, const py::object& addr
   options.depth = depth;
   const std::uint64_t event = at.is_none() ? index.event_count() : at.cast<std::uint64_t>();
   const debug::WhyNode tree =
-      std::move(debug::explain(index, *decoder, nullptr, target, event, options)).value_or_throw();
+      std::move(debug::explain(index, *decoder, &trace.namer(), target, event, options)).value_or_throw();
   return py::module_::import("json").attr("loads")(debug::why_json(tree, index.arch()));
 }
 

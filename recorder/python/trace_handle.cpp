@@ -94,13 +94,15 @@ replay::TraceIndex& TraceHandle::index() {
   return *index_;
 }
 
-std::string TraceHandle::symbol(std::uint64_t address) {
+formats::AddressNamer& TraceHandle::namer() {
   if (!namer_) {
     auto namer = std::make_unique<session::SymbolNamer>("");
     index().name_mappings(*namer);
     namer_ = std::move(namer);
   }
-  return namer_->name(address);
+  return *namer_;
 }
+
+std::string TraceHandle::symbol(std::uint64_t address) { return namer().name(address); }
 
 }  // namespace tracecorn::python

@@ -73,6 +73,8 @@ class TraceHandle {
   // "main+0x1c (/path/prog)" for a code address, from the modules' files
   // where they are readable here (as the CLI names them); "" when unknown.
   std::string symbol(std::uint64_t address);
+  // The namer symbol() and why() use: made, and fed the trace's mappings, the first time.
+  formats::AddressNamer& namer();
 
  private:
   TraceHandle(std::string path, std::unique_ptr<replay::TraceReader> header)

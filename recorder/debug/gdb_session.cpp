@@ -162,18 +162,23 @@ GdbSession::Process* GdbSession::find(std::uint64_t pid) {
   return nullptr;
 }
 
-GdbSession::Process* GdbSession::resolve(const ThreadRef& ref) {
+bool GdbSession::has_thread(const Process& process, std::uint32_t tid) const {
+  // A child not opened yet is as the fork left it: one thread, its pid.
+  return process.travel ? process.travel->thread_alive(tid) : tid == process.pid;
+}
+
+GdbSession::Process* GdbSession::resolve(const ThreadRef& ref, bool need_trace) {
   Process* process = nullptr;
   if (ref.pid != 0) {
     process = find(ref.pid);
-  } else if (ref.tid == 0 || current_->travel->thread_alive(ref.tid)) {
+  } else if (ref.tid == 0 || has_thread(*current_, ref.tid)) {
     process = current_;
   } else {  // a bare tid: the process that has it
     for (auto& other : processes_)
-      if (!other->detached && other->travel && other->travel->thread_alive(ref.tid)) process = other.get();
+      if (!other->detached && has_thread(*other, ref.tid)) process = other.get();
   }
-  if (!process || !open(*process)) return nullptr;
-  if (ref.tid != 0 && !process->travel->thread_alive(ref.tid)) return nullptr;
+  if (!process || (need_trace && !open(*process))) return nullptr;
+  if (ref.tid != 0 && !has_thread(*process, ref.tid)) return nullptr;
   return process;
 }
 
@@ -212,9 +217,10 @@ std::string GdbSession::answer(std::string_view packet) {
   const std::string_view rest = packet.substr(1);
   switch (packet[0]) {
     case '?': return stop_reply(*current_, current_->last_stop);
-    case 'g': return read_registers();
-    case 'p': return read_register(rest);
-    case 'm': return read_memory(rest);
+    // What reads the trace opens it (a child gdb only selected, or detaches, is never read).
+    case 'g': return open(*general_) ? read_registers() : std::string(kError);
+    case 'p': return open(*general_) ? read_register(rest) : std::string(kError);
+    case 'm': return open(*general_) ? read_memory(rest) : std::string(kError);
     case 'G': case 'P': case 'M': case 'X': return std::string(kReadOnly);
     case 'Z': return change_point(rest, true);
     case 'z': return change_point(rest, false);
@@ -227,7 +233,7 @@ std::string GdbSession::answer(std::string_view packet) {
     case 'H': return set_thread(rest);
     case 'T': {
       ThreadRef thread;
-      return parse_thread(rest, thread) && thread.tid != 0 && resolve(thread) ? "OK" : std::string(kError);
+      return parse_thread(rest, thread) && thread.tid != 0 && resolve(thread, false) ? "OK" : std::string(kError);
     }
     case 'D': return detach(rest);
     case 'k': closed_ = true; return "OK";
@@ -303,14 +309,14 @@ std::string GdbSession::query(std::string_view packet) {
   if (starts_with(packet, "qThreadExtraInfo,")) {
     ThreadRef thread;
     if (!parse_thread(packet.substr(17), thread)) return std::string(kError);
-    const Process* process = resolve(thread);
+    const Process* process = resolve(thread, false);
     if (!process) return std::string(kError);
-    return hex_text(thread.tid == 0 || thread.tid == process->travel->current_thread() ? "running here"
-                                                                                        : "switched out");
+    const bool running = !process->travel || thread.tid == 0 || thread.tid == process->travel->current_thread();
+    return hex_text(running ? "running here" : "switched out");
   }
   if (starts_with(packet, "qXfer:")) return transfer(packet.substr(6));
   if (starts_with(packet, "QCatchSyscalls:")) return catch_syscalls(packet.substr(15));
-  if (starts_with(packet, "qRcmd,")) return monitor(packet.substr(6));
+  if (starts_with(packet, "qRcmd,")) return open(*general_) ? monitor(packet.substr(6)) : std::string(kError);
   return "";
 }
 
@@ -390,12 +396,14 @@ std::string GdbSession::change_point(std::string_view packet, bool insert) {
   std::uint64_t address = 0, kind = 0;
   if (!parse_address_length(rest, address, kind)) return std::string(kError);
   if (type == '0' || type == '1') {
-    if (insert) travel().breakpoints().insert(address);
-    else travel().breakpoints().erase(address);
+    // A child not opened yet keeps them until it is (gdb removes its parent's from it as it detaches it).
+    auto& points = general_->travel ? travel().breakpoints() : general_->inherited_breakpoints;
+    if (insert) points.insert(address);
+    else points.erase(address);
     return "OK";
   }
   if (type == '2' || type == '3' || type == '4') {
-    if (kind == 0 || kind > 4096) return std::string(kError);
+    if (kind == 0 || kind > 4096 || !open(*general_)) return std::string(kError);
     const WatchKind watch = type == '2' ? WatchKind::kWrite : type == '3' ? WatchKind::kRead : WatchKind::kAccess;
     // Reads are in the trace only at levels mem and full.
     if (watch != WatchKind::kWrite && !travel().index().memory_tracked()) return "";
@@ -433,7 +441,7 @@ std::string GdbSession::set_thread(std::string_view arguments) {
   ThreadRef thread;
   if (arguments.empty() || (arguments[0] != 'g' && arguments[0] != 'c') || !parse_thread(arguments.substr(1), thread))
     return std::string(kError);
-  Process* process = resolve(thread);
+  Process* process = resolve(thread, false);
   if (!process) return std::string(kError);
   if (arguments[0] == 'g') {
     general_ = process;
@@ -444,12 +452,13 @@ std::string GdbSession::set_thread(std::string_view arguments) {
   return "OK";
 }
 
-std::string GdbSession::thread_list() {
+std::string GdbSession::thread_list() const {
   std::string list = "m";
-  auto add = [&](Process& process) {
-    if (process.detached || !open(process)) return;
-    for (const std::uint32_t thread : process.travel->threads())
-      list += (list.size() > 1 ? "," : "") + thread_id(process.pid, thread);
+  auto add = [&](const Process& process) {
+    if (process.detached) return;
+    const auto threads = process.travel ? process.travel->threads() : std::vector<std::uint32_t>{
+                                                                          static_cast<std::uint32_t>(process.pid)};
+    for (const std::uint32_t thread : threads) list += (list.size() > 1 ? "," : "") + thread_id(process.pid, thread);
   };
   add(*current_);
   for (auto& process : processes_)
@@ -490,7 +499,8 @@ std::optional<Stop> GdbSession::follow_change(Process& process, const Stop& stop
     if (auto path = replay::trace_named_beside(process.trace, change.trace); path && !process.trace.empty())
       child->trace = *path;
     child->inherited_breakpoints = process.travel->breakpoints();
-    child->auxv = process.auxv;
+    child->auxv = process.auxv;            // memory is a copy: the same auxiliary vector
+    child->registers = process.registers;  // and the same architecture
     processes_.push_back(std::move(child));
     process.vfork_done_pending = vfork;
     Stop reported = stop;
@@ -517,8 +527,8 @@ std::optional<Stop> GdbSession::follow_change(Process& process, const Stop& stop
 
 std::string GdbSession::resume(Direction direction, bool single_step, ThreadRef target) {
   if (target.pid == 0 && target.tid == 0) target = continue_thread_;
-  Process* process = resolve(target);
-  if (!process) process = resolve(ThreadRef{target.pid, 0});
+  Process* process = resolve(target, true);
+  if (!process) process = resolve(ThreadRef{target.pid, 0}, true);
   if (!process) process = current_;
   std::uint32_t thread = target.tid;
   if (thread == 0 || !process->travel->thread_alive(thread)) thread = process->travel->current_thread();

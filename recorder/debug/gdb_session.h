@@ -101,7 +101,10 @@ class GdbSession {
   void attach_travel(Process& process, TimeTravel& travel, formats::AddressNamer* namer);
   bool open(Process& process);  // opens its trace when not yet open; false when it cannot be
   Process* find(std::uint64_t pid);
-  Process* resolve(const ThreadRef& ref);  // the process a thread-id names, opened; null when none
+  // The process a thread-id names, its trace opened when `need_trace` (a
+  // child gdb only selects or detaches is never read); null when none.
+  Process* resolve(const ThreadRef& ref, bool need_trace);
+  bool has_thread(const Process& process, std::uint32_t tid) const;
   TimeTravel& travel() const { return *general_->travel; }
   const arch::ArchInfo& arch() const { return *general_->registers.arch; }
   std::string thread_id(std::uint64_t pid, std::uint32_t tid) const;  // as the client writes them
@@ -128,13 +131,14 @@ class GdbSession {
   std::string monitor_why(const std::vector<std::string>& arguments);  // its output, not hex encoded
   std::string register_hex(std::size_t gdb_number) const;
   std::string set_thread(std::string_view arguments);  // H
-  std::string thread_list();                           // qfThreadInfo
+  std::string thread_list() const;                     // qfThreadInfo
   static bool parse_thread(std::string_view text, ThreadRef& thread);
 
   ImageOpener opener_;  // empty: children and next images are not opened
   std::vector<std::unique_ptr<Process>> processes_;  // the first, then children as their forks are reported
   Process* current_ = nullptr;  // the process that stopped last
   Process* general_ = nullptr;  // Hg's process: whose registers, memory and points packets read and set
+                                // (opened by the first packet that reads its trace)
   std::uint32_t general_thread_ = 0;   // Hg: whose registers g and p read (0: the process's current thread)
   ThreadRef continue_thread_;          // Hc: which thread s and bs step (0: the current one)
   bool no_ack_ = false;

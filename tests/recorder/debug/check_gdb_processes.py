@@ -14,7 +14,8 @@
 #     the parent): the same stops in the same order, the same functions,
 #     arguments and backtraces (pids aside); and a real program, Debian's
 #     busybox sh running a pipeline then exec'ing its last command, followed
-#     through its two forks and its exec as native gdb follows it. qemu-user's gdb stub follows no
+#     through its two forks and its exec as native gdb follows it, the
+#     children it detaches never read (no index made for their traces). qemu-user's gdb stub follows no
 #     forks, so the other architectures are checked against the trace alone.
 # Usage: check_gdb_processes.py TRACECORN ARCH PROGRAM WORK_DIR [QEMU]
 # Exit 0 when all holds; 1 with the differences; 77 (skip) when gdb is missing.
@@ -159,8 +160,9 @@ if not QEMU and os.path.exists(BUSYBOX):
     recorded = subprocess.run([TRACECORN, "record", "--format", "ucir", "--level", "full", "-o", sh_trace, "--"] +
                               shell, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, timeout=TIMEOUT)
     check(recorded.returncode == 0, "record of busybox sh failed: " + recorded.stderr)
-    sh_forks = [int(p) for p in re.findall(r"^#\d+ process forked child (\d+)",
-                                           run([TRACECORN, "dump", "--kind", "process", sh_trace]), re.M)]
+    sh_children = re.findall(r"^#\d+ process forked child (\d+) \(\w+\), trace (\S+)",
+                             run([TRACECORN, "dump", "--kind", "process", sh_trace]), re.M)
+    sh_forks = [int(pid) for pid, _ in sh_children]
     args = [GDB, "-batch", "-nx", "-ex", "set pagination off", "-ex", "set confirm off"]
 
     def shell_commands(start):  # native gdb runs the program, ours continues the trace
@@ -177,6 +179,9 @@ if not QEMU and os.path.exists(BUSYBOX):
     check(kinds == ["fork", "fork", "exec"], "busybox sh: stops %s (fork, fork, exec expected)" % kinds)
     check(caught_pids(sh_ours, "fork") == sh_forks, "busybox sh: catch fork names %s, the dump %s" %
           (caught_pids(sh_ours, "fork"), sh_forks))
+    # gdb detached both children at their forks: their traces were never read (no index made beside them).
+    indexed = [name for _, name in sh_children if os.path.exists(os.path.join(WORK, name + ".tcindex"))]
+    check(len(sh_children) == 2 and not indexed, "busybox sh: the detached children's traces were read: %s" % indexed)
     native_kinds = [s[0] for s in stops(sh_native) if s[0] != "frame"]
     check(native_kinds == kinds, "busybox sh: native gdb stops at %s, tracecorn's at %s" % (native_kinds, kinds))
 

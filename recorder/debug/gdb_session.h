@@ -49,7 +49,8 @@ class GdbSession {
   // resumes) and at execs (`exec:`, the process then in its next image's
   // trace, opened through `opener`), and gdb's follow-fork-mode and
   // detach-on-fork choose which processes it keeps: a child's trace is opened
-  // when gdb first asks about it. Each process moves on its own: a resume
+  // when gdb first reads it (registers, memory, a resume: a child gdb
+  // detaches is never read). Each process moves on its own: a resume
   // moves the process it names (gdb's schedule-multiple off), or the one that
   // stopped last.
   GdbSession(std::unique_ptr<DebuggedImage> first, std::string trace, ImageOpener opener);

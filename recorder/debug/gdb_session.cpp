@@ -93,6 +93,54 @@ namespace {
 
 constexpr std::uint64_t kCloneVfork = 0x4000;  // CLONE_VFORK, the same on every architecture
 
+// The files a trace maps, as its index replays them to a namer.
+class MappedFiles final : public formats::AddressNamer {
+ public:
+  void module_loaded(const events::ModuleLoadEvent& module) override {
+    files_.push_back({module.start.value, module.end.value, std::string(module.path)});
+  }
+  void unmapped(std::uint64_t, std::uint64_t) override {}
+  void file_mapped(std::uint64_t start, std::uint64_t end, std::string_view path) override {
+    files_.push_back({start, end, std::string(path)});
+  }
+  std::string name(std::uint64_t) override { return {}; }
+  // The first file mapped over `address`; "" when none.
+  std::string file_at(std::uint64_t address) const {
+    for (const auto& file : files_)
+      if (address >= file.start && address < file.end && !file.path.empty()) return file.path;
+    return {};
+  }
+
+ private:
+  struct File {
+    std::uint64_t start, end;
+    std::string path;
+  };
+  std::vector<File> files_;
+};
+
+// The program an image runs, as the host names it: the file mapped where the
+// auxiliary vector's AT_PHDR points (the program's own headers, not the
+// interpreter's); "" when the trace does not say.
+std::string mapped_program(const replay::TraceIndex& index, std::span<const std::uint8_t> auxv) {
+  constexpr std::uint64_t kAtPhdr = 3;
+  const arch::ArchInfo& arch = index.arch();
+  const std::size_t word = arch.elf_64bit ? 8 : 4;
+  auto read_word = [&](std::size_t at) {
+    std::uint64_t value = 0;
+    for (std::size_t i = 0; i < word; ++i)
+      value |= std::uint64_t{auxv[at + (arch.little_endian ? i : word - 1 - i)]} << (8 * i);
+    return value;
+  };
+  for (std::size_t at = 0; at + 2 * word <= auxv.size(); at += 2 * word) {
+    if (read_word(at) != kAtPhdr) continue;
+    MappedFiles files;
+    index.name_mappings(files);
+    return files.file_at(read_word(at + word));
+  }
+  return {};
+}
+
 std::uint64_t stack_pointer(const TimeTravel& travel, const arch::ArchInfo& arch) {
   std::uint64_t address = 0;
   if (const auto sp = arch.register_index(arch.sp_reg))
@@ -515,9 +563,14 @@ std::optional<Stop> GdbSession::follow_change(Process& process, const Stop& stop
   if (!path) return std::nullopt;
   auto image = opener_(*path);
   if (!image || !(*image)->travel) return std::nullopt;
-  const std::string program = (*image)->program.empty() ? change.detail : (*image)->program;
+  const std::string named = change.detail;  // (the old image, its index with it, goes below)
   attach_travel(process, *(*image)->travel, (*image)->namer.get());
   process.image = std::move(*image);
+  // gdb loads the file the stop names: the host's path where the trace says it
+  // (the exec named it relative to the guest's directory, which gdb may not share).
+  std::string program = process.image->program;
+  if (program.empty() && process.image->index) program = mapped_program(*process.image->index, process.auxv);
+  if (program.empty()) program = named;
   process.trace = *path;
   process.program = program;
   Stop executed;

@@ -6,17 +6,19 @@
 #     pids gdb names at `catch fork` and `catch vfork`, and the inferiors
 #     detach-on-fork off keeps;
 #   - the sample's source: child_step(7) in the forked child, exec_step(3) in
-#     the image its exec starts (catch exec names the program), parent_step(1)
-#     in the parent; reverse-stepi at the exec'd image's first instruction
-#     and reverse-continue in a child stop at the start of their trace;
+#     the image its exec starts (catch exec names the program by its host
+#     path, however the exec named it), parent_step(1) in the parent;
+#     reverse-stepi at the exec'd image's first instruction and
+#     reverse-continue in a child stop at the start of their trace;
 #   - on the host's architecture, a native gdb session of the same program
 #     with the same commands (follow-fork-mode child; the default, following
 #     the parent): the same stops in the same order, the same functions,
 #     arguments and backtraces (pids aside); and a real program, Debian's
 #     busybox sh running a pipeline then exec'ing its last command, followed
 #     through its two forks and its exec as native gdb follows it, the
-#     children it detaches never read (no index made for their traces). qemu-user's gdb stub follows no
-#     forks, so the other architectures are checked against the trace alone.
+#     children it detaches never read (no index made for their traces).
+#     qemu-user's gdb stub follows no forks, so the other architectures are
+#     checked against the trace alone.
 # Usage: check_gdb_processes.py TRACECORN ARCH PROGRAM WORK_DIR [QEMU]
 # Exit 0 when all holds; 1 with the differences; 77 (skip) when gdb is missing.
 import os
@@ -113,7 +115,7 @@ check(caught_pids(child, "fork") == [fork_child], "follow-child: catch fork name
       (caught_pids(child, "fork"), fork_child))
 got = [s for s in stops(child) if s[0] != "frame"]
 check(len(got) == 4 and got[0][0] == "fork" and got[1] == ("break", "child_step", "n=7") and
-      got[2][0] == "exec" and os.path.basename(got[2][1]) == os.path.basename(PROGRAM) and
+      got[2][0] == "exec" and os.path.realpath(got[2][1]) == os.path.realpath(PROGRAM) and
       got[3] == ("break", "exec_step", "n=3"), "follow-child stops: %s" % got)
 check("is executing new program: " in child, "follow-child: gdb did not load the exec'd program")
 # Following the parent: the child detached, parent_step(1), then the vfork.

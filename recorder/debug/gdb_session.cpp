@@ -153,7 +153,7 @@ std::uint64_t stack_pointer(const TimeTravel& travel, const arch::ArchInfo& arch
 
 GdbSession::GdbSession(TimeTravel& travel, formats::AddressNamer* namer) {
   auto first = std::make_unique<Process>();
-  attach_travel(*first, travel, namer);
+  attach_travel(*first, travel, namer, true);
   first->pid = std::max<std::uint32_t>(travel.current_thread(), 1);  // the first thread's tid is the pid
   processes_.push_back(std::move(first));
   current_ = general_ = processes_.front().get();
@@ -168,7 +168,7 @@ GdbSession::GdbSession(std::unique_ptr<DebuggedImage> first, std::string trace, 
 
 GdbSession::~GdbSession() = default;
 
-void GdbSession::attach_travel(Process& process, TimeTravel& travel, formats::AddressNamer* namer) {
+void GdbSession::attach_travel(Process& process, TimeTravel& travel, formats::AddressNamer* namer, bool at_entry) {
   process.travel = &travel;
   process.namer = namer;
   const arch::ArchInfo& arch = travel.index().arch();
@@ -186,8 +186,8 @@ void GdbSession::attach_travel(Process& process, TimeTravel& travel, formats::Ad
     }
   }
   // A forked child's trace starts at the fork's return, not at an entry: it keeps its parent's (a copy).
-  auto auxv = initial_auxv(travel.index(), stack_pointer(travel, arch), arch.elf_64bit, arch.little_endian);
-  if (!auxv.empty()) process.auxv = std::move(auxv);
+  if (at_entry)
+    process.auxv = initial_auxv(travel.index(), stack_pointer(travel, arch), arch.elf_64bit, arch.little_endian);
   travel.report_process_changes(fork_events_ || vfork_events_ || exec_events_);
   travel.catch_syscalls(catch_syscalls_, caught_numbers_);
   process.last_stop = Stop{};
@@ -198,7 +198,7 @@ bool GdbSession::open(Process& process) {
   if (process.detached || !opener_ || process.trace.empty()) return false;
   auto image = opener_(process.trace);
   if (!image || !(*image)->travel) return false;
-  attach_travel(process, *(*image)->travel, (*image)->namer.get());
+  attach_travel(process, *(*image)->travel, (*image)->namer.get(), false);
   process.image = std::move(*image);
   process.travel->breakpoints() = process.inherited_breakpoints;
   return true;
@@ -564,7 +564,7 @@ std::optional<Stop> GdbSession::follow_change(Process& process, const Stop& stop
   auto image = opener_(*path);
   if (!image || !(*image)->travel) return std::nullopt;
   const std::string named = change.detail;  // (the old image, its index with it, goes below)
-  attach_travel(process, *(*image)->travel, (*image)->namer.get());
+  attach_travel(process, *(*image)->travel, (*image)->namer.get(), true);
   process.image = std::move(*image);
   // gdb loads the file the stop names: the host's path where the trace says it
   // (the exec named it relative to the guest's directory, which gdb may not share).

@@ -99,7 +99,9 @@ class GdbSession {
     std::uint32_t tid = 0;
   };
 
-  void attach_travel(Process& process, TimeTravel& travel, formats::AddressNamer* namer);
+  // Makes `travel` the process's current image; `at_entry`: the image starts
+  // at its entry (the first image, an exec's), with its auxiliary vector on the stack.
+  void attach_travel(Process& process, TimeTravel& travel, formats::AddressNamer* namer, bool at_entry);
   bool open(Process& process);  // opens its trace when not yet open; false when it cannot be
   Process* find(std::uint64_t pid);
   // The process a thread-id names, its trace opened when `need_trace` (a

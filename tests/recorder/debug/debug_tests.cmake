@@ -34,6 +34,13 @@ tracecorn_add_gdb_check(debug_gdb_threads check_gdb_threads.py debug_threads)
 # against the trace's fork events and, on the host, native gdb
 # (check_gdb_processes.py).
 tracecorn_add_gdb_check(debug_gdb_processes check_gdb_processes.py debug_processes)
+# ... and the dynamically linked PIE on the host: gdb relocates a child by the
+# auxiliary vector it inherits from its parent (its trace starts mid-run).
+add_test(NAME debug_gdb_processes.${TRACECORN_TEST_HOST_ARCHITECTURE}.dynamic COMMAND /usr/bin/python3
+  ${CMAKE_CURRENT_SOURCE_DIR}/recorder/debug/check_gdb_processes.py $<TARGET_FILE:tracecorn>
+  ${TRACECORN_TEST_HOST_ARCHITECTURE} ${CMAKE_BINARY_DIR}/samples/guest/dynamic/debug_processes
+  ${CMAKE_CURRENT_BINARY_DIR}/debug_gdb_processes/${TRACECORN_TEST_HOST_ARCHITECTURE}.dynamic)
+set_tests_properties(debug_gdb_processes.${TRACECORN_TEST_HOST_ARCHITECTURE}.dynamic PROPERTIES SKIP_RETURN_CODE 77)
 # LLDB on `tracecorn debug` against LLDB running the program natively (the host only).
 add_test(NAME debug_lldb.${TRACECORN_TEST_HOST_ARCHITECTURE} COMMAND /usr/bin/python3
   ${CMAKE_CURRENT_SOURCE_DIR}/recorder/debug/check_lldb_session.py $<TARGET_FILE:tracecorn>

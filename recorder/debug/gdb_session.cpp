@@ -2,6 +2,7 @@
 // target description, registers, memory, points, resumes and monitor commands.
 #include "recorder/debug/gdb_session.h"
 
+#include "recorder/debug/auxiliary_vector.h"
 #include "recorder/replay/process_tree.h"
 
 #include <algorithm>
@@ -60,86 +61,9 @@ std::string target_description(const arch::GdbTarget& target) {
   return xml + "</target>";
 }
 
-std::vector<std::uint8_t> initial_auxv(const replay::TraceIndex& index, std::uint64_t sp, bool wide, bool little_endian) {
-  const std::size_t word = wide ? 8 : 4;
-  auto read_word = [&](std::uint64_t address, std::uint64_t& value) {
-    std::uint8_t bytes[8] = {};
-    if (index.read_memory(address, std::span(bytes, word)) != word) return false;
-    value = 0;
-    for (std::size_t i = 0; i < word; ++i) value |= std::uint64_t{bytes[little_endian ? i : word - 1 - i]} << (8 * i);
-    return true;
-  };
-  std::uint64_t argc = 0, value = 0;
-  if (!read_word(sp, argc) || argc > 1u << 20) return {};
-  std::uint64_t at = sp + word * (argc + 2);  // argc, argv[], NULL
-  for (int envp = 0; envp < 1 << 20; ++envp, at += word) {
-    if (!read_word(at, value)) return {};
-    if (value == 0) break;
-  }
-  at += word;
-  std::vector<std::uint8_t> auxv;
-  for (int entry = 0; entry < 512; ++entry, at += 2 * word) {
-    std::uint64_t type = 0;
-    if (!read_word(at, type) || !read_word(at + word, value)) return {};
-    std::vector<std::uint8_t> pair(2 * word);
-    index.read_memory(at, pair);
-    auxv.insert(auxv.end(), pair.begin(), pair.end());
-    if (type == 0) return auxv;  // AT_NULL
-  }
-  return {};
-}
-
 namespace {
 
 constexpr std::uint64_t kCloneVfork = 0x4000;  // CLONE_VFORK, the same on every architecture
-
-// The files a trace maps, as its index replays them to a namer.
-class MappedFiles final : public formats::AddressNamer {
- public:
-  void module_loaded(const events::ModuleLoadEvent& module) override {
-    files_.push_back({module.start.value, module.end.value, std::string(module.path)});
-  }
-  void unmapped(std::uint64_t, std::uint64_t) override {}
-  void file_mapped(std::uint64_t start, std::uint64_t end, std::string_view path) override {
-    files_.push_back({start, end, std::string(path)});
-  }
-  std::string name(std::uint64_t) override { return {}; }
-  // The first file mapped over `address`; "" when none.
-  std::string file_at(std::uint64_t address) const {
-    for (const auto& file : files_)
-      if (address >= file.start && address < file.end && !file.path.empty()) return file.path;
-    return {};
-  }
-
- private:
-  struct File {
-    std::uint64_t start, end;
-    std::string path;
-  };
-  std::vector<File> files_;
-};
-
-// The program an image runs, as the host names it: the file mapped where the
-// auxiliary vector's AT_PHDR points (the program's own headers, not the
-// interpreter's); "" when the trace does not say.
-std::string mapped_program(const replay::TraceIndex& index, std::span<const std::uint8_t> auxv) {
-  constexpr std::uint64_t kAtPhdr = 3;
-  const arch::ArchInfo& arch = index.arch();
-  const std::size_t word = arch.elf_64bit ? 8 : 4;
-  auto read_word = [&](std::size_t at) {
-    std::uint64_t value = 0;
-    for (std::size_t i = 0; i < word; ++i)
-      value |= std::uint64_t{auxv[at + (arch.little_endian ? i : word - 1 - i)]} << (8 * i);
-    return value;
-  };
-  for (std::size_t at = 0; at + 2 * word <= auxv.size(); at += 2 * word) {
-    if (read_word(at) != kAtPhdr) continue;
-    MappedFiles files;
-    index.name_mappings(files);
-    return files.file_at(read_word(at + word));
-  }
-  return {};
-}
 
 std::uint64_t stack_pointer(const TimeTravel& travel, const arch::ArchInfo& arch) {
   std::uint64_t address = 0;
@@ -186,8 +110,7 @@ void GdbSession::attach_travel(Process& process, TimeTravel& travel, formats::Ad
     }
   }
   // A forked child's trace starts at the fork's return, not at an entry: it keeps its parent's (a copy).
-  if (at_entry)
-    process.auxv = initial_auxv(travel.index(), stack_pointer(travel, arch), arch.elf_64bit, arch.little_endian);
+  if (at_entry) process.auxv = auxiliary_vector(travel.index(), stack_pointer(travel, arch));
   travel.report_process_changes(fork_events_ || vfork_events_ || exec_events_);
   travel.catch_syscalls(catch_syscalls_, caught_numbers_);
   process.last_stop = Stop{};

@@ -158,10 +158,6 @@ class GdbSession {
 
 // The target description (XML) gdb reads with qXfer:features:read for `target`.
 std::string target_description(const arch::GdbTarget& target);
-// The auxiliary vector on the stack at `sp` (after argc, argv and envp) in
-// `index`'s current state (the session reads it at the first instruction), as
-// bytes in the guest's layout; empty when memory there is unknown.
-std::vector<std::uint8_t> initial_auxv(const replay::TraceIndex& index, std::uint64_t sp, bool wide, bool little_endian);
 // gdb's signal number (its own numbering, include/gdb/signals.def) for a host (Linux) signal.
 int gdb_signal_number(std::uint32_t host_signal);
 

@@ -9,7 +9,9 @@
 #     the image its exec starts (catch exec names the program by its host
 #     path, however the exec named it), parent_step(1) in the parent;
 #     reverse-stepi at the exec'd image's first instruction and
-#     reverse-continue in a child stop at the start of their trace;
+#     reverse-continue in a child stop at the start of their trace; the
+#     child's trace served on its own has its parent's auxiliary vector
+#     (gdb relocates a PIE by it) and stops in child_step(7);
 #   - on the host's architecture, a native gdb session of the same program
 #     with the same commands (follow-fork-mode child; the default, following
 #     the parent): the same stops in the same order, the same functions,
@@ -41,6 +43,9 @@ FOLLOW_PARENT = ["catch vfork", "break parent_step", "continue", "bt", "continue
 KEEP_BOTH = ["set detach-on-fork off", "break child_step", "break parent_step", "continue", "info inferiors",
              "inferior 2", "continue", "bt", "reverse-continue", "reverse-stepi", "inferior 1", "bt"]
 AT_EXEC = ["catch exec", "set follow-fork-mode child", "continue", "reverse-stepi", "stepi", "info inferiors"]
+# The forked child's trace served on its own: its auxiliary vector is found on its stack (gdb relocates a PIE by it).
+CHILD_ALONE = ["info auxv", "break child_step", "continue", "bt"]
+ROOT_AUXV = ["info auxv"]
 
 
 def gdb_args(connect, commands):
@@ -105,6 +110,8 @@ root = int(first.group(1)) if first else 0
 
 sessions = {"follow-child": FOLLOW_CHILD, "follow-parent": FOLLOW_PARENT, "keep-both": KEEP_BOTH, "at-exec": AT_EXEC}
 outputs = {name: ours(trace, commands) for name, commands in sessions.items()}
+outputs["root-auxv"] = ours(trace, ROOT_AUXV)
+outputs["child-alone"] = ours("%s.%d" % (trace, fork_child), CHILD_ALONE)
 for name, text in outputs.items():
     with open(os.path.join(WORK, name + ".txt"), "w") as f:
         f.write(text)
@@ -142,6 +149,14 @@ check(re.search(r"^#0\s+parent_step \(n=(n@entry=)?1\)", both, re.M) is not None
 # At the exec'd image's first instruction: nothing earlier in its trace.
 at_exec = outputs["at-exec"]
 check(at_exec.count("No more reverse-execution history.") == 1, "at-exec: reverse-stepi at the new image's start")
+
+# The child's trace alone: the same auxiliary vector as its parent's, and child_step(7) where the source says.
+auxv_lines = [re.findall(r"^\d+\s+AT_\w+.*$", outputs[name], re.M) for name in ("root-auxv", "child-alone")]
+check(len(auxv_lines[0]) > 5 and auxv_lines[0] == auxv_lines[1],
+      "the child's trace alone: info auxv %s, its parent's %s" % (auxv_lines[1], auxv_lines[0]))
+check(("break", "child_step", "n=7") in stops(outputs["child-alone"]) and
+      re.search(r"^#1 .* in main ", outputs["child-alone"], re.M) is not None,
+      "the child's trace alone: no stop in child_step(7) called from main")
 
 if not QEMU:
     # The same commands on the program itself under native gdb.

@@ -30,7 +30,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.dont_write_bytecode = True  # nothing written into the source tree
-from debug_client import failure_list, gdb_check_arguments, gdb_on_server  # noqa: E402
+from debug_client import failure_list, gdb_check_arguments, gdb_on_server, record_full  # noqa: E402
 
 TRACECORN, ARCH, PROGRAM, WORK, QEMU, GDB, TIMEOUT = gdb_check_arguments(sys.argv)
 failures, check = failure_list()
@@ -96,11 +96,7 @@ trace = os.path.join(WORK, "debug_processes.ucir")
 for name in os.listdir(WORK) if os.path.isdir(WORK) else []:
     if name.startswith("debug_processes.ucir"):
         os.remove(os.path.join(WORK, name))  # a tree from an earlier run
-recorded = subprocess.run([TRACECORN, "record", "--format", "ucir", "--level", "full", "-o", trace, "--", PROGRAM],
-                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, timeout=TIMEOUT)
-if recorded.returncode != 0:
-    print("record failed:", recorded.stderr)
-    sys.exit(1)
+record_full(TRACECORN, [PROGRAM], trace, TIMEOUT)
 processes = run([TRACECORN, "dump", "--kind", "process", trace])
 forks = re.findall(r"^#\d+ process forked child (\d+) \((\w+)\)", processes, re.M)
 check(len(forks) == 2, "the dump shows %d forks (2 expected): %s" % (len(forks), forks))
@@ -174,9 +170,7 @@ if not QEMU and os.path.exists(BUSYBOX):
     for name in os.listdir(WORK):
         if name.startswith("sh.ucir"):
             os.remove(os.path.join(WORK, name))
-    recorded = subprocess.run([TRACECORN, "record", "--format", "ucir", "--level", "full", "-o", sh_trace, "--"] +
-                              shell, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, timeout=TIMEOUT)
-    check(recorded.returncode == 0, "record of busybox sh failed: " + recorded.stderr)
+    record_full(TRACECORN, shell, sh_trace, TIMEOUT)
     sh_children = re.findall(r"^#\d+ process forked child (\d+) \(\w+\), trace (\S+)",
                              run([TRACECORN, "dump", "--kind", "process", sh_trace]), re.M)
     sh_forks = [int(pid) for pid, _ in sh_children]

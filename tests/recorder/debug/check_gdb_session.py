@@ -26,7 +26,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.dont_write_bytecode = True  # nothing written into the source tree
-from debug_client import failure_list, free_port, gdb_check_arguments, gdb_on_server  # noqa: E402
+from debug_client import failure_list, free_port, gdb_check_arguments, gdb_on_server, record_full  # noqa: E402
 
 TRACECORN, ARCH, PROGRAM, WORK, QEMU, GDB, TIMEOUT = gdb_check_arguments(sys.argv)
 failures, check = failure_list()
@@ -105,11 +105,7 @@ def watch_stops(output):
 
 
 trace = os.path.join(WORK, "nested_calls.ucir")
-recorded = subprocess.run([TRACECORN, "record", "--format", "ucir", "--level", "full", "-o", trace, "--", PROGRAM],
-                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, timeout=TIMEOUT)
-if recorded.returncode != 0:
-    print("record failed:", recorded.stderr)
-    sys.exit(1)
+record_full(TRACECORN, [PROGRAM], trace, TIMEOUT)
 
 reference = reference_session(FORWARD)
 ours = tracecorn_session(trace, FORWARD + [

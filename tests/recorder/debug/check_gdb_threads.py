@@ -26,7 +26,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.dont_write_bytecode = True  # nothing written into the source tree
-from debug_client import failure_list, free_port, gdb_check_arguments, gdb_on_server  # noqa: E402
+from debug_client import failure_list, free_port, gdb_check_arguments, gdb_on_server, record_full  # noqa: E402
 
 TRACECORN, ARCH, PROGRAM, WORK, QEMU, GDB, TIMEOUT = gdb_check_arguments(sys.argv)
 REFERENCE_TRY = max(10, TIMEOUT // 12)  # seconds for one reference session
@@ -134,11 +134,7 @@ class Dump:
 
 
 trace = os.path.join(WORK, "debug_threads.ucir")
-recorded = subprocess.run([TRACECORN, "record", "--format", "ucir", "--level", "full", "-o", trace, "--", PROGRAM],
-                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, timeout=TIMEOUT)
-if recorded.returncode != 0:
-    print("record failed:", recorded.stderr)
-    sys.exit(1)
+record_full(TRACECORN, [PROGRAM], trace, TIMEOUT)
 dump = Dump(run([TRACECORN, "dump", "--kind", "insn,thread", trace]))
 check(dump.first is not None and len(dump.created) == 2, "the dump shows %d threads created" % len(dump.created))
 

@@ -18,7 +18,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.dont_write_bytecode = True  # nothing written into the source tree
-from debug_client import failure_list, gdb_on_server  # noqa: E402
+from debug_client import failure_list, gdb_on_server, record_full  # noqa: E402
 
 TRACECORN, PROGRAM, WORK = sys.argv[1:4]
 LLDB = shutil.which("lldb")
@@ -66,11 +66,7 @@ def answers(output):
 
 
 trace = os.path.join(WORK, "nested_calls.ucir")
-recorded = subprocess.run([TRACECORN, "record", "--format", "ucir", "--level", "full", "-o", trace, "--", PROGRAM],
-                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, timeout=TIMEOUT)
-if recorded.returncode != 0:
-    print("record failed:", recorded.stderr)
-    sys.exit(1)
+record_full(TRACECORN, [PROGRAM], trace, TIMEOUT)
 
 
 def lldb_on_server(connect):

@@ -1,9 +1,10 @@
 # Role: what the scripts that drive `tracecorn debug` share (check_gdb_session.py,
-# check_gdb_threads.py, check_debug_cli.py, bench/debug_bench.py): finding the
-# line that says where the server listens, after any lines about its saved
-# index; a free local port; a gdb session against a server over a trace; and
-# the gdb checks' common start (their arguments, the gdb to use, the skip
-# when it is missing, the list of failures).
+# check_gdb_threads.py, check_gdb_processes.py, check_lldb_session.py,
+# check_debug_cli.py, bench/debug_bench.py): finding the line that says where
+# the server listens, after any lines about its saved index; a free local
+# port; recording the trace to serve; a gdb session against a server over a
+# trace; and the gdb checks' common start (their arguments, the gdb to use,
+# the skip when it is missing, the list of failures).
 import os
 import re
 import shutil
@@ -26,6 +27,16 @@ def free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def record_full(tracecorn, command, trace, timeout):
+    """Records `command` (a list: the program and its arguments) at the full level into the UCIR trace `trace`
+    (and, for a process tree, the traces beside it); prints why and exits 1 when the recording fails."""
+    recorded = subprocess.run([tracecorn, "record", "--format", "ucir", "--level", "full", "-o", trace, "--"] + command,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, timeout=timeout)
+    if recorded.returncode != 0:
+        print("record of %s failed:" % command[0], recorded.stderr)
+        sys.exit(1)
 
 
 def gdb_on_server(tracecorn, trace, run_gdb, failures, timeout):

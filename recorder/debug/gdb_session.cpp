@@ -458,11 +458,8 @@ std::optional<Stop> GdbSession::follow_change(Process& process, const Stop& stop
   const auto& change = index.process_changes().at(stop.number);
   if (stop.kind == Stop::Kind::kForked) {
     // A vfork: the syscall's name, or clone with CLONE_VFORK (how glibc vforks where there is no vfork syscall).
-    const auto& calls = index.syscalls();
-    auto call = std::lower_bound(calls.begin(), calls.end(), change.event,
-                                 [](const replay::SyscallRecord& c, std::uint64_t e) { return c.event < e; });
-    const bool vfork = change.detail == "vfork" ||
-                       (call != calls.begin() && (call - 1)->name == "clone" && ((call - 1)->args[0] & kCloneVfork));
+    const replay::SyscallRecord* call = index.syscall_before(change.event);
+    const bool vfork = change.detail == "vfork" || (call && call->name == "clone" && (call->args[0] & kCloneVfork));
     // Not followed, or passed again (after going back) with the child still kept: gdb knows it already.
     if (!(vfork ? vfork_events_ : fork_events_) || find(change.pid)) return std::nullopt;
     auto child = std::make_unique<Process>();

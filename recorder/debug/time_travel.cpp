@@ -251,14 +251,11 @@ Status TimeTravel::snapshot_thread(std::uint32_t thread) {
     }
     state_at = switched_out->event;
     // Its pc is known when it stopped in a syscall (after the trap instruction).
-    const auto& calls = index_.syscalls();
-    auto call = std::lower_bound(calls.begin(), calls.end(), state_at,
-                                 [](const replay::SyscallRecord& c, std::uint64_t e) { return c.event < e; });
+    const replay::SyscallRecord* call = index_.syscall_before(state_at);
     auto last = previous_instruction_of(thread, state_at);
     if (!last) return last.error();
-    if (call != calls.begin() && index_.thread_at((call - 1)->event) == thread &&
-        (!*last || (*last)->event < (call - 1)->event))
-      stopped_pc = (call - 1)->pc + index_.arch().syscall_abi.trap_length;
+    if (call && index_.thread_at(call->event) == thread && (!*last || (*last)->event < call->event))
+      stopped_pc = call->pc + index_.arch().syscall_abi.trap_length;
   }
   // Its pc is that of the next instruction it runs (a thread switched out in
   // a blocking syscall is switched in at the trap, to restart it, but runs on
@@ -389,13 +386,10 @@ std::optional<TimeTravel::Candidate> TimeTravel::next_signal(Direction direction
 std::optional<TimeTravel::Candidate> TimeTravel::next_process_change(Direction direction) const {
   if (!report_process_changes_ || direction != Direction::kForward) return std::nullopt;
   const auto& changes = index_.process_changes();
-  const auto& calls = index_.syscalls();
   for (std::size_t i = 0; i < changes.size(); ++i) {
     // Shown as the syscall's return is: the pc after its trap instruction.
-    auto call = std::lower_bound(calls.begin(), calls.end(), changes[i].event,
-                                 [](const replay::SyscallRecord& c, std::uint64_t e) { return c.event < e; });
-    const std::uint64_t pc =
-        call == calls.begin() ? position_.pc : (call - 1)->pc + index_.arch().syscall_abi.trap_length;
+    const replay::SyscallRecord* call = index_.syscall_before(changes[i].event);
+    const std::uint64_t pc = call ? call->pc + index_.arch().syscall_abi.trap_length : position_.pc;
     const Position at{changes[i].event, false, pc};
     if (!position_before(position_, at)) continue;
     const auto kind =

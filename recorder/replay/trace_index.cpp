@@ -215,6 +215,12 @@ Expected<std::vector<std::uint8_t>> TraceIndex::load_chunk(std::size_t index) co
   return raw;
 }
 
+const SyscallRecord* TraceIndex::syscall_before(std::uint64_t event) const {
+  auto after = std::lower_bound(syscalls_.begin(), syscalls_.end(), event,
+                                [](const SyscallRecord& call, std::uint64_t e) { return call.event < e; });
+  return after == syscalls_.begin() ? nullptr : &*(after - 1);
+}
+
 Expected<std::unique_ptr<TraceIndex>> TraceIndex::build(TraceReader& reader, const TraceIndexOptions& options) {
   std::unique_ptr<TraceIndex> index(new TraceIndex());
   index->arch_ = &reader.arch();

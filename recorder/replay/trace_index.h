@@ -155,6 +155,9 @@ class TraceIndex {
   // Whether events of `kind` appear in the trace (what the level recorded).
   bool saw(events::EventKind kind) const { return seen_[static_cast<std::size_t>(kind)]; }
   const std::vector<SyscallRecord>& syscalls() const { return syscalls_; }
+  // The last syscall whose event comes before `event` (nullptr when none):
+  // what a thread stopped in, or what made a fork or exec event after it.
+  const SyscallRecord* syscall_before(std::uint64_t event) const;
   // Instructions in the trace (instruction events, or the blocks' counts at blocks level).
   std::uint64_t instructions() const { return instructions_ ? instructions_ : block_instructions_; }
   // For a format without initial memory (BAP frames): every byte read before

@@ -72,9 +72,9 @@ struct PendingInstruction {
   std::uint64_t thread_id = 0;
   std::uint8_t mode = 0;
   const DecodedOperands* operands = nullptr;  // the decode cache's entry: its bytes are the instruction's
-  bap::WireBuffer pre_list;                   // operand_value_list bodies
-  bap::WireBuffer post_list;
-  bap::WireBuffer unattributed;
+  formats::ByteBuffer pre_list;                   // operand_value_list bodies
+  formats::ByteBuffer post_list;
+  formats::ByteBuffer unattributed;
   std::vector<events::MemoryEvent> writes;  // go after the post-list registers
 
   void start(std::uint64_t at, events::ThreadId thread, std::uint8_t instruction_set, const DecodedOperands* decoded) {
@@ -125,7 +125,7 @@ struct FramesWriter::State {
 
   PendingInstruction pending;
   pb::frame frame;         // the other frames, built with the generated code
-  bap::WireBuffer staged;  // frames not handed to the output file yet (kStagedBytes at most, bar one frame)
+  formats::ByteBuffer staged;  // frames not handed to the output file yet (kStagedBytes at most, bar one frame)
 
   State(std::unique_ptr<OutputFile> out, std::string file, const arch::ArchInfo& info, FramesWriterOptions opts)
       : output(std::move(out)), path(std::move(file)), arch(info), options(std::move(opts)) {
@@ -225,11 +225,11 @@ struct FramesWriter::State {
 
   // A register operand with the register's last known value (the hot path's,
   // frames_wire.h; its size is the encoder's: apply() keeps every size fixed).
-  void encode_register(bap::WireBuffer& list, std::uint16_t index, bap::OperandUsage usage) {
+  void encode_register(formats::ByteBuffer& list, std::uint16_t index, bap::OperandUsage usage) {
     register_operands[index].append(list, usage, registers[index].bytes);
   }
 
-  static void encode_memory(bap::WireBuffer& list, const events::MemoryEvent& access, bool written) {
+  static void encode_memory(formats::ByteBuffer& list, const events::MemoryEvent& access, bool written) {
     const std::size_t size = std::min<std::size_t>(access.size, 8);
     std::uint8_t bytes[8];
     for (std::size_t i = 0; i < size; ++i) bytes[i] = static_cast<std::uint8_t>(access.value >> (8 * i));

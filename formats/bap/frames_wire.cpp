@@ -87,7 +87,7 @@ MemoryOperandSpecific memory_operand_specific(std::uint64_t address) {
   return out;
 }
 
-void append_operand(WireBuffer& list, std::span<const std::uint8_t> specific, std::int32_t bit_length,
+void append_operand(ByteBuffer& list, std::span<const std::uint8_t> specific, std::int32_t bit_length,
                     OperandUsage usage, std::span<const std::uint8_t> value) {
   const std::uint32_t zigzag_bits = wire::zigzag32(bit_length);
   const std::size_t operand = specific.size() + varint_field_size(kOperandBitLength, zigzag_bits) +
@@ -110,7 +110,7 @@ void append_operand(WireBuffer& list, std::span<const std::uint8_t> specific, st
 
 RegisterOperandEncoder::RegisterOperandEncoder(std::string_view name, std::size_t value_size) {
   value_size = std::min(value_size, sizeof(Value));
-  WireBuffer encoded;
+  ByteBuffer encoded;
   const std::vector<std::uint8_t> zeros(value_size);
   append_operand(encoded, register_operand_specific(name), static_cast<std::int32_t>(value_size * 8), {}, zeros);
   size_ = encoded.size();
@@ -122,7 +122,7 @@ RegisterOperandEncoder::RegisterOperandEncoder(std::string_view name, std::size_
   assert(encoded_[usage_at_] == kUsageRead && encoded_[usage_at_ + 6] == kUsageBase);
 }
 
-void RegisterOperandEncoder::append_long(WireBuffer& list, OperandUsage usage, const Value& value) const {
+void RegisterOperandEncoder::append_long(ByteBuffer& list, OperandUsage usage, const Value& value) const {
   std::uint8_t* at = list.append(size_);
   std::memcpy(at, encoded_.data(), size_);
   set_usage(at, usage);

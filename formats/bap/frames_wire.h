@@ -7,7 +7,7 @@
 // proves it on every architecture with frames. The rarer frames (meta, key,
 // syscall, exception, modload) stay on the generated code.
 // Who calls it: FramesWriter on the recorder's drain thread, and the tests. No
-// shared state: a WireBuffer belongs to one thread.
+// shared state: a ByteBuffer belongs to one thread.
 // Invariants (protobuf.dev/programming-guides/encoding, as protobuf's
 // SerializeWithCachedSizes writes a proto2 message): fields in field-number
 // order; every required field and every optional field that is set is
@@ -28,43 +28,9 @@
 #include <string_view>
 #include <vector>
 
+#include "formats/common/byte_buffer.h"
+
 namespace tracecorn::formats::bap {
-
-// A growable byte buffer that never zero-fills what it hands out: the caller
-// of append() writes every byte it asked for. Reused across frames (clear()
-// keeps the capacity), so the hot path allocates nothing once it is warm.
-class WireBuffer {
- public:
-  // `count` more bytes at the end, for the caller to fill; valid until the
-  // next append(). With `slack`, `slack` bytes after them may be written too
-  // (a fixed-size copy); the next append() overwrites them.
-  std::uint8_t* append(std::size_t count, std::size_t slack = 0) {
-    if (count + slack > capacity_ - size_) grow(size_ + count + slack);
-    std::uint8_t* at = data_.get() + size_;
-    size_ += count;
-    return at;
-  }
-  void append(std::span<const std::uint8_t> bytes) {
-    if (!bytes.empty()) std::memcpy(append(bytes.size()), bytes.data(), bytes.size());
-  }
-  std::span<const std::uint8_t> bytes() const { return {data_.get(), size_}; }
-  std::size_t size() const { return size_; }
-  bool empty() const { return size_ == 0; }
-  void clear() { size_ = 0; }
-
- private:
-  void grow(std::size_t needed) {
-    const std::size_t capacity = std::max<std::size_t>({needed, capacity_ * 2, 256});
-    auto data = std::make_unique_for_overwrite<std::uint8_t[]>(capacity);
-    if (size_) std::memcpy(data.get(), data_.get(), size_);
-    data_ = std::move(data);
-    capacity_ = capacity;
-  }
-
-  std::unique_ptr<std::uint8_t[]> data_;
-  std::size_t size_ = 0;
-  std::size_t capacity_ = 0;
-};
 
 namespace wire {
 
@@ -141,7 +107,7 @@ MemoryOperandSpecific memory_operand_specific(std::uint64_t address);
 // Appends to `list` (an operand_value_list's bytes) one `elem`: operand_info
 // { specific (register_operand_specific's or memory_operand_specific's bytes),
 // bit_length, usage, taint_info { no_taint: true }, value }.
-void append_operand(WireBuffer& list, std::span<const std::uint8_t> specific, std::int32_t bit_length,
+void append_operand(ByteBuffer& list, std::span<const std::uint8_t> specific, std::int32_t bit_length,
                     OperandUsage usage, std::span<const std::uint8_t> value);
 
 // One register's whole `elem`, encoded once (its name, and its width: the
@@ -157,7 +123,7 @@ class RegisterOperandEncoder {
 
   // `value_size`: 1 to 16 bytes (a wider register is cut to its first 16, as the writer does).
   RegisterOperandEncoder(std::string_view name, std::size_t value_size);
-  void append(WireBuffer& list, OperandUsage usage, const Value& value) const {
+  void append(ByteBuffer& list, OperandUsage usage, const Value& value) const {
     if (size_ > kCopyBytes) return append_long(list, usage, value);  // (a long name: past 20 bytes or so)
     std::uint8_t* at = list.append(size_, kCopyBytes + sizeof(Value));
     std::memcpy(at, encoded_.data(), kCopyBytes);
@@ -172,7 +138,7 @@ class RegisterOperandEncoder {
     elem[usage_at_ + 5] = usage.index;
     elem[usage_at_ + 7] = usage.base;
   }
-  void append_long(WireBuffer& list, OperandUsage usage, const Value& value) const;
+  void append_long(ByteBuffer& list, OperandUsage usage, const Value& value) const;
 
   std::vector<std::uint8_t> encoded_;  // with the flags false and the value zero (kCopyBytes at least)
   std::size_t size_ = 0;               // the elem's bytes

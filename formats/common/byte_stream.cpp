@@ -214,7 +214,10 @@ Expected<std::unique_ptr<OutputFile>> OutputFile::open(const std::string& path, 
     }
   }
   std::unique_ptr<OutputFile> output(new OutputFile(file, path != "-", zstd));
-  if (zstd) output->buffer_.resize(ZSTD_CStreamOutSize());
+  if (zstd) {
+    output->buffer_.resize(ZSTD_CStreamOutSize());
+    output->staged_.reserve(kStagedBytes);
+  }
   return output;
 }
 
@@ -245,7 +248,19 @@ std::string OutputFile::write_raw(std::span<const std::uint8_t> bytes) {
 
 std::string OutputFile::write(std::span<const std::uint8_t> bytes) {
   if (!zstd_) return write_raw(bytes);
-  return compress(bytes, ZstdStep::kContinue);
+  if (bytes.size() > kStagedBytes - staged_.size()) {
+    if (auto error = compress_staged(); !error.empty()) return error;
+    if (bytes.size() >= kStagedBytes) return compress(bytes, ZstdStep::kContinue);
+  }
+  staged_.insert(staged_.end(), bytes.begin(), bytes.end());
+  return "";
+}
+
+std::string OutputFile::compress_staged() {
+  if (staged_.empty()) return "";
+  auto error = compress(staged_, ZstdStep::kContinue);
+  staged_.clear();
+  return error;
 }
 
 std::string OutputFile::compress(std::span<const std::uint8_t> bytes, ZstdStep step) {
@@ -267,6 +282,7 @@ std::string OutputFile::compress(std::span<const std::uint8_t> bytes, ZstdStep s
 std::string OutputFile::flush() {
   if (!seekable()) return "";
   if (zstd_) {
+    if (auto error = compress_staged(); !error.empty()) return error;
     if (auto error = compress({}, ZstdStep::kFlush); !error.empty()) return error;
   }
   if (std::fflush(file_) != 0 || std::ferror(file_)) return failure(errno ? errno : EIO);
@@ -290,6 +306,7 @@ std::string OutputFile::patch(std::uint64_t file_offset, std::span<const std::ui
 
 std::string OutputFile::close() {
   if (zstd_) {
+    if (auto error = compress_staged(); !error.empty()) return error;
     if (auto error = compress({}, ZstdStep::kEnd); !error.empty()) return error;
   }
   if (std::fflush(file_) != 0 || std::ferror(file_)) return failure(errno ? errno : EIO);

@@ -97,6 +97,8 @@ class OutputFile {
   // out, kEnd ends the stream.
   enum class ZstdStep { kContinue, kFlush, kEnd };
   std::string compress(std::span<const std::uint8_t> bytes, ZstdStep step);
+  // Hands what write() staged to zstd (kContinue).
+  std::string compress_staged();
   // fwrite with the count kept; "" or failure().
   std::string put(const std::uint8_t* bytes, std::size_t size);
   // strerror(error) and the bytes the file holds.
@@ -106,6 +108,11 @@ class OutputFile {
   bool owns_;
   ZstdContext* zstd_;  // owned; nullptr when not compressing
   std::vector<std::uint8_t> buffer_;
+  // Small writes gathered before they reach zstd: a ZSTD_compressStream2 call
+  // has a fixed cost, and a blocks-level UCIR trace writes two small pieces per
+  // block (millions a second). Handed over when full, by flush() and close().
+  static constexpr std::size_t kStagedBytes = 64 * 1024;
+  std::vector<std::uint8_t> staged_;
   std::uint64_t bytes_accepted_ = 0;  // handed to fwrite and accepted
 };
 

@@ -13,18 +13,48 @@ namespace tracecorn::formats {
 
 namespace {
 
-void put_u8(std::vector<std::uint8_t>& out, std::uint8_t value) { out.push_back(value); }
-void put_u16(std::vector<std::uint8_t>& out, std::uint16_t value) {
-  for (int i = 0; i < 2; ++i) out.push_back(static_cast<std::uint8_t>(value >> (8 * i)));
+// The ops go into a ByteBuffer (the frame being built, the hot path) or a
+// std::vector (headers, keyframes, a syscall's nested ops).
+// (Forced inline: they run several times per event, and GCC leaves them as
+// calls at -O2.)
+void append_to(std::vector<std::uint8_t>& out, const std::uint8_t* bytes, std::size_t count) {
+  out.insert(out.end(), bytes, bytes + count);
 }
-void put_u32(std::vector<std::uint8_t>& out, std::uint32_t value) {
-  for (int i = 0; i < 4; ++i) out.push_back(static_cast<std::uint8_t>(value >> (8 * i)));
+[[gnu::always_inline]] inline void append_to(ByteBuffer& out, const std::uint8_t* bytes, std::size_t count) {
+  if (count) std::memcpy(out.append(count), bytes, count);
 }
-void put_u64(std::vector<std::uint8_t>& out, std::uint64_t value) {
-  for (int i = 0; i < 8; ++i) out.push_back(static_cast<std::uint8_t>(value >> (8 * i)));
+template <typename Out>
+[[gnu::always_inline]] inline void put_u8(Out& out, std::uint8_t value) {
+  append_to(out, &value, 1);
 }
-void put_bytes(std::vector<std::uint8_t>& out, std::span<const std::uint8_t> bytes) {
-  out.insert(out.end(), bytes.begin(), bytes.end());
+// Little-endian, as UCIR stores every number: the whole value at once (GCC
+// makes the loop one store).
+template <typename Unsigned>
+[[gnu::always_inline]] inline std::uint8_t* store_le(std::uint8_t* at, Unsigned value) {
+  for (std::size_t i = 0; i < sizeof(Unsigned); ++i) at[i] = static_cast<std::uint8_t>(value >> (8 * i));
+  return at + sizeof(Unsigned);
+}
+template <typename Out, typename Unsigned>
+[[gnu::always_inline]] inline void put_le(Out& out, Unsigned value) {
+  std::uint8_t bytes[sizeof(Unsigned)];
+  store_le(bytes, value);
+  append_to(out, bytes, sizeof(Unsigned));
+}
+template <typename Out>
+void put_u16(Out& out, std::uint16_t value) {
+  put_le(out, value);
+}
+template <typename Out>
+void put_u32(Out& out, std::uint32_t value) {
+  put_le(out, value);
+}
+template <typename Out>
+void put_u64(Out& out, std::uint64_t value) {
+  put_le(out, value);
+}
+template <typename Out>
+void put_bytes(Out& out, std::span<const std::uint8_t> bytes) {
+  append_to(out, bytes.data(), bytes.size());
 }
 void put_name(std::vector<std::uint8_t>& out, std::string_view name) {
   std::uint8_t field[ucir::kNameBytes] = {};
@@ -33,7 +63,8 @@ void put_name(std::vector<std::uint8_t>& out, std::string_view name) {
 }
 
 // OP_MEM_WRITE, split so that each op's size fits its u32.
-std::uint32_t put_mem_write(std::vector<std::uint8_t>& out, std::uint64_t address, std::span<const std::uint8_t> bytes) {
+template <typename Out>
+std::uint32_t put_mem_write(Out& out, std::uint64_t address, std::span<const std::uint8_t> bytes) {
   std::uint32_t ops = 0;
   do {
     const std::size_t chunk = std::min<std::size_t>(bytes.size(), ucir::kMaxMemOpBytes);
@@ -126,7 +157,7 @@ UcirWriter::UcirWriter(std::unique_ptr<Output> output, std::string path, const a
 
 UcirWriter::~UcirWriter() = default;
 
-void UcirWriter::write_bytes(const std::vector<std::uint8_t>& bytes) {
+void UcirWriter::write_bytes(std::span<const std::uint8_t> bytes) {
   if (!error_.empty()) return;
   if (auto error = output_->write(bytes); !error.empty()) {
     error_ = path_ + ": write error: " + error;
@@ -140,7 +171,8 @@ void UcirWriter::flush() {
   if (auto error = output_->flush(); !error.empty()) error_ = path_ + ": write error: " + error;
 }
 
-void UcirWriter::write_register(std::vector<std::uint8_t>& out, const events::RegisterValue& value) const {
+template <typename Out>
+void UcirWriter::write_register(Out& out, const events::RegisterValue& value) const {
   if (value.index >= arch_.registers.size()) return;
   const auto number = static_cast<std::uint16_t>(arch_.registers[value.index].uc_id);
   if (value.size <= 8) {
@@ -226,7 +258,7 @@ void UcirWriter::flush_frame() {
   finish_step();
   if (!frame_open_) return;
   write_frame_header(ucir::kOpFrame, frame_ops_);
-  write_bytes(frame_);
+  write_bytes(frame_.bytes());
   frame_.clear();
   frame_ops_ = 0;
   frame_open_ = false;
@@ -235,11 +267,15 @@ void UcirWriter::flush_frame() {
 void UcirWriter::note_written(std::uint64_t address, std::span<const std::uint8_t> bytes) {
   if (!given_code_.empty()) [[unlikely]] forget_given_code(address, bytes.size());
   if (options_.keyframe_interval == 0) return;
-  for (std::size_t i = 0; i < bytes.size(); ++i) {
-    const std::uint64_t at = address + i;
+  // A page at a time: one lookup for a store, not one per byte.
+  for (std::size_t done = 0; done < bytes.size();) {
+    const std::uint64_t at = address + done;
+    const std::size_t offset = at % kPageBytes;
+    const std::size_t chunk = std::min<std::size_t>(bytes.size() - done, kPageBytes - offset);
     auto& page = dirty_pages_[at / kPageBytes];
-    page.bytes[at % kPageBytes] = bytes[i];
-    page.dirty[at % kPageBytes] = true;
+    std::copy_n(bytes.begin() + static_cast<std::ptrdiff_t>(done), chunk, page.bytes.begin() + static_cast<std::ptrdiff_t>(offset));
+    std::fill_n(page.dirty.begin() + static_cast<std::ptrdiff_t>(offset), chunk, true);
+    done += chunk;
   }
 }
 
@@ -325,6 +361,32 @@ void UcirWriter::on_event(const events::Event& event) {
   }
 }
 
+// A block's run of instructions at once: the same OP_STEPs handle() writes
+// for them one event at a time (each instruction closes the step before it
+// and leaves its own pending), two bytes each, without building an event per
+// instruction.
+void UcirWriter::on_instructions(const events::InstructionRun& run) {
+  if (!error_.empty() || run.instructions.empty()) return;
+  try {
+    if (run.thread.value != 0 && run.thread.value != frame_pid_) {
+      flush_frame();
+      frame_pid_ = run.thread.value;
+    }
+    finish_step();
+    frame_open_ = true;
+    const std::size_t closed = run.instructions.size() - 1;
+    std::uint8_t* out = frame_.append(2 * closed);
+    for (std::size_t i = 0; i < closed; ++i) {
+      out[2 * i] = ucir::kOpStep;
+      out[2 * i + 1] = run.instructions[i].size;
+    }
+    frame_ops_ += static_cast<std::uint32_t>(closed);
+    pending_step_ = run.instructions.back().size;
+  } catch (const std::exception& error) {
+    error_ = path_ + ": write error: " + error.what();
+  }
+}
+
 void UcirWriter::handle(const events::Event& event) {
   using events::EventKind;
   // A frame holds one thread's events, and its pid says which (ucir_layout.h):
@@ -362,18 +424,20 @@ void UcirWriter::handle(const events::Event& event) {
       const auto& memory = std::get<events::MemoryEvent>(event.payload);
       frame_open_ = true;
       const bool write = event.kind == EventKind::kMemoryWrite;
-      put_u8(frame_, write ? ucir::kOpMemWrite : ucir::kOpMemRead);
-      put_u64(frame_, memory.address.value);
-      put_u32(frame_, memory.size);
+      // The op at once: OP_MEM_READ/WRITE u8, address u64, size u32, and for a
+      // write the bytes in memory (the value in the guest's byte order).
+      std::uint8_t op[1 + 8 + 4 + 8];
+      op[0] = write ? ucir::kOpMemWrite : ucir::kOpMemRead;
+      std::uint8_t* end = store_le(store_le(op + 1, memory.address.value), std::uint32_t{memory.size});
       if (write) {
-        std::uint8_t bytes[8];
+        std::uint8_t* bytes = end;
         const std::size_t size = std::min<std::size_t>(memory.size, 8);
-        // The bytes in memory: the value in the guest's byte order.
         for (std::size_t i = 0; i < size; ++i)
           bytes[i] = static_cast<std::uint8_t>(memory.value >> (8 * (arch_.little_endian ? i : size - 1 - i)));
-        put_bytes(frame_, std::span<const std::uint8_t>(bytes, size));
+        end += size;
         note_written(memory.address.value, std::span<const std::uint8_t>(bytes, size));
       }
+      append_to(frame_, op, static_cast<std::size_t>(end - op));
       ++frame_ops_;
       return;
     }
@@ -434,7 +498,7 @@ void UcirWriter::handle(const events::Event& event) {
       put_u8(frame_, static_cast<std::uint8_t>(ucir::kSyscallArgs));
       put_u16(frame_, static_cast<std::uint16_t>(count));
       for (const auto arg : call.args) put_u64(frame_, arg);
-      frame_.insert(frame_.end(), nested.begin(), nested.end());
+      put_bytes(frame_, nested);
       ++frame_ops_;
       return;
     }
@@ -510,7 +574,7 @@ void UcirWriter::write_signal(const events::SignalEvent& signal) {
                                     signal.handler.value, signal.frame.value})
     put_u64(frame_, value);
   put_u16(frame_, static_cast<std::uint16_t>(count));
-  frame_.insert(frame_.end(), nested.begin(), nested.end());
+  put_bytes(frame_, nested);
   ++frame_ops_;
 }
 
@@ -528,7 +592,7 @@ void UcirWriter::write_thread(events::ThreadId thread, const events::ThreadEvent
   put_u64(frame_, change.from.value);
   put_u32(frame_, static_cast<std::uint32_t>(change.exit_code));
   put_u16(frame_, static_cast<std::uint16_t>(count));
-  frame_.insert(frame_.end(), nested.begin(), nested.end());
+  put_bytes(frame_, nested);
   ++frame_ops_;
 }
 
@@ -539,9 +603,9 @@ void UcirWriter::write_process(const events::ProcessEvent& change) {
   put_u8(frame_, static_cast<std::uint8_t>(change.change));
   put_u64(frame_, change.pid);
   put_u16(frame_, static_cast<std::uint16_t>(trace.size()));
-  frame_.insert(frame_.end(), trace.begin(), trace.end());
+  put_bytes(frame_, std::span(reinterpret_cast<const std::uint8_t*>(trace.data()), trace.size()));
   put_u16(frame_, static_cast<std::uint16_t>(detail.size()));
-  frame_.insert(frame_.end(), detail.begin(), detail.end());
+  put_bytes(frame_, std::span(reinterpret_cast<const std::uint8_t*>(detail.data()), detail.size()));
   ++frame_ops_;
 }
 

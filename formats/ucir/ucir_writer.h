@@ -56,6 +56,7 @@
 #include <vector>
 
 #include "arch/arch_info.h"
+#include "formats/common/byte_buffer.h"
 #include "formats/common/zstd_compression.h"
 #include "recorder/events/event.h"
 #include "recorder/support/expected.h"
@@ -82,6 +83,7 @@ class UcirWriter final : public events::Sink {
 
   void begin(const events::TraceInfo& info) override;
   void on_event(const events::Event& event) override;
+  void on_instructions(const events::InstructionRun& run) override;
   void flush() override;  // what is written so far reaches the file (events::Sink::flush)
   // Flushes the last frame, ends the zstd stream, closes the file. Returns "" or
   // "PATH: write error: ...".
@@ -104,13 +106,14 @@ class UcirWriter final : public events::Sink {
   void write_process(const events::ProcessEvent& change);
   void write_frame_header(std::uint8_t op, std::uint32_t op_count);
   void write_keyframe_if_due();
-  void write_register(std::vector<std::uint8_t>& out, const events::RegisterValue& value) const;
+  template <typename Out>  // ByteBuffer or std::vector<std::uint8_t>
+  void write_register(Out& out, const events::RegisterValue& value) const;
   void note_written(std::uint64_t address, std::span<const std::uint8_t> bytes);
   void forget_written(std::uint64_t address, std::uint64_t size);
   void give_written_code(const events::BlockEvent& block);
   void forget_given_code(std::uint64_t address, std::uint64_t size);
   void track_registers(std::span<const events::RegisterValue> values);
-  void write_bytes(const std::vector<std::uint8_t>& bytes);
+  void write_bytes(std::span<const std::uint8_t> bytes);
 
   std::unique_ptr<Output> output_;
   std::string path_;
@@ -125,7 +128,7 @@ class UcirWriter final : public events::Sink {
   std::map<std::uint64_t, std::vector<std::uint8_t>> given_code_;
 
   // The frame being built.
-  std::vector<std::uint8_t> frame_;  // ops only; the frame header is written in flush_frame
+  ByteBuffer frame_;  // ops only; the frame header is written in flush_frame
   std::vector<std::uint8_t> frame_header_;  // reused for every frame header
   std::uint32_t frame_ops_ = 0;
   bool frame_open_ = false;

@@ -88,7 +88,7 @@ struct RunOptions {
 // --compress-level and --jobs, shared by record and convert.
 struct CompressionOptions {
   int level = 0;  // 0: not given (formats::default_zstd_level)
-  int jobs = -1;  // -1: not given (the cores but one, 1 to 8)
+  int jobs = -1;  // -1: not given (formats::default_zstd_workers)
 };
 
 // `record`'s own options as typed (recording_options_from parses them).
@@ -303,14 +303,13 @@ tracecorn::Status validate_compression(const CompressionOptions& compression, bo
   return tracecorn::ok_status();
 }
 
-// zstd's settings from --compress-level and --jobs: by default as many
-// compressing threads as the machine has cores but one (1 to 8); any count
-// from 1 up writes the same bytes (formats/common/zstd_compression.h). The
-// level is 0 when not given: the writer's caller picks the default for the
-// trace's level of detail (formats::default_zstd_level).
+// zstd's settings from --compress-level and --jobs; any count of workers from
+// 1 up writes the same bytes (formats/common/zstd_compression.h). What is not
+// given is left for the writer's caller to set from the trace's level of
+// detail (formats::with_zstd_defaults): level 0, workers kDefaultWorkers.
 tracecorn::formats::ZstdCompression zstd_compression(const CompressionOptions& compression) {
-  const int cores = static_cast<int>(std::thread::hardware_concurrency());
-  const int workers = compression.jobs >= 0 ? compression.jobs : std::clamp(cores - 1, 1, 8);
+  const int workers =
+      compression.jobs >= 0 ? compression.jobs : tracecorn::formats::ZstdCompression::kDefaultWorkers;
   return {compression.level, workers};
 }
 
@@ -320,8 +319,9 @@ void add_compression_options(CLI::App* app, CompressionOptions& compression) {
                   "level regs or full, 3 below")
       ->check(CLI::Range(1, 19));
   app->add_option("--jobs", compression.jobs,
-                  "Threads that compress with --compress zstd while the trace is written (default: the cores "
-                  "but one, 1 to 8; 0: on the writing thread). Every N from 1 up writes the same bytes")
+                  "Threads that compress with --compress zstd while the trace is written (0: on the writing "
+                  "thread; default: for a trace of level regs or full the cores but one, 1 to 8, below 0). Every "
+                  "N from 1 up writes the same bytes")
       ->check(CLI::Range(0, 16));  // each holds about 8 MiB: at 16, a full-level recording peaked at 276 MB
 }
 
@@ -373,9 +373,8 @@ tracecorn::Expected<tracecorn::session::RecordingOptions> recording_options_from
   parsed.format = record.format;
   parsed.level = tracecorn::core::parse_trace_level(record.level).value_or(tracecorn::core::TraceLevel::kFull);
   parsed.compress_zstd = record.compress == "zstd";
-  parsed.zstd = zstd_compression(record.compression);
-  if (parsed.zstd.level == 0)
-    parsed.zstd.level = tracecorn::formats::default_zstd_level(tracecorn::core::level_has_registers(parsed.level));
+  parsed.zstd = tracecorn::formats::with_zstd_defaults(zstd_compression(record.compression),
+                                                       tracecorn::core::level_has_registers(parsed.level));
   parsed.ucir_strict = record.ucir_strict;
   parsed.ring_bytes = record.ring_kib << 10;
   parsed.flight_recorder = record.flight_recorder;

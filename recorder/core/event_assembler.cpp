@@ -47,6 +47,28 @@ void EventAssembler::emit_memory(const PendingMemory& access, bool pc_known, std
   emit(access.write ? EventKind::kMemoryWrite : EventKind::kMemoryRead, memory);
 }
 
+// From `index`, the first instruction of `block` that flush_block's loop has
+// work for when no register change waits and the whole block ran: the one the
+// next waiting access names by its pc, else (accesses matched by count) the
+// next that makes an access or may; the block's end when no access waits or
+// their attribution broke (they are then emitted after the block).
+std::size_t EventAssembler::next_with_work(const DecodedBlock& block, std::size_t index, bool attribution_broken) const {
+  const std::size_t count = block.instructions.size();
+  if (pending_memory_.empty()) return count;
+  const std::uint64_t pc = pending_memory_.front().pc;
+  if (pc != 0) {
+    while (index < count && block.instructions[index].address != pc) ++index;
+    return index;
+  }
+  if (attribution_broken) return count;
+  while (index < count) {
+    const DecodedInstruction& insn = block.instructions[index];
+    if (!insn.memory_count_fixed || insn.memory_reads != 0 || insn.memory_writes != 0) break;
+    ++index;
+  }
+  return index;
+}
+
 void EventAssembler::flush_block(std::uint64_t stop_pc, bool inclusive) {
   const DecodedBlock* block = pending_block_;
   if (!block) return;
@@ -85,7 +107,17 @@ void EventAssembler::flush_block(std::uint64_t stop_pc, bool inclusive) {
     instructions_ += block->instructions.size() - pending_index_;
     pending_index_ = block->instructions.size();
   }
-  for (; pending_index_ < block->instructions.size(); ++pending_index_) {
+  const std::size_t block_instructions = block->instructions.size();
+  for (; pending_index_ < block_instructions; ++pending_index_) {
+    if (!stop_pc && pending_registers_.empty()) {
+      // Instructions with nothing to attribute ran back to back: pass them
+      // at once (this loop runs once per instruction of every block that
+      // made a memory access).
+      const std::size_t next = next_with_work(*block, pending_index_, attribution_broken);
+      instructions_ += next - pending_index_;
+      pending_index_ = next;
+      if (pending_index_ >= block_instructions) break;
+    }
     const DecodedInstruction& insn = block->instructions[pending_index_];
     if (stop_pc && insn.address == stop_pc && !inclusive) break;
     ++instructions_;  // its event goes out in a run (hand_over)

@@ -146,6 +146,7 @@ class EventAssembler {
   // Emits the pending block's instructions (and their memory/register events) up
   // to `stop_pc`: inclusive or exclusive; all when stop_pc is 0.
   void flush_block(std::uint64_t stop_pc, bool inclusive);
+  std::size_t next_with_work(const DecodedBlock& block, std::size_t index, bool attribution_broken) const;
   void emit_memory(const PendingMemory& access, bool pc_known, std::uint64_t pc);
   // A memory access from a record or a batch item: tied to the pending block.
   void memory_accessed(const PendingMemory& access);

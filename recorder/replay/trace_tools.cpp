@@ -320,7 +320,7 @@ Expected<std::vector<std::string>> convert_trace(const std::string& in, const st
   request.arch = &(*reader)->arch();
   request.compress_zstd = compress;
   request.zstd = zstd;
-  if (request.zstd.level == 0) request.zstd.level = formats::default_zstd_level(seen[kind_index(EventKind::kRegisters)]);
+  request.zstd = formats::with_zstd_defaults(zstd, seen[kind_index(EventKind::kRegisters)]);
   auto writer = formats::open_writer(target_format.name, std::move(request));
   if (!writer) return naming_out(writer.error());
   // What the target loses of what the trace has.

@@ -72,8 +72,9 @@ Expected<TraceStats> compute_stats(TraceReader& reader, formats::AddressNamer* n
 std::string level_from_kinds(const bool (&seen)[events::kEventKindCount]);
 
 // Converts the trace at `in` into `out` in `format` (zstd when `compress`:
-// at `zstd`'s level, where 0 stands for the default of the trace's level of
-// detail, formats::default_zstd_level, and with its worker threads).
+// at `zstd`'s level and with its worker threads, where a level of 0 and
+// ZstdCompression::kDefaultWorkers stand for the defaults of the trace's level
+// of detail, formats::with_zstd_defaults).
 // Returns sentences saying what the target cannot carry of what the trace
 // has, or an error (reading, the writer refusing, e.g. bintrace needs
 // registers). With `progress`, shows a progress line on a terminal (see

@@ -48,7 +48,7 @@ Expected<std::unique_ptr<events::Sink>> open_trace_writer(const arch::ArchInfo& 
   request.arch = &arch;
   request.compress_zstd = compress_zstd;
   request.zstd = zstd;
-  if (request.zstd.level == 0) request.zstd.level = formats::default_zstd_level(core::level_has_registers(level));
+  request.zstd = formats::with_zstd_defaults(zstd, core::level_has_registers(level));
   request.program = program;
   return formats::open_writer(format, std::move(request));
 }

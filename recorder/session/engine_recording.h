@@ -44,8 +44,9 @@ struct EngineRecordingOptions {
 // The writer of `format` ("ucir", "frames", "bintrace", "text", "null") for
 // `path`, as a recording at `level` fills it: kInvalidArgument for an unknown
 // format or one that needs registers below the regs level, else the writer's
-// own errors (kIo naming the file). A zstd level of 0 picks the default for
-// `level` (formats::default_zstd_level).
+// own errors (kIo naming the file). A zstd level of 0 and workers of
+// ZstdCompression::kDefaultWorkers pick the defaults for `level`
+// (formats::with_zstd_defaults).
 Expected<std::unique_ptr<events::Sink>> open_trace_writer(const arch::ArchInfo& arch, std::string_view format,
                                                           const std::string& path, bool compress_zstd,
                                                           formats::ZstdCompression zstd, core::TraceLevel level,

@@ -79,7 +79,7 @@ std::vector<std::uint8_t> random_bytes(std::mt19937_64& random, std::size_t coun
 }
 
 // One operand, encoded directly into `list` and added to `message`.
-void add_random_operand(std::mt19937_64& random, const arch::ArchInfo& arch, bap::WireBuffer& list,
+void add_random_operand(std::mt19937_64& random, const arch::ArchInfo& arch, formats::ByteBuffer& list,
                         pb::operand_value_list& message) {
   const bap::OperandUsage usage{(random() & 1) != 0, (random() & 2) != 0, (random() & 4) != 0, (random() & 8) != 0};
   auto* operand = message.add_elem();
@@ -124,7 +124,7 @@ void add_random_operand(std::mt19937_64& random, const arch::ArchInfo& arch, bap
 }
 
 // A list of 0 to 9 operands, both ways.
-void random_list(std::mt19937_64& random, const arch::ArchInfo& arch, bap::WireBuffer& list,
+void random_list(std::mt19937_64& random, const arch::ArchInfo& arch, formats::ByteBuffer& list,
                  pb::operand_value_list& message) {
   list.clear();
   const std::size_t count = random() % 10;
@@ -138,7 +138,7 @@ struct EncodedBothWays {
 };
 
 EncodedBothWays random_std_frame(std::mt19937_64& random, const arch::ArchInfo& arch) {
-  bap::WireBuffer pre, post, unattributed;
+  formats::ByteBuffer pre, post, unattributed;
   pb::frame message;
   auto* std_frame = message.mutable_std_frame();
   const std::uint64_t address = varied_u64(random), thread_id = varied_u64(random);

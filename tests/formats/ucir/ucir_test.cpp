@@ -206,6 +206,74 @@ TEST_CASE("UCIR: the writer's bytes for a tiny trace are the spec's, byte for by
   }
 }
 
+// A block's instructions as runs (Sink::on_instructions, what the recorder
+// hands over) and the same instructions as events one by one (the Sink's
+// default expansion, which the golden bytes above check): two threads, so
+// that a run also starts a new frame, and memory accesses between the runs.
+Bytes write_runs(const std::string& name, bool as_events) {
+  const std::string path = temp_path(name);
+  TinyTrace trace;
+  formats::UcirWriterOptions options;
+  options.keyframe_interval = 0;
+  auto opened = formats::UcirWriter::open(path, trace.arch, options);
+  REQUIRE(opened.has_value());
+  formats::UcirWriter& writer = **opened;
+  writer.begin(trace.info);
+  const Bytes code{0x90, 0x48, 0x01, 0xd8, 0x90, 0x66, 0x90, 0xc3};
+  const std::vector<events::InstructionBounds> bounds{{events::GuestAddress{0x1010}, 0, 1},
+                                                     {events::GuestAddress{0x1011}, 1, 3},
+                                                     {events::GuestAddress{0x1014}, 4, 1},
+                                                     {events::GuestAddress{0x1015}, 5, 2},
+                                                     {events::GuestAddress{0x1017}, 7, 1}};
+  std::uint64_t sequence = 0;
+  auto send = [&](events::ThreadId thread, events::EventKind kind, events::EventPayload payload) {
+    events::Event event;
+    event.sequence = events::EventSequence{sequence++};
+    event.thread = thread;
+    event.kind = kind;
+    event.payload = std::move(payload);
+    writer.on_event(event);
+  };
+  auto run = [&](events::ThreadId thread, std::size_t first, std::size_t count) {
+    const events::InstructionRun instructions{events::EventSequence{sequence}, thread, code,
+                                              std::span(bounds).subspan(first, count),
+                                              static_cast<std::uint32_t>(first), 0};
+    if (as_events)
+      writer.events::Sink::on_instructions(instructions);
+    else
+      writer.on_instructions(instructions);
+    sequence += count;
+  };
+  for (const std::uint32_t thread : {1u, 7u, 1u}) {
+    const events::ThreadId id{thread};
+    send(id, events::EventKind::kBlock, events::BlockEvent{events::GuestAddress{0x1010}, 8, 5, code});
+    run(id, 0, 2);
+    send(id, events::EventKind::kMemoryRead,
+         events::MemoryEvent{events::GuestAddress{0x2000}, 8, 7, events::GuestAddress{0x1011}, true});
+    run(id, 2, 1);
+    run(id, 3, 2);
+  }
+  // A run that resumes thread 1 after another thread's event, with no block first.
+  send(events::ThreadId{7}, events::EventKind::kMemoryRead,
+       events::MemoryEvent{events::GuestAddress{0x2000}, 8, 7, events::GuestAddress{0x1011}, true});
+  run(events::ThreadId{1}, 3, 2);
+  send(events::ThreadId{1}, events::EventKind::kExit, events::ExitEvent{false, 0, 0});
+  CHECK(writer.end({}).empty());
+  Bytes bytes = slurp(path);
+  std::filesystem::remove(path);
+  return bytes;
+}
+
+TEST_CASE("UCIR: a run of instructions writes the bytes of its instruction events, one OP_STEP each") {
+  const Bytes runs = write_runs("runs", false);
+  const Bytes events = write_runs("run_events", true);
+  CHECK(runs == events);
+  // Five instructions a block, three blocks, and two more: seventeen OP_STEPs.
+  Collected collected;
+  REQUIRE(read_everything(runs, &collected).empty());
+  CHECK(std::count(collected.kinds.begin(), collected.kinds.end(), events::EventKind::kInstruction) == 17);
+}
+
 TEST_CASE("UCIR: --ucir-strict and the call stack extension") {
   TinyTrace trace;
   const std::uint64_t stack[2] = {0x401000, 0x402000};

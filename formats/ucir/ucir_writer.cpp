@@ -2,6 +2,7 @@
 #include "formats/ucir/ucir_writer.h"
 
 #include <algorithm>
+#include <bit>
 #include <cerrno>
 #include <cstring>
 #include <map>
@@ -31,7 +32,11 @@ template <typename Out>
 // makes the loop one store).
 template <typename Unsigned>
 [[gnu::always_inline]] inline std::uint8_t* store_le(std::uint8_t* at, Unsigned value) {
-  for (std::size_t i = 0; i < sizeof(Unsigned); ++i) at[i] = static_cast<std::uint8_t>(value >> (8 * i));
+  if constexpr (std::endian::native == std::endian::little) {
+    std::memcpy(at, &value, sizeof value);  // one store (GCC keeps the loop below as a loop)
+  } else {
+    for (std::size_t i = 0; i < sizeof(Unsigned); ++i) at[i] = static_cast<std::uint8_t>(value >> (8 * i));
+  }
   return at + sizeof(Unsigned);
 }
 template <typename Out, typename Unsigned>
@@ -41,19 +46,19 @@ template <typename Out, typename Unsigned>
   append_to(out, bytes, sizeof(Unsigned));
 }
 template <typename Out>
-void put_u16(Out& out, std::uint16_t value) {
+[[gnu::always_inline]] inline void put_u16(Out& out, std::uint16_t value) {
   put_le(out, value);
 }
 template <typename Out>
-void put_u32(Out& out, std::uint32_t value) {
+[[gnu::always_inline]] inline void put_u32(Out& out, std::uint32_t value) {
   put_le(out, value);
 }
 template <typename Out>
-void put_u64(Out& out, std::uint64_t value) {
+[[gnu::always_inline]] inline void put_u64(Out& out, std::uint64_t value) {
   put_le(out, value);
 }
 template <typename Out>
-void put_bytes(Out& out, std::span<const std::uint8_t> bytes) {
+[[gnu::always_inline]] inline void put_bytes(Out& out, std::span<const std::uint8_t> bytes) {
   append_to(out, bytes.data(), bytes.size());
 }
 void put_name(std::vector<std::uint8_t>& out, std::string_view name) {
@@ -176,11 +181,18 @@ void UcirWriter::write_register(Out& out, const events::RegisterValue& value) co
   if (value.index >= arch_.registers.size()) return;
   const auto number = static_cast<std::uint16_t>(arch_.registers[value.index].uc_id);
   if (value.size <= 8) {
+    // The value's little-endian bytes as a number.
     std::uint64_t raw = 0;
-    for (int i = value.size - 1; i >= 0; --i) raw = raw << 8 | value.bytes[static_cast<std::size_t>(i)];
-    put_u8(out, ucir::kOpReg);
-    put_u16(out, number);
-    put_u64(out, raw);
+    if constexpr (std::endian::native == std::endian::little) {
+      std::memcpy(&raw, value.bytes.data(), sizeof raw);  // `bytes` holds 16: the 8 are there
+      if (value.size < 8) raw &= (std::uint64_t{1} << (8 * value.size)) - 1;
+    } else {
+      for (int i = value.size - 1; i >= 0; --i) raw = raw << 8 | value.bytes[static_cast<std::size_t>(i)];
+    }
+    std::uint8_t op[1 + 2 + 8];  // OP_REG u8, number u16, value u64: at once
+    op[0] = ucir::kOpReg;
+    store_le(store_le(op + 1, number), raw);
+    append_to(out, op, sizeof op);
   } else {
     put_u8(out, ucir::kOpSpreg);
     put_u16(out, number);

@@ -263,10 +263,18 @@ void BintraceWriter::add_memory(std::vector<MemoryEntry>& out, std::uint64_t add
 
 void BintraceWriter::stage_value(std::size_t slot, std::span<const std::uint8_t> value) {
   const auto current = state_->value(slot);
-  if (std::equal(current.begin(), current.end(), value.begin())) return;
-  Staged staged{slot, {}};
+  // Most registers are 8 bytes: one compare (std::equal calls memcmp).
+  if (current.size() == 8) {
+    std::uint64_t before, after;
+    std::memcpy(&before, current.data(), 8);
+    std::memcpy(&after, value.data(), 8);
+    if (before == after) return;
+  } else if (std::equal(current.begin(), current.end(), value.begin())) {
+    return;
+  }
+  Staged& staged = staged_.emplace_back();
+  staged.slot = slot;
   std::copy_n(value.begin(), current.size(), staged.value.begin());
-  staged_.push_back(staged);
 }
 
 void BintraceWriter::stage_registers(std::span<const events::RegisterValue> changes, const std::uint64_t* new_pc) {
@@ -408,6 +416,44 @@ void BintraceWriter::finish_instruction(std::uint64_t next_pc) {
 
 void BintraceWriter::finish_pending_fallthrough() { finish_instruction(pending_address_ + pending_size_); }
 
+// An instruction begins: the one before it ends here (its diff is written),
+// and this one waits for its memory writes and registers.
+void BintraceWriter::instruction_started(std::uint64_t address, std::uint32_t size) {
+  if (instructions_ == 0 && !pending_) {
+    // The recorder reads the registers before uc_emu_start sets the pc: the
+    // initial rip is the first recorded instruction's address.
+    for (std::size_t b = 0; b < 8; ++b)
+      table_[pc_table_index_][b] = static_cast<std::uint8_t>(address >> (8 * b));
+    std::array<std::uint8_t, 8> pc{};
+    std::copy_n(table_[pc_table_index_].begin(), 8, pc.begin());
+    initial_values_[pc_slot_].assign(pc.begin(), pc.begin() + static_cast<std::ptrdiff_t>(initial_values_[pc_slot_].size()));
+    state_->set(pc_slot_, initial_values_[pc_slot_]);
+    write_recovery_head();  // the initial state is complete now
+  }
+  finish_instruction(address);
+  if (!pending_ && instructions_ > 0) resume_at(address);
+  pending_ = true;
+  pending_address_ = address;
+  pending_size_ = size;
+  pending_writes_.clear();
+  pending_bytes_.clear();
+  pending_registers_.clear();
+}
+
+// A block's run of instructions: what handle() does for each one's event,
+// without building the events.
+void BintraceWriter::on_instructions(const events::InstructionRun& run) {
+  if (!error_.empty() || !begun_) return;
+  try {
+    for (const events::InstructionBounds& bounds : run.instructions) {
+      instruction_started(bounds.address.value, bounds.size);
+      if (events_.size() >= options_.spool_batch_bytes) flush_events(SpoolStep::kBatch);  // as on_event
+    }
+  } catch (const std::exception& error) {
+    error_ = path_ + ": write error: " + error.what();
+  }
+}
+
 void BintraceWriter::handle(const events::Event& event) {
   using events::EventKind;
   switch (event.kind) {
@@ -420,25 +466,7 @@ void BintraceWriter::handle(const events::Event& event) {
       return;  // not carried: the format has no reads
     case EventKind::kInstruction: {
       const auto& insn = std::get<events::InstructionEvent>(event.payload);
-      if (instructions_ == 0 && !pending_) {
-        // The recorder reads the registers before uc_emu_start sets the pc: the
-        // initial rip is the first recorded instruction's address.
-        for (std::size_t b = 0; b < 8; ++b)
-          table_[pc_table_index_][b] = static_cast<std::uint8_t>(insn.address.value >> (8 * b));
-        std::array<std::uint8_t, 8> pc{};
-        std::copy_n(table_[pc_table_index_].begin(), 8, pc.begin());
-        initial_values_[pc_slot_].assign(pc.begin(), pc.begin() + static_cast<std::ptrdiff_t>(initial_values_[pc_slot_].size()));
-        state_->set(pc_slot_, initial_values_[pc_slot_]);
-        write_recovery_head();  // the initial state is complete now
-      }
-      finish_instruction(insn.address.value);
-      if (!pending_ && instructions_ > 0) resume_at(insn.address.value);
-      pending_ = true;
-      pending_address_ = insn.address.value;
-      pending_size_ = insn.size;
-      pending_writes_.clear();
-      pending_bytes_.clear();
-      pending_registers_.clear();
+      instruction_started(insn.address.value, insn.size);
       return;
     }
     case EventKind::kMemoryWrite: {

@@ -105,6 +105,7 @@ class BintraceWriter final : public events::Sink {
 
   void begin(const events::TraceInfo& info) override;
   void on_event(const events::Event& event) override;
+  void on_instructions(const events::InstructionRun& run) override;
   void flush() override;  // what is written so far reaches the file (events::Sink::flush)
   // Writes the file (sections, then the spooled events) and removes the spool.
   // Returns "" or "PATH: ...".
@@ -128,6 +129,7 @@ class BintraceWriter final : public events::Sink {
   };
   BintraceWriter(std::string path, const arch::ArchInfo& arch, BintraceWriterOptions options);
   void handle(const events::Event& event);
+  void instruction_started(std::uint64_t address, std::uint32_t size);
   void finish_instruction(std::uint64_t next_pc);
   void finish_pending_fallthrough();
   // Updates the arch table with `changes` (and the pc), then stages the entries

@@ -100,7 +100,10 @@ struct Golden {
               rax_id = 0, exit_length = 0, continuation = 0;
 };
 
-Golden make_golden() {
+// With `as_runs`, each instruction reaches the writer as a run of one
+// (Sink::on_instructions, as the recorder hands them over at the full level)
+// instead of an instruction event.
+Golden make_golden(bool as_runs = false) {
   Golden golden;
   const std::string path = (std::filesystem::temp_directory_path() /
                             ("tracecorn-bintrace-golden-" + std::to_string(::getpid()) + ".bt")).string();
@@ -137,19 +140,28 @@ Golden make_golden() {
   auto feed = [&](events::EventKind kind, events::EventPayload payload) {
     w.on_event(events::Event{events::EventSequence{sequence++}, {}, kind, std::move(payload)});
   };
+  std::vector<events::InstructionBounds> bounds;
+  auto instruction = [&](std::uint64_t address, std::uint8_t size, std::uint32_t index) {
+    if (!as_runs) {
+      feed(events::EventKind::kInstruction, events::InstructionEvent{events::GuestAddress{address}, size, {}, index});
+      return;
+    }
+    bounds.assign(1, events::InstructionBounds{events::GuestAddress{address}, 0, size});
+    w.on_instructions(events::InstructionRun{events::EventSequence{sequence++}, {}, {}, bounds, index, 0});
+  };
   feed(events::EventKind::kModuleLoad, events::ModuleLoadEvent{events::GuestAddress{0x1000}, events::GuestAddress{0x2000}, 0, "/m"});
   feed(events::EventKind::kBlock, events::BlockEvent{events::GuestAddress{0x1000}, 11, 4, {}});
-  feed(events::EventKind::kInstruction, events::InstructionEvent{events::GuestAddress{0x1000}, 1, {}, 0});
+  instruction(0x1000, 1, 0);
   feed(events::EventKind::kMemoryWrite,
        events::MemoryEvent{events::GuestAddress{0x6ff8}, 8, 0x1122334455667788, events::GuestAddress{0x1000}, true});
   std::vector<events::RegisterValue> push_regs = {value_of("rsp", 0x6ff8)};
   feed(events::EventKind::kRegisters, events::RegistersEvent{events::GuestAddress{0x1000}, push_regs});
-  feed(events::EventKind::kInstruction, events::InstructionEvent{events::GuestAddress{0x1001}, 3, {}, 1});
+  instruction(0x1001, 3, 1);
   feed(events::EventKind::kMemoryRead,
        events::MemoryEvent{events::GuestAddress{0x1800}, 4, 0, events::GuestAddress{0x1001}, true});
   std::vector<events::RegisterValue> mov_regs = {value_of("rflags", 0x46), value_of("rax", 5)};
   feed(events::EventKind::kRegisters, events::RegistersEvent{events::GuestAddress{0x1001}, mov_regs});
-  feed(events::EventKind::kInstruction, events::InstructionEvent{events::GuestAddress{0x1004}, 2, {}, 2});
+  instruction(0x1004, 2, 2);
   std::vector<events::MappingEffect> maps = {{events::MappingChangeKind::kMap, events::GuestAddress{0x8000}, 0x1000, 3}};
   std::vector<events::RegisterValue> kernel_regs = {value_of("rax", 0x10), value_of("rcx", 0x1006)};
   events::SyscallEvent call;
@@ -161,7 +173,7 @@ Golden make_golden() {
   call.mapping_changes = maps;
   call.register_changes = kernel_regs;
   feed(events::EventKind::kSyscall, call);
-  feed(events::EventKind::kInstruction, events::InstructionEvent{events::GuestAddress{0x1006}, 5, {}, 0});
+  instruction(0x1006, 5, 0);
   for (std::uint64_t i = 0; i < 15; ++i)
     feed(events::EventKind::kMemoryWrite, events::MemoryEvent{events::GuestAddress{0x6000 + 2 * i}, 1, i + 1,
                                                               events::GuestAddress{0x1006}, true});
@@ -282,6 +294,11 @@ void set_u64(std::vector<std::uint8_t>& bytes, std::size_t at, std::uint64_t val
 
 TEST_CASE("Bintrace: the writer's bytes are the spec's, byte for byte") {
   const Golden golden = make_golden();
+  CHECK_MESSAGE(golden.written == golden.expected, first_difference(golden.written, golden.expected));
+}
+
+TEST_CASE("Bintrace: instructions handed over as runs give the golden bytes") {
+  const Golden golden = make_golden(true);
   CHECK_MESSAGE(golden.written == golden.expected, first_difference(golden.written, golden.expected));
 }
 

@@ -23,7 +23,9 @@ class ByteBuffer {
   // `count` more bytes at the end, for the caller to fill; valid until the
   // next append(). With `slack`, `slack` bytes after them may be written too
   // (a fixed-size copy); the next append() overwrites them.
-  std::uint8_t* append(std::size_t count, std::size_t slack = 0) {
+  // (Forced inline, with grow() kept out of line: it runs several times per
+  // event, and GCC would otherwise inline grow() into it and call it.)
+  [[gnu::always_inline]] std::uint8_t* append(std::size_t count, std::size_t slack = 0) {
     if (count + slack > capacity_ - size_) grow(size_ + count + slack);
     std::uint8_t* at = data_.get() + size_;
     size_ += count;
@@ -38,7 +40,7 @@ class ByteBuffer {
   void clear() { size_ = 0; }
 
  private:
-  void grow(std::size_t needed) {
+  [[gnu::noinline]] void grow(std::size_t needed) {
     const std::size_t capacity = std::max<std::size_t>({needed, capacity_ * 2, 256});
     auto data = std::make_unique_for_overwrite<std::uint8_t[]>(capacity);
     if (size_) std::memcpy(data.get(), data_.get(), size_);

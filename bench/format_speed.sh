@@ -3,8 +3,8 @@
 # `tracecorn run` measured in the same run: busybox sha256sum of a
 # deterministic input (run_bench.sh's line), recorded at each level into
 # each format, plain and zstd, with zstd's workers at --jobs 0 (compression
-# on the drain thread) and at the default (the cores but one). One run per
-# row, wall clock; the file's size beside it.
+# on the drain thread) and at the default (the cores but one at regs and
+# full, none below). One run per row, wall clock; the file's size beside it.
 # Not part of ctest; run by hand:
 #   bench/format_speed.sh [TRACECORN_BINARY]     default build/recorder/cli/tracecorn
 # Environment: BUSYBOX (default /bin/busybox), BENCH_KIB (input size, default

@@ -319,7 +319,6 @@ Expected<std::vector<std::string>> convert_trace(const std::string& in, const st
   request.path = write_path;
   request.arch = &(*reader)->arch();
   request.compress_zstd = compress;
-  request.zstd = zstd;
   request.zstd = formats::with_zstd_defaults(zstd, seen[kind_index(EventKind::kRegisters)]);
   auto writer = formats::open_writer(target_format.name, std::move(request));
   if (!writer) return naming_out(writer.error());

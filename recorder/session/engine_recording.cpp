@@ -47,7 +47,6 @@ Expected<std::unique_ptr<events::Sink>> open_trace_writer(const arch::ArchInfo& 
   request.path = path;
   request.arch = &arch;
   request.compress_zstd = compress_zstd;
-  request.zstd = zstd;
   request.zstd = formats::with_zstd_defaults(zstd, core::level_has_registers(level));
   request.program = program;
   return formats::open_writer(format, std::move(request));

@@ -28,8 +28,7 @@ template <typename Out>
 [[gnu::always_inline]] inline void put_u8(Out& out, std::uint8_t value) {
   append_to(out, &value, 1);
 }
-// Little-endian, as UCIR stores every number: the whole value at once (GCC
-// makes the loop one store).
+// Little-endian, as UCIR stores every number: the whole value at once.
 template <typename Unsigned>
 [[gnu::always_inline]] inline std::uint8_t* store_le(std::uint8_t* at, Unsigned value) {
   if constexpr (std::endian::native == std::endian::little) {
@@ -181,17 +180,10 @@ void UcirWriter::write_register(Out& out, const events::RegisterValue& value) co
   if (value.index >= arch_.registers.size()) return;
   const auto number = static_cast<std::uint16_t>(arch_.registers[value.index].uc_id);
   if (value.size <= 8) {
-    // The value's little-endian bytes as a number.
-    std::uint64_t raw = 0;
-    if constexpr (std::endian::native == std::endian::little) {
-      std::memcpy(&raw, value.bytes.data(), sizeof raw);  // `bytes` holds 16: the 8 are there
-      if (value.size < 8) raw &= (std::uint64_t{1} << (8 * value.size)) - 1;
-    } else {
-      for (int i = value.size - 1; i >= 0; --i) raw = raw << 8 | value.bytes[static_cast<std::size_t>(i)];
-    }
-    std::uint8_t op[1 + 2 + 8];  // OP_REG u8, number u16, value u64: at once
-    op[0] = ucir::kOpReg;
-    store_le(store_le(op + 1, number), raw);
+    // OP_REG u8, number u16, value u64, at once: the value's little-endian
+    // bytes are the u64's, zero-extended.
+    std::uint8_t op[1 + 2 + 8] = {ucir::kOpReg};
+    std::copy_n(value.bytes.begin(), value.size, store_le(op + 1, number));
     append_to(out, op, sizeof op);
   } else {
     put_u8(out, ucir::kOpSpreg);

@@ -106,6 +106,10 @@ struct WriterRequest {
   const arch::ArchInfo* arch = nullptr;
   bool compress_zstd = false;
   ZstdCompression zstd;      // its level and worker threads
+  // Threads that encode, for the formats that can encode on several (BAP
+  // frames): 2 and up; 0 and 1 encode on the writer's caller's thread. Any
+  // count writes the same bytes.
+  int encoder_threads = 0;
   bool ucir_strict = false;  // UCIR: only the spec's ops (no OP_CALLSTACK)
   // BAP frames' meta frame: the tracer's command line and environment and the
   // program's; when `program` is empty the writer takes the program and its

@@ -4,9 +4,11 @@
 # with clang and -DTRACECORN_SANITIZE=thread (cmake/tracecorn_sanitizers.cmake:
 # every host target, not the guest samples), builds unit_tests and runs the
 # recorder core tests (every level, syscalls, flight recorder dump, a sink that
-# fails), the C API's (attach, start, stop, finish, flight recorder dump) and
-# reading a trace ahead on a thread of its own (recorder/replay/read_ahead.h),
-# with halt_on_error: any race report fails the run.
+# fails), the C API's (attach, start, stop, finish, flight recorder dump),
+# reading a trace ahead on a thread of its own (recorder/replay/read_ahead.h)
+# and BAP frames encoded on several threads (formats/bap/bap_writer.h, on
+# formats/common/ordered_jobs.h), with halt_on_error: any race report fails
+# the run.
 # Called by scripts/test.sh (CI). The tests take about 15 s here; the build
 # (clang, 321 steps for unit_tests and the samples) about 16 min on the shared
 # 2-core machine under a load of 15, a few minutes on an idle one.
@@ -20,4 +22,4 @@ CC=clang CXX=clang++ cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=RelW
   -DTRACECORN_SANITIZE=thread >/dev/null
 cmake --build "$build_dir" -j "$(nproc)" --target unit_tests guest_samples
 TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 ${TSAN_OPTIONS:-}" \
-  "$build_dir/tests/unit_tests" "-tc=Recorder:*,CAPI:*,Read ahead:*" "-tce=*long runs*" "$@"
+  "$build_dir/tests/unit_tests" "-tc=Recorder:*,CAPI:*,Read ahead:*,BAP frames: encoder threads*,OrderedJobs:*" "-tce=*long runs*" "$@"

@@ -2,6 +2,8 @@
 // detection (FramesReader::recognizes), what frames carry, the FormatReader
 // adapter over FramesReader, and the writer built from a WriterRequest (its
 // meta frame names tracecorn and its version, TRACECORN_VERSION).
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "formats/bap/bap_meta.h"
@@ -76,6 +78,7 @@ Expected<std::unique_ptr<events::Sink>> open_frames_writer(WriterRequest& reques
   FramesWriterOptions options;
   options.compress_zstd = request.compress_zstd;
   options.zstd = request.zstd;
+  options.encoder_threads = static_cast<unsigned>(std::max(request.encoder_threads, 0));
   options.tracer_version = TRACECORN_VERSION;
   if (!request.program.empty()) {
     FramesMeta meta;

@@ -1,16 +1,18 @@
 // Role: implementation of the BAP frames writer (see bap_writer.h, bap_layout.h).
 #include "formats/bap/bap_writer.h"
 
-#include "arch/instruction_decoder.h"
-
 #include <algorithm>
 #include <cctype>
+#include <optional>
+#include <system_error>
 #include <unordered_map>
 #include <vector>
 
 #include "formats/bap/bap_layout.h"
 #include "formats/bap/frames_wire.h"
+#include "formats/bap/instruction_frames.h"
 #include "formats/common/byte_stream.h"
+#include "formats/common/ordered_jobs.h"
 #include "frames.pb.h"
 
 namespace tracecorn::formats {
@@ -23,20 +25,9 @@ void put_u64(std::vector<std::uint8_t>& out, std::uint64_t value) {
   for (int i = 0; i < 8; ++i) out.push_back(static_cast<std::uint8_t>(value >> (8 * i)));
 }
 
-void put_u64(std::uint8_t* at, std::uint64_t value) {
-  for (int i = 0; i < 8; ++i) at[i] = static_cast<std::uint8_t>(value >> (8 * i));
-}
-
 // Frames are staged and handed to the output file (zstd's stream, stdio) this
 // many bytes at a time, not one call per frame.
 constexpr std::size_t kStagedBytes = 1 << 20;
-
-// What the writer needs to know of one instruction, decoded once per address.
-// An instruction's registers (read, written, base, index: register indices).
-struct DecodedOperands : arch::InstructionDecoder::Registers {
-  std::vector<std::uint8_t> bytes;  // to notice code that changed
-  std::vector<bap::OperandUsage> read_usage;  // of each register of `read` (a pre-list operand)
-};
 
 void set_no_taint(pb::taint_info* taint) { taint->set_no_taint(true); }
 
@@ -62,33 +53,20 @@ void fill_meta(const FramesMeta& meta, pb::meta_frame& out) {
   if (!meta.level.empty()) out.set_tracecorn_level(meta.level);
 }
 
-// The instruction whose std_frame is being built (bap_writer.h), encoded as it
-// goes (frames_wire.h): its pre-list registers when it arrives (their values
-// before it ran), its memory reads and unattributed accesses as they come,
-// its post list when its events are complete. The buffers are reused.
-struct PendingInstruction {
-  bool active = false;
-  std::uint64_t address = 0;
-  std::uint64_t thread_id = 0;
-  std::uint8_t mode = 0;
-  const DecodedOperands* operands = nullptr;  // the decode cache's entry: its bytes are the instruction's
-  formats::ByteBuffer pre_list;                   // operand_value_list bodies
-  formats::ByteBuffer post_list;
-  formats::ByteBuffer unattributed;
-  std::vector<events::MemoryEvent> writes;  // go after the post-list registers
-
-  void start(std::uint64_t at, events::ThreadId thread, std::uint8_t instruction_set, const DecodedOperands* decoded) {
-    active = true;
-    address = at;
-    thread_id = thread.value;
-    mode = instruction_set;
-    operands = decoded;
-    pre_list.clear();
-    post_list.clear();
-    unattributed.clear();
-    writes.clear();
-  }
+// A chunk of the trace for an encoder thread: what the drain thread handed
+// the writer, and what the encoder made of it.
+struct EncodedChunk {
+  bap::FrameInputs inputs;
+  ByteBuffer out;                          // the frames, back to back
+  std::vector<std::uint64_t> frame_starts;  // where each counted frame begins in `out`
+  std::uint64_t dropped = 0;
+  bap::KnownRegisters end;  // the register state after the chunk
+  std::string error;
 };
+
+// How many chunks per encoder thread may be in flight (memory: a chunk's
+// frames are about 5 times its inputs, FramesWriterOptions::encoder_chunk_bytes).
+constexpr std::size_t kChunksInFlightPerThread = 2;
 
 }  // namespace
 
@@ -98,151 +76,94 @@ struct FramesWriter::State {
   const arch::ArchInfo& arch;
   FramesWriterOptions options;
   std::string error;  // the first write error, reported by end()
-  std::unique_ptr<arch::InstructionDecoder> decoder;  // with register detail
 
   std::uint64_t header_file_offset = 0;  // where the 48 header bytes sit in the file (9 inside the raw zstd frame)
-  std::uint64_t offset = 0;              // bytes of the (decompressed) file written so far, staged included
+  std::uint64_t offset = 0;              // bytes of the (decompressed) file handed to the output so far
   std::uint64_t frames = 0;              // n
   std::vector<std::uint64_t> toc;
   std::uint64_t frames_to_toc_entry = 0;  // counted frames until the next one starts a TOC entry
   std::uint64_t dropped = 0;
   std::uint32_t exit_signal = 0;  // of the exit event, for the interruption note
 
-  std::vector<std::string> names;                              // upper-case register names, arch table order
-  std::vector<bap::RegisterOperandEncoder> register_operands;  // each one's operand_info, encoded once
-  std::vector<events::RegisterValue> registers;                // last known value of each register
-  std::vector<bool> known;                                     // whether registers[i] holds the value
-  int pc_index = -1;                                           // the program counter's index in the table
-  std::unordered_map<std::uint64_t, DecodedOperands> decoded;  // by address (bit 63: the second instruction set)
-  // A direct-mapped front of `decoded` (entries of the map: a node's address
-  // holds until the map is cleared), which saves most lookups' hashing.
-  struct RecentDecode {
-    std::uint64_t key = 0;
-    const DecodedOperands* operands = nullptr;
-  };
-  static constexpr std::size_t kRecentDecodes = 4096;
-  std::vector<RecentDecode> recent_decodes = std::vector<RecentDecode>(kRecentDecodes);
+  std::vector<std::string> names;  // upper-case register names, arch table order
+  std::shared_ptr<const std::vector<bap::RegisterOperandEncoder>> register_operands;  // each one's operand_info
+  // Encodes the frames on this thread; with encoder threads, it keeps the
+  // register state the next chunk starts from and writes the frames of
+  // begin() and end().
+  std::unique_ptr<bap::InstructionFrames> here;
+  pb::frame frame;  // the other frames, built with the generated code
+  std::vector<std::uint8_t> serialised;  // a frame for a chunk's inputs
 
-  PendingInstruction pending;
-  pb::frame frame;         // the other frames, built with the generated code
-  formats::ByteBuffer staged;  // frames not handed to the output file yet (kStagedBytes at most, bar one frame)
+  // Encoder threads (FramesWriterOptions::encoder_threads), each with its own InstructionFrames.
+  std::vector<std::unique_ptr<bap::InstructionFrames>> encoder_frames;
+  std::unique_ptr<OrderedJobs<EncodedChunk>> encoders;
+  std::unique_ptr<EncodedChunk> filling;  // the chunk being filled
+  std::vector<std::unique_ptr<EncodedChunk>> spare;
 
   State(std::unique_ptr<OutputFile> out, std::string file, const arch::ArchInfo& info, FramesWriterOptions opts)
       : output(std::move(out)), path(std::move(file)), arch(info), options(std::move(opts)) {
+    auto operands = std::make_shared<std::vector<bap::RegisterOperandEncoder>>();
     for (const auto& reg : arch.registers) {
       std::string name(reg.name);
       for (char& c : name) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-      register_operands.emplace_back(name, std::min<std::size_t>(reg.size, 16));
+      operands->emplace_back(name, std::min<std::size_t>(reg.size, 16));
       names.push_back(std::move(name));
     }
-    for (std::size_t i = 0; i < arch.registers.size(); ++i)
-      if (arch.registers[i].uc_id == arch.pc_reg) pc_index = static_cast<int>(i);
-    registers.resize(arch.registers.size());
-    known.assign(arch.registers.size(), false);
-    for (std::size_t i = 0; i < registers.size(); ++i) {
-      registers[i].index = static_cast<std::uint16_t>(i);
-      registers[i].size = static_cast<std::uint8_t>(std::min<std::size_t>(arch.registers[i].size, 16));
-    }
+    register_operands = std::move(operands);
   }
 
-  // Hands the staged bytes to the output file.
-  void hand_over() {
-    if (staged.empty()) return;
-    if (error.empty())
-      if (auto problem = output->write(staged.bytes()); !problem.empty()) error = path + ": write error: " + problem;
-    staged.clear();
-  }
+  const events::RegisterValue& register_value(std::uint16_t index) const { return here->registers().values[index]; }
 
-  void write(std::span<const std::uint8_t> bytes) {
-    if (!error.empty()) return;
-    staged.append(bytes);
-    offset += bytes.size();
-  }
-
-  // Room for one frame of `size` bytes, after its u64 size (the meta frame is
-  // written the same way but not counted).
-  std::uint8_t* stage_frame(std::size_t size, bool counted) {
-    if (counted) {
+  // Hands the frames encoded (by `out`'s encoder) to the output file: the TOC
+  // gets the offsets of every m-th counted frame.
+  void hand_over(ByteBuffer& out, std::vector<std::uint64_t>& frame_starts) {
+    for (const std::uint64_t start : frame_starts) {
       if (frames_to_toc_entry == 0) {
-        toc.push_back(offset);
+        toc.push_back(offset + start);
         frames_to_toc_entry = options.frames_per_toc_entry;
       }
       --frames_to_toc_entry;
       ++frames;
     }
-    std::uint8_t* at = staged.append(8 + size);
-    put_u64(at, size);
-    offset += 8 + size;
-    return at + 8;
+    frame_starts.clear();
+    if (out.empty()) return;
+    if (error.empty())
+      if (auto problem = output->write(out.bytes()); !problem.empty()) error = path + ": write error: " + problem;
+    offset += out.size();
+    out.clear();
+  }
+  void hand_over() { hand_over(here->out(), here->frame_starts()); }
+
+  // Frames go to the file a MiB at a time, not one call per frame.
+  void hand_over_when_staged() {
+    if (here->out().size() >= kStagedBytes) hand_over();
   }
 
-  void frame_staged() {
-    if (staged.size() >= kStagedBytes) hand_over();
+  void write(std::span<const std::uint8_t> bytes) {
+    if (error.empty()) here->out().append(bytes);
   }
 
   void write_message(const google::protobuf::MessageLite& message, bool counted) {
     if (!error.empty()) return;
     const std::size_t size = message.ByteSizeLong();
-    message.SerializeWithCachedSizesToArray(stage_frame(size, counted));
-    frame_staged();
-  }
-
-  // The instruction's operands, decoded once per address, instruction set and bytes.
-  const DecodedOperands* decode(std::uint64_t address, std::uint8_t mode, std::span<const std::uint8_t> bytes) {
-    const bool alternate = mode == 1 && arch.alternate_isa;  // decoded in the second instruction set
-    const std::uint64_t key = address | (std::uint64_t{alternate} << 63);
-    RecentDecode& slot = recent_decodes[(key ^ (key >> 12)) % kRecentDecodes];
-    if (slot.operands && slot.key == key && std::ranges::equal(bytes, slot.operands->bytes)) return slot.operands;
-    const DecodedOperands* operands = find_or_decode(key, address, mode, bytes);
-    slot = {key, operands};
-    return operands;
-  }
-
-  const DecodedOperands* find_or_decode(std::uint64_t key, std::uint64_t address, std::uint8_t mode,
-                                        std::span<const std::uint8_t> bytes) {
-    auto found = decoded.find(key);
-    if (found != decoded.end() && std::ranges::equal(bytes, found->second.bytes)) return &found->second;
-    if (decoded.size() > (1u << 20)) {  // bound the cache (self-modifying or huge code)
-      decoded.clear();
-      std::fill(recent_decodes.begin(), recent_decodes.end(), RecentDecode{});
+    if (encoders && counted) {  // after the chunk's pending instruction (FrameInputs::add_frame)
+      serialised.resize(size);
+      message.SerializeWithCachedSizesToArray(serialised.data());
+      filling->inputs.add_frame(serialised);
+      return;
     }
-    DecodedOperands operands;
-    operands.bytes.assign(bytes.begin(), bytes.end());
-    if (decoder->registers(bytes, address, mode, operands)) {
-      // Address registers are read even where Capstone's list leaves them out.
-      for (const auto list : {&operands.base, &operands.index})
-        for (const std::uint16_t reg : *list)
-          if (std::find(operands.read.begin(), operands.read.end(), reg) == operands.read.end())
-            operands.read.push_back(reg);
-    }
-    for (const std::uint16_t reg : operands.read) {
-      const bool is_base = std::find(operands.base.begin(), operands.base.end(), reg) != operands.base.end();
-      const bool is_index = std::find(operands.index.begin(), operands.index.end(), reg) != operands.index.end();
-      operands.read_usage.push_back({.read = true, .written = false, .index = is_index, .base = is_base});
-    }
-    return &(decoded[key] = std::move(operands));
+    message.SerializeWithCachedSizesToArray(here->stage_frame(size, counted));
+    hand_over_when_staged();
   }
 
-  // A register operand with the register's last known value (the hot path's,
-  // frames_wire.h; its size is the encoder's: apply() keeps every size fixed).
-  void encode_register(formats::ByteBuffer& list, std::uint16_t index, bap::OperandUsage usage) {
-    register_operands[index].append(list, usage, registers[index].bytes);
-  }
-
-  static void encode_memory(formats::ByteBuffer& list, const events::MemoryEvent& access, bool written) {
-    const std::size_t size = std::min<std::size_t>(access.size, 8);
-    std::uint8_t bytes[8];
-    for (std::size_t i = 0; i < size; ++i) bytes[i] = static_cast<std::uint8_t>(access.value >> (8 * i));
-    const bap::OperandUsage usage{.read = !written, .written = written, .index = false, .base = false};
-    bap::append_operand(list, bap::memory_operand_specific(access.address.value).span(),
-                        static_cast<std::int32_t>(size * 8), usage, {bytes, size});
-  }
+  void finish_instruction() { here->finish_instruction(); }
+  void apply(std::span<const events::RegisterValue> values) { here->apply(values); }
 
   // A register operand in the generated code's messages (the rarer frames' register changes).
   void add_register(pb::operand_value_list* list, std::uint16_t index, bool written, bool is_base, bool is_index) {
     auto* operand = list->add_elem();
     operand->mutable_operand_info_specific()->mutable_reg_operand()->set_name(names[index]);
-    const events::RegisterValue& value = registers[index];
+    const events::RegisterValue& value = register_value(index);
     operand->set_bit_length(static_cast<std::int32_t>(value.size) * 8);
     auto* usage = operand->mutable_operand_usage();
     usage->set_read(!written);
@@ -253,74 +174,11 @@ struct FramesWriter::State {
     operand->set_value(value.bytes.data(), value.size);
   }
 
-  void start_instruction(events::ThreadId thread, const events::InstructionEvent& instruction) {
-    finish_instruction();
-    const DecodedOperands* operands = decode(instruction.address.value, instruction.mode, instruction.bytes);
-    pending.start(instruction.address.value, thread, instruction.mode, operands);
-    // The program counter is never recorded as a change (no access list names it
-    // as written by straight-line code): it is the instruction's own address.
-    if (pc_index >= 0) {
-      auto& pc = registers[static_cast<std::size_t>(pc_index)];
-      for (std::size_t i = 0; i < 8 && i < pc.size; ++i)
-        pc.bytes[i] = static_cast<std::uint8_t>(instruction.address.value >> (8 * i));
-      known[static_cast<std::size_t>(pc_index)] = true;
-    }
-    for (std::size_t i = 0; i < operands->read.size(); ++i)
-      if (known[operands->read[i]]) encode_register(pending.pre_list, operands->read[i], operands->read_usage[i]);
-  }
-
-  void on_memory(const events::Event& event) {
-    const auto& access = std::get<events::MemoryEvent>(event.payload);
-    if (!pending.active) {
-      ++dropped;  // no instruction to tie it to
-      return;
-    }
-    const bool written = event.kind == events::EventKind::kMemoryWrite;
-    if (!access.pc_known || access.pc.value != pending.address)
-      encode_memory(pending.unattributed, access, written);
-    else if (written)
-      pending.writes.push_back(access);  // after the post-list registers, at finish_instruction()
-    else
-      encode_memory(pending.pre_list, access, false);
-  }
-
-  // Writes the pending instruction's frame (post-list registers from the values now known).
-  void finish_instruction() {
-    if (!pending.active) return;
-    pending.active = false;
-    constexpr bap::OperandUsage kWritten{.read = false, .written = true, .index = false, .base = false};
-    for (const std::uint16_t reg : pending.operands->written)
-      if (known[reg]) encode_register(pending.post_list, reg, kWritten);
-    for (const auto& access : pending.writes) encode_memory(pending.post_list, access, true);
-    if (!error.empty()) return;
-    bap::StdFrameFields fields;
-    fields.address = pending.address;
-    fields.thread_id = pending.thread_id;
-    fields.rawbytes = pending.operands->bytes;
-    fields.operand_pre_list = pending.pre_list.bytes();
-    fields.operand_post_list = pending.post_list.bytes();
-    // An architecture with two instruction sets names the instruction's (arm: "ARM", "Thumb").
-    if (arch.alternate_isa) fields.mode = arch.alternate_isa->names[pending.mode == 1 ? 1 : 0];
-    if (!pending.unattributed.empty()) fields.tracecorn_unattributed = pending.unattributed.bytes();
-    const bap::StdFrameSizes sizes = bap::std_frame_sizes(fields);
-    bap::write_std_frame(stage_frame(sizes.message, true), fields, sizes);
-    frame_staged();
-  }
-
-  void apply(std::span<const events::RegisterValue> values) {
-    for (const auto& value : values) {
-      if (value.index >= registers.size()) continue;
-      registers[value.index] = value;
-      registers[value.index].size = static_cast<std::uint8_t>(std::min<std::size_t>(arch.registers[value.index].size, 16));
-      known[value.index] = true;
-    }
-  }
-
   // Registers a signal or a thread switch set, into `list` (and the known state).
   void add_register_changes(pb::operand_value_list* list, std::span<const events::RegisterValue> values) {
     apply(values);
     for (const auto& value : values)
-      if (value.index < registers.size()) add_register(list, value.index, true, false, false);
+      if (value.index < arch.registers.size()) add_register(list, value.index, true, false, false);
   }
 
   // A signal delivery: an exception frame with our fields (frames.proto).
@@ -424,7 +282,7 @@ struct FramesWriter::State {
     out->set_tracecorn_description(std::string(gap.reason));
     out->set_tracecorn_lost_events(gap.lost_events);
     write_message(frame, true);
-    known.assign(known.size(), false);  // changes were lost: no register value is certain now
+    here->forget_registers();  // changes were lost: no register value is certain now
   }
 
   void write_module(events::ThreadId thread, const events::ModuleLoadEvent& module) {
@@ -457,16 +315,28 @@ struct FramesWriter::State {
     write_message(frame, true);
   }
 
+  // The frames of one event, encoded on this thread.
   void handle(const events::Event& event) {
     using events::EventKind;
     switch (event.kind) {
       case EventKind::kInstruction:
-        return start_instruction(event.thread, std::get<events::InstructionEvent>(event.payload));
+        return here->start_instruction(event.thread, std::get<events::InstructionEvent>(event.payload));
       case EventKind::kMemoryRead:
       case EventKind::kMemoryWrite:
-        return on_memory(event);
+        return here->on_memory(std::get<events::MemoryEvent>(event.payload), event.kind == EventKind::kMemoryWrite);
       case EventKind::kRegisters:
         return apply(std::get<events::RegistersEvent>(event.payload).changes);
+      case EventKind::kBlock:
+        return finish_instruction();
+      default:
+        return write_other(event);
+    }
+  }
+
+  // The frames of the rarer events (built with the generated code).
+  void write_other(const events::Event& event) {
+    using events::EventKind;
+    switch (event.kind) {
       case EventKind::kSyscall:
         return write_syscall(event.thread, std::get<events::SyscallEvent>(event.payload));
       case EventKind::kFault:
@@ -483,9 +353,164 @@ struct FramesWriter::State {
         return write_module(event.thread, std::get<events::ModuleLoadEvent>(event.payload));
       case EventKind::kExit:
         return on_exit(event.thread, std::get<events::ExitEvent>(event.payload));
-      case EventKind::kBlock:
-        return finish_instruction();
+      default:
+        return;
     }
+  }
+
+  // ---- With encoder threads: the drain thread records each event into the
+  // chunk being filled (the rarer frames encoded here, with the register
+  // changes they carry), and the encoders make the frames.
+
+  // One event into the chunk being filled. A chunk is handed to the encoders
+  // before an event that ends the pending instruction, never between an
+  // instruction and its accesses or register changes (instruction_frames.h).
+  void record(const events::Event& event) {
+    using events::EventKind;
+    bap::FrameInputs& inputs = filling->inputs;
+    switch (event.kind) {
+      case EventKind::kMemoryRead:
+      case EventKind::kMemoryWrite:
+        return inputs.add_memory(std::get<events::MemoryEvent>(event.payload), event.kind == EventKind::kMemoryWrite);
+      case EventKind::kRegisters: {
+        const auto& changes = std::get<events::RegistersEvent>(event.payload).changes;
+        inputs.add_registers(changes);
+        return apply(changes);  // the state the next chunk starts from
+      }
+      default:
+        break;
+    }
+    submit_when_full();
+    bap::FrameInputs& next = filling->inputs;
+    switch (event.kind) {
+      case EventKind::kInstruction:
+        return next.add_instruction(event.thread, std::get<events::InstructionEvent>(event.payload));
+      case EventKind::kBlock:
+        return next.add_block();
+      case EventKind::kExit:
+        next.add_block();  // (ends the pending instruction, as on_exit does)
+        return write_other(event);
+      default:
+        break;
+    }
+    write_other(event);  // its frame (FrameInputs::add_frame), then what it changed
+    std::span<const events::RegisterValue> changes;
+    if (const auto* call = std::get_if<events::SyscallEvent>(&event.payload)) changes = call->register_changes;
+    if (const auto* signal = std::get_if<events::SignalEvent>(&event.payload)) changes = signal->register_changes;
+    if (const auto* thread = std::get_if<events::ThreadEvent>(&event.payload)) changes = thread->registers;
+    if (!changes.empty()) next.add_registers(changes);
+    if (event.kind == EventKind::kGap) next.add_forget_registers();
+  }
+
+  void record_run(const events::InstructionRun& run) {
+    if (run.instructions.empty()) return;
+    submit_when_full();
+    filling->inputs.add_instructions(run);
+  }
+
+  void submit_when_full() {
+    if (filling->inputs.size() >= options.encoder_chunk_bytes) submit();
+  }
+
+  // Hands the chunk being filled to the encoders (waiting for the oldest when
+  // too many are in flight) and starts the next from the register state now.
+  void submit() {
+    if (filling->inputs.empty()) return;
+    encoders->submit(std::move(filling));
+    filling = spare_chunk();
+    filling->inputs.start = here->registers();
+    const std::size_t most = kChunksInFlightPerThread * encoders->threads();
+    while (auto done = encoders->take_oldest(encoders->outstanding() > most)) take(std::move(done));
+  }
+
+  std::unique_ptr<EncodedChunk> spare_chunk() {
+    if (spare.empty()) return std::make_unique<EncodedChunk>();
+    auto chunk = std::move(spare.back());
+    spare.pop_back();
+    return chunk;
+  }
+
+  // An encoded chunk's frames to the file, in order.
+  void take(std::unique_ptr<EncodedChunk> chunk) {
+    if (!chunk->error.empty() && error.empty()) error = path + ": write error: " + chunk->error;
+    hand_over(chunk->out, chunk->frame_starts);
+    dropped += chunk->dropped;
+    chunk->inputs.clear();
+    spare.push_back(std::move(chunk));
+  }
+
+  // On an encoder thread.
+  void encode(EncodedChunk& chunk, std::size_t worker) noexcept {
+    try {
+      bap::InstructionFrames& encoder = *encoder_frames[worker];
+      encoder.encode(chunk.inputs);
+      std::swap(encoder.out(), chunk.out);
+      std::swap(encoder.frame_starts(), chunk.frame_starts);
+      encoder.out().clear();
+      encoder.frame_starts().clear();
+      chunk.dropped = encoder.take_dropped();
+      chunk.end = encoder.registers();
+    } catch (const std::exception& problem) {
+      chunk.error = problem.what();
+    }
+  }
+
+  // Everything recorded so far encoded and handed to the file, bar the items
+  // of the instruction not finished yet, which start the next chunk.
+  void encode_all_finished() {
+    bap::FrameInputs& inputs = filling->inputs;
+    const std::size_t finished = inputs.unfinished_from();
+    std::unique_ptr<EncodedChunk> rest;
+    if (finished > 0 && finished < inputs.size()) {
+      rest = spare_chunk();
+      inputs.split_at(finished, rest->inputs);
+    }
+    const bool submitted = finished > 0;
+    if (submitted) {
+      encoders->submit(std::move(filling));
+      filling = rest ? std::move(rest) : spare_chunk();
+    }
+    std::optional<bap::KnownRegisters> last_end;
+    while (auto done = encoders->take_oldest(true)) {
+      last_end = done->end;
+      take(std::move(done));
+    }
+    // The unfinished instruction's chunk starts where the last one ended.
+    if (submitted && last_end) filling->inputs.start = std::move(*last_end);
+  }
+
+  // The encoder threads, each with its own decoder; without them (a thread
+  // or a decoder that cannot be had) the frames are encoded on this thread.
+  void start_encoders() {
+    try {
+      for (unsigned i = 0; i < options.encoder_threads; ++i) {
+        auto encoder = bap::InstructionFrames::open(arch, register_operands);
+        if (!encoder) return encoder_frames.clear();
+        encoder_frames.push_back(std::move(*encoder));
+      }
+      filling = spare_chunk();
+      filling->inputs.start = here->registers();
+      encoders = std::make_unique<OrderedJobs<EncodedChunk>>(
+          options.encoder_threads, [this](EncodedChunk& chunk, std::size_t worker) { encode(chunk, worker); });
+    } catch (const std::system_error&) {
+      encoders.reset();
+      encoder_frames.clear();
+    }
+  }
+
+  // Every chunk encoded and handed to the file, and the encoders stopped:
+  // what end() writes after it is encoded here.
+  void stop_encoders() {
+    if (!encoders) return;
+    encode_all_finished();
+    if (!filling->inputs.empty()) {  // the last instruction's items: no more events will come
+      encoders->submit(std::move(filling));
+      take(encoders->take_oldest(true));
+    }
+    encoders.reset();
+    encoder_frames.clear();
+    filling.reset();
+    spare.clear();
   }
 };
 
@@ -502,9 +527,9 @@ Expected<std::unique_ptr<FramesWriter>> FramesWriter::open(const std::string& pa
     return make_error(ErrorCode::kInvalidArgument,
                       "BAP frames need a seekable output file (n and T are patched at the end): give -o FILE", path);
   auto state = std::make_unique<State>(std::move(*output), path, arch, std::move(options));
-  auto decoder = arch::InstructionDecoder::open(arch, true);
-  if (!decoder) return make_error(ErrorCode::kUnsupported, "Capstone cannot decode " + std::string(arch.name), path);
-  state->decoder = std::move(*decoder);
+  auto here = bap::InstructionFrames::open(arch, state->register_operands);
+  if (!here) return make_error(here.error().code, here.error().message, path);
+  state->here = std::move(*here);
   return std::unique_ptr<FramesWriter>(new FramesWriter(std::move(state)));
 }
 
@@ -512,7 +537,7 @@ FramesWriter::FramesWriter(std::unique_ptr<State> state) : state_(std::move(stat
 FramesWriter::~FramesWriter() = default;
 
 std::uint64_t FramesWriter::frames_written() const { return state_->frames; }
-std::uint64_t FramesWriter::dropped_events() const { return state_->dropped; }
+std::uint64_t FramesWriter::dropped_events() const { return state_->dropped + state_->here->dropped(); }
 std::uint64_t FramesWriter::bytes_written() const { return state_->offset; }
 bool FramesWriter::failed() const { return !state_->error.empty(); }
 
@@ -556,38 +581,36 @@ void FramesWriter::begin(const events::TraceInfo& info) {
       list->mutable_value_source_tag()->set_no_thread_id(true);
       auto* values = list->mutable_value_list();
       for (const auto& value : info.initial_registers) {
-        if (value.index >= s.registers.size()) continue;
+        if (value.index >= s.arch.registers.size()) continue;
         auto* out = values->add_elem();
         out->mutable_operand_info_specific()->mutable_reg_operand()->set_name(s.names[value.index]);
-        const auto& known = s.registers[value.index];
+        const auto& known = s.register_value(value.index);
         out->set_bit_length(static_cast<std::int32_t>(known.size) * 8);
         set_no_taint(out->mutable_taint_info());
         out->set_value(known.bytes.data(), known.size);
       }
       s.write_message(s.frame, true);
     }
+    s.hand_over();
   } catch (const std::exception& error) {
     if (s.error.empty()) s.error = s.path + ": cannot write the header: " + error.what();
   }
+  if (s.options.encoder_threads >= 2 && s.error.empty()) s.start_encoders();
 }
 
-void FramesWriter::on_event(const events::Event& event) {
-  State& s = *state_;
-  if (!s.error.empty()) return;
-  try {
-    s.handle(event);
-  } catch (const std::exception& error) {
-    s.error = s.path + ": write error: " + error.what();
-  }
-}
+void FramesWriter::on_event(const events::Event& event) { on_events({&event, 1}); }
 
 void FramesWriter::on_events(std::span<const events::Event> events) {
   State& s = *state_;
   try {
     for (const events::Event& event : events) {
       if (!s.error.empty()) return;
-      s.handle(event);
+      if (s.encoders)
+        s.record(event);
+      else
+        s.handle(event);
     }
+    if (!s.encoders) s.hand_over_when_staged();
   } catch (const std::exception& error) {
     s.error = s.path + ": write error: " + error.what();
   }
@@ -595,15 +618,11 @@ void FramesWriter::on_events(std::span<const events::Event> events) {
 
 void FramesWriter::on_instructions(const events::InstructionRun& run) {
   State& s = *state_;
+  if (!s.error.empty()) return;
   try {
-    for (std::size_t i = 0; i < run.instructions.size(); ++i) {
-      if (!s.error.empty()) return;
-      const events::InstructionBounds& bounds = run.instructions[i];
-      const events::InstructionEvent instruction{bounds.address, bounds.size,
-                                                 run.block_bytes.subspan(bounds.offset, bounds.size),
-                                                 static_cast<std::uint32_t>(run.first_index + i), run.mode};
-      s.start_instruction(run.thread, instruction);
-    }
+    if (s.encoders) return s.record_run(run);
+    s.here->start_instructions(run);
+    s.hand_over_when_staged();
   } catch (const std::exception& error) {
     s.error = s.path + ": write error: " + error.what();
   }
@@ -612,7 +631,12 @@ void FramesWriter::on_instructions(const events::InstructionRun& run) {
 void FramesWriter::flush() {
   State& s = *state_;
   if (!s.error.empty() || !s.output) return;
-  s.hand_over();
+  try {
+    if (s.encoders) s.encode_all_finished();
+    s.hand_over();
+  } catch (const std::exception& error) {
+    s.error = s.path + ": write error: " + error.what();
+  }
   if (!s.error.empty()) return;
   if (auto problem = s.output->flush(); !problem.empty()) s.error = s.path + ": write error: " + problem;
 }
@@ -622,6 +646,7 @@ std::string FramesWriter::end(const events::TraceSummary& summary) {
   if (!s.output) return s.error;
   if (s.error.empty()) {
     try {
+      s.stop_encoders();
       s.finish_instruction();
       if (summary.interrupted) {  // the interruption note (bap_writer.h)
         s.frame.Clear();
@@ -631,6 +656,7 @@ std::string FramesWriter::end(const events::TraceSummary& summary) {
         note->set_tracecorn_description("the recording was interrupted");
         s.write_message(s.frame, true);
       }
+      s.hand_over();
       const std::uint64_t toc_offset = s.offset;
       std::vector<std::uint8_t> index;
       put_u64(index, s.options.frames_per_toc_entry);
@@ -647,6 +673,7 @@ std::string FramesWriter::end(const events::TraceSummary& summary) {
       s.error = s.path + ": write error: " + error.what();
     }
   }
+  s.encoders.reset();  // (after a write error: the chunks in flight are dropped)
   const std::string close_error = s.output->close();
   s.output.reset();
   if (s.error.empty() && !close_error.empty()) s.error = s.path + ": write error: " + close_error;

@@ -1,7 +1,15 @@
 // Role: the BAP frames trace writer (`tracecorn record --format frames`), an
 // events::Sink that writes the container of bap_layout.h (version 3) with one
 // protobuf `frame` (frames.proto) per instruction, syscall, module and fault.
-// Who calls it: the recorder's drain thread (Sink interface), one thread at a time.
+// Who calls it: the recorder's drain thread (Sink interface), one thread at a
+// time. With FramesWriterOptions::encoder_threads (2 and up) the writer starts
+// its own threads at begin(): the caller's thread records each event into a
+// chunk (the instructions' frames not encoded yet; the rarer frames encoded at
+// once) with the register state the chunk starts from, the encoder threads
+// encode chunks (formats/bap/instruction_frames.h), and the caller's thread
+// writes them to the file in order (formats/common/ordered_jobs.h); at most
+// two chunks per thread are in flight. The file's bytes are the same for
+// every count of threads.
 //
 // What goes where:
 // - begin(): the header (n = T = 0), the meta frame (FramesWriterOptions::meta;
@@ -67,13 +75,16 @@
 // values would be stale: the CLI refuses those options with this format.
 //
 // Output: needs a seekable file (n and T are patched at the end). Frames are
-// staged and handed to the file (or its zstd stream) a MiB at a time, and at
-// flush() and end(). Errors:
-// nothing throws from on_event; the first write error is kept and returned by
-// end(), naming the file. A killed recording leaves T = 0 and complete frames
-// plus at most one partial frame (FramesReader reads it with a warning).
+// staged and handed to the file (or its zstd stream) a MiB at a time (with
+// encoder threads, a chunk at a time), and at flush() and end(); flush() waits
+// for the chunks in flight and hands over every frame but the pending
+// instruction's. Errors: nothing throws from on_event; the first write error
+// is kept and returned by end(), naming the file. A killed recording leaves
+// T = 0 and complete frames plus at most one partial frame (FramesReader reads
+// it with a warning); the chunks still being encoded are lost with it.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -94,6 +105,12 @@ struct FramesWriterOptions {
   std::uint64_t frames_per_toc_entry = 10000;  // m; must be > 0
   std::optional<FramesMeta> meta;              // what the meta frame says (else collected at begin())
   std::string tracer_version;                  // the collected meta frame's tracer version (without `meta`)
+  // Threads that encode the frames (2 and up; 0 and 1: the caller's thread
+  // encodes them). Every count writes the same bytes.
+  unsigned encoder_threads = 0;
+  // Bytes of recorded events that make one chunk for an encoder thread
+  // (tests make it small to cut the trace in many places).
+  std::size_t encoder_chunk_bytes = std::size_t{256} << 10;
 };
 
 class FramesWriter final : public events::Sink {

@@ -38,6 +38,7 @@ class ByteBuffer {
   std::size_t size() const { return size_; }
   bool empty() const { return size_ == 0; }
   void clear() { size_ = 0; }
+  void shrink_to(std::size_t size) { size_ = std::min(size, size_); }  // keeps the first `size` bytes
 
  private:
   [[gnu::noinline]] void grow(std::size_t needed) {

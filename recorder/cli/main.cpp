@@ -88,7 +88,7 @@ struct RunOptions {
 // --compress-level and --jobs, shared by record and convert.
 struct CompressionOptions {
   int level = 0;  // 0: not given (formats::default_zstd_level)
-  int jobs = -1;  // -1: not given (formats::default_zstd_workers)
+  int jobs = -1;  // -1: not given (formats::default_zstd_workers; no encoder threads)
 };
 
 // `record`'s own options as typed (recording_options_from parses them).
@@ -295,13 +295,20 @@ int exit_status_for(const tracecorn::Error& error) {
   }
 }
 
-// --compress-level and --jobs are about zstd: without it they are a mistake.
-tracecorn::Status validate_compression(const CompressionOptions& compression, bool zstd) {
+// --compress-level is about zstd, and so is --jobs but for a format that
+// encodes on several threads (BAP frames): without zstd they are a mistake.
+tracecorn::Status validate_compression(const CompressionOptions& compression, bool zstd, std::string_view format) {
   if (zstd) return tracecorn::ok_status();
   if (compression.level != 0) return usage_error("--compress-level", "needs --compress zstd");
-  if (compression.jobs != -1) return usage_error("--jobs", "needs --compress zstd");
+  if (compression.jobs != -1 && format != "frames")
+    return usage_error("--jobs", "needs --compress zstd (or --format frames)");
   return tracecorn::ok_status();
 }
+
+// The threads that encode (formats::WriterRequest::encoder_threads): --jobs,
+// else none (on 2 cores they cost more than they save: bench/README.md,
+// encode_bench; no bigger machine has measured them yet).
+int encoder_threads(const CompressionOptions& compression) { return std::max(compression.jobs, 0); }
 
 // zstd's settings from --compress-level and --jobs; any count of workers from
 // 1 up writes the same bytes (formats/common/zstd_compression.h). What is not
@@ -321,7 +328,9 @@ void add_compression_options(CLI::App* app, CompressionOptions& compression) {
   app->add_option("--jobs", compression.jobs,
                   "Threads that compress with --compress zstd while the trace is written (0: on the writing "
                   "thread; default: for a trace of level regs or full the cores but one, 1 to 8, below 0). Every "
-                  "N from 1 up writes the same bytes")
+                  "N from 1 up writes the same bytes. With --format frames, also the threads that encode the "
+                  "frames, with or without zstd (default, 0 and 1: on the writing thread); the frames are the "
+                  "same for every N")
       ->check(CLI::Range(0, 16));  // each holds about 8 MiB: at 16, a full-level recording peaked at 276 MB
 }
 
@@ -330,7 +339,8 @@ void add_compression_options(CLI::App* app, CompressionOptions& compression) {
 tracecorn::Status validate_record_options(const RecordOptions& record) {
   if (record.compress != "none" && record.format != "ucir" && record.format != "frames" && record.format != "bintrace")
     return usage_error("--compress", "only --format ucir, frames and bintrace can be compressed");
-  if (auto valid = validate_compression(record.compression, record.compress == "zstd"); !valid) return valid;
+  if (auto valid = validate_compression(record.compression, record.compress == "zstd", record.format); !valid)
+    return valid;
   if (record.format == "bintrace" && record.level != "regs" && record.level != "full")
     return usage_error("--level", "--format bintrace needs per-instruction registers: --level regs or full");
   // BAP frames carry the register values each instruction reads: code left
@@ -375,6 +385,7 @@ tracecorn::Expected<tracecorn::session::RecordingOptions> recording_options_from
   parsed.compress_zstd = record.compress == "zstd";
   parsed.zstd = tracecorn::formats::with_zstd_defaults(zstd_compression(record.compression),
                                                        tracecorn::core::level_has_registers(parsed.level));
+  parsed.encoder_threads = encoder_threads(record.compression);
   parsed.ucir_strict = record.ucir_strict;
   parsed.ring_bytes = record.ring_kib << 10;
   parsed.flight_recorder = record.flight_recorder;
@@ -811,7 +822,7 @@ int recover_command(std::string path, std::string output) {
 int convert_command(const std::string& in, const std::string& out, const std::string& format, bool zstd,
                     const CompressionOptions& compression) {
   using tracecorn::replay::TraceFormat;
-  if (auto valid = validate_compression(compression, zstd); !valid) {
+  if (auto valid = validate_compression(compression, zstd, format); !valid) {
     fmt::print(stderr, "tracecorn: {}\n", valid.error().to_string());
     return kExitToolError;
   }
@@ -829,7 +840,8 @@ int convert_command(const std::string& in, const std::string& out, const std::st
   }
   const TraceFormat target = format == "ucir" ? TraceFormat::kUcir : format == "frames" ? TraceFormat::kFrames
                                                                                          : TraceFormat::kBintrace;
-  auto lost = tracecorn::replay::convert_trace(in, out, target, zstd, true, zstd_compression(compression));
+  auto lost = tracecorn::replay::convert_trace(in, out, target, zstd, true, zstd_compression(compression),
+                                               encoder_threads(compression));
   if (!lost) {
     fmt::print(stderr, "tracecorn: {}\n", lost.error().to_string());
     return kExitToolError;

@@ -287,7 +287,7 @@ Expected<TraceStats> compute_stats(TraceReader& reader, formats::AddressNamer* n
 
 Expected<std::vector<std::string>> convert_trace(const std::string& in, const std::string& out, TraceFormat format,
                                                  bool compress, bool progress,
-                                                 const formats::ZstdCompression& zstd) {
+                                                 const formats::ZstdCompression& zstd, int encoder_threads) {
   // Pass 1: the kinds the trace holds (its level, which some writers need).
   bool seen[events::kEventKindCount] = {};
   {
@@ -320,6 +320,7 @@ Expected<std::vector<std::string>> convert_trace(const std::string& in, const st
   request.arch = &(*reader)->arch();
   request.compress_zstd = compress;
   request.zstd = formats::with_zstd_defaults(zstd, seen[kind_index(EventKind::kRegisters)]);
+  request.encoder_threads = encoder_threads;
   auto writer = formats::open_writer(target_format.name, std::move(request));
   if (!writer) return naming_out(writer.error());
   // What the target loses of what the trace has.

@@ -74,14 +74,16 @@ std::string level_from_kinds(const bool (&seen)[events::kEventKindCount]);
 // Converts the trace at `in` into `out` in `format` (zstd when `compress`:
 // at `zstd`'s level and with its worker threads, where a level of 0 and
 // ZstdCompression::kDefaultWorkers stand for the defaults of the trace's level
-// of detail, formats::with_zstd_defaults).
+// of detail, formats::with_zstd_defaults), encoding on `encoder_threads`
+// where the format can (formats::WriterRequest::encoder_threads).
 // Returns sentences saying what the target cannot carry of what the trace
 // has, or an error (reading, the writer refusing, e.g. bintrace needs
 // registers). With `progress`, shows a progress line on a terminal (see
 // progress.h); so do the exporters.
 Expected<std::vector<std::string>> convert_trace(const std::string& in, const std::string& out, TraceFormat format,
                                                  bool compress, bool progress = false,
-                                                 const formats::ZstdCompression& zstd = {});
+                                                 const formats::ZstdCompression& zstd = {},
+                                                 int encoder_threads = 0);
 
 // Writes the coverage of the trace at `in` as drcov to `out`. Returns the number of blocks written.
 Expected<std::uint64_t> export_drcov(const std::string& in, const std::string& out, bool progress = false);

@@ -24,6 +24,7 @@ Expected<std::unique_ptr<events::Sink>> open_image_writer(const linux_layer::Lin
   request.arch = &process.arch();
   request.compress_zstd = options.compress_zstd;
   request.zstd = options.zstd;
+  request.encoder_threads = options.encoder_threads;
   request.ucir_strict = options.ucir_strict;
   request.tracer_args = options.tracer_args;
   request.tracer_envp = options.tracer_envp;

@@ -40,6 +40,7 @@ struct RecordingOptions {
   core::TraceLevel level = core::TraceLevel::kBlocks;
   bool compress_zstd = false;    // ucir, frames, bintrace
   formats::ZstdCompression zstd;  // its level and worker threads
+  int encoder_threads = 0;        // formats::WriterRequest::encoder_threads
   bool ucir_strict = false;      // UCIR: only the spec's ops
   std::size_t ring_bytes = std::size_t{64} << 20;
   bool flight_recorder = false;  // keep the newest ring_bytes, written when the image ends

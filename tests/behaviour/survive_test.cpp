@@ -35,6 +35,7 @@ namespace {
 struct Config {
   std::string format;
   bool zstd;
+  int jobs = -1;  // --jobs (-1: not given)
 };
 
 // Every format tracecorn writes, plain and (where it has it) zstd.
@@ -43,12 +44,20 @@ std::vector<Config> all_configs() {
           {"bintrace", false}, {"bintrace", true}, {"text", false}};
 }
 
-std::string label(const Config& config) { return config.format + (config.zstd ? "+zstd" : ""); }
+// BAP frames encoded on 4 threads, at the full level (chunks in flight when
+// the recording stops); its own test below (reading back a full-level
+// recording of the loop takes seconds per second recorded).
+const Config kFramesOnThreads{"frames", true, 4};
+
+std::string label(const Config& config) {
+  return config.format + (config.zstd ? "+zstd" : "") + (config.jobs >= 0 ? "+jobs" + std::to_string(config.jobs) : "");
+}
 
 // `tracecorn record` options for `config`, writing `output` (bintrace needs registers).
 std::vector<std::string> record_args(const Config& config, const std::string& output) {
   std::vector<std::string> args = {paths().tracecorn, "record", "--format", config.format, "-o", output};
   if (config.zstd) args.insert(args.end(), {"--compress", "zstd"});
+  if (config.jobs >= 0) args.insert(args.end(), {"--jobs", std::to_string(config.jobs), "--level", "full"});
   if (config.format == "bintrace") args.insert(args.end(), {"--level", "regs"});
   return args;
 }
@@ -160,6 +169,42 @@ void check_cut_file_reads(const Config& config, const std::string& file) {
       CHECK_MESSAGE(named, read.err);
     }
   }
+}
+
+// A recording of the endless loop into `file` under a file size limit of
+// `limit` bytes (SIGXFSZ ignored, inherited through exec, so that write()
+// returns EFBIG): exit status 125, "File too large", and an error naming the
+// file and the bytes written (`written`, at most `limit`).
+struct SizeLimitedRun {
+  ProcessResult result;
+  std::uint64_t written = 0;
+};
+SizeLimitedRun record_loop_past_size_limit(const Config& config, const std::string& file, std::uint64_t limit) {
+  std::vector<std::string> argv = record_args(config, file);
+  argv.insert(argv.end(), {"--", paths().busybox});
+  argv.insert(argv.end(), kEndlessLoop.begin(), kEndlessLoop.end());
+  argv.insert(argv.begin(), {"/usr/bin/prlimit", "--fsize=" + std::to_string(limit)});
+  SizeLimitedRun run{shell("trap '' XFSZ; exec \"$@\"", argv)};
+  const ProcessResult& result = run.result;
+  CHECK_MESSAGE(result.status == 125, result.describe_status() << "\n" << result.err);
+  CHECK_MESSAGE(result.err.find("File too large") != std::string::npos, result.err);
+  const std::regex names_bytes("tracecorn: ([^:\n]+): write error[^\n]*after ([0-9]+) bytes were written");
+  std::smatch match;
+  REQUIRE_MESSAGE(std::regex_search(result.err, match, names_bytes), result.err);
+  CHECK(match[1] == file);
+  run.written = std::stoull(match[2]);
+  CHECK(run.written <= limit);
+  return run;
+}
+
+// The seed the SIGKILL delays are drawn with: TRACECORN_SURVIVE_SEED repeats a
+// run; the seed is always printed.
+std::uint32_t kill_delay_seed() {
+  const char* seed_text = std::getenv("TRACECORN_SURVIVE_SEED");
+  const std::uint32_t seed = seed_text ? static_cast<std::uint32_t>(std::strtoul(seed_text, nullptr, 0))
+                                       : std::random_device{}();
+  MESSAGE("SIGKILL delays drawn with seed " << seed << " (TRACECORN_SURVIVE_SEED=" << seed << " repeats them)");
+  return seed;
 }
 
 }  // namespace
@@ -295,12 +340,7 @@ TEST_CASE("Survive: a recording that ends by itself is not marked interrupted, i
 
 TEST_CASE("Survive: after SIGKILL at random times every trace reads up to its last complete record") {
   TempDir dir("survive-kill");
-  // Seeded: TRACECORN_SURVIVE_SEED repeats a run; the seed is always printed.
-  const char* seed_text = std::getenv("TRACECORN_SURVIVE_SEED");
-  const std::uint32_t seed = seed_text ? static_cast<std::uint32_t>(std::strtoul(seed_text, nullptr, 0))
-                                       : std::random_device{}();
-  MESSAGE("SIGKILL delays drawn with seed " << seed << " (TRACECORN_SURVIVE_SEED=" << seed << " repeats them)");
-  std::mt19937 random(seed);
+  std::mt19937 random(kill_delay_seed());
   std::uniform_int_distribution<int> delay_ms(50, 900);
   for (const Config& config : all_configs()) {
     for (int round = 0; round < 3; ++round) {
@@ -370,19 +410,8 @@ TEST_CASE("Survive: a full disk gives an error naming the file and the bytes wri
       // of the loop grow slowly (a binary trace's zstd spool slowest).
       const std::uint64_t kLimit = !config.zstd ? 6 << 20 : config.format == "bintrace" ? 4 << 10 : 256 << 10;
       const std::string file = dir / ("limited." + label(config));
-      std::vector<std::string> argv = record_args(config, file);
-      argv.push_back("--");
-      argv.push_back(paths().busybox);
-      argv.insert(argv.end(), kEndlessLoop.begin(), kEndlessLoop.end());
-      // SIGXFSZ ignored (inherited through exec), so that write() returns EFBIG.
-      argv.insert(argv.begin(), {"/usr/bin/prlimit", "--fsize=" + std::to_string(kLimit)});
-      const ProcessResult result = shell("trap '' XFSZ; exec \"$@\"", argv);
-      CHECK_MESSAGE(result.status == 125, result.describe_status() << "\n" << result.err);
-      CHECK_MESSAGE(result.err.find("File too large") != std::string::npos, result.err);
-      std::smatch match;
-      REQUIRE_MESSAGE(std::regex_search(result.err, match, names_bytes), result.err);
-      CHECK(match[1] == file);
-      CHECK(std::stoull(match[2]) <= kLimit);
+      const SizeLimitedRun run = record_loop_past_size_limit(config, file, kLimit);
+      const ProcessResult& result = run.result;
       if (config.format == "bintrace") {
         // The first file to fill: the events spool, or (plain: busybox's
         // initial memory) the recovery head written at the first instruction.
@@ -396,7 +425,7 @@ TEST_CASE("Survive: a full disk gives an error naming the file and the bytes wri
         continue;
       }
       CHECK(file_size(file) <= kLimit);
-      CHECK(std::stoull(match[2]) == file_size(file));
+      CHECK(run.written == file_size(file));
       check_cut_file_reads(config, file);
     }
   }
@@ -437,6 +466,38 @@ TEST_CASE("Survive: a full disk gives an error naming the file and the bytes wri
       check_cut_file_reads(config, dir / "copy");
     }
   }
+}
+
+TEST_CASE("Survive: BAP frames encoded on 4 threads, killed by SIGKILL or out of disk, read up to their last frame") {
+  TempDir dir("survive-frames-threads");
+  const Config& config = kFramesOnThreads;
+  std::mt19937 random(kill_delay_seed());
+  std::uniform_int_distribution<int> delay_ms(100, 400);
+  for (int round = 0; round < 2; ++round) {
+    const int delay = delay_ms(random);
+    CAPTURE(delay);
+    const std::string file = dir / ("killed." + std::to_string(round));
+    std::vector<std::string> argv = {"/usr/bin/timeout", "-s", "KILL", std::to_string(delay / 1000.0)};
+    for (const auto& arg : record_args(config, file)) argv.push_back(arg);
+    argv.insert(argv.end(), {"--", paths().busybox});
+    argv.insert(argv.end(), kEndlessLoop.begin(), kEndlessLoop.end());
+    const ProcessResult result = shell("exec \"$@\"", argv);
+    CHECK_MESSAGE(result.status == 137, result.describe_status());
+    if (!is_file(file)) {
+      MESSAGE("killed before " << file << " was created");
+      continue;
+    }
+    check_cut_file_reads(config, file);
+    std::remove(file.c_str());
+  }
+  // A file size limit: write() fails with EFBIG, the error names the file and
+  // the bytes written, and what was written reads up to its last frame.
+  const std::uint64_t kLimit = 256 << 10;
+  const std::string file = dir / "limited";
+  const SizeLimitedRun run = record_loop_past_size_limit(config, file, kLimit);
+  CHECK(run.written == file_size(file));
+  CHECK(file_size(file) <= kLimit);
+  check_cut_file_reads(config, file);
 }
 
 }  // namespace tracecorn::behaviour

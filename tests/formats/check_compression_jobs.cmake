@@ -4,7 +4,8 @@
 # --jobs 1 and --jobs 4 writes the same bytes (UCIR); every compressed file,
 # whatever --jobs (0 included), decompresses to the plain conversion's bytes;
 # a binary trace's events are the same with 1 and 4 workers (its header
-# carries the time of writing); a recording with --jobs 3 has the events of
+# carries the time of writing), and so are BAP frames' encoded on 0 and 4
+# threads, plain and zstd; a recording with --jobs 3 has the events of
 # a plain one; level 12 writes a smaller file than level 1; the default
 # level is 1 for a full-level trace and 3 for a blocks-level one; --jobs
 # without --compress zstd, or out of range, is refused naming the option.
@@ -80,6 +81,33 @@ if(NOT bintrace_events_1 STREQUAL bintrace_events_4)
 endif()
 check_contains("${bintrace_events_1}" " syscall " "dump bintrace")
 
+# BAP frames encoded on 4 threads, plain (--jobs needs no zstd there) and
+# zstd: the same frames as on the writer's thread (the frames after the meta
+# frame, which carries the time of writing: the dump from the first event on).
+foreach(variant "0" "4" "4;--compress;zstd")
+  list(GET variant 0 jobs)
+  string(REPLACE ";" "" name "frames${variant}")
+  run_ok("convert frames --jobs ${variant}" ${TRACECORN} convert ${WORK_DIR}/base.ucir ${WORK_DIR}/${name}
+         --format frames --jobs ${variant})
+  run_ok("dump frames --jobs ${variant}" ${TRACECORN} dump ${WORK_DIR}/${name})
+  string(FIND "${run_out}" "\n#0 " first_event)
+  string(SUBSTRING "${run_out}" ${first_event} -1 frames_events_${name})
+  if(NOT frames_events_${name} STREQUAL frames_events_frames0)
+    message(FATAL_ERROR "convert frames --jobs ${variant}: other frames than --jobs 0")
+  endif()
+endforeach()
+check_contains("${frames_events_frames0}" " syscall " "dump frames")
+file(SIZE ${WORK_DIR}/frames0 size0)
+file(SIZE ${WORK_DIR}/frames4 size4)
+if(NOT size0 EQUAL size4)
+  message(FATAL_ERROR "convert frames: --jobs 0 wrote ${size0} bytes, --jobs 4 ${size4}")
+endif()
+run_ok("record frames --jobs 2" ${TRACECORN} record --format frames --level full --jobs 2 -o ${WORK_DIR}/recorded.frames
+       -- ${BUSYBOX} sha256sum ${WORK_DIR}/input.txt)
+check_contains("${run_out}" "${digest}" "record frames --jobs 2: the guest's digest")
+run_ok("stat recorded.frames" ${TRACECORN} stat ${WORK_DIR}/recorded.frames)
+check_contains("${run_out}" "insn " "stat of the frames recorded with --jobs 2")
+
 # Recorded directly with 3 workers: as many events of each kind as the
 # plain recording (but regs: an instruction that writes a register's own
 # value again is no change, and the guest's pid, which differs, flows into
@@ -133,7 +161,7 @@ execute_process(COMMAND ${TRACECORN} convert ${WORK_DIR}/base.ucir ${WORK_DIR}/r
 if(NOT status EQUAL 125)
   message(FATAL_ERROR "convert --jobs without --compress zstd: exit status ${status}, expected 125")
 endif()
-check_contains("${err}" "--jobs: needs --compress zstd" "convert --jobs without zstd")
+check_contains("${err}" "--jobs: needs --compress zstd (or --format frames)" "convert --jobs without zstd")
 execute_process(COMMAND ${TRACECORN} record --format ucir --compress-level 5 -o ${WORK_DIR}/refused.ucir -- ${BUSYBOX} true
   RESULT_VARIABLE status ERROR_VARIABLE err OUTPUT_QUIET)
 if(NOT status EQUAL 125)

@@ -3,7 +3,7 @@
 # round trips in unit_tests (the round trips also decode a trace with
 # frames_decode.py, Debian's python3-protobuf), and the
 # operand check of the machine_operands sample against gdb (check_operands.py).
-target_sources(unit_tests PRIVATE formats/bap/bap_test.cpp formats/bap/bap_roundtrip_test.cpp
+target_sources(unit_tests PRIVATE formats/bap/bap_test.cpp formats/bap/bap_roundtrip_test.cpp formats/bap/bap_encoders_test.cpp
   formats/bap/frames_wire_test.cpp)
 # frames_wire_test compares the direct encoder's bytes with the generated code's.
 target_link_libraries(unit_tests PRIVATE tracecorn_format_bap tracecorn_bap_frames_proto)

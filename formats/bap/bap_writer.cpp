@@ -383,8 +383,12 @@ struct FramesWriter::State {
     submit_when_full();
     bap::FrameInputs& next = filling->inputs;
     switch (event.kind) {
-      case EventKind::kInstruction:
-        return next.add_instruction(event.thread, std::get<events::InstructionEvent>(event.payload));
+      case EventKind::kInstruction: {
+        const auto& instruction = std::get<events::InstructionEvent>(event.payload);
+        clear_full_decode_cache();
+        return filling->inputs.add_instruction(
+            event.thread, instruction, here->decode(instruction.address.value, instruction.mode, instruction.bytes));
+      }
       case EventKind::kBlock:
         return next.add_block();
       case EventKind::kExit:
@@ -405,7 +409,17 @@ struct FramesWriter::State {
   void record_run(const events::InstructionRun& run) {
     if (run.instructions.empty()) return;
     submit_when_full();
-    filling->inputs.add_instructions(run);
+    clear_full_decode_cache();
+    filling->inputs.add_instructions(run, *here);
+  }
+
+  // The decode cache (which the chunks' instructions point into) emptied when
+  // full, once every chunk recorded so far is encoded: before an instruction.
+  void clear_full_decode_cache() {
+    if (!here->decode_cache_full()) return;
+    submit();
+    while (auto done = encoders->take_oldest(true)) take(std::move(done));
+    here->clear_decode_cache();
   }
 
   void submit_when_full() {

@@ -4,8 +4,9 @@
 // Who calls it: the recorder's drain thread (Sink interface), one thread at a
 // time. With FramesWriterOptions::encoder_threads (2 and up) the writer starts
 // its own threads at begin(): the caller's thread records each event into a
-// chunk (the instructions' frames not encoded yet; the rarer frames encoded at
-// once) with the register state the chunk starts from, the encoder threads
+// chunk (the instructions decoded, their frames not encoded yet; the rarer
+// frames encoded at once) with the register state the chunk starts from, the
+// encoder threads
 // encode chunks (formats/bap/instruction_frames.h), and the caller's thread
 // writes them to the file in order (formats/common/ordered_jobs.h); at most
 // two chunks per thread are in flight. The file's bytes are the same for

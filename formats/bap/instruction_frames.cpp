@@ -95,10 +95,6 @@ const InstructionFrames::Decoded* InstructionFrames::find_or_decode(std::uint64_
                                                                     std::span<const std::uint8_t> bytes) {
   auto found = decoded_.find(key);
   if (found != decoded_.end() && std::ranges::equal(bytes, found->second->bytes)) return found->second.get();
-  if (decoded_.size() > (1u << 20)) {  // bound the cache (self-modifying or huge code)
-    decoded_.clear();
-    std::fill(recent_.begin(), recent_.end(), RecentDecode{});
-  }
   auto operands = std::make_unique<Decoded>();
   operands->bytes.assign(bytes.begin(), bytes.end());
   if (decoder_->registers(bytes, address, mode, *operands)) {
@@ -118,14 +114,26 @@ const InstructionFrames::Decoded* InstructionFrames::find_or_decode(std::uint64_
   return slot.get();
 }
 
+void InstructionFrames::clear_decode_cache() {
+  decoded_.clear();
+  std::fill(recent_.begin(), recent_.end(), RecentDecode{});
+}
+
 void InstructionFrames::start_instruction(events::ThreadId thread, const events::InstructionEvent& instruction) {
+  finish_instruction();  // (its decode may go with the cache)
+  if (decode_cache_full()) clear_decode_cache();
+  start_decoded(thread, instruction.address.value, instruction.mode,
+                decode(instruction.address.value, instruction.mode, instruction.bytes));
+}
+
+void InstructionFrames::start_decoded(events::ThreadId thread, std::uint64_t address, std::uint8_t mode,
+                                      const Decoded* operands) {
   finish_instruction();
-  const Decoded* operands = decode(instruction.address.value, instruction.mode, instruction.bytes);
   Pending& pending = *pending_;
   pending.active = true;
-  pending.address = instruction.address.value;
+  pending.address = address;
   pending.thread_id = thread.value;
-  pending.mode = instruction.mode;
+  pending.mode = mode;
   pending.operands = operands;
   pending.pre_list.clear();
   pending.post_list.clear();
@@ -135,8 +143,7 @@ void InstructionFrames::start_instruction(events::ThreadId thread, const events:
   // as written by straight-line code): it is the instruction's own address.
   if (pc_index_ >= 0) {
     auto& pc = registers_.values[static_cast<std::size_t>(pc_index_)];
-    for (std::size_t i = 0; i < 8 && i < pc.size; ++i)
-      pc.bytes[i] = static_cast<std::uint8_t>(instruction.address.value >> (8 * i));
+    for (std::size_t i = 0; i < 8 && i < pc.size; ++i) pc.bytes[i] = static_cast<std::uint8_t>(address >> (8 * i));
     registers_.known[static_cast<std::size_t>(pc_index_)] = 1;
   }
   const std::vector<RegisterOperandEncoder>& encoders = *operands_;
@@ -210,17 +217,19 @@ namespace {
 
 struct RunHeader {
   std::uint32_t thread;
-  std::uint32_t first_index;
   std::uint32_t count;
-  std::uint32_t byte_count;
   std::uint8_t mode;
 };
 
-struct InstructionHeader {
+// One instruction of an item: where it is and its decode.
+struct DecodedInstruction {
   std::uint64_t address;
+  const InstructionFrames::Decoded* decoded;
+};
+
+struct InstructionHeader {
+  DecodedInstruction instruction;
   std::uint32_t thread;
-  std::uint32_t index;
-  std::uint32_t byte_count;
   std::uint8_t mode;
 };
 
@@ -248,23 +257,20 @@ std::uint8_t* FrameInputs::add(Item item, std::size_t payload) {
   return at + 1;
 }
 
-void FrameInputs::add_instruction(events::ThreadId thread, const events::InstructionEvent& instruction) {
-  const InstructionHeader header{instruction.address.value, thread.value, instruction.index_in_block,
-                                 static_cast<std::uint32_t>(instruction.bytes.size()), instruction.mode};
-  std::uint8_t* at = add(Item::kInstruction, sizeof header + instruction.bytes.size());
-  at = put(at, header);
-  if (!instruction.bytes.empty()) std::memcpy(at, instruction.bytes.data(), instruction.bytes.size());
+void FrameInputs::add_instruction(events::ThreadId thread, const events::InstructionEvent& instruction,
+                                  const InstructionFrames::Decoded* decoded) {
+  const InstructionHeader header{{instruction.address.value, decoded}, thread.value, instruction.mode};
+  put(add(Item::kInstruction, sizeof header), header);
 }
 
-void FrameInputs::add_instructions(const events::InstructionRun& run) {
+void FrameInputs::add_instructions(const events::InstructionRun& run, InstructionFrames& frames) {
   if (run.instructions.empty()) return;  // (no instruction: the pending one goes on)
-  const RunHeader header{run.thread.value, run.first_index, static_cast<std::uint32_t>(run.instructions.size()),
-                         static_cast<std::uint32_t>(run.block_bytes.size()), run.mode};
-  const std::size_t bounds = run.instructions.size_bytes();
-  std::uint8_t* at = add(Item::kRun, sizeof header + bounds + run.block_bytes.size());
-  at = put(at, header);
-  std::memcpy(at, run.instructions.data(), bounds);
-  if (!run.block_bytes.empty()) std::memcpy(at + bounds, run.block_bytes.data(), run.block_bytes.size());
+  const RunHeader header{run.thread.value, static_cast<std::uint32_t>(run.instructions.size()), run.mode};
+  std::uint8_t* at = put(add(Item::kRun, sizeof header + run.instructions.size() * sizeof(DecodedInstruction)), header);
+  for (const events::InstructionBounds& bounds : run.instructions)
+    at = put(at, DecodedInstruction{bounds.address.value,
+                                    frames.decode(bounds.address.value, run.mode,
+                                                  run.block_bytes.subspan(bounds.offset, bounds.size))});
 }
 
 void FrameInputs::add_memory(const events::MemoryEvent& access, bool written) {
@@ -312,22 +318,18 @@ void InstructionFrames::encode(const FrameInputs& inputs) {
       case Item::kInstruction: {
         InstructionHeader header;
         at = get(at, header);
-        start_instruction(events::ThreadId{header.thread},
-                          {events::GuestAddress{header.address}, header.byte_count, {at, header.byte_count},
-                           header.index, header.mode});
-        at += header.byte_count;
+        start_decoded(events::ThreadId{header.thread}, header.instruction.address, header.mode,
+                      header.instruction.decoded);
         break;
       }
       case Item::kRun: {
         RunHeader header;
         at = get(at, header);
-        std::vector<events::InstructionBounds>& bounds = run_bounds_;
-        bounds.resize(header.count);
-        std::memcpy(bounds.data(), at, header.count * sizeof(events::InstructionBounds));
-        at += header.count * sizeof(events::InstructionBounds);
-        start_instructions({events::EventSequence{}, events::ThreadId{header.thread}, {at, header.byte_count}, bounds,
-                            header.first_index, header.mode});
-        at += header.byte_count;
+        for (std::uint32_t i = 0; i < header.count; ++i) {
+          DecodedInstruction instruction;
+          at = get(at, instruction);
+          start_decoded(events::ThreadId{header.thread}, instruction.address, header.mode, instruction.decoded);
+        }
         break;
       }
       case Item::kMemoryRead:

@@ -12,8 +12,11 @@
 // inputs were cut into chunks, provided a chunk starts where the previous
 // instruction's frame is complete (before an instruction, a block or a ready
 // frame: never between an instruction and its accesses or register changes)
-// and from the register state that held there. The decode cache is each object's own; the register
-// operands' templates are shared, read only.
+// and from the register state that held there. Instructions are decoded on
+// the thread that records the inputs, in trace order, by one decoder (on arm
+// Capstone's decode of a Thumb instruction depends on the IT instruction
+// decoded before it): FrameInputs carries the decodes, which stay valid until
+// clear_decode_cache(). The register operands' templates are shared, read only.
 #pragma once
 
 #include <cstddef>
@@ -57,8 +60,21 @@ class InstructionFrames {
   // Room for one frame of `size` bytes after its size (counted: a TOC frame).
   std::uint8_t* stage_frame(std::size_t size, bool counted);
 
+  // What the writer knows of one instruction, decoded once per address,
+  // instruction set and bytes (the decode cache's entry).
+  struct Decoded;
+  const Decoded* decode(std::uint64_t address, std::uint8_t mode, std::span<const std::uint8_t> bytes);
+  // The cache is emptied when it holds more than a million instructions
+  // (self-modifying or huge code): by the caller, when no chunk it recorded
+  // is still to be encoded.
+  bool decode_cache_full() const { return decoded_.size() > kDecodeCacheLimit; }
+  void clear_decode_cache();
+
+  // An instruction starts: decoded here (start_instruction, start_instructions)
+  // or by the thread that recorded it (start_decoded).
   void start_instruction(events::ThreadId thread, const events::InstructionEvent& instruction);
   void start_instructions(const events::InstructionRun& run);
+  void start_decoded(events::ThreadId thread, std::uint64_t address, std::uint8_t mode, const Decoded* decoded);
   void on_memory(const events::MemoryEvent& access, bool written);
   // Writes the pending instruction's frame, if any.
   void finish_instruction();
@@ -76,11 +92,10 @@ class InstructionFrames {
   void encode(const FrameInputs& inputs);
 
  private:
-  struct Decoded;
+  static constexpr std::size_t kDecodeCacheLimit = std::size_t{1} << 20;
   struct Pending;
   InstructionFrames(const arch::ArchInfo& arch, std::shared_ptr<const std::vector<RegisterOperandEncoder>> operands,
                     std::unique_ptr<arch::InstructionDecoder> decoder);
-  const Decoded* decode(std::uint64_t address, std::uint8_t mode, std::span<const std::uint8_t> bytes);
   const Decoded* find_or_decode(std::uint64_t key, std::uint64_t address, std::uint8_t mode,
                                 std::span<const std::uint8_t> bytes);
 
@@ -99,7 +114,6 @@ class InstructionFrames {
   std::vector<RecentDecode> recent_;
   ByteBuffer out_;
   std::vector<std::uint64_t> frame_starts_;
-  std::vector<events::InstructionBounds> run_bounds_;  // encode()'s copy of a run's bounds (aligned)
   std::uint64_t dropped_ = 0;
 };
 
@@ -108,8 +122,11 @@ class InstructionFrames {
 // chunk starts from.
 class FrameInputs {
  public:
-  void add_instruction(events::ThreadId thread, const events::InstructionEvent& instruction);
-  void add_instructions(const events::InstructionRun& run);  // a run of none adds nothing
+  // An instruction and its decode (InstructionFrames::decode by the recording
+  // thread); a block's run of them, decoded by `frames`.
+  void add_instruction(events::ThreadId thread, const events::InstructionEvent& instruction,
+                       const InstructionFrames::Decoded* decoded);
+  void add_instructions(const events::InstructionRun& run, InstructionFrames& frames);  // a run of none adds nothing
   void add_memory(const events::MemoryEvent& access, bool written);
   void add_registers(std::span<const events::RegisterValue> values);
   void add_block();  // ends the pending instruction

@@ -1,5 +1,6 @@
 // Role: the BAP frames writer's encoder threads (FramesWriterOptions::
-// encoder_threads) on real guest programs: one recording at the full level
+// encoder_threads) on real guest programs (x86-64's, and each other
+// architecture's with frames): one recording at the full level
 // feeds several writers at once (the same events), the writer's own thread and
 // 2, 3 and 4 encoder threads, with chunks small enough to cut the trace in
 // thousands of places, one of them flushed every few events (between an
@@ -23,6 +24,7 @@
 #include "formats/bap/bap_writer.h"
 #include "formats/null/null_sink.h"
 #include "tests/formats/sample_recording.h"
+#include "tests/support/architectures.h"
 #include "tests/support/error_text.h"
 
 using namespace tracecorn;
@@ -140,4 +142,15 @@ void check_same_bytes(const std::string& sample) {
 TEST_CASE("BAP frames: encoder threads write the bytes the writer's own thread writes (signals, threads, flushes)") {
   for (const std::string sample : {"static/signal_handlers", "static/robust_mutex", "static/thread_abuse", "static/signal_timers"})
     check_same_bytes(sample);
+}
+
+TEST_CASE("BAP frames: encoder threads write the bytes the writer's own thread writes, on every other architecture") {
+  // Each one's signal sample in its static build (arm's is Thumb-2; static-marm
+  // is ARM: both instruction sets' frames name their mode).
+  for (const auto& row : test_support::kGuestArchitectures) {
+    if (row.is_host || !row.has_bap_frames) continue;
+    for (const std::string_view variant : row.sample_variants)
+      if (variant == "static" || variant == "static-marm")
+        check_same_bytes("../guest-" + std::string(row.name) + "/" + std::string(variant) + "/signal_handlers");
+  }
 }

@@ -493,15 +493,13 @@ struct FramesWriter::State {
     if (submitted && last_end) filling->inputs.start = std::move(*last_end);
   }
 
-  // The encoder threads, each with its own decoder; without them (a thread
-  // or a decoder that cannot be had) the frames are encoded on this thread.
+  // The encoder threads, each with its own InstructionFrames (the
+  // instructions come decoded by `here`); without them (a thread that cannot
+  // be started) the frames are encoded on this thread.
   void start_encoders() {
     try {
-      for (unsigned i = 0; i < options.encoder_threads; ++i) {
-        auto encoder = bap::InstructionFrames::open(arch, register_operands);
-        if (!encoder) return encoder_frames.clear();
-        encoder_frames.push_back(std::move(*encoder));
-      }
+      for (unsigned i = 0; i < options.encoder_threads; ++i)
+        encoder_frames.push_back(bap::InstructionFrames::open_encoder(arch, register_operands));
       filling = spare_chunk();
       filling->inputs.start = here->registers();
       encoders = std::make_unique<OrderedJobs<EncodedChunk>>(
@@ -509,6 +507,7 @@ struct FramesWriter::State {
     } catch (const std::system_error&) {
       encoders.reset();
       encoder_frames.clear();
+      filling.reset();
     }
   }
 

@@ -55,6 +55,11 @@ Expected<std::unique_ptr<InstructionFrames>> InstructionFrames::open(
   return std::unique_ptr<InstructionFrames>(new InstructionFrames(arch, std::move(operands), std::move(*decoder)));
 }
 
+std::unique_ptr<InstructionFrames> InstructionFrames::open_encoder(
+    const arch::ArchInfo& arch, std::shared_ptr<const std::vector<RegisterOperandEncoder>> operands) {
+  return std::unique_ptr<InstructionFrames>(new InstructionFrames(arch, std::move(operands), nullptr));
+}
+
 InstructionFrames::InstructionFrames(const arch::ArchInfo& arch,
                                      std::shared_ptr<const std::vector<RegisterOperandEncoder>> operands,
                                      std::unique_ptr<arch::InstructionDecoder> decoder)
@@ -97,7 +102,7 @@ const InstructionFrames::Decoded* InstructionFrames::find_or_decode(std::uint64_
   if (found != decoded_.end() && std::ranges::equal(bytes, found->second->bytes)) return found->second.get();
   auto operands = std::make_unique<Decoded>();
   operands->bytes.assign(bytes.begin(), bytes.end());
-  if (decoder_->registers(bytes, address, mode, *operands)) {
+  if (decoder_ && decoder_->registers(bytes, address, mode, *operands)) {  // (open_encoder's never decode)
     // Address registers are read even where Capstone's list leaves them out.
     for (const auto list : {&operands->base, &operands->index})
       for (const std::uint16_t reg : *list)

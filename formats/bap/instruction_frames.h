@@ -51,6 +51,10 @@ class InstructionFrames {
   // InstructionFrames of a writer). Fails when Capstone cannot decode the arch.
   static Expected<std::unique_ptr<InstructionFrames>> open(
       const arch::ArchInfo& arch, std::shared_ptr<const std::vector<RegisterOperandEncoder>> operands);
+  // One that only encodes instructions decoded elsewhere (an encoder thread's:
+  // start_decoded and encode, never decode), with no Capstone handle.
+  static std::unique_ptr<InstructionFrames> open_encoder(
+      const arch::ArchInfo& arch, std::shared_ptr<const std::vector<RegisterOperandEncoder>> operands);
   ~InstructionFrames();
 
   // The frames encoded so far: each one's u64 size and message, back to back;

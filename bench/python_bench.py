@@ -3,7 +3,9 @@
 # sha256sum of an N KiB file (default 64) recorded at a level (default full)
 # into UCIR+zstd, then timed: `tracecorn stat` on it (the C++ reader, for
 # scale), len() (a native pass), iterating every event as Python objects,
-# iterating one kind with a native filter, and column("pc") as a NumPy array.
+# iterating one kind with a native filter, and column("pc") as a NumPy array:
+# without the column cache (a pass of the reader), the first call with it (the
+# pass that fills it), and again (from memory), and a second column.
 # Prints events/s and values/s, and each time as a ratio of stat's.
 # Not a test: it measures, it does not pass or fail.
 # Usage: /usr/bin/python3 bench/python_bench.py [TRACECORN] (default
@@ -44,17 +46,27 @@ def main():
         iterated, iterate_time = timed(lambda: sum(1 for _ in trace))
         assert iterated == count
         insns, filter_time = timed(lambda: sum(1 for _ in trace.events(kinds="insn")))
-        column, column_time = timed(lambda: trace.column("pc", kinds="insn"))
+        uncached = tracecorn.open(path, column_cache=0)
+        column, column_time = timed(lambda: uncached.column("pc", kinds="insn"))
         assert len(column) == insns
+        _, filling_time = timed(lambda: trace.column("pc", kinds="insn"))
+        cached, cached_time = timed(lambda: trace.column("pc", kinds="insn"))
+        assert (cached == column).all()
+        writes, write_pass_time = timed(lambda: trace.column("address", kinds="write"))
+        _, writes_time = timed(lambda: trace.column("address", kinds="write"))
         print(f"busybox sha256sum of {KIB} KiB at --level {LEVEL}: {count} events, {insns} instructions, "
-              f"{os.path.getsize(path)} bytes (UCIR+zstd)")
+              f"{os.path.getsize(path)} bytes (UCIR+zstd); column cache {trace.column_cache_bytes} bytes")
         rows = [("tracecorn stat (C++ reader)", stat_time, count, "events"),
                 ("len(trace) (native pass)", len_time, count, "events"),
                 ("for event in trace", iterate_time, count, "events"),
                 ("trace.events(kinds='insn')", filter_time, count, "events read"),
-                ("trace.column('pc', kinds='insn')", column_time, insns, "values")]
+                ("column('pc', kinds='insn'), no cache", column_time, insns, "values"),
+                ("the same, filling the cache", filling_time, insns, "values"),
+                ("the same, from the cache", cached_time, insns, "values"),
+                ("column('address', kinds='write'), a pass", write_pass_time, len(writes), "values"),
+                ("the same, from the cache", writes_time, len(writes), "values")]
         for label, seconds, amount, unit in rows:
-            print(f"  {label:<36} {seconds:7.2f} s  {amount / seconds / 1e6:6.2f} M {unit}/s  "
+            print(f"  {label:<42} {seconds:7.2f} s  {amount / seconds / 1e6:6.2f} M {unit}/s  "
                   f"{seconds / stat_time:5.2f}x stat")
 
 

@@ -23,6 +23,10 @@ namespace {
 
 using events::EventKind;
 
+// The memory a trace's column cache may hold unless open() says otherwise:
+// one column of about 110 million events (8 bytes each, a byte for the kind).
+constexpr std::uint64_t kDefaultColumnCache = std::uint64_t{1} << 30;
+
 // A register value (little endian, 1 to 16 bytes) as a Python int.
 py::int_ int_of(const events::RegisterValue& value) {
   if (value.size <= 8) return py::int_(value.as_u64());
@@ -341,9 +345,13 @@ void bind_trace(py::module_& module) {
        "[first, end), of one thread")
       .def("column", &column_array, py::arg("name"), py::kw_only(), py::arg("kinds") = py::none(),
            py::arg("range") = py::none(), py::arg("events") = py::none(), py::arg("thread") = py::none(),
-           "one numeric field of the selected events as a NumPy uint64 array");
+           "one numeric field of the selected events as a NumPy uint64 array")
+      .def_property_readonly("column_cache_bytes", &TraceHandle::column_cache_bytes,
+                             "the bytes of columns kept in memory (open()'s column_cache)");
   bind_trace_queries(trace);
-  module.def("open", &TraceHandle::open, py::arg("path"), "opens a trace of any format, plain or zstd");
+  module.def("open", &TraceHandle::open, py::arg("path"), py::kw_only(), py::arg("column_cache") = kDefaultColumnCache,
+             "opens a trace of any format, plain or zstd; column() keeps up to `column_cache` bytes of columns in "
+             "memory (0: none)");
 }
 // Raises tracecorn.Error (tracecorn.UnknownValueError for UnknownValue) with
 // the C++ message, its bytes that are not UTF-8 escaped.

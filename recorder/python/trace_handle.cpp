@@ -25,9 +25,9 @@ std::optional<EventRecord> EventStream::next() {
   return record;
 }
 
-std::shared_ptr<TraceHandle> TraceHandle::open(const std::string& path) {
+std::shared_ptr<TraceHandle> TraceHandle::open(const std::string& path, std::uint64_t column_cache_bytes) {
   auto header = std::move(replay::TraceReader::open(path)).value_or_throw();
-  return std::shared_ptr<TraceHandle>(new TraceHandle(path, std::move(header)));
+  return std::shared_ptr<TraceHandle>(new TraceHandle(path, std::move(header), column_cache_bytes));
 }
 
 std::unique_ptr<replay::TraceReader> TraceHandle::reopen() const {
@@ -65,7 +65,11 @@ std::unique_ptr<EventStream> TraceHandle::events(Selection selection) const {
   return std::make_unique<EventStream>(reopen(), std::move(selection));
 }
 
-std::vector<std::uint64_t> TraceHandle::column(Column column, const Selection& selection) const {
+std::vector<std::uint64_t> TraceHandle::column(Column column, const Selection& selection) {
+  if (columns_.answers(column, selection)) return columns_.select(column, selection);
+  // A pass that reads every event anyway fills the cache in on the way.
+  std::optional<ColumnCache::Filler> filler;
+  if (selection.whole_window() && columns_.worth_filling(column)) filler.emplace(columns_, column, event_count_);
   auto reader = reopen();
   std::vector<std::uint64_t> values;
   std::uint64_t index = 0;
@@ -73,6 +77,7 @@ std::vector<std::uint64_t> TraceHandle::column(Column column, const Selection& s
   while (!past_window) {
     auto more = reader->next([&](const events::Event& event) {
       if (selection.matches(event)) values.push_back(column_value(event, index, column));
+      if (filler) filler->add(event, index);
       ++index;
       past_window = event.sequence.value >= selection.end;
     });
@@ -82,6 +87,7 @@ std::vector<std::uint64_t> TraceHandle::column(Column column, const Selection& s
       break;
     }
   }
+  if (filler) filler->finish();
   return values;
 }
 

@@ -1,6 +1,6 @@
 // Role: the C++ side of `tracecorn.open(path)`: one trace file, read through
 // replay::TraceReader (every format, plain or zstd, chosen by content), with
-// its event count and trace index made on first use. Python only holds a
+// its event count, trace index and column cache made on first use. Python only holds a
 // handle; every loop over events runs here.
 // Threads: one Python thread at a time (the GIL); the loops that touch no
 // Python object (count, column, the index's build) run with the GIL released,
@@ -19,23 +19,15 @@
 #include <utility>
 #include <vector>
 
+#include "recorder/python/column_cache.h"
 #include "recorder/python/event_record.h"
+#include "recorder/python/selection.h"
 #include "recorder/replay/trace_index.h"
 #include "recorder/replay/trace_reader.h"
 #include "recorder/replay/trace_tools.h"
 #include "recorder/session/symbol_namer.h"
 
 namespace tracecorn::python {
-
-// Which events an iteration or a column keeps: a replay::EventFilter (kinds,
-// address range, thread) and a window of sequence numbers [first, end).
-struct Selection {
-  replay::EventFilter filter;
-  std::uint64_t first = 0, end = ~std::uint64_t{0};
-  bool matches(const events::Event& event) const {
-    return event.sequence.value >= first && event.sequence.value < end && filter.matches(event);
-  }
-};
 
 // Events one by one, as EventRecords, from a reader of its own.
 class EventStream {
@@ -55,8 +47,9 @@ class EventStream {
 
 class TraceHandle {
  public:
-  // Opens `path` (throws TracecornError: not found, not a trace, damaged header).
-  static std::shared_ptr<TraceHandle> open(const std::string& path);
+  // Opens `path` (throws TracecornError: not found, not a trace, damaged
+  // header); column() keeps up to `column_cache_bytes` of columns in memory.
+  static std::shared_ptr<TraceHandle> open(const std::string& path, std::uint64_t column_cache_bytes);
 
   const std::string& path() const { return path_; }
   const replay::TraceReader& header() const { return *header_; }
@@ -66,8 +59,12 @@ class TraceHandle {
   // Events in the file (one pass, the first time); throws on a damaged or cut file.
   std::uint64_t event_count();
   std::unique_ptr<EventStream> events(Selection selection) const;
-  // `column` of every event `selection` keeps, in order.
-  std::vector<std::uint64_t> column(Column column, const Selection& selection) const;
+  // `column` of every event `selection` keeps, in order: from the column
+  // cache when it holds the column, else by a pass of the reader (which fills
+  // the cache in when it reads the whole trace and the budget allows).
+  std::vector<std::uint64_t> column(Column column, const Selection& selection);
+  // The bytes the column cache holds.
+  std::uint64_t column_cache_bytes() const { return columns_.bytes(); }
   // The trace index, built by one pass the first time.
   replay::TraceIndex& index();
   // "main+0x1c (/path/prog)" for a code address, from the modules' files
@@ -77,8 +74,8 @@ class TraceHandle {
   formats::AddressNamer& namer();
 
  private:
-  TraceHandle(std::string path, std::unique_ptr<replay::TraceReader> header)
-      : path_(std::move(path)), header_(std::move(header)) {}
+  TraceHandle(std::string path, std::unique_ptr<replay::TraceReader> header, std::uint64_t column_cache_bytes)
+      : path_(std::move(path)), header_(std::move(header)), columns_(column_cache_bytes) {}
   std::unique_ptr<replay::TraceReader> reopen() const;
   void count_events();
 
@@ -88,6 +85,7 @@ class TraceHandle {
   std::string level_from_events_;
   std::unique_ptr<replay::TraceIndex> index_;
   std::unique_ptr<session::SymbolNamer> namer_;  // fed the trace's mappings the first time
+  ColumnCache columns_;
 };
 
 }  // namespace tracecorn::python

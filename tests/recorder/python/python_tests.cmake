@@ -33,3 +33,6 @@ tracecorn_python_test(python_why test_why.py WHY_FLOW=${CMAKE_BINARY_DIR}/sample
 # tracecorn.record() of hello against the CLI's own recording and the native run.
 tracecorn_python_test(python_record_program test_record_program.py
   TRACECORN_SAMPLE=${CMAKE_BINARY_DIR}/samples/guest/static/hello)
+# Trace.column() from the column cache against passes of the reader, on debug_threads (three threads).
+tracecorn_python_test(python_column_cache test_column_cache.py
+  TRACECORN_SAMPLE=${CMAKE_BINARY_DIR}/samples/guest/static/debug_threads)

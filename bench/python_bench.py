@@ -23,6 +23,7 @@ import tracecorn  # noqa: E402
 
 KIB = int(os.environ.get("BENCH_KIB", "64"))
 LEVEL = os.environ.get("BENCH_LEVEL", "full")
+CODE_KIND = "block" if LEVEL == "blocks" else "insn"  # the kind the pc column is read from
 
 
 def timed(action):
@@ -45,22 +46,22 @@ def main():
         count, len_time = timed(lambda: len(trace))
         iterated, iterate_time = timed(lambda: sum(1 for _ in trace))
         assert iterated == count
-        insns, filter_time = timed(lambda: sum(1 for _ in trace.events(kinds="insn")))
+        insns, filter_time = timed(lambda: sum(1 for _ in trace.events(kinds=CODE_KIND)))
         uncached = tracecorn.open(path, column_cache=0)
-        column, column_time = timed(lambda: uncached.column("pc", kinds="insn"))
+        column, column_time = timed(lambda: uncached.column("pc", kinds=CODE_KIND))
         assert len(column) == insns
-        _, filling_time = timed(lambda: trace.column("pc", kinds="insn"))
-        cached, cached_time = timed(lambda: trace.column("pc", kinds="insn"))
+        _, filling_time = timed(lambda: trace.column("pc", kinds=CODE_KIND))
+        cached, cached_time = timed(lambda: trace.column("pc", kinds=CODE_KIND))
         assert (cached == column).all()
         writes, write_pass_time = timed(lambda: trace.column("address", kinds="write"))
         _, writes_time = timed(lambda: trace.column("address", kinds="write"))
-        print(f"busybox sha256sum of {KIB} KiB at --level {LEVEL}: {count} events, {insns} instructions, "
+        print(f"busybox sha256sum of {KIB} KiB at --level {LEVEL}: {count} events, {insns} {CODE_KIND} events, "
               f"{os.path.getsize(path)} bytes (UCIR+zstd); column cache {trace.column_cache_bytes} bytes")
         rows = [("tracecorn stat (C++ reader)", stat_time, count, "events"),
                 ("len(trace) (native pass)", len_time, count, "events"),
                 ("for event in trace", iterate_time, count, "events"),
-                ("trace.events(kinds='insn')", filter_time, count, "events read"),
-                ("column('pc', kinds='insn'), no cache", column_time, insns, "values"),
+                (f"trace.events(kinds='{CODE_KIND}')", filter_time, count, "events read"),
+                (f"column('pc', kinds='{CODE_KIND}'), no cache", column_time, insns, "values"),
                 ("the same, filling the cache", filling_time, insns, "values"),
                 ("the same, from the cache", cached_time, insns, "values"),
                 ("column('address', kinds='write'), a pass", write_pass_time, len(writes), "values"),

@@ -26,6 +26,8 @@ using events::EventKind;
 // The memory a trace's column cache may hold unless open() says otherwise:
 // one column of about 110 million events (8 bytes each, a byte for the kind).
 constexpr std::uint64_t kDefaultColumnCache = std::uint64_t{1} << 30;
+// Events read per call into the module when Python iterates.
+constexpr std::size_t kEventBatch = 512;
 
 // A register value (little endian, 1 to 16 bytes) as a Python int.
 py::int_ int_of(const events::RegisterValue& value) {
@@ -218,13 +220,28 @@ void bind_records(py::module_& module) {
            "a register's value; UnknownValueError when the trace does not know it here")
       .def("read", &StateView::read, py::arg("address"), py::arg("size"),
            "memory as bytes; UnknownValueError when a byte is not known here (never read as zero)");
-  py::class_<EventStream>(module, "EventIterator")
+  // Events reach Python a list at a time, chained by itertools (events_of):
+  // one call into the module per kEventBatch events instead of one per event.
+  py::class_<EventStream>(module, "EventBatches")
       .def("__iter__", [](EventStream& stream) -> EventStream& { return stream; })
       .def("__next__", [](EventStream& stream) {
-        auto record = stream.next();
-        if (!record) throw py::stop_iteration();
-        return std::move(*record);
+        std::vector<EventRecord> batch;
+        {
+          py::gil_scoped_release released;
+          batch = stream.take(kEventBatch);
+        }
+        if (batch.empty()) throw py::stop_iteration();
+        py::list events(batch.size());
+        for (std::size_t i = 0; i < batch.size(); ++i) events[i] = py::cast(std::move(batch[i]));
+        return events;
       });
+}
+
+// An iterator over `stream`'s events (itertools.chain over its batches).
+py::object events_of(std::unique_ptr<EventStream> stream) {
+  // (Looked up each time: a py::object kept in a static would be released
+  // after the interpreter is gone.)
+  return py::module_::import("itertools").attr("chain").attr("from_iterable")(py::cast(std::move(stream)));
 }
 
 py::dict capabilities_dict(const formats::Capabilities& capabilities) {
@@ -335,10 +352,10 @@ void bind_trace(py::module_& module) {
         py::gil_scoped_release released;
         return self.event_count();
       })
-      .def("__iter__", [](const TraceHandle& self) { return self.events(Selection{}); })
+      .def("__iter__", [](const TraceHandle& self) { return events_of(self.events(Selection{})); })
       .def("events", [](const TraceHandle& self, const py::object& kinds, const py::object& range,
                         const py::object& window, const py::object& thread) {
-         return self.events(selection_of(kinds, range, window, thread));
+         return events_of(self.events(selection_of(kinds, range, window, thread)));
        }, py::kw_only(), py::arg("kinds") = py::none(), py::arg("range") = py::none(), py::arg("events") = py::none(),
        py::arg("thread") = py::none(),
        "the events of the given kinds, touching the address range (start, end), with sequence numbers in "

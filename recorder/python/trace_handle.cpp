@@ -5,6 +5,7 @@
 namespace tracecorn::python {
 
 std::optional<EventRecord> EventStream::next() {
+  if (deferred_) std::rethrow_exception(std::exchange(deferred_, nullptr));
   while (pending_.empty() && !ended_) {
     std::uint64_t index = reader_->index();
     auto more = reader_->next([&](const events::Event& event) {
@@ -23,6 +24,22 @@ std::optional<EventRecord> EventStream::next() {
   EventRecord record = std::move(pending_.front());
   pending_.pop_front();
   return record;
+}
+
+std::vector<EventRecord> EventStream::take(std::size_t most) {
+  std::vector<EventRecord> batch;
+  batch.reserve(most);
+  try {
+    while (batch.size() < most) {
+      auto record = next();
+      if (!record) break;
+      batch.push_back(std::move(*record));
+    }
+  } catch (const TracecornError&) {
+    if (batch.empty()) throw;
+    deferred_ = std::current_exception();
+  }
+  return batch;
 }
 
 std::shared_ptr<TraceHandle> TraceHandle::open(const std::string& path, std::uint64_t column_cache_bytes) {

@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <exception>
 #include <memory>
 #include <optional>
 #include <string>
@@ -37,12 +38,17 @@ class EventStream {
   // The next event the selection keeps; nullopt at the end. Throws
   // TracecornError on a damaged or cut file.
   std::optional<EventRecord> next();
+  // The next `most` events the selection keeps, fewer at the end (none after
+  // it) and before a damaged or cut part of the file: those events come
+  // first, the TracecornError with the next call.
+  std::vector<EventRecord> take(std::size_t most);
 
  private:
   std::unique_ptr<replay::TraceReader> reader_;
   Selection selection_;
   std::deque<EventRecord> pending_;  // kept events of the record read last
   bool ended_ = false;
+  std::exception_ptr deferred_;  // the error take() found after some events
 };
 
 class TraceHandle {

@@ -12,8 +12,9 @@ What is compared, against references the module does not compute:
   - the state at an event against the values the events before it carry
     (each register change, each memory write), read in Python;
   - columns against the same field of the iterated events;
-  - errors: a file that is no trace, a cut trace (its name and offset), a
-    byte the trace does not know (never a zero).
+  - errors: a file that is no trace, a cut trace (its name and offset, after
+    every event before the cut, as many as `tracecorn dump` reads), a byte
+    the trace does not know (never a zero).
 """
 import os
 import re
@@ -162,9 +163,20 @@ def test_bad_files(tmp_path, trace_path):
     data = open(trace_path, "rb").read()
     cut = tmp_path / "cut.trace"
     cut.write_bytes(data[: len(data) * 3 // 5])
+    seen = []
     with pytest.raises(tracecorn.Error, match="cut.trace"):
-        for _ in tracecorn.open(str(cut)):
-            pass
+        for event in tracecorn.open(str(cut)):
+            seen.append((event.seq, event.kind, event.pc))
+    # Every event before the cut arrives before the error, as many as
+    # `tracecorn dump` reads (none where the cut is in the header, as in a
+    # binary trace, or in zstd's first block), the whole trace's first events.
+    dumped = subprocess.run([TRACECORN, "dump", str(cut)], capture_output=True, text=True).stdout
+    end = re.search(r"^# end: (\d+) events", dumped, re.M)
+    assert len(seen) == (int(end.group(1)) if end else 0)
+    if trace_path.endswith(".none"):
+        assert len(seen) > 0
+    whole = tracecorn.open(trace_path)
+    assert seen == [(e.seq, e.kind, e.pc) for e, _ in zip(whole, range(len(seen)))]
 
 
 def test_stack_symbols_equal_dump(trace, trace_path):

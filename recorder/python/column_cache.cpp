@@ -129,7 +129,9 @@ std::vector<std::uint64_t> ColumnCache::select(Column column, const Selection& s
   };
   switch (column) {
     case Column::kIndex: fill([](std::uint64_t i, std::uint64_t, std::uint64_t) { return i; }); break;
-    case Column::kSequence: fill([](std::uint64_t i, std::uint64_t, std::uint64_t offset) { return i + offset; }); break;
+    case Column::kSequence:
+      fill([](std::uint64_t i, std::uint64_t, std::uint64_t offset) { return i + offset; });
+      break;
     case Column::kThread: fill([](std::uint64_t, std::uint64_t thread, std::uint64_t) { return thread; }); break;
     case Column::kKind:
       fill([this](std::uint64_t i, std::uint64_t, std::uint64_t) { return std::uint64_t{kinds_[i]}; });

@@ -39,7 +39,8 @@ class ColumnCache {
   // The bytes held.
   std::uint64_t bytes() const;
 
-  // A value (a thread, sequence - index) that holds from event `start` to the next run's start.
+  // A value (a thread; a sequence number minus the index) that holds from
+  // event `start` to the next run's start.
   struct Run {
     std::uint64_t start;
     std::uint64_t value;

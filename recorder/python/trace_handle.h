@@ -1,7 +1,7 @@
 // Role: the C++ side of `tracecorn.open(path)`: one trace file, read through
 // replay::TraceReader (every format, plain or zstd, chosen by content), with
-// its event count, trace index and column cache made on first use. Python only holds a
-// handle; every loop over events runs here.
+// its event count, trace index and column cache made on first use. Python
+// only holds a handle; every loop over events runs here.
 // Threads: one Python thread at a time (the GIL); the loops that touch no
 // Python object (count, column, the index's build) run with the GIL released,
 // which is safe because a handle is used by one Python thread at a time (the
@@ -30,7 +30,7 @@
 
 namespace tracecorn::python {
 
-// Events one by one, as EventRecords, from a reader of its own.
+// Events as EventRecords, one by one or a batch at a time, from a reader of its own.
 class EventStream {
  public:
   EventStream(std::unique_ptr<replay::TraceReader> reader, Selection selection)

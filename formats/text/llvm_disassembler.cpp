@@ -2,6 +2,7 @@
 #include "formats/text/llvm_disassembler.h"
 
 #include <dlfcn.h>
+#include <fmt/format.h>
 
 #include <cctype>
 #include <vector>
@@ -20,25 +21,25 @@ Expected<std::unique_ptr<LlvmDisassembler>> LlvmDisassembler::open(const arch::L
   std::unique_ptr<LlvmDisassembler> disassembler(new LlvmDisassembler());
   disassembler->library_ = ::dlopen(kLibrary, RTLD_LAZY | RTLD_LOCAL);
   if (!disassembler->library_)
-    return make_error(ErrorCode::kUnsupported, std::string("cannot open ") + kLibrary + " (apt-get install libllvm14): " +
-                                                   ::dlerror());
+    return make_error(ErrorCode::kUnsupported,
+                      fmt::format("cannot open {} (apt-get install libllvm14): {}", kLibrary, ::dlerror()));
   auto symbol = [&](const std::string& name) { return ::dlsym(disassembler->library_, name.c_str()); };
   const std::string prefix = "LLVMInitialize" + std::string(target.target);
   const std::vector<std::string> initializers = {prefix + "TargetInfo", prefix + "TargetMC", prefix + "Disassembler"};
   for (const std::string& name : initializers) {
     void* function = symbol(name);
-    if (!function) return make_error(ErrorCode::kUnsupported, std::string(kLibrary) + " has no " + name);
+    if (!function) return make_error(ErrorCode::kUnsupported, fmt::format("{} has no {}", kLibrary, name));
     reinterpret_cast<InitializeTarget>(function)();
   }
   auto* create = reinterpret_cast<CreateDisasmCpuFeatures>(symbol("LLVMCreateDisasmCPUFeatures"));
   disassembler->disassemble_ = reinterpret_cast<Disassemble>(symbol("LLVMDisasmInstruction"));
   disassembler->dispose_ = reinterpret_cast<Dispose>(symbol("LLVMDisasmDispose"));
   if (!create || !disassembler->disassemble_ || !disassembler->dispose_)
-    return make_error(ErrorCode::kUnsupported, std::string(kLibrary) + " lacks the disassembler C API");
+    return make_error(ErrorCode::kUnsupported, fmt::format("{} lacks the disassembler C API", kLibrary));
   const std::string triple(target.triple), features(target.features);
   disassembler->context_ = create(triple.c_str(), "", features.c_str(), nullptr, 0, nullptr, nullptr);
   if (!disassembler->context_)
-    return make_error(ErrorCode::kUnsupported, std::string(kLibrary) + " has no disassembler for " + triple);
+    return make_error(ErrorCode::kUnsupported, fmt::format("{} has no disassembler for {}", kLibrary, triple));
   return disassembler;
 }
 

@@ -25,12 +25,6 @@ void patch_size(std::vector<std::uint8_t>& out, std::size_t at) {
 
 }  // namespace
 
-void put_string(std::vector<std::uint8_t>& out, std::string_view text) {
-  const std::size_t length = std::min(text.size(), kMaxDescription);
-  put_u8(out, static_cast<std::uint8_t>(length));
-  out.insert(out.end(), text.begin(), text.begin() + static_cast<std::ptrdiff_t>(length));
-}
-
 std::vector<std::uint8_t> encode_head(const HeadStrings& strings, std::uint8_t compression,
                                       const MachineDescription& description, std::span<const MemoryRegion> regions) {
   std::vector<std::uint8_t> out;

@@ -11,30 +11,63 @@
 // size excludes its own u64; strings are cut to their field.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <functional>
 #include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "formats/bintrace/bintrace_layout.h"
 #include "formats/bintrace/bintrace_state.h"
+#include "formats/common/byte_buffer.h"
 
 namespace tracecorn::formats::bintrace {
 
-inline void put_u8(std::vector<std::uint8_t>& out, std::uint8_t value) { out.push_back(value); }
-// The low `bytes` bytes of `value`, little endian (zero beyond 8).
-inline void put_le(std::vector<std::uint8_t>& out, std::uint64_t value, std::size_t bytes) {
-  for (std::size_t i = 0; i < bytes; ++i) out.push_back(static_cast<std::uint8_t>(i < 8 ? value >> (8 * i) : 0));
+// Where the put helpers append: a std::vector (the sections before the
+// events, built once) or a ByteBuffer (the writer's events, several appends
+// per instruction: no capacity check per byte).
+inline std::uint8_t* append_to(std::vector<std::uint8_t>& out, std::size_t count) {
+  out.resize(out.size() + count);
+  return out.data() + out.size() - count;
 }
-inline void put_u16(std::vector<std::uint8_t>& out, std::uint16_t value) { put_le(out, value, 2); }
-inline void put_u32(std::vector<std::uint8_t>& out, std::uint32_t value) { put_le(out, value, 4); }
-inline void put_u64(std::vector<std::uint8_t>& out, std::uint64_t value) { put_le(out, value, 8); }
-inline void put_bytes(std::vector<std::uint8_t>& out, std::span<const std::uint8_t> bytes) {
-  out.insert(out.end(), bytes.begin(), bytes.end());
+inline std::uint8_t* append_to(ByteBuffer& out, std::size_t count) { return out.append(count); }
+
+template <typename Out>
+void put_u8(Out& out, std::uint8_t value) {
+  *append_to(out, 1) = value;
+}
+// The low `bytes` bytes of `value`, little endian (zero beyond 8).
+template <typename Out>
+void put_le(Out& out, std::uint64_t value, std::size_t bytes) {
+  std::uint8_t* at = append_to(out, bytes);
+  for (std::size_t i = 0; i < bytes; ++i) at[i] = static_cast<std::uint8_t>(i < 8 ? value >> (8 * i) : 0);
+}
+template <typename Out>
+void put_u16(Out& out, std::uint16_t value) {
+  put_le(out, value, 2);
+}
+template <typename Out>
+void put_u32(Out& out, std::uint32_t value) {
+  put_le(out, value, 4);
+}
+template <typename Out>
+void put_u64(Out& out, std::uint64_t value) {
+  put_le(out, value, 8);
+}
+template <typename Out>
+void put_bytes(Out& out, std::span<const std::uint8_t> bytes) {
+  if (!bytes.empty()) std::memcpy(append_to(out, bytes.size()), bytes.data(), bytes.size());
 }
 // A spec string: u8 length, then the characters (cut at 255).
-void put_string(std::vector<std::uint8_t>& out, std::string_view text);
+template <typename Out>
+void put_string(Out& out, std::string_view text) {
+  const std::size_t length = std::min(text.size(), kMaxDescription);
+  put_u8(out, static_cast<std::uint8_t>(length));
+  if (length) std::memcpy(append_to(out, length), text.data(), length);
+}
 
 // What the metadata header says besides the constants ("1.0.0", "tracecorn").
 struct HeadStrings {

@@ -7,13 +7,6 @@
 
 namespace tracecorn::formats::bintrace {
 
-std::uint64_t read_le(std::span<const std::uint8_t> bytes) {
-  std::uint64_t value = 0;
-  const std::size_t count = std::min<std::size_t>(bytes.size(), 8);
-  for (std::size_t i = count; i-- > 0;) value = value << 8 | bytes[i];
-  return value;
-}
-
 void MachineDescription::index() {
   register_slots_.assign(65536, -1);
   for (std::size_t i = 0; i < registers.size(); ++i) register_slots_[registers[i].id] = static_cast<std::int32_t>(i);

@@ -12,7 +12,9 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <span>
 #include <string>
@@ -113,8 +115,18 @@ class MachineState {
   SparseMemory memory_;
 };
 
-// Reads a little-endian number of `bytes` (at most 8) bytes.
-std::uint64_t read_le(std::span<const std::uint8_t> bytes);
+// Reads a little-endian number of `bytes` (at most 8) bytes. Inline: the
+// writer reads the pc's old and new values at every instruction.
+inline std::uint64_t read_le(std::span<const std::uint8_t> bytes) {
+  std::uint64_t value = 0;
+  const std::size_t count = std::min<std::size_t>(bytes.size(), 8);
+  if constexpr (std::endian::native == std::endian::little) {
+    if (count) std::memcpy(&value, bytes.data(), count);
+  } else {
+    for (std::size_t i = count; i-- > 0;) value = value << 8 | bytes[i];
+  }
+  return value;
+}
 
 template <typename OnRun>
 void SparseMemory::for_each_nonzero_run(std::uint64_t start, std::uint64_t length, OnRun on_run) const {

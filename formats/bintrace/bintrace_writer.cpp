@@ -5,7 +5,6 @@
 #include <sys/stat.h>
 
 #include <algorithm>
-#include <bit>
 #include <cerrno>
 #include <cinttypes>
 #include <cstring>
@@ -130,6 +129,7 @@ Expected<std::unique_ptr<BintraceWriter>> BintraceWriter::open(const std::string
   for (unsigned step = 1; step <= machine.max_pc_step; ++step) add_operation(writer->pc_slot_, bt::kAdd, step);
   writer->first_flag_set_op_ = next_id;
   for (const auto bit : machine.flag_bits) add_operation(writer->flags_slot_, bt::kOr, 1ull << bit);
+  for (const auto bit : machine.flag_bits) writer->flag_mask_ |= 1ull << bit;
   writer->first_flag_clear_op_ = next_id;
   for (const auto bit : machine.flag_bits) add_operation(writer->flags_slot_, bt::kAnd, ~(1ull << bit));
   writer->first_sp_op_ = next_id;
@@ -140,7 +140,7 @@ Expected<std::unique_ptr<BintraceWriter>> BintraceWriter::open(const std::string
 
   // How declared registers follow from the arch table.
   writer->slots_of_table_.resize(arch.registers.size());
-  writer->derived_input_.assign(arch.registers.size(), false);
+  writer->derived_input_.assign(arch.registers.size(), 0);
   for (std::size_t i = 0; i < machine.registers.size(); ++i) {
     const auto& reg = machine.registers[i];
     if (reg.size > bt::kMaxRegisterBytes)
@@ -151,9 +151,13 @@ Expected<std::unique_ptr<BintraceWriter>> BintraceWriter::open(const std::string
       writer->derived_slots_.push_back(static_cast<std::uint16_t>(i));
   }
   for (const auto index : machine.derived_inputs)
-    if (index < arch.registers.size()) writer->derived_input_[index] = true;
+    if (index < arch.registers.size()) writer->derived_input_[index] = 1;
   writer->table_.assign(arch.registers.size(), {});
   writer->table_touched_.assign(arch.registers.size(), 0);
+  // At most one staged value per declared register (add_register_entry grows
+  // its vector if the flags' operations need more).
+  writer->staged_.resize(machine.registers.size());
+  writer->register_entries_.resize(machine.registers.size() + machine.flag_bits.size());
   writer->state_ = std::make_unique<bt::MachineState>(description);
 
   // The spool.
@@ -272,14 +276,16 @@ void BintraceWriter::stage_value(std::size_t slot, std::span<const std::uint8_t>
   } else if (std::equal(current.begin(), current.end(), value.begin())) {
     return;
   }
-  Staged& staged = staged_.emplace_back();
+  if (staged_count_ == staged_.size()) [[unlikely]]
+    staged_.resize(staged_count_ * 2 + 8);
+  Staged& staged = staged_[staged_count_++];
   staged.slot = slot;
   std::copy_n(value.begin(), current.size(), staged.value.begin());
 }
 
 void BintraceWriter::stage_registers(std::span<const events::RegisterValue> changes, const std::uint64_t* new_pc) {
-  staged_.clear();
-  register_entries_.clear();
+  staged_count_ = 0;
+  register_count_ = 0;
   if (++generation_ == 0) {
     std::fill(table_touched_.begin(), table_touched_.end(), 0);
     generation_ = 1;
@@ -314,45 +320,49 @@ void BintraceWriter::stage_registers(std::span<const events::RegisterValue> chan
       stage_value(slot, std::span(wide).first(machine_.registers[slot].size));
     }
   }
-  // Declaration order; then the entries, with operations where one fits.
-  std::sort(staged_.begin(), staged_.end(), [](const Staged& a, const Staged& b) { return a.slot < b.slot; });
-  for (const auto& staged : staged_) {
+  // Declaration order (an insertion sort: a few values per instruction); then
+  // the entries, with operations where one fits.
+  for (std::size_t i = 1; i < staged_count_; ++i)
+    for (std::size_t j = i; j > 0 && staged_[j - 1].slot > staged_[j].slot; --j) std::swap(staged_[j - 1], staged_[j]);
+  for (const Staged& staged : std::span(staged_).first(staged_count_)) {
     const auto slot = staged.slot;
     const auto old_value = state_->value(slot);
-    const auto size = old_value.size();
-    const std::span<const std::uint8_t> new_value(staged.value.data(), size);
-    const std::uint64_t old_number = bt::read_le(old_value), new_number = bt::read_le(new_value);
-    bool done = false;
-    if (slot == pc_slot_) {
-      const std::uint64_t step = new_number - old_number;
-      if (step >= 1 && step <= machine_.max_pc_step) {
-        register_entries_.push_back({static_cast<std::uint16_t>(first_pc_op_ + step - 1), {}});
-        done = true;
-      }
-    } else if (slot == sp_slot_) {
-      const auto step = static_cast<std::int64_t>(new_number - old_number);
-      for (std::size_t k = 0; k < machine_.sp_steps.size() && !done; ++k)
-        if (machine_.sp_steps[k] == step) {
-          register_entries_.push_back({static_cast<std::uint16_t>(first_sp_op_ + k), {}});
-          done = true;
-        }
-    } else if (slot == flags_slot_) {
-      std::uint64_t mask = 0;
-      for (const auto bit : machine_.flag_bits) mask |= 1ull << bit;
-      const std::uint64_t changed = old_number ^ new_number;
-      if ((changed & ~mask) == 0 && std::popcount(changed) < 5) {
-        for (std::size_t k = 0; k < machine_.flag_bits.size(); ++k) {
-          const std::uint64_t bit = 1ull << machine_.flag_bits[k];
-          if (!(changed & bit)) continue;
-          register_entries_.push_back(
-              {static_cast<std::uint16_t>((new_number & bit ? first_flag_set_op_ : first_flag_clear_op_) + k), {}});
-        }
-        done = true;
-      }
-    }
-    if (!done) register_entries_.push_back({description_.registers[slot].id, new_value});
+    const std::span<const std::uint8_t> new_value(staged.value.data(), old_value.size());
+    if (!(slot == pc_slot_ || slot == sp_slot_ || slot == flags_slot_) ||
+        !add_operation_entries(slot, bt::read_le(old_value), bt::read_le(new_value)))
+      add_register_entry({description_.registers[slot].id, new_value});
     state_->set(slot, new_value);
   }
+}
+
+bool BintraceWriter::add_operation_entries(std::size_t slot, std::uint64_t old_number, std::uint64_t new_number) {
+  if (slot == pc_slot_) {
+    const std::uint64_t step = new_number - old_number;
+    if (step < 1 || step > machine_.max_pc_step) return false;
+    add_register_entry({static_cast<std::uint16_t>(first_pc_op_ + step - 1), {}});
+    return true;
+  }
+  if (slot == sp_slot_) {
+    const auto step = static_cast<std::int64_t>(new_number - old_number);
+    for (std::size_t k = 0; k < machine_.sp_steps.size(); ++k)
+      if (machine_.sp_steps[k] == step) {
+        add_register_entry({static_cast<std::uint16_t>(first_sp_op_ + k), {}});
+        return true;
+      }
+    return false;
+  }
+  const std::uint64_t changed = old_number ^ new_number;  // the flags
+  if ((changed & ~flag_mask_) != 0) return false;
+  int bits = 0;  // at most 4 operations (std::popcount is a libgcc call without -mpopcnt)
+  for (std::uint64_t rest = changed; rest && bits < 5; rest &= rest - 1) ++bits;
+  if (bits >= 5) return false;
+  for (std::size_t k = 0; k < machine_.flag_bits.size(); ++k) {
+    const std::uint64_t bit = 1ull << machine_.flag_bits[k];
+    if (!(changed & bit)) continue;
+    add_register_entry(
+        {static_cast<std::uint16_t>((new_number & bit ? first_flag_set_op_ : first_flag_clear_op_) + k), {}});
+  }
+  return true;
 }
 
 void BintraceWriter::write_diff(std::span<const MemoryEntry> memory, std::span<const RegisterEntry> registers) {
@@ -409,7 +419,7 @@ void BintraceWriter::finish_instruction(std::uint64_t next_pc) {
     add_memory(memory_entries_, write.address, bytes);
   }
   stage_registers(pending_registers_, &next_pc);
-  write_diff(memory_entries_, register_entries_);
+  write_diff(memory_entries_, staged_entries());
   ++event_count_;
   ++instructions_;
 }
@@ -493,7 +503,7 @@ void BintraceWriter::handle(const events::Event& event) {
       finish_pending_fallthrough();
       for (const auto& change : call.mapping_changes) {
         memory_entries_.clear();
-        register_entries_.clear();
+        register_count_ = 0;
         std::string text;
         switch (change.kind) {
           case events::MappingChangeKind::kMap: {
@@ -543,7 +553,7 @@ void BintraceWriter::handle(const events::Event& event) {
       std::string text = "syscall " + std::string(call.name.substr(0, 40)) + "(";
       for (int i = 0; i < 6; ++i) text += (i ? ", " : "") + hex(call.args[i]);
       text += ") = " + std::to_string(call.result) + " #" + std::to_string(call.number);
-      write_other(text, memory_entries_, register_entries_);
+      write_other(text, memory_entries_, staged_entries());
       return;
     }
     case EventKind::kFault: {
@@ -586,11 +596,9 @@ void BintraceWriter::handle(const events::Event& event) {
 // pc inside the syscall hook is 2 bytes short of where a sigreturn resumes),
 // an "other" event "pc ADDRESS" sets it (the reader makes no event of it).
 void BintraceWriter::resume_at(std::uint64_t pc) {
-  std::uint64_t held = 0;
-  for (std::size_t b = 0; b < 8; ++b) held |= std::uint64_t{table_[pc_table_index_][b]} << (8 * b);
-  if (held == pc) return;
+  if (bt::read_le(std::span(table_[pc_table_index_]).first(8)) == pc) return;
   stage_registers({}, &pc);
-  write_other("pc " + hex(pc), {}, register_entries_);
+  write_other("pc " + hex(pc), {}, staged_entries());
 }
 
 // A block whose code the reader's memory does not hold (the guest wrote it,
@@ -626,7 +634,7 @@ void BintraceWriter::write_signal(const events::SignalEvent& signal) {
                   hex(signal.interrupted_pc.value) + " handler " + hex(signal.handler.value) + " frame " +
                   hex(signal.frame.value) + " sender " + std::to_string(signal.sender_pid) + " address " +
                   hex(signal.fault_address.value) + (signal.fault ? " fault" : ""),
-              memory_entries_, register_entries_);
+              memory_entries_, staged_entries());
 }
 
 // A thread change: an "other" event; a switch's diff is the registers of the
@@ -636,7 +644,7 @@ void BintraceWriter::write_thread(events::ThreadId thread, const events::ThreadE
   stage_registers(change.registers, nullptr);
   write_other("thread " + std::to_string(static_cast<int>(change.change)) + " " + std::to_string(thread.value) +
                   " from " + std::to_string(change.from.value) + " status " + std::to_string(change.exit_code),
-              {}, register_entries_);
+              {}, staged_entries());
 }
 
 // A fork or an exec: an "other" event with the two strings' lengths, so that
@@ -658,7 +666,7 @@ void BintraceWriter::flush() {
 
 void BintraceWriter::flush_events(SpoolStep step) {
   if (!spool_) return;
-  if (auto error = spool_->write(events_, step); !error.empty() && error_.empty()) {
+  if (auto error = spool_->write(events_.bytes(), step); !error.empty() && error_.empty()) {
     struct stat status {};  // what reached the spool (stdio may have held some of what it accepted)
     const auto in_spool = fstat(fileno(spool_->file), &status) == 0 ? static_cast<std::uint64_t>(status.st_size) : 0;
     error_ = path_ + ": write error (events spool " + (spool_->path.empty() ? "in a temporary file" : spool_->path) +

@@ -67,15 +67,18 @@
 // end() removes both.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <cstdio>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
 #include "arch/arch_info.h"
-#include "formats/common/zstd_compression.h"
 #include "formats/bintrace/bintrace_state.h"
+#include "formats/common/byte_buffer.h"
+#include "formats/common/zstd_compression.h"
 #include "recorder/events/event.h"
 #include "recorder/support/expected.h"
 
@@ -136,6 +139,10 @@ class BintraceWriter final : public events::Sink {
   // for every declared register whose value changed.
   void stage_registers(std::span<const events::RegisterValue> changes, const std::uint64_t* new_pc);
   void stage_value(std::size_t slot, std::span<const std::uint8_t> value);
+  // For the pc, sp or flags slot: the operations that take `old_number` to
+  // `new_number` (pc += step, sp += step, flag bits set and cleared), as
+  // register entries. False when none fits (the caller writes the value).
+  bool add_operation_entries(std::size_t slot, std::uint64_t old_number, std::uint64_t new_number);
   void write_diff(std::span<const MemoryEntry> memory, std::span<const RegisterEntry> registers);
   void write_signal(const events::SignalEvent& signal);
   void resume_at(std::uint64_t pc);
@@ -179,13 +186,14 @@ class BintraceWriter final : public events::Sink {
   // The arch table's values and how declared registers follow from them.
   std::vector<std::array<std::uint8_t, 16>> table_;
   std::vector<std::vector<std::uint16_t>> slots_of_table_;  // table index -> declared registers copying it
-  std::vector<bool> derived_input_;
+  std::vector<std::uint8_t> derived_input_;  // per table index: 1 when a derived register reads it
   std::vector<std::uint16_t> derived_slots_;
   std::vector<std::uint32_t> table_touched_;  // generation stamps, to visit each changed index once
   std::uint32_t generation_ = 0;
   std::size_t pc_slot_ = 0, sp_slot_ = 0, flags_slot_ = 0;
   std::uint16_t pc_table_index_ = 0;
   std::uint16_t first_pc_op_ = 0, first_flag_set_op_ = 0, first_flag_clear_op_ = 0, first_sp_op_ = 0;
+  std::uint64_t flag_mask_ = 0;  // the flag bits that have operations
 
   bool gives_code_ = false;  // level regs: give_code
   std::vector<std::uint8_t> code_scratch_;
@@ -202,16 +210,25 @@ class BintraceWriter final : public events::Sink {
   std::vector<std::uint8_t> pending_bytes_;
   std::vector<events::RegisterValue> pending_registers_;
 
-  // Scratch, reused per event.
+  // Scratch, reused per event. The staged values and the register entries
+  // are the first staged_count_ and register_count_ elements of vectors that
+  // only grow (a few per instruction: no capacity check of push_back's).
   struct Staged {
     std::size_t slot;
     std::array<std::uint8_t, 64> value;
   };
   std::vector<Staged> staged_;
-  std::vector<std::array<std::uint8_t, 64>> derived_scratch_;
+  std::size_t staged_count_ = 0;
   std::vector<RegisterEntry> register_entries_;
+  std::size_t register_count_ = 0;
+  std::span<const RegisterEntry> staged_entries() const { return {register_entries_.data(), register_count_}; }
+  void add_register_entry(RegisterEntry entry) {
+    if (register_count_ == register_entries_.size()) [[unlikely]]
+      register_entries_.resize(register_count_ * 2 + 8);
+    register_entries_[register_count_++] = entry;
+  }
   std::vector<MemoryEntry> memory_entries_;
-  std::vector<std::uint8_t> events_;  // encoded events not yet spooled
+  ByteBuffer events_;  // encoded events not yet spooled
 
   std::uint64_t event_count_ = 0;
   std::uint64_t instructions_ = 0;

@@ -4,7 +4,8 @@
 // merging rule, shared by BintraceWriter (a finished recording, and the
 // recovery head it keeps beside its spool) and recover_bintrace() (a killed
 // recording rebuilt from that head and its spool), so that both write the
-// same bytes. Also the little-endian put helpers both use.
+// same bytes, and put_string (the little-endian helpers are
+// formats/common/little_endian.h's).
 // Who calls it: the writer on the drain thread, the recovery on the CLI's
 // thread; pure functions, no state.
 // Invariants: sizes are computed, never trusted from elsewhere; every section
@@ -22,45 +23,19 @@
 
 #include "formats/bintrace/bintrace_layout.h"
 #include "formats/bintrace/bintrace_state.h"
-#include "formats/common/byte_buffer.h"
+#include "formats/common/little_endian.h"
 
 namespace tracecorn::formats::bintrace {
 
-// Where the put helpers append: a std::vector (the sections before the
-// events, built once) or a ByteBuffer (the writer's events, several appends
-// per instruction: no capacity check per byte).
-inline std::uint8_t* append_to(std::vector<std::uint8_t>& out, std::size_t count) {
-  out.resize(out.size() + count);
-  return out.data() + out.size() - count;
-}
-inline std::uint8_t* append_to(ByteBuffer& out, std::size_t count) { return out.append(count); }
+// The little-endian put helpers (formats/common/little_endian.h), as this
+// namespace's own.
+using formats::put_bytes;
+using formats::put_le;
+using formats::put_u16;
+using formats::put_u32;
+using formats::put_u64;
+using formats::put_u8;
 
-template <typename Out>
-void put_u8(Out& out, std::uint8_t value) {
-  *append_to(out, 1) = value;
-}
-// The low `bytes` bytes of `value`, little endian (zero beyond 8).
-template <typename Out>
-void put_le(Out& out, std::uint64_t value, std::size_t bytes) {
-  std::uint8_t* at = append_to(out, bytes);
-  for (std::size_t i = 0; i < bytes; ++i) at[i] = static_cast<std::uint8_t>(i < 8 ? value >> (8 * i) : 0);
-}
-template <typename Out>
-void put_u16(Out& out, std::uint16_t value) {
-  put_le(out, value, 2);
-}
-template <typename Out>
-void put_u32(Out& out, std::uint32_t value) {
-  put_le(out, value, 4);
-}
-template <typename Out>
-void put_u64(Out& out, std::uint64_t value) {
-  put_le(out, value, 8);
-}
-template <typename Out>
-void put_bytes(Out& out, std::span<const std::uint8_t> bytes) {
-  if (!bytes.empty()) std::memcpy(append_to(out, bytes.size()), bytes.data(), bytes.size());
-}
 // A spec string: u8 length, then the characters (cut at 255).
 template <typename Out>
 void put_string(Out& out, std::string_view text) {

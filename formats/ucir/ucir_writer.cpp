@@ -2,64 +2,18 @@
 #include "formats/ucir/ucir_writer.h"
 
 #include <algorithm>
-#include <bit>
 #include <cerrno>
 #include <cstring>
 #include <map>
 
 #include "formats/common/byte_stream.h"
+#include "formats/common/little_endian.h"
 #include "formats/ucir/ucir_layout.h"
 
 namespace tracecorn::formats {
 
 namespace {
 
-// The ops go into a ByteBuffer (the frame being built, the hot path) or a
-// std::vector (headers, keyframes, a syscall's nested ops).
-// (Forced inline: they run several times per event, and GCC leaves them as
-// calls at -O2.)
-void append_to(std::vector<std::uint8_t>& out, const std::uint8_t* bytes, std::size_t count) {
-  out.insert(out.end(), bytes, bytes + count);
-}
-[[gnu::always_inline]] inline void append_to(ByteBuffer& out, const std::uint8_t* bytes, std::size_t count) {
-  if (count) std::memcpy(out.append(count), bytes, count);
-}
-template <typename Out>
-[[gnu::always_inline]] inline void put_u8(Out& out, std::uint8_t value) {
-  append_to(out, &value, 1);
-}
-// Little-endian, as UCIR stores every number: the whole value at once.
-template <typename Unsigned>
-[[gnu::always_inline]] inline std::uint8_t* store_le(std::uint8_t* at, Unsigned value) {
-  if constexpr (std::endian::native == std::endian::little) {
-    std::memcpy(at, &value, sizeof value);  // one store (GCC keeps the loop below as a loop)
-  } else {
-    for (std::size_t i = 0; i < sizeof(Unsigned); ++i) at[i] = static_cast<std::uint8_t>(value >> (8 * i));
-  }
-  return at + sizeof(Unsigned);
-}
-template <typename Out, typename Unsigned>
-[[gnu::always_inline]] inline void put_le(Out& out, Unsigned value) {
-  std::uint8_t bytes[sizeof(Unsigned)];
-  store_le(bytes, value);
-  append_to(out, bytes, sizeof(Unsigned));
-}
-template <typename Out>
-[[gnu::always_inline]] inline void put_u16(Out& out, std::uint16_t value) {
-  put_le(out, value);
-}
-template <typename Out>
-[[gnu::always_inline]] inline void put_u32(Out& out, std::uint32_t value) {
-  put_le(out, value);
-}
-template <typename Out>
-[[gnu::always_inline]] inline void put_u64(Out& out, std::uint64_t value) {
-  put_le(out, value);
-}
-template <typename Out>
-[[gnu::always_inline]] inline void put_bytes(Out& out, std::span<const std::uint8_t> bytes) {
-  append_to(out, bytes.data(), bytes.size());
-}
 void put_name(std::vector<std::uint8_t>& out, std::string_view name) {
   std::uint8_t field[ucir::kNameBytes] = {};
   std::memcpy(field, name.data(), std::min(name.size(), ucir::kNameBytes - 1));
@@ -184,7 +138,7 @@ void UcirWriter::write_register(Out& out, const events::RegisterValue& value) co
     // bytes are the u64's, zero-extended.
     std::uint8_t op[1 + 2 + 8] = {ucir::kOpReg};
     std::copy_n(value.bytes.begin(), value.size, store_le(op + 1, number));
-    append_to(out, op, sizeof op);
+    put_bytes(out, std::span<const std::uint8_t>(op, sizeof op));
   } else {
     put_u8(out, ucir::kOpSpreg);
     put_u16(out, number);
@@ -441,7 +395,7 @@ void UcirWriter::handle(const events::Event& event) {
         end += size;
         note_written(memory.address.value, std::span<const std::uint8_t>(bytes, size));
       }
-      append_to(frame_, op, static_cast<std::size_t>(end - op));
+      put_bytes(frame_, std::span<const std::uint8_t>(op, end));
       ++frame_ops_;
       return;
     }
